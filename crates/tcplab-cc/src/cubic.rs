@@ -1,0 +1,1017 @@
+//! CUBIC (RFC 9438; Ha, Rhee & Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant", SIGOPS
+//! OSR 2008; L: net/ipv4/tcp_cubic.c v2.3) with HyStart (Linux) or HyStart++ (RFC 9406).
+//!
+//! The window function is the same in both units (RFC 9438 §4.2 eq. 1–2):
+//!
+//! ```text
+//! W_cubic(t) = C·(t − K)³ + W_max          K = ∛((W_max − cwnd_epoch) / C)
+//! ```
+//!
+//! with `t` the time since the epoch (the first congestion-avoidance ACK after a reduction),
+//! `cwnd_epoch` the window then, windows in segments and `t`, `K` in seconds. If `W_max` is
+//! unknown or not above the window (first congestion avoidance after slow start, or after an
+//! RTO), `K = 0` and the curve starts at the current window (RFC 9438 §4.8, §4.10; Linux:
+//! `bic_K = 0`, `bic_origin_point = cwnd`).
+//!
+//! How the window follows the curve depends on the unit:
+//!
+//! * **Packets** — Linux v2.3 (L: net/ipv4/tcp_cubic.c `bictcp_update`): integer segments; per
+//!   ACK a target `W_cubic(t + delay_min)` (integer, the cube term rounded toward the origin) gives
+//!   `cnt = cwnd / (target − cwnd)` ACK units per +1 segment (`100·cwnd` if the target is not
+//!   above cwnd); `cnt ≤ 20` while `W_max` is unknown (≥ 5 %/RTT); the Reno estimate `tcp_cwnd`
+//!   grows 1 segment per `cwnd·β_scale/8` counted units (`β_scale = ⌊8(1024+β')/3/(1024−β')⌋ = 15`
+//!   for β' = 717: ≈ 0.53 segment per RTT = 3(1−β)/(1+β)) and, when ahead, caps
+//!   `cnt ≤ cwnd/(tcp_cwnd − cwnd)`; finally `cnt ≥ 2` (at most ×1.5 per RTT); then
+//!   [`WindowState::additive_increase`]`(cnt, credit)` (Linux `tcp_cong_avoid_ai`).
+//!   β' = round(β·1024) (717 for 0.7); reductions use Linux's integer arithmetic.
+//! * **Bytes** — RFC 9438 §4.2–4.5: `target = clamp(W_cubic(t + RTT), cwnd, 1.5·cwnd)`,
+//!   `cwnd += (target − cwnd)/cwnd` per segment acked (fractional, carried below 1 byte);
+//!   Reno-friendly estimate `W_est += α·segments_acked/cwnd` with `α = 3(1−β)/(1+β)` until
+//!   `W_est ≥ cwnd_prior`, then `α = 1` (§4.3); when `W_cubic(t) < W_est`, `cwnd = W_est`.
+//!   RTT is the smoothed RTT of the ACK (min RTT, then CUBIC's own `delay_min`, if 0).
+//!
+//! Common to both: multiplicative decrease `ssthresh = max(β·basis, 2)` (basis: cwnd in packets,
+//! FlightSize in bytes, see [`SsthreshBasis`]; RFC 9438 §4.6, Linux `cubictcp_recalc_ssthresh`);
+//! fast convergence `W_max = cwnd·(1+β)/2` when `cwnd < W_max`, else `W_max = cwnd` (§4.7); the
+//! epoch restarts at the next congestion-avoidance ACK after every reduction. RTO (§4.8, Linux
+//! `cubictcp_state(TCP_CA_Loss)`): ssthresh as above on the first timeout (held on repeated
+//! ones, RFC 5681 §3.1), cwnd = 1 segment, and all CUBIC state forgotten (`W_max`, `delay_min`,
+//! HyStart). Idle: when sending restarts with nothing in flight, the epoch start moves forward by
+//! the idle time, never past now (Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`).
+//!
+//! RTT samples feed `delay_min` and HyStart on every ACK, also in recovery, except in the first
+//! second of an epoch (Linux `cubictcp_acked`: "Discard delay samples right after fast
+//! recovery").
+//!
+//! Simplifications (documented assumptions): time is exact nanoseconds instead of jiffies, so
+//! Linux's "recompute `cnt` at most once per jiffy / keep it 1/32 s while cwnd is unchanged" is
+//! not modelled (the target is recomputed on every ACK); the effective C is the parameter
+//! (Linux's `bic_scale` 41 gives 410/1024 ≈ 0.4004); the old (≤ 3.x) `delayed_ack` ratio
+//! compensation is not modelled; the cube root is computed with basic IEEE operations only, so
+//! results are identical on every platform.
+
+use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
+use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartDetect};
+use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent, SEC};
+
+/// Which slow-start exit heuristic CUBIC uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HystartMode {
+    /// Standard slow start up to ssthresh or loss.
+    Off,
+    /// Linux HyStart: ACK train and delay increase (L: net/ipv4/tcp_cubic.c since 2.6.29).
+    #[default]
+    Linux,
+    /// HyStart++ (RFC 9406): delay increase, then Conservative Slow Start.
+    Rfc9406,
+}
+
+impl HystartMode {
+    pub const CHOICES: &'static [&'static str] = &["off", "linux", "rfc9406"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "off" => Some(HystartMode::Off),
+            "linux" => Some(HystartMode::Linux),
+            "rfc9406" => Some(HystartMode::Rfc9406),
+            _ => None,
+        }
+    }
+}
+
+/// CUBIC's parameters. Defaults: RFC 9438 §5 / Linux v2.3 (stacks-and-ccas.md A.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicParams {
+    pub hystart: HystartMode,
+    /// Linux HyStart detectors (module parameter `hystart_detect`).
+    pub hystart_detect: HystartDetect,
+    /// Linux HyStart acts from this window, segments (`hystart_low_window`, 16).
+    pub hystart_low_window: u32,
+    /// Linux HyStart ACK-train spacing (`hystart_ack_delta_us`, 2 ms).
+    pub hystart_ack_delta: Nanos,
+    /// Fast convergence (RFC 9438 §4.7; Linux `fast_convergence` = 1).
+    pub fast_convergence: bool,
+    /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
+    pub tcp_friendliness: bool,
+    /// Multiplicative decrease factor β (0.7; Linux 717/1024).
+    pub beta: f64,
+    /// Cubic scaling constant C in segments/s³ (0.4).
+    pub c: f64,
+    /// Basis of the multiplicative decrease.
+    pub ssthresh_from: SsthreshBasis,
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        CubicParams {
+            hystart: HystartMode::Linux,
+            hystart_detect: HystartDetect::Both,
+            hystart_low_window: crate::hystart::HYSTART_LOW_WINDOW,
+            hystart_ack_delta: crate::hystart::HYSTART_ACK_DELTA,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            beta: 0.7,
+            c: 0.4,
+            ssthresh_from: SsthreshBasis::Auto,
+        }
+    }
+}
+
+/// Linux's `BICTCP_BETA_SCALE`.
+const BETA_SCALE: u64 = 1024;
+/// Linux caps `cnt` at 20 while `W_max` is unknown ("increase cwnd 5% per RTT").
+const CNT_MAX_UNKNOWN_WMAX: u64 = 20;
+/// Linux keeps `cnt ≥ 2`: at most one segment per two acknowledged, ×1.5 per RTT.
+const CNT_MIN: u64 = 2;
+/// Linux discards RTT samples in the first second of an epoch (`HZ`).
+const DISCARD_AFTER_EPOCH: Nanos = SEC;
+/// RFC 9438 §4.2: the target is at most 1.5·cwnd.
+const MAX_TARGET_RATIO: f64 = 1.5;
+
+/// Cube root of a non-negative finite `x` with Newton's iteration on basic IEEE-754 operations
+/// (exactly rounded, so the result is the same on every platform, unlike a libm `cbrt`).
+/// Returns 0 for `x ≤ 0`, NaN or subnormal `x`, and `x` for infinity.
+pub(crate) fn cbrt(x: f64) -> f64 {
+    if x.is_nan() || x < f64::MIN_POSITIVE {
+        return 0.0;
+    }
+    if x.is_infinite() {
+        return x;
+    }
+    // Initial guess from the exponent: divide the biased exponent (and mantissa bits) by three
+    // and re-bias (the classic bit-level estimate, within ~5 %).
+    let bits = x.to_bits();
+    let hi = (bits >> 32) as u32;
+    let guess_hi = hi / 3 + 715_094_163;
+    let mut y = f64::from_bits(u64::from(guess_hi) << 32);
+    for _ in 0..6 {
+        y = (2.0 * y + x / (y * y)) / 3.0;
+    }
+    y
+}
+
+/// `⌊x·num/den⌋` without intermediate overflow (saturating at `u64::MAX`).
+fn scale(x: u64, num: u64, den: u64) -> u64 {
+    let r = u128::from(x) * u128::from(num) / u128::from(den.max(1));
+    u64::try_from(r).unwrap_or(u64::MAX)
+}
+
+/// CUBIC congestion control.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    p: CubicParams,
+    win: WindowState,
+    /// β' = round(β·1024) and Linux `beta_scale` for the packets unit.
+    beta_int: u64,
+    beta_scale: u64,
+
+    // Epoch and curve (segments, seconds).
+    w_max: f64,
+    cwnd_prior: f64,
+    epoch_start: Option<Nanos>,
+    k: f64,
+    origin: f64,
+    /// Minimum RTT seen by CUBIC (Linux `delay_min`), 0 before the first sample.
+    delay_min: Nanos,
+
+    // Packets unit (Linux).
+    cnt: u64,
+    ack_cnt: u64,
+    tcp_cwnd: u64,
+
+    // Bytes unit (RFC 9438).
+    w_est: f64,
+    frac_bytes: f64,
+
+    // Undo (RFC 9438 §4.9).
+    prior_w_max: f64,
+    prior_cwnd_prior: f64,
+
+    // Slow start.
+    acked_total: u64,
+    hystart: HyStartLinux,
+    hystart_pp: HyStartPlusPlus,
+
+    /// Time of the last packet sent (Linux `lsndtime`), for the idle shift.
+    last_send: Option<Nanos>,
+}
+
+impl Cubic {
+    /// A CUBIC controller. Parameters are assumed valid (`0 < beta < 1`, `c > 0` finite); the
+    /// registry checks them.
+    pub fn new(init: &CcInit, p: CubicParams) -> Self {
+        let beta_int = ((p.beta * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1);
+        // Linux cubictcp_register: beta_scale = 8*(1024 + beta) / 3 / (1024 - beta).
+        let beta_scale = 8 * (BETA_SCALE + beta_int) / 3 / (BETA_SCALE - beta_int);
+        Cubic {
+            p,
+            win: WindowState::new(init),
+            beta_int,
+            beta_scale,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            epoch_start: None,
+            k: 0.0,
+            origin: 0.0,
+            delay_min: 0,
+            cnt: 0,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            w_est: 0.0,
+            frac_bytes: 0.0,
+            prior_w_max: 0.0,
+            prior_cwnd_prior: 0.0,
+            acked_total: 0,
+            hystart: HyStartLinux::new(p.hystart_detect, p.hystart_low_window, p.hystart_ack_delta),
+            hystart_pp: HyStartPlusPlus::default(),
+            last_send: None,
+        }
+    }
+
+    pub fn params(&self) -> &CubicParams {
+        &self.p
+    }
+    pub fn window(&self) -> &WindowState {
+        &self.win
+    }
+    /// `W_max` in segments (0 = unknown).
+    pub fn w_max_segments(&self) -> f64 {
+        self.w_max
+    }
+    /// `K` of the current epoch, seconds.
+    pub fn k_seconds(&self) -> f64 {
+        self.k
+    }
+    /// Start of the current epoch, if one is running.
+    pub fn epoch_start(&self) -> Option<Nanos> {
+        self.epoch_start
+    }
+    /// Reno-friendly estimate in segments (`tcp_cwnd` in packets, `W_est` in bytes).
+    pub fn reno_estimate_segments(&self) -> f64 {
+        match self.win.growth().unit {
+            CwndUnit::Packets => self.tcp_cwnd as f64,
+            CwndUnit::Bytes => self.w_est,
+        }
+    }
+    /// Linux HyStart state.
+    pub fn hystart(&self) -> &HyStartLinux {
+        &self.hystart
+    }
+    /// HyStart++ state.
+    pub fn hystart_pp(&self) -> &HyStartPlusPlus {
+        &self.hystart_pp
+    }
+
+    fn cwnd_seg_f(&self) -> f64 {
+        self.win.cwnd() as f64 / self.win.mss() as f64
+    }
+
+    /// `W_cubic(t)` (RFC 9438 eq. 1) in segments for `t` seconds into the epoch.
+    fn w_cubic(&self, t: f64) -> f64 {
+        let d = t - self.k;
+        self.p.c * d * d * d + self.origin
+    }
+
+    /// Starts an epoch at `now` with the current window (RFC 9438 §4.2 `cwnd_epoch`).
+    fn start_epoch(&mut self, now: Nanos, cwnd: f64) {
+        self.epoch_start = Some(now);
+        if self.w_max > cwnd {
+            self.k = cbrt((self.w_max - cwnd) / self.p.c);
+            self.origin = self.w_max;
+        } else {
+            // No usable W_max (none yet, after an RTO, or already above it): K = 0 and the
+            // curve starts here (RFC 9438 §4.8, §4.10; Linux bic_K = 0, origin = cwnd).
+            self.k = 0.0;
+            self.origin = cwnd;
+        }
+        if self.cwnd_prior <= 0.0 {
+            // RFC 9438 §4.10: without a prior reduction, cwnd_prior = cwnd at CA start.
+            self.cwnd_prior = cwnd;
+        }
+    }
+
+    /// Linux `bictcp_update` + `tcp_cong_avoid_ai` (packets unit).
+    fn avoid_packets(&mut self, now: Nanos, credit: u64) {
+        let cwnd = self.win.cwnd_segments();
+        self.ack_cnt = self.ack_cnt.saturating_add(credit);
+        if self.epoch_start.is_none() {
+            self.start_epoch(now, cwnd as f64);
+            self.ack_cnt = credit;
+            self.tcp_cwnd = cwnd;
+        }
+        let epoch = self.epoch_start.unwrap_or(now);
+        // Target one delay_min ahead: W_cubic(t + RTT) (Linux adds delay_min to t).
+        let t = now.saturating_sub(epoch).saturating_add(self.delay_min) as f64 / SEC as f64;
+        let offs = t - self.k;
+        let delta = self.p.c * offs.abs() * offs.abs() * offs.abs();
+        // Integer origin ± integer delta, as Linux (delta rounded down, toward the origin).
+        let origin = self.origin as u64;
+        let delta = delta as u64; // saturating conversion
+        let target = if offs < 0.0 { origin.saturating_sub(delta) } else { origin.saturating_add(delta) };
+        let mut cnt =
+            if target > cwnd { cwnd / (target - cwnd) } else { cwnd.saturating_mul(100) };
+        if self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX {
+            cnt = CNT_MAX_UNKNOWN_WMAX;
+        }
+        if self.p.tcp_friendliness {
+            // Reno estimate: +1 segment per cwnd·beta_scale/8 counted units.
+            let per = (cwnd.saturating_mul(self.beta_scale) >> 3).max(1);
+            if self.ack_cnt > per {
+                let n = (self.ack_cnt - 1) / per;
+                self.ack_cnt -= n * per;
+                self.tcp_cwnd = self.tcp_cwnd.saturating_add(n);
+            }
+            if self.tcp_cwnd > cwnd {
+                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+                cnt = cnt.min(max_cnt);
+            }
+        }
+        self.cnt = cnt.max(CNT_MIN);
+        self.win.additive_increase(self.cnt, credit);
+    }
+
+    /// RFC 9438 §4.2–4.5 (bytes unit). `credit` is in bytes (SMSS per ACK without ABC).
+    fn avoid_bytes(&mut self, ev: &AckEvent, credit: u64) {
+        let mss = self.win.mss() as f64;
+        let cwnd = self.cwnd_seg_f();
+        let acked = credit as f64 / mss;
+        if self.epoch_start.is_none() {
+            self.start_epoch(ev.now, cwnd);
+            self.w_est = cwnd;
+            self.frac_bytes = 0.0;
+        }
+        let epoch = self.epoch_start.unwrap_or(ev.now);
+        let rtt = [ev.srtt, ev.min_rtt, self.delay_min].into_iter().find(|&r| r > 0).unwrap_or(0);
+        let t = ev.now.saturating_sub(epoch) as f64 / SEC as f64;
+        let rtt_s = rtt as f64 / SEC as f64;
+        let w_t = self.w_cubic(t);
+        let target = self.w_cubic(t + rtt_s).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
+        let mut new_cwnd = cwnd + (target - cwnd) / cwnd * acked;
+        if self.p.tcp_friendliness {
+            let alpha = if self.w_est >= self.cwnd_prior {
+                1.0
+            } else {
+                3.0 * (1.0 - self.p.beta) / (1.0 + self.p.beta)
+            };
+            self.w_est += alpha * acked / cwnd;
+            if w_t < self.w_est {
+                // Reno-friendly region (§4.3): cwnd = W_est (never a decrease here).
+                new_cwnd = self.w_est.max(cwnd);
+            }
+        }
+        let inc = (new_cwnd - cwnd) * mss + self.frac_bytes;
+        if inc.is_finite() && inc > 0.0 {
+            let whole = inc.floor();
+            self.frac_bytes = inc - whole;
+            self.win.grow_bytes(whole as u64);
+        }
+    }
+
+    /// RFC 9438 §4.6–4.7 / Linux `cubictcp_recalc_ssthresh`: new W_max and ssthresh.
+    fn reduce(&mut self, in_flight: u64) {
+        self.epoch_start = None;
+        self.prior_w_max = self.w_max;
+        self.prior_cwnd_prior = self.cwnd_prior;
+        let basis = self.p.ssthresh_from.bytes(&self.win, in_flight);
+        match self.win.growth().unit {
+            CwndUnit::Packets => {
+                let cwnd = self.win.cwnd_segments();
+                self.cwnd_prior = cwnd as f64;
+                // Linux integer arithmetic (in u128 so no window can overflow it).
+                self.w_max = if self.p.fast_convergence && (cwnd as f64) < self.w_max {
+                    scale(cwnd, BETA_SCALE + self.beta_int, 2 * BETA_SCALE) as f64
+                } else {
+                    cwnd as f64
+                };
+                let basis_seg = basis / self.win.mss();
+                let s = scale(basis_seg, self.beta_int, BETA_SCALE);
+                self.win.set_ssthresh(s.saturating_mul(self.win.mss()));
+            }
+            CwndUnit::Bytes => {
+                let cwnd = self.cwnd_seg_f();
+                self.cwnd_prior = cwnd;
+                self.w_max = if self.p.fast_convergence && cwnd < self.w_max {
+                    cwnd * (1.0 + self.p.beta) / 2.0
+                } else {
+                    cwnd
+                };
+                self.win.set_ssthresh((basis as f64 * self.p.beta) as u64);
+            }
+        }
+        self.win.reset_counters();
+        self.cnt = 0;
+        self.frac_bytes = 0.0;
+    }
+
+    /// Moves the epoch start forward by the idle time since the last send (Linux TX_START).
+    fn shift_epoch_for_idle(&mut self, now: Nanos) {
+        if let (Some(epoch), Some(last)) = (self.epoch_start, self.last_send) {
+            let idle = now.saturating_sub(last);
+            if idle > 0 {
+                self.epoch_start = Some(epoch.saturating_add(idle).min(now));
+            }
+        }
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn on_ack(&mut self, ev: &AckEvent) {
+        self.acked_total = self.acked_total.saturating_add(ev.bytes_acked);
+
+        // RTT samples: delay_min and Linux HyStart (cubictcp_acked, also during recovery).
+        if let Some(sample) = ev.rtt_sample {
+            let fresh_epoch = matches!(self.epoch_start,
+                Some(e) if ev.now.saturating_sub(e) < DISCARD_AFTER_EPOCH);
+            if !fresh_epoch {
+                let delay = sample.max(1);
+                if self.delay_min == 0 || delay < self.delay_min {
+                    self.delay_min = delay;
+                }
+                if self.p.hystart == HystartMode::Linux
+                    && !self.hystart.found()
+                    && self.win.in_slow_start()
+                    && self.hystart.on_sample(
+                        ev.now,
+                        delay,
+                        self.delay_min,
+                        self.win.cwnd_segments(),
+                        self.acked_total,
+                        ev.in_flight,
+                    )
+                {
+                    let c = self.win.cwnd();
+                    self.win.set_ssthresh(c);
+                }
+            }
+        }
+
+        // HyStart++ (RFC 9406 §4.2) runs on ACKs of the initial slow start. As in the RFC's
+        // order, this ACK grows the window with the phase it arrived in (slow start or CSS),
+        // then its RTT sample may change the phase for the following ACKs.
+        let mut divisor = 1;
+        if self.p.hystart == HystartMode::Rfc9406
+            && self.hystart_pp.active()
+            && self.win.in_slow_start()
+            && !ev.in_recovery
+        {
+            divisor = self.hystart_pp.growth_divisor();
+            if self.hystart_pp.on_ack(ev.rtt_sample, self.acked_total, ev.in_flight)
+                == HyStartAction::EnterAvoidance
+            {
+                // CSS_ROUNDS rounds of CSS complete: ssthresh = cwnd, congestion avoidance.
+                let c = self.win.cwnd();
+                self.win.set_ssthresh(c);
+            }
+        }
+
+        if !may_grow(ev) {
+            return;
+        }
+        let credit = self.win.slow_start_divided(ev, divisor);
+        if credit == 0 {
+            return;
+        }
+        match self.win.growth().unit {
+            CwndUnit::Packets => self.avoid_packets(ev.now, credit),
+            CwndUnit::Bytes => self.avoid_bytes(ev, credit),
+        }
+    }
+
+    fn on_congestion_event(&mut self, ev: &CongestionEvent) {
+        self.reduce(ev.in_flight);
+        self.hystart_pp.finish();
+    }
+
+    fn on_rto(&mut self, ev: &RtoEvent) {
+        if ev.backoff_count <= 1 {
+            self.reduce(ev.in_flight);
+        }
+        // Linux bictcp_reset + bictcp_hystart_reset on TCP_CA_Loss; RFC 9438 §4.8 (W_max is
+        // the window at the start of the next congestion avoidance, K = 0).
+        self.w_max = 0.0;
+        self.cwnd_prior = 0.0;
+        self.epoch_start = None;
+        self.k = 0.0;
+        self.origin = 0.0;
+        self.delay_min = 0;
+        self.cnt = 0;
+        self.ack_cnt = 0;
+        self.tcp_cwnd = 0;
+        self.w_est = 0.0;
+        self.frac_bytes = 0.0;
+        self.hystart.reset();
+        self.hystart_pp.finish();
+        self.win.on_timeout();
+    }
+
+    fn on_recovery_exit(&mut self, _now: Nanos) {
+        let s = self.win.ssthresh();
+        self.win.set_cwnd(s);
+    }
+
+    fn on_packet_sent(&mut self, ev: &SentEvent) {
+        if ev.in_flight <= u64::from(ev.bytes) {
+            // Nothing was in flight: transmission restarts (Linux CA_EVENT_TX_START).
+            self.shift_epoch_for_idle(ev.now);
+        }
+        self.last_send = Some(ev.now);
+    }
+
+    fn on_idle_restart(&mut self, now: Nanos, restart_window: u64) {
+        self.shift_epoch_for_idle(now);
+        self.last_send = Some(now);
+        let w = self.win.cwnd().min(restart_window);
+        self.win.set_cwnd(w);
+    }
+
+    fn on_undo(&mut self, _now: Nanos, prior_cwnd: u64, prior_ssthresh: u64) {
+        // RFC 9438 §4.9: restore the state from before the spurious reduction.
+        self.w_max = self.prior_w_max;
+        self.cwnd_prior = self.prior_cwnd_prior;
+        self.epoch_start = None;
+        self.win.set_cwnd(prior_cwnd);
+        self.win.set_ssthresh(prior_ssthresh);
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.win.cwnd()
+    }
+    fn ssthresh(&self) -> u64 {
+        self.win.ssthresh()
+    }
+    fn set_cwnd(&mut self, cwnd: u64) {
+        self.win.set_cwnd(cwnd);
+    }
+    fn set_ssthresh(&mut self, ssthresh: u64) {
+        self.win.set_ssthresh(ssthresh);
+    }
+
+    fn debug_vars(&self, extra: &mut [(&'static str, f64)]) -> usize {
+        let vars = [
+            ("w_max", self.w_max),
+            ("k_s", self.k),
+            ("origin", self.origin),
+            ("reno_est", self.reno_estimate_segments()),
+            ("cnt", self.cnt as f64),
+            ("delay_min_ms", self.delay_min as f64 / 1e6),
+            ("hystart_found", f64::from(u8::from(self.hystart.found()))),
+        ];
+        let n = vars.len().min(extra.len());
+        extra[..n].copy_from_slice(&vars[..n]);
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{AckSpacing, Driver};
+    use crate::{WindowGrowth, MS};
+
+    const MSS: u32 = 1000;
+
+    fn cubic(unit: CwndUnit, cwnd_seg: u64, ssthresh: u64, p: CubicParams) -> Cubic {
+        Cubic::new(
+            &CcInit {
+                mss: MSS,
+                initial_cwnd: cwnd_seg * u64::from(MSS),
+                initial_ssthresh: ssthresh,
+                growth: WindowGrowth { unit, abc_limit: 0 },
+            },
+            p,
+        )
+    }
+
+    fn segs(bytes: u64) -> f64 {
+        bytes as f64 / f64::from(MSS)
+    }
+
+    /// An RTT sample on an ACK that acknowledges nothing (primes `delay_min`, as the ACKs
+    /// before a loss would).
+    fn prime_rtt(cc: &mut Cubic, now: Nanos, rtt: Nanos) {
+        cc.on_ack(&AckEvent { now, rtt_sample: Some(rtt), srtt: rtt, min_rtt: rtt, mss: MSS, ..Default::default() });
+    }
+
+    /// A loss at `w_max` segments at time `now`, then recovery exit.
+    fn loss(cc: &mut Cubic, now: Nanos) {
+        let in_flight = cc.cwnd();
+        cc.on_congestion_event(&CongestionEvent { now, in_flight, mss: MSS, ..Default::default() });
+        cc.on_recovery_exit(now);
+    }
+
+    /// RFC 9438 eq. 1–2 for the reference: W(t) after a reduction from w_max to w_max·β.
+    fn w_ref(c: f64, w_max: f64, cwnd_epoch: f64, t: f64) -> f64 {
+        let k = ((w_max - cwnd_epoch) / c).cbrt();
+        c * (t - k).powi(3) + w_max
+    }
+
+    #[test]
+    fn test_cbrt_matches_reference() {
+        for &x in &[1e-12, 0.001, 0.5, 1.0, 8.0, 27.0, 750.0, 1e6, 3.3e15, 1e300] {
+            let r: f64 = cbrt(x);
+            assert!(((r * r * r - x) / x).abs() < 1e-14, "{x}: {r}");
+        }
+        assert_eq!(cbrt(0.0), 0.0);
+        assert_eq!(cbrt(-5.0), 0.0);
+        assert_eq!(cbrt(f64::NAN), 0.0);
+    }
+
+    #[test]
+    fn test_congestion_event_reduces_by_beta_and_sets_w_max() {
+        // Packets: Linux max(cwnd·717/1024, 2); W_max = cwnd on the first loss.
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, CubicParams::default());
+        loss(&mut cc, 0);
+        assert_eq!(cc.ssthresh(), 700 * u64::from(MSS)); // ⌊1000·717/1024⌋ = 700
+        assert_eq!(cc.cwnd(), 700 * u64::from(MSS));
+        assert_eq!(cc.w_max_segments(), 1000.0);
+        // Bytes: β·FlightSize.
+        let mut cc = cubic(CwndUnit::Bytes, 1000, u64::MAX, CubicParams::default());
+        loss(&mut cc, 0);
+        assert_eq!(cc.ssthresh(), 700_000);
+        assert_eq!(cc.w_max_segments(), 1000.0);
+    }
+
+    #[test]
+    fn test_fast_convergence_lowers_w_max() {
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            for fc in [true, false] {
+                let p = CubicParams { fast_convergence: fc, ..CubicParams::default() };
+                let mut cc = cubic(unit, 1000, u64::MAX, p);
+                loss(&mut cc, 0);
+                // Second loss below the previous maximum, at 900 segments.
+                cc.set_cwnd(900 * u64::from(MSS));
+                loss(&mut cc, SEC);
+                let expect = match (fc, unit) {
+                    // RFC 9438 §4.7: W_max = cwnd·(1+β)/2; Linux integer 900·1741/2048 = 765.
+                    (true, CwndUnit::Packets) => 765.0,
+                    (true, CwndUnit::Bytes) => 900.0 * 1.7 / 2.0,
+                    (false, _) => 900.0,
+                };
+                assert!(
+                    (cc.w_max_segments() - expect).abs() < 1e-9,
+                    "{unit:?} fc={fc}: {}",
+                    cc.w_max_segments()
+                );
+            }
+        }
+    }
+
+    /// Runs congestion avoidance after a loss at `w_max` and compares cwnd at every round end
+    /// with RFC 9438's W(t). CUBIC aims each ACK at W(t+RTT), one RTT ahead, so at a round end
+    /// cwnd sits on W(t); a controller without that lead would trail by a whole RTT of curve
+    /// movement, |W(t) − W(t−RTT)|, and one with a double lead would be ahead by as much. The
+    /// tolerance is half of one RTT's movement (the midpoint between right and wrong) plus the
+    /// quantisation: in the packets unit two roundings of < 1 segment each (Linux's integer
+    /// target, rounded toward the origin, and the whole-segment cwnd); in bytes one segment for
+    /// the per-ACK steps.
+    ///
+    /// Returns K (RFC 9438 eq. 2) and the midpoint of the times at which cwnd first reaches
+    /// W_max − 10 and W_max + 10: the curve is odd-symmetric about (K, W_max), so the midpoint
+    /// estimates K without depending on the flat plateau.
+    fn check_curve(unit: CwndUnit, w_max: u64, rtt: Nanos, rounds: u32) -> (f64, f64) {
+        let p = CubicParams { tcp_friendliness: false, hystart: HystartMode::Off, ..Default::default() };
+        let mut cc = cubic(unit, w_max, w_max * u64::from(MSS), p);
+        let mut d = Driver::new(MSS);
+        prime_rtt(&mut cc, 0, rtt);
+        loss(&mut cc, 0);
+        let cwnd_epoch = segs(cc.cwnd());
+        let beta = match unit {
+            CwndUnit::Packets => 717.0 / 1024.0,
+            CwndUnit::Bytes => 0.7,
+        };
+        assert!((cwnd_epoch - (w_max as f64 * beta).floor()).abs() <= 1.0);
+        let w_max = w_max as f64;
+        let (mut below, mut above) = (f64::NAN, f64::NAN);
+        for _ in 0..rounds {
+            let cwnd = segs(d.round(&mut cc, rtt, rtt, 1, AckSpacing::Spread));
+            let epoch = cc.epoch_start().expect("epoch runs");
+            let t = (d.now - epoch) as f64 / 1e9;
+            let rtt_s = rtt as f64 / 1e9;
+            let w = w_ref(0.4, w_max, cwnd_epoch, t);
+            let quant = if unit == CwndUnit::Packets { 2.0 } else { 1.0 };
+            let tol = 0.5 * (w_ref(0.4, w_max, cwnd_epoch, t + rtt_s) - w).abs() + quant;
+            assert!(
+                (cwnd - w).abs() <= tol,
+                "{unit:?} t={t:.2}s cwnd {cwnd} vs W(t) {w:.2} (tol {tol:.2})"
+            );
+            if below.is_nan() && cwnd >= w_max - 10.0 {
+                below = t;
+            }
+            if above.is_nan() && cwnd >= w_max + 10.0 {
+                above = t;
+            }
+        }
+        assert!(!above.is_nan(), "{unit:?}: never reached W_max + 10");
+        let k = ((w_max - cwnd_epoch) / 0.4).cbrt();
+        (k, (below + above) / 2.0)
+    }
+
+    /// Tolerance for the K estimate: each crossing is seen at round granularity (one RTT) and
+    /// one segment of rounding moves it by 1/W'(t) = 1/(3C·δ²) with δ = ∛(10/C) at ±10
+    /// segments from W_max.
+    fn k_tolerance(rtt: Nanos) -> f64 {
+        let delta = (10.0f64 / 0.4).cbrt();
+        rtt as f64 / 1e9 + 1.0 / (3.0 * 0.4 * delta * delta)
+    }
+
+    #[test]
+    fn test_avoidance_follows_cubic_curve_packets() {
+        // W_max 1000, RTT 100 ms: K = ∛(300/0.4) ≈ 9.09 s; 15 s covers concave, plateau and
+        // convex regions.
+        let (k, mid) = check_curve(CwndUnit::Packets, 1000, 100 * MS, 150);
+        assert!((mid - k).abs() <= k_tolerance(100 * MS), "K {k:.3} vs {mid:.3}");
+    }
+
+    #[test]
+    fn test_avoidance_follows_cubic_curve_bytes() {
+        let (k, mid) = check_curve(CwndUnit::Bytes, 1000, 100 * MS, 150);
+        assert!((mid - k).abs() <= k_tolerance(100 * MS), "K {k:.3} vs {mid:.3}");
+    }
+
+    #[test]
+    fn test_avoidance_follows_cubic_curve_long_rtt_small_window() {
+        // W_max 200, RTT 300 ms: K = ∛(60/0.4) ≈ 5.3 s, 40 rounds = 12 s.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let (k, mid) = check_curve(unit, 200, 300 * MS, 40);
+            assert!((mid - k).abs() <= k_tolerance(300 * MS), "{unit:?}: K {k:.3} vs {mid:.3}");
+        }
+    }
+
+    /// Growth per RTT over `rounds` RTTs after a loss at `w_max`, RTT `rtt`.
+    fn run_after_loss(unit: CwndUnit, friendly: bool, w_max: u64, rtt: Nanos, rounds: u32) -> Vec<f64> {
+        let p = CubicParams { tcp_friendliness: friendly, hystart: HystartMode::Off, ..Default::default() };
+        let mut cc = cubic(unit, w_max, w_max * u64::from(MSS), p);
+        let mut d = Driver::new(MSS);
+        prime_rtt(&mut cc, 0, rtt);
+        loss(&mut cc, 0);
+        (0..rounds).map(|_| segs(d.round(&mut cc, rtt, rtt, 1, AckSpacing::Spread))).collect()
+    }
+
+    #[test]
+    fn test_reno_friendly_region_dominates_at_small_window_short_rtt() {
+        // W_max 20, RTT 2 ms: K = ∛(6/0.4) ≈ 2.47 s ≈ 1233 RTTs, so over the 200 RTTs (0.4 s)
+        // observed the cubic curve stays between 14 and 17 segments, while Reno would grow
+        // α = 3(1−β)/(1+β) ≈ 0.53 segment per RTT (RFC 9438 §4.3): the Reno-friendly region
+        // must set the pace.
+        let rtt = 2 * MS;
+        let alpha = 3.0 * 0.3 / 1.7;
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let off = run_after_loss(unit, false, 20, rtt, 200);
+            let on = run_after_loss(unit, true, 20, rtt, 200);
+            let w_cubic_end = w_ref(0.4, 20.0, 14.0, 0.4);
+            assert!(off[199] <= w_cubic_end + 1.0, "{unit:?}: {} vs {w_cubic_end}", off[199]);
+            assert!(on[199] > off[199] + 50.0, "{unit:?}: {} vs {}", on[199], off[199]);
+            match unit {
+                CwndUnit::Packets => {
+                    // Linux: tcp_cwnd += 1 per ⌊15·cwnd/8⌋ ACK units and a round brings cwnd
+                    // units, so the estimate grows between 8/15 and 8/(15 − 8/cwnd) per RTT
+                    // (15 = beta_scale for β' = 717; 8/15 ≈ α), and cwnd trails it by at most
+                    // one segment at either end of the measured span.
+                    let slope = (on[199] - on[49]) / 150.0;
+                    let hi = 8.0 / (15.0 - 8.0 / on[49]) + 2.0 / 150.0;
+                    let lo = 8.0 / 15.0 - 2.0 / 150.0;
+                    assert!((lo..=hi).contains(&slope), "packets slope {slope} not in [{lo}, {hi}]");
+                }
+                CwndUnit::Bytes => {
+                    // RFC 9438 §4.3: α until W_est reaches cwnd_prior = 20, after
+                    // (20 − 14)/α ≈ 11.3 RTTs, then 1 per RTT. A round acknowledges ⌊cwnd⌋
+                    // whole segments while cwnd grows within it, which loses at most
+                    // 2/(cwnd + 1) of the per-RTT growth.
+                    let early = (on[9] - 14.0) / 10.0;
+                    assert!((alpha * (1.0 - 2.0 / 15.0)..=alpha).contains(&early), "early {early}");
+                    let crossing = on.iter().position(|&w| w >= 20.0).unwrap() + 1;
+                    let ideal = 6.0 / alpha;
+                    assert!(
+                        (ideal.floor() as usize..=(ideal / (1.0 - 2.0 / 15.0)).ceil() as usize)
+                            .contains(&crossing),
+                        "W_est reached cwnd_prior after {crossing} RTTs, ideal {ideal:.1}"
+                    );
+                    let late = (on[199] - on[99]) / 100.0;
+                    assert!((1.0 - 2.0 / (on[99] + 1.0)..=1.0).contains(&late), "late {late}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn test_reno_friendly_region_inactive_at_large_window() {
+        // At W_max 1000 and RTT 100 ms the cubic curve grows ~10 segments per RTT just after
+        // the loss, far above Reno's 0.53, so the friendliness switch must not matter.
+        let off = run_after_loss(CwndUnit::Packets, false, 1000, 100 * MS, 100);
+        let on = run_after_loss(CwndUnit::Packets, true, 1000, 100 * MS, 100);
+        // Linux only caps cnt when tcp_cwnd > cwnd, which never happens here.
+        assert_eq!(off, on);
+        // RFC 9438: at the epoch's first ACK (t = 0) W_cubic(0) = cwnd_epoch is just below
+        // W_est, so that one ACK takes W_est (α/cwnd) instead of the cubic step
+        // (W(RTT) − 700)/700 ≈ 0.014 segment; afterwards W_cubic(t) > W_est. The runs may
+        // differ by at most that one step.
+        let off = run_after_loss(CwndUnit::Bytes, false, 1000, 100 * MS, 100);
+        let on = run_after_loss(CwndUnit::Bytes, true, 1000, 100 * MS, 100);
+        let step = (w_ref(0.4, 1000.0, 700.0, 0.1) - 700.0) / 700.0;
+        for (a, b) in off.iter().zip(&on) {
+            assert!((a - b).abs() <= step, "{a} vs {b} (step {step})");
+        }
+    }
+
+    #[test]
+    fn test_avoidance_growth_capped_at_one_and_a_half_per_rtt() {
+        // RFC 9438 §4.2: target ≤ 1.5·cwnd, so cwnd grows by at most half a segment per
+        // segment acknowledged; Linux: cnt ≥ 2 ("cwnd grows at 1.5x per RTT"). Put the window
+        // far below the curve (the stack set cwnd and ssthresh to 100 segments near K, where
+        // W(t) ≈ 1000) and check each round against W' = W + W/2.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let mut cc = cubic(unit, 1000, 1_000_000, CubicParams { hystart: HystartMode::Off, ..Default::default() });
+            let mut d = Driver::new(MSS);
+            prime_rtt(&mut cc, 0, 100 * MS);
+            loss(&mut cc, 0);
+            for _ in 0..90 {
+                d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread);
+            }
+            cc.set_ssthresh(100_000);
+            cc.set_cwnd(100_000);
+            for r in 0..4 {
+                let w = segs(cc.cwnd());
+                let next = segs(d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread));
+                // ⌊w⌋ ACKs of one segment each, +1/2 segment per ACK; the packets unit rounds
+                // to whole segments with the odd half carried in snd_cwnd_cnt (±1).
+                let expect = w + 0.5 * w.floor();
+                let tol = if unit == CwndUnit::Packets { 1.0 } else { 0.01 };
+                assert!((next - expect).abs() <= tol, "{unit:?} round {r}: {w} -> {next}, want {expect}");
+            }
+        }
+    }
+
+    #[test]
+    fn test_slow_start_without_wmax_caps_cnt_at_twenty() {
+        // Entering CA without a loss (W_max unknown): Linux grows at least 1/20 per ACK unit,
+        // i.e. ≥ 5 % per RTT (cnt ≤ 20), while the curve from K = 0 is still flat.
+        let p = CubicParams { hystart: HystartMode::Off, tcp_friendliness: false, ..Default::default() };
+        let mut cc = cubic(CwndUnit::Packets, 100, 100 * u64::from(MSS), p);
+        let mut d = Driver::new(MSS);
+        let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread));
+        assert_eq!(w, 105.0);
+    }
+
+    #[test]
+    fn test_rto_resets_state_and_collapses_window() {
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let mut cc = cubic(unit, 100, u64::MAX, CubicParams::default());
+            cc.on_rto(&RtoEvent { in_flight: 100_000, backoff_count: 1, mss: MSS, ..Default::default() });
+            assert_eq!(cc.cwnd(), u64::from(MSS));
+            assert_eq!(cc.ssthresh(), 70_000);
+            assert_eq!(cc.w_max_segments(), 0.0);
+            cc.on_rto(&RtoEvent { in_flight: 1_000, backoff_count: 2, mss: MSS, ..Default::default() });
+            assert_eq!(cc.ssthresh(), 70_000);
+        }
+    }
+
+    #[test]
+    fn test_idle_shifts_epoch_start() {
+        let p = CubicParams { hystart: HystartMode::Off, ..Default::default() };
+        let mut cc = cubic(CwndUnit::Packets, 100, u64::MAX, p);
+        let mut d = Driver::new(MSS);
+        loss(&mut cc, 0);
+        d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread);
+        let epoch = cc.epoch_start().unwrap();
+        cc.on_packet_sent(&SentEvent { now: d.now, bytes: MSS, in_flight: 50_000, ..Default::default() });
+        // 5 s idle, then the first packet with nothing in flight.
+        let t = d.now + 5 * SEC;
+        cc.on_packet_sent(&SentEvent { now: t, bytes: MSS, in_flight: u64::from(MSS), ..Default::default() });
+        assert_eq!(cc.epoch_start(), Some(epoch + 5 * SEC));
+        // Not past now.
+        let mut cc2 = cc.clone();
+        cc2.last_send = Some(0);
+        cc2.on_packet_sent(&SentEvent { now: t + SEC, bytes: MSS, in_flight: 0, ..Default::default() });
+        assert_eq!(cc2.epoch_start(), Some(t + SEC));
+    }
+
+    /// Slow start from 10 segments at RTT `base` for `rounds`, with RTT `late` from round
+    /// `from`, ACKs `gap` apart. Returns (round at which slow start ended, cwnd then).
+    fn slow_start_exit(
+        mode: HystartMode,
+        detect: HystartDetect,
+        base: Nanos,
+        late: Nanos,
+        from: u32,
+        gap: Nanos,
+        rounds: u32,
+    ) -> Option<(u32, f64)> {
+        let p = CubicParams { hystart: mode, hystart_detect: detect, ..Default::default() };
+        let mut cc = Cubic::new(
+            &CcInit {
+                mss: MSS,
+                initial_cwnd: 10 * u64::from(MSS),
+                initial_ssthresh: u64::MAX,
+                growth: WindowGrowth { unit: CwndUnit::Packets, abc_limit: u32::MAX },
+            },
+            p,
+        );
+        let mut d = Driver::new(MSS);
+        for r in 0..rounds {
+            let rtt = if r >= from { late } else { base };
+            d.round(&mut cc, rtt, rtt, 1, AckSpacing::Gap(gap));
+            if !cc.in_slow_start() {
+                return Some((r, segs(cc.ssthresh())));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn test_hystart_linux_exits_on_delay_increase_above_threshold() {
+        // delay_min 100 ms → threshold 12.5 ms. RTT +20 ms from round 3 (window 80 ≥ 16):
+        // exit in that round at its ninth sample (the first eight only fill the round minimum),
+        // ssthresh = cwnd then: 80 + the 8 ACKs before it.
+        let got = slow_start_exit(HystartMode::Linux, HystartDetect::Both, 100 * MS, 120 * MS, 3, 50_000, 12);
+        let (round, ssthresh) = got.expect("HyStart exits");
+        assert_eq!(round, 3);
+        assert_eq!(ssthresh, 88.0);
+    }
+
+    #[test]
+    fn test_hystart_linux_no_exit_below_threshold() {
+        // +12 ms < 12.5 ms: slow start continues (ACK train spans < 50 ms up to 640 segments).
+        let got = slow_start_exit(HystartMode::Linux, HystartDetect::Both, 100 * MS, 112 * MS, 3, 50_000, 7);
+        assert_eq!(got, None);
+        // And HyStart off never exits early even with a large increase.
+        let got = slow_start_exit(HystartMode::Off, HystartDetect::Both, 100 * MS, 200 * MS, 3, 50_000, 7);
+        assert_eq!(got, None);
+    }
+
+    #[test]
+    fn test_hystart_linux_ack_train_exits_near_half_delay_min() {
+        // ACKs 0.2 ms apart, delay_min 100 ms: the train passes 50 ms at its 251st ACK, first
+        // possible in the 320-segment round (round 5): ssthresh = 320 + 251 = 571 segments.
+        let got = slow_start_exit(HystartMode::Linux, HystartDetect::Both, 100 * MS, 100 * MS, 0, 200_000, 10);
+        assert_eq!(got, Some((5, 571.0)));
+        // The delay detector alone ignores the train.
+        let got = slow_start_exit(HystartMode::Linux, HystartDetect::Delay, 100 * MS, 100 * MS, 0, 200_000, 7);
+        assert_eq!(got, None);
+    }
+
+    #[test]
+    fn test_hystartpp_delay_increase_enters_css_then_avoidance() {
+        // RFC 9406: RTT +20 ms (≥ 12.5 ms) from round 3 enters CSS; growth is a quarter of
+        // slow start (×1.25 per round) for CSS_ROUNDS = 5 rounds, then ssthresh = cwnd.
+        let p = CubicParams { hystart: HystartMode::Rfc9406, ..Default::default() };
+        let mut cc = Cubic::new(
+            &CcInit {
+                mss: MSS,
+                initial_cwnd: 10 * u64::from(MSS),
+                initial_ssthresh: u64::MAX,
+                growth: WindowGrowth { unit: CwndUnit::Packets, abc_limit: u32::MAX },
+            },
+            p,
+        );
+        let mut d = Driver::new(MSS);
+        let mut w = Vec::new();
+        for r in 0..12 {
+            let rtt = if r >= 3 { 120 * MS } else { 100 * MS };
+            w.push(segs(d.round(&mut cc, rtt, rtt, 1, AckSpacing::Gap(50_000))));
+        }
+        assert_eq!(&w[..3], &[20.0, 40.0, 80.0]);
+        // Round 3: the 8th sample enters CSS after its own ACK grew in slow start (RFC order):
+        // 80 + 8 + 72/4 = 106.
+        assert_eq!(w[3], 106.0);
+        // Rounds 4–6: ×1.25 (quarter growth).
+        for r in 4..7 {
+            assert!((w[r] / w[r - 1] - 1.25).abs() < 0.01, "round {r}: {:?}", w);
+        }
+        assert!(!cc.hystart_pp().active());
+        assert!(!cc.in_slow_start());
+        assert_eq!(cc.hystart_pp().phase(), crate::hystart::HyStartPhase::Done);
+        // In CA afterwards: growth far below ×1.25.
+        assert!(w[11] / w[10] < 1.1, "{:?}", w);
+    }
+
+    #[test]
+    fn test_hystartpp_no_exit_below_threshold() {
+        let got = slow_start_exit(HystartMode::Rfc9406, HystartDetect::Both, 100 * MS, 110 * MS, 3, 50_000, 8);
+        assert_eq!(got, None);
+    }
+
+    #[test]
+    fn test_ack_in_recovery_does_not_grow() {
+        let mut cc = cubic(CwndUnit::Bytes, 10, u64::MAX, CubicParams::default());
+        let ev = AckEvent { bytes_acked: 1000, packets_acked: 1, mss: MSS, in_recovery: true, ..Default::default() };
+        cc.on_ack(&ev);
+        assert_eq!(cc.cwnd(), 10_000);
+    }
+
+    #[test]
+    fn test_undo_restores_w_max() {
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, CubicParams::default());
+        loss(&mut cc, 0);
+        cc.set_cwnd(900_000);
+        loss(&mut cc, SEC);
+        assert_eq!(cc.w_max_segments(), 765.0);
+        cc.on_undo(2 * SEC, 900_000, 700_000);
+        assert_eq!(cc.w_max_segments(), 1000.0);
+        assert_eq!(cc.cwnd(), 900_000);
+        assert_eq!(cc.ssthresh(), 700_000);
+    }
+}

@@ -1,0 +1,637 @@
+//! How a window grows per ACK: counted in packets (Linux) or in bytes (BSD, Windows), with or
+//! without Appropriate Byte Counting (RFC 3465). Shared by every window-based controller so that
+//! an OS personality can pick the arithmetic without each algorithm re-implementing it.
+//!
+//! # Model
+//!
+//! A controller keeps its window in a [`WindowState`] (cwnd and ssthresh in bytes plus the
+//! counters the growth rules need) and, on every ACK that may grow the window, does
+//!
+//! ```
+//! # use tcplab_cc::{AckEvent, CcInit, WindowGrowth, WindowState};
+//! # let init = CcInit { mss: 1000, initial_cwnd: 10_000, initial_ssthresh: u64::MAX,
+//! #                     growth: WindowGrowth::default() };
+//! # let mut win = WindowState::new(&init);
+//! # let ev = AckEvent { bytes_acked: 1000, packets_acked: 1, mss: 1000, ..Default::default() };
+//! let credit = win.slow_start(&ev);   // grows cwnd up to ssthresh, returns what is left
+//! if credit > 0 {
+//!     win.reno_increase(credit);      // or win.additive_increase(per, credit) with its own `per`
+//! }
+//! ```
+//!
+//! The *credit* of an ACK is what congestion avoidance counts. Its unit depends on
+//! [`CwndUnit`]:
+//!
+//! | unit | ABC off (`abc_limit == 0`) | ABC on (`abc_limit == L > 0`) |
+//! |---|---|---|
+//! | `Packets` | 1 per ACK that advances `snd_una` (Linux before byte/packet counting, `snd_cwnd_cnt++` per ACK) | segments cumulatively acked (Linux `acked`); slow start counts at most `L` of them |
+//! | `Bytes` | `SMSS` per ACK, whatever it acknowledges (RFC 5681 §3.1 eq. 3 treats each ACK alike); slow start `min(N, SMSS)` | `N` bytes acked (RFC 3465 §2.1); slow start `min(N, L·SMSS)`, `L = 1` in the slow start after an RTO (RFC 3465 §2.3) |
+//!
+//! Slow start stops exactly at `ssthresh` and returns the unused part of the credit so the
+//! same ACK continues in congestion avoidance, as Linux's `tcp_slow_start` returns the packets it
+//! did not use (L: net/ipv4/tcp_cong.c).
+//!
+//! The modern Linux behaviour (slow start adds every acknowledged packet, no cap) is
+//! `WindowGrowth { unit: Packets, abc_limit: u32::MAX }`; Linux 2.6.18 – 3.x with the ABC sysctl
+//! off (one segment per ACK in slow start, `+1` per `cwnd` ACKs in congestion avoidance) is the
+//! default `WindowGrowth { unit: Packets, abc_limit: 0 }`.
+
+use crate::{AckEvent, CcInit};
+
+/// Unit in which the congestion window is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CwndUnit {
+    /// Whole segments with a fractional-increase counter, as Linux (`snd_cwnd`, `snd_cwnd_cnt`;
+    /// L: net/ipv4/tcp_cong.c).
+    #[default]
+    Packets,
+    /// Bytes, with `SMSS*SMSS/cwnd` per ACK in congestion avoidance (RFC 5681 §3.1; BSD, Windows).
+    Bytes,
+}
+
+/// Window-growth arithmetic chosen by the OS personality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowGrowth {
+    pub unit: CwndUnit,
+    /// Appropriate Byte Counting limit L in segments (RFC 3465 §2.2); `0` = ABC off: every ACK
+    /// counts once, whatever it acknowledges (RFC 5681 without ABC; Linux 2.6.18–3.x default).
+    pub abc_limit: u32,
+}
+
+impl Default for WindowGrowth {
+    fn default() -> Self {
+        WindowGrowth { unit: CwndUnit::Packets, abc_limit: 0 }
+    }
+}
+
+/// RFC 3465 §2.3 (stacks-and-ccas.md A.1): in the slow start that follows a retransmission
+/// timeout, ABC uses `L = 1`. Applied in the bytes unit only: Linux's packet counting never had it.
+const ABC_LIMIT_AFTER_RTO: u64 = 1;
+
+impl WindowGrowth {
+    /// True when Appropriate Byte Counting is on (RFC 3465).
+    pub fn abc(&self) -> bool {
+        self.abc_limit > 0
+    }
+
+    /// Slow-start credit of one ACK, before the `ssthresh` cap: segments (packets unit) or bytes
+    /// (bytes unit) by which slow start would grow the window. `after_rto` selects RFC 3465's
+    /// `L = 1` (bytes unit with ABC only).
+    pub fn slow_start_credit(&self, ev: &AckEvent, mss: u64, after_rto: bool) -> u64 {
+        if ev.bytes_acked == 0 {
+            // Duplicate or SACK-only ACK: nothing new cumulatively acknowledged.
+            return 0;
+        }
+        match (self.unit, self.abc()) {
+            // Old Linux without ABC: one segment per ACK, whatever it covers
+            // (L: net/ipv4/tcp_cong.c, `tcp_slow_start` of 2.6.x).
+            (CwndUnit::Packets, false) => 1,
+            // Linux counting of acknowledged packets (`tcp_slow_start(tp, acked)`), capped at L.
+            (CwndUnit::Packets, true) => u64::from(ev.packets_acked).min(u64::from(self.abc_limit)),
+            // RFC 5681 §3.1: cwnd += min(N, SMSS).
+            (CwndUnit::Bytes, false) => ev.bytes_acked.min(mss),
+            // RFC 3465 §2.2: cwnd += min(N, L*SMSS); L = 1 after an RTO (§2.3).
+            (CwndUnit::Bytes, true) => {
+                let l = if after_rto { ABC_LIMIT_AFTER_RTO } else { u64::from(self.abc_limit) };
+                ev.bytes_acked.min(l.saturating_mul(mss))
+            }
+        }
+    }
+
+    /// Congestion-avoidance credit of one ACK: counted ACK units (packets unit) or bytes.
+    pub fn avoidance_credit(&self, ev: &AckEvent, mss: u64) -> u64 {
+        if ev.bytes_acked == 0 {
+            return 0;
+        }
+        match (self.unit, self.abc()) {
+            // One unit per ACK (Linux `snd_cwnd_cnt++` per ACK before packet counting); with
+            // delayed ACKs this is what makes old Linux Reno grow ~1 segment per 2 RTTs.
+            (CwndUnit::Packets, false) => 1,
+            // Linux `tcp_cong_avoid_ai(tp, w, acked)`: every acknowledged packet counts.
+            (CwndUnit::Packets, true) => u64::from(ev.packets_acked),
+            // RFC 5681 §3.1 eq. 3: each ACK adds SMSS*SMSS/cwnd, i.e. counts as one SMSS.
+            (CwndUnit::Bytes, false) => mss,
+            // RFC 3465 §2.1: bytes_acked += N.
+            (CwndUnit::Bytes, true) => ev.bytes_acked,
+        }
+    }
+}
+
+/// Congestion window, slow-start threshold and the growth counters, in one place so every
+/// window-based controller shares the same arithmetic.
+///
+/// All windows are in bytes. In the [`CwndUnit::Packets`] unit `cwnd` and (finite) `ssthresh`
+/// are always whole multiples of the MSS: setters round *down* to whole segments, as Linux
+/// keeps `snd_cwnd` in packets.
+#[derive(Clone, Copy, Debug)]
+pub struct WindowState {
+    growth: WindowGrowth,
+    mss: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// Additive-increase counter. Packets unit: Linux `snd_cwnd_cnt` (credit units accumulated
+    /// toward the next +1 segment). Bytes unit with ABC: RFC 3465 `bytes_acked`. Bytes unit
+    /// without ABC: remainder of the last `SMSS*credit/per` division.
+    ai_count: u64,
+    /// Remainder of a divided slow start (HyStart++ CSS, RFC 9406 §4.2), in credit units.
+    ss_rem: u64,
+    /// In the slow start following an RTO (RFC 3465 §2.3).
+    after_rto: bool,
+}
+
+/// Smallest `ssthresh` after a decrease: 2 segments (RFC 5681 §3.1 eq. 4; Linux `max(.., 2U)`).
+pub const MIN_SSTHRESH_SEGMENTS: u64 = 2;
+
+impl WindowState {
+    /// Window from the connection's initial values. A zero MSS is treated as 1 byte so the
+    /// arithmetic stays defined (the registry rejects it before this).
+    pub fn new(init: &CcInit) -> Self {
+        let mss = u64::from(init.mss.max(1));
+        let mut w = WindowState {
+            growth: init.growth,
+            mss,
+            cwnd: mss,
+            ssthresh: u64::MAX,
+            ai_count: 0,
+            ss_rem: 0,
+            after_rto: false,
+        };
+        w.set_cwnd(init.initial_cwnd);
+        w.set_ssthresh(init.initial_ssthresh);
+        w
+    }
+
+    /// The growth rules this window follows.
+    pub fn growth(&self) -> WindowGrowth {
+        self.growth
+    }
+    /// Sender MSS in bytes.
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+    /// Congestion window in bytes (≥ 1 MSS).
+    pub fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    /// Congestion window in whole segments (rounded down, ≥ 1).
+    pub fn cwnd_segments(&self) -> u64 {
+        self.cwnd / self.mss
+    }
+    /// Slow-start threshold in bytes (`u64::MAX` = infinite).
+    pub fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    /// True while `cwnd < ssthresh` (Linux `tcp_in_slow_start`; RFC 5681 §3.1 leaves the
+    /// `cwnd == ssthresh` case to the implementation: we take congestion avoidance, as Linux).
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+    /// True during the slow start that follows an RTO (RFC 3465 §2.3).
+    pub fn after_rto(&self) -> bool {
+        self.after_rto
+    }
+
+    /// Sets `cwnd` (bytes), at least 1 MSS; whole segments (rounded down) in the packets unit.
+    pub fn set_cwnd(&mut self, cwnd: u64) {
+        self.cwnd = self.normalise(cwnd).max(self.mss);
+        if !self.in_slow_start() {
+            self.after_rto = false;
+        }
+    }
+
+    /// Sets `ssthresh` (bytes; `u64::MAX` = infinite), at least 2 MSS; whole segments (rounded
+    /// down) in the packets unit.
+    pub fn set_ssthresh(&mut self, ssthresh: u64) {
+        self.ssthresh = if ssthresh == u64::MAX {
+            u64::MAX
+        } else {
+            self.normalise(ssthresh).max(MIN_SSTHRESH_SEGMENTS * self.mss)
+        };
+        if !self.in_slow_start() {
+            self.after_rto = false;
+        }
+    }
+
+    /// Forgets the partial-increase counters (on every window reduction, as Linux clears
+    /// `snd_cwnd_cnt` in `tcp_init_cwnd_reduction` and RFC 3465 restarts `bytes_acked`).
+    pub fn reset_counters(&mut self) {
+        self.ai_count = 0;
+        self.ss_rem = 0;
+    }
+
+    /// The window collapsed after a retransmission timeout: `cwnd` = 1 segment (the loss window,
+    /// RFC 5681 §3.1), counters cleared, and RFC 3465's `L = 1` armed for the next slow start.
+    pub fn on_timeout(&mut self) {
+        self.reset_counters();
+        self.cwnd = self.mss;
+        self.after_rto = self.in_slow_start();
+    }
+
+    fn normalise(&self, bytes: u64) -> u64 {
+        match self.growth.unit {
+            CwndUnit::Packets => bytes - bytes % self.mss,
+            CwndUnit::Bytes => bytes,
+        }
+    }
+
+    /// Bytes still allowed by slow start before `cwnd` reaches `ssthresh`.
+    fn slow_start_room(&self) -> u64 {
+        self.ssthresh.saturating_sub(self.cwnd)
+    }
+
+    /// Slow start for one ACK (RFC 5681 §3.1, RFC 3465 §2.2, Linux `tcp_slow_start`): grows
+    /// `cwnd` by the ACK's slow-start credit but not beyond `ssthresh`, and returns the
+    /// congestion-avoidance credit left for the same ACK (0 if slow start used it all). When the
+    /// window is not in slow start the whole avoidance credit is returned unchanged.
+    pub fn slow_start(&mut self, ev: &AckEvent) -> u64 {
+        self.slow_start_divided(ev, 1)
+    }
+
+    /// Slow start with the increase divided by `divisor` (HyStart++ Conservative Slow Start,
+    /// RFC 9406 §4.2: `cwnd += min(N, L*SMSS) / CSS_GROWTH_DIVISOR`). The remainder of the
+    /// division is carried to the next ACK so no growth is lost. `divisor` 0 is taken as 1.
+    pub fn slow_start_divided(&mut self, ev: &AckEvent, divisor: u64) -> u64 {
+        if !self.in_slow_start() {
+            return self.growth.avoidance_credit(ev, self.mss);
+        }
+        let divisor = divisor.max(1);
+        let credit = self.growth.slow_start_credit(ev, self.mss, self.after_rto);
+        if credit == 0 {
+            return 0;
+        }
+        let total = credit.saturating_add(self.ss_rem);
+        let incr = total / divisor; // in credit units: segments or bytes
+        self.ss_rem = total % divisor;
+        let (incr_bytes, room_units) = match self.growth.unit {
+            CwndUnit::Packets => (incr.saturating_mul(self.mss), self.slow_start_room() / self.mss),
+            CwndUnit::Bytes => (incr, self.slow_start_room()),
+        };
+        let leftover = if incr > room_units {
+            // Capped at ssthresh: Linux `cwnd = min(cwnd + acked, ssthresh)` and the rest goes
+            // to congestion avoidance.
+            let room_bytes = match self.growth.unit {
+                CwndUnit::Packets => room_units.saturating_mul(self.mss),
+                CwndUnit::Bytes => room_units,
+            };
+            self.cwnd = self.cwnd.saturating_add(room_bytes);
+            self.ss_rem = 0;
+            (incr - room_units).saturating_mul(divisor)
+        } else {
+            self.cwnd = self.cwnd.saturating_add(incr_bytes);
+            0
+        };
+        if !self.in_slow_start() {
+            self.after_rto = false;
+            self.ss_rem = 0;
+        }
+        leftover
+    }
+
+    /// Additive increase: `+1 segment` each time `per` credit units have been counted.
+    ///
+    /// * Packets unit: Linux `tcp_cong_avoid_ai(tp, w = per, acked = credit)` semantics: credits
+    ///   accumulate in `snd_cwnd_cnt`; each full `per` adds one segment (several if the ACK
+    ///   carried more), and a counter already ≥ `per` (left from a larger `per`) first yields one
+    ///   segment and restarts (L: net/ipv4/tcp_cong.c).
+    /// * Bytes unit with ABC: RFC 3465 §2.1 `bytes_acked` counter, `+SMSS` per `per` bytes.
+    /// * Bytes unit without ABC: RFC 5681 §3.1 eq. 3 generalised: `cwnd += SMSS*credit/per`
+    ///   (credit is SMSS per ACK, so `per = cwnd` gives `SMSS*SMSS/cwnd`), computed exactly:
+    ///   the remainder of the integer division is carried to the next ACK, so the sub-byte
+    ///   increments §3.1 warns about ("if the above formula yields 0, the result SHOULD be
+    ///   rounded up to 1 byte") are not lost. (FreeBSD's `max(SMSS*SMSS/cwnd, 1)` truncation,
+    ///   a few per cent slower at large windows, is not modelled.)
+    ///
+    /// `per` 0 is taken as 1.
+    pub fn additive_increase(&mut self, per: u64, credit: u64) {
+        let per = per.max(1);
+        match (self.growth.unit, self.growth.abc()) {
+            (CwndUnit::Packets, _) => {
+                if self.ai_count >= per {
+                    self.ai_count = 0;
+                    self.grow_segments(1);
+                }
+                self.ai_count = self.ai_count.saturating_add(credit);
+                if self.ai_count >= per {
+                    let n = self.ai_count / per;
+                    self.ai_count -= n * per;
+                    self.grow_segments(n);
+                }
+            }
+            (CwndUnit::Bytes, true) => {
+                self.ai_count = self.ai_count.saturating_add(credit);
+                if self.ai_count >= per {
+                    let n = self.ai_count / per;
+                    self.ai_count -= n * per;
+                    self.grow_segments(n);
+                }
+            }
+            (CwndUnit::Bytes, false) => {
+                // Exact: the remainder of SMSS*credit/per is carried to the next ACK (in
+                // 1/per-byte units), so no growth is lost to integer division.
+                let num = u128::from(self.mss) * u128::from(credit) + u128::from(self.ai_count);
+                let per = u128::from(per);
+                self.ai_count = (num % per) as u64; // < per ≤ u64::MAX
+                let incr = u64::try_from(num / per).unwrap_or(u64::MAX);
+                self.cwnd = self.cwnd.saturating_add(incr);
+            }
+        }
+    }
+
+    /// Reno's congestion avoidance (RFC 5681 §3.1; Linux `tcp_reno_cong_avoid`): about one
+    /// segment per window of credit, i.e. `additive_increase` with `per` = cwnd in segments
+    /// (packets unit) or in bytes (bytes unit).
+    pub fn reno_increase(&mut self, credit: u64) {
+        let per = match self.growth.unit {
+            CwndUnit::Packets => self.cwnd_segments(),
+            CwndUnit::Bytes => self.cwnd,
+        };
+        self.additive_increase(per, credit);
+    }
+
+    /// Grows `cwnd` by `bytes`, rounded down to whole segments in the packets unit (used for
+    /// fractional growth rules such as RFC 9438's, whose callers keep the remainder).
+    pub fn grow_bytes(&mut self, bytes: u64) {
+        self.cwnd = self.cwnd.saturating_add(self.normalise(bytes));
+    }
+
+    fn grow_segments(&mut self, n: u64) {
+        self.cwnd = self.cwnd.saturating_add(n.saturating_mul(self.mss));
+    }
+}
+
+/// What a multiplicative decrease is computed from.
+///
+/// RFC 5681 §3.1 eq. 4 (and RFC 9438 §4.6) halve/scale *FlightSize*, the data outstanding when
+/// loss is detected; Linux scales `snd_cwnd` instead (`tcp_reno_ssthresh`: `max(cwnd >> 1, 2)`,
+/// L: net/ipv4/tcp_cong.c; `cubictcp_recalc_ssthresh`, L: net/ipv4/tcp_cubic.c;
+/// stacks-and-ccas.md A.1 "Linux differences").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SsthreshBasis {
+    /// Chosen by the unit: `Cwnd` in the packets unit (Linux), `FlightSize` in bytes (RFC).
+    #[default]
+    Auto,
+    /// The congestion window at the event (Linux).
+    Cwnd,
+    /// Bytes in flight at the event (RFC 5681 §3.1 eq. 4).
+    FlightSize,
+}
+
+impl SsthreshBasis {
+    /// Parameter spellings, for the registry.
+    pub const CHOICES: &'static [&'static str] = &["auto", "cwnd", "flight_size"];
+
+    /// Parses one of [`Self::CHOICES`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "auto" => Some(SsthreshBasis::Auto),
+            "cwnd" => Some(SsthreshBasis::Cwnd),
+            "flight_size" => Some(SsthreshBasis::FlightSize),
+            _ => None,
+        }
+    }
+
+    /// The basis in bytes: `cwnd` or `in_flight`, per the choice and the window's unit.
+    pub fn bytes(self, win: &WindowState, in_flight: u64) -> u64 {
+        let flight = match (self, win.growth().unit) {
+            (SsthreshBasis::Cwnd, _) | (SsthreshBasis::Auto, CwndUnit::Packets) => false,
+            (SsthreshBasis::FlightSize, _) | (SsthreshBasis::Auto, CwndUnit::Bytes) => true,
+        };
+        if flight {
+            in_flight
+        } else {
+            win.cwnd()
+        }
+    }
+}
+
+/// Whether an ACK may grow the window: not during loss recovery (lib.rs contract: "window-growth
+/// rules must not grow cwnd then") and not when the sender could not use its window
+/// ([`AckEvent::app_limited`]: the application or the receive window, not cwnd, limited sending;
+/// RFC 7661 spirit, the negation of Linux `tcp_is_cwnd_limited`).
+pub fn may_grow(ev: &AckEvent) -> bool {
+    !ev.in_recovery && !ev.app_limited
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn window(unit: CwndUnit, abc_limit: u32, cwnd_seg: u64, ssthresh: u64) -> WindowState {
+        WindowState::new(&CcInit {
+            mss: MSS as u32,
+            initial_cwnd: cwnd_seg * MSS,
+            initial_ssthresh: ssthresh,
+            growth: WindowGrowth { unit, abc_limit },
+        })
+    }
+
+    fn ack(segs: u32) -> AckEvent {
+        AckEvent {
+            bytes_acked: u64::from(segs) * MSS,
+            packets_acked: segs,
+            mss: MSS as u32,
+            ..Default::default()
+        }
+    }
+
+    /// One round of the textbook model: the whole window is acknowledged by ACKs that each
+    /// cover `per_ack` segments, the last one what is left (RFC 5681 §3.1; RFC 3465 §1).
+    /// Returns cwnd after the round.
+    fn slow_start_round(w: &mut WindowState, per_ack: u32) -> u64 {
+        let segs = w.cwnd_segments();
+        let mut acked = 0u64;
+        while acked < segs {
+            let n = (segs - acked).min(u64::from(per_ack)) as u32;
+            let left = w.slow_start(&ack(n));
+            if left > 0 {
+                w.reno_increase(left);
+            }
+            acked += u64::from(n);
+        }
+        w.cwnd()
+    }
+
+    /// Slow start for six rounds from 7 segments (odd, so the last ACK of a round may cover a
+    /// single segment); each round must follow `rule(W) -> W'`.
+    fn check_slow_start(unit: CwndUnit, abc: u32, per_ack: u32, rule: fn(u64) -> u64) {
+        let mut w = window(unit, abc, 7, u64::MAX);
+        for r in 0..6 {
+            let before = w.cwnd_segments();
+            slow_start_round(&mut w, per_ack);
+            assert_eq!(w.cwnd(), rule(before) * MSS, "{unit:?} abc={abc} per_ack={per_ack} round {r}");
+        }
+    }
+
+    #[test]
+    fn test_slow_start_ack_per_segment_doubles_per_rtt() {
+        // RFC 5681 §3.1: one ACK per segment, +1 SMSS per ACK: W' = 2W, in both units, with
+        // and without ABC.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            for abc in [0, 1, 2, u32::MAX] {
+                check_slow_start(unit, abc, 1, |w| 2 * w);
+            }
+        }
+    }
+
+    #[test]
+    fn test_slow_start_delayed_ack_without_abc_grows_one_and_a_half() {
+        // RFC 3465 §1: an ACK every second segment and one increment per ACK: ⌈W/2⌉ ACKs, so
+        // W' = W + ⌈W/2⌉ (≈ ×1.5 per RTT), in both units.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            check_slow_start(unit, 0, 2, |w| w + w.div_ceil(2));
+        }
+    }
+
+    #[test]
+    fn test_slow_start_delayed_ack_with_abc_doubles() {
+        // RFC 3465 §2.2 with L = 2: an ACK for two segments adds 2 SMSS: W' = 2W again.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            check_slow_start(unit, 2, 2, |w| 2 * w);
+            check_slow_start(unit, u32::MAX, 2, |w| 2 * w);
+            // L = 1 caps each ACK at one SMSS: back to W + ⌈W/2⌉.
+            check_slow_start(unit, 1, 2, |w| w + w.div_ceil(2));
+        }
+    }
+
+    #[test]
+    fn test_slow_start_ack_stops_at_ssthresh_and_carries_leftover() {
+        // Linux tcp_slow_start: cwnd = min(cwnd + acked, ssthresh), the rest goes to CA.
+        let mut w = window(CwndUnit::Packets, u32::MAX, 9, 10 * MSS);
+        let left = w.slow_start(&ack(3));
+        assert_eq!(w.cwnd(), 10 * MSS);
+        assert_eq!(left, 2);
+        assert!(!w.in_slow_start());
+        // Bytes: 9.5 segments, ssthresh 10, ACK of 2 segments with ABC L=2: 500 B used.
+        let mut w = window(CwndUnit::Bytes, 2, 9, 10 * MSS);
+        w.set_cwnd(9500);
+        let left = w.slow_start(&ack(2));
+        assert_eq!(w.cwnd(), 10_000);
+        assert_eq!(left, 1500);
+    }
+
+    #[test]
+    fn test_slow_start_after_rto_uses_abc_limit_one_in_bytes() {
+        // RFC 3465 §2.3: L = 1 SMSS in the slow start after an RTO.
+        let mut w = window(CwndUnit::Bytes, 2, 10, 20 * MSS);
+        w.on_timeout();
+        assert_eq!(w.cwnd(), MSS);
+        assert!(w.after_rto());
+        w.slow_start(&ack(2));
+        assert_eq!(w.cwnd(), 2 * MSS);
+        // Leaving slow start ends the RTO restriction.
+        w.set_cwnd(20 * MSS);
+        assert!(!w.after_rto());
+    }
+
+    /// Congestion avoidance for `rounds` RTTs with an ACK per `per_ack` segments; returns the
+    /// average growth per RTT in segments.
+    fn ca_growth_per_rtt(unit: CwndUnit, abc: u32, per_ack: u32, start_seg: u64) -> f64 {
+        let mut w = window(unit, abc, start_seg, 2 * MSS);
+        let start = w.cwnd() as f64;
+        let rounds = 40;
+        for _ in 0..rounds {
+            slow_start_round(&mut w, per_ack);
+        }
+        (w.cwnd() as f64 - start) / MSS as f64 / f64::from(rounds)
+    }
+
+    #[test]
+    fn test_avoidance_ack_per_segment_adds_one_segment_per_rtt() {
+        // RFC 5681 §3.1 / Linux tcp_cong_avoid_ai: +1 SMSS per RTT with an ACK per segment.
+        for abc in [0, 2] {
+            let g = ca_growth_per_rtt(CwndUnit::Packets, abc, 1, 20);
+            assert!((g - 1.0).abs() < 0.03, "packets abc={abc}: {g}");
+            // Bytes: SMSS²/cwnd per ACK grows slightly less than 1 SMSS per RTT because cwnd
+            // grows within the RTT and each increment is rounded down: within 3 %.
+            let g = ca_growth_per_rtt(CwndUnit::Bytes, abc, 1, 20);
+            assert!((g - 1.0).abs() < 0.03, "bytes abc={abc}: {g}");
+        }
+    }
+
+    #[test]
+    fn test_avoidance_delayed_ack_packets_no_abc_adds_half_segment_per_rtt() {
+        // Per-ACK counting with one ACK per two segments: cwnd/2 ACKs per RTT, +1 segment per
+        // cwnd ACKs: ~0.5 segment per RTT (RFC 3465 §1; Linux without ABC).
+        let g = ca_growth_per_rtt(CwndUnit::Packets, 0, 2, 20);
+        assert!((g - 0.5).abs() < 0.03, "{g}");
+        let g = ca_growth_per_rtt(CwndUnit::Bytes, 0, 2, 20);
+        assert!((g - 0.5).abs() < 0.03, "{g}");
+        // With ABC the bytes are counted: back to one segment per RTT.
+        let g = ca_growth_per_rtt(CwndUnit::Packets, 2, 2, 20);
+        assert!((g - 1.0).abs() < 0.03, "{g}");
+        let g = ca_growth_per_rtt(CwndUnit::Bytes, 2, 2, 20);
+        assert!((g - 1.0).abs() < 0.03, "{g}");
+    }
+
+    #[test]
+    fn test_additive_increase_packets_counter_semantics() {
+        // +1 segment after exactly `per` credit units; surplus carried.
+        let mut w = window(CwndUnit::Packets, u32::MAX, 10, 2 * MSS);
+        for _ in 0..9 {
+            w.additive_increase(10, 1);
+        }
+        assert_eq!(w.cwnd_segments(), 10);
+        w.additive_increase(10, 1);
+        assert_eq!(w.cwnd_segments(), 11);
+        // A big ACK crossing two thresholds adds two segments.
+        w.additive_increase(5, 12);
+        assert_eq!(w.cwnd_segments(), 13);
+        assert_eq!(w.ai_count, 2);
+        // A counter left above a new, smaller `per` yields one segment and restarts.
+        w.additive_increase(10, 9); // count 11 ≥ 10 → +1, count 1
+        assert_eq!(w.cwnd_segments(), 14);
+        w.additive_increase(1, 0); // count 1 ≥ 1 → +1, count 0
+        assert_eq!(w.cwnd_segments(), 15);
+    }
+
+    #[test]
+    fn test_additive_increase_bytes_keeps_sub_byte_increments() {
+        // RFC 5681 §3.1 eq. 3 at cwnd = 2 MB, SMSS = 1000: 0.5 byte per ACK. Two ACKs add one
+        // byte (nothing lost to rounding, nothing invented), 2000 ACKs add ~1000 bytes.
+        let mut w = window(CwndUnit::Bytes, 0, 10, 2 * MSS);
+        w.set_cwnd(2_000_000);
+        w.additive_increase(w.cwnd(), MSS);
+        assert_eq!(w.cwnd(), 2_000_000);
+        w.additive_increase(w.cwnd(), MSS);
+        assert_eq!(w.cwnd(), 2_000_001);
+        for _ in 0..1998 {
+            w.additive_increase(w.cwnd(), MSS);
+        }
+        assert!((2_000_999..=2_001_000).contains(&w.cwnd()), "{}", w.cwnd());
+    }
+
+    #[test]
+    fn test_packets_unit_rounds_windows_to_segments() {
+        let mut w = window(CwndUnit::Packets, 0, 10, u64::MAX);
+        w.set_cwnd(4_500);
+        assert_eq!(w.cwnd(), 4_000);
+        w.set_cwnd(10);
+        assert_eq!(w.cwnd(), MSS);
+        w.set_ssthresh(100);
+        assert_eq!(w.ssthresh(), 2 * MSS);
+        w.set_ssthresh(u64::MAX);
+        assert_eq!(w.ssthresh(), u64::MAX);
+    }
+
+    #[test]
+    fn test_divided_slow_start_grows_a_quarter() {
+        // RFC 9406 §4.2 CSS: a quarter of the slow-start increase, remainder carried.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let mut w = window(unit, u32::MAX, 40, u64::MAX);
+            for _ in 0..40 {
+                w.slow_start_divided(&ack(1), 4);
+            }
+            assert_eq!(w.cwnd_segments(), 50, "{unit:?}");
+        }
+    }
+
+    #[test]
+    fn test_may_grow_respects_recovery_and_limits() {
+        let ev = ack(1);
+        assert!(may_grow(&ev));
+        assert!(!may_grow(&AckEvent { in_recovery: true, ..ev }));
+        assert!(!may_grow(&AckEvent { app_limited: true, ..ev }));
+    }
+}

@@ -1,0 +1,419 @@
+//! Slow-start exit heuristics used by CUBIC: Linux's HyStart (Ha & Rhee, "Taming the Elephants:
+//! New TCP Slow Start", 2011; L: net/ipv4/tcp_cubic.c since 2.6.29) and HyStart++ (RFC 9406).
+//!
+//! Rounds. Both measure per *round*: a round starts on an ACK and ends when everything that was
+//! sent when it started has been cumulatively acknowledged (Linux: `snd_una` passes the
+//! `end_seq = snd_nxt` recorded at the round start; RFC 9406 §4.2: `windowEnd = SND.NXT`). The
+//! controller does not see sequence numbers, so it keeps `acked_total` (sum of `bytes_acked`, i.e.
+//! `snd_una` relative to the ISN) and records `end_mark = acked_total + in_flight` at the round
+//! start, which is `snd_nxt` whenever nothing is SACKed or marked lost — always the case in slow
+//! start before the first loss, the only time these heuristics run.
+
+use crate::Nanos;
+use crate::MS;
+
+/// Which Linux HyStart detectors run (Linux module parameter `hystart_detect`: 1 = ACK train,
+/// 2 = delay, 3 = both, the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HystartDetect {
+    #[default]
+    Both,
+    AckTrain,
+    Delay,
+}
+
+impl HystartDetect {
+    pub const CHOICES: &'static [&'static str] = &["both", "ack_train", "delay"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "both" => Some(HystartDetect::Both),
+            "ack_train" => Some(HystartDetect::AckTrain),
+            "delay" => Some(HystartDetect::Delay),
+            _ => None,
+        }
+    }
+    fn ack_train(self) -> bool {
+        matches!(self, HystartDetect::Both | HystartDetect::AckTrain)
+    }
+    fn delay(self) -> bool {
+        matches!(self, HystartDetect::Both | HystartDetect::Delay)
+    }
+}
+
+/// Linux HyStart: RTT samples per round before the delay detector may fire
+/// (`HYSTART_MIN_SAMPLES`, L: net/ipv4/tcp_cubic.c; stacks-and-ccas.md A.2).
+pub const HYSTART_MIN_SAMPLES: u32 = 8;
+/// Linux HyStart: delay-increase threshold is `clamp(delay_min/8, 4 ms, 16 ms)`
+/// (`HYSTART_DELAY_MIN`, `HYSTART_DELAY_MAX`, `HYSTART_DELAY_THRESH`).
+pub const HYSTART_DELAY_MIN: Nanos = 4 * MS;
+pub const HYSTART_DELAY_MAX: Nanos = 16 * MS;
+/// Linux HyStart defaults: `hystart_low_window` = 16 segments, `hystart_ack_delta_us` = 2 ms.
+pub const HYSTART_LOW_WINDOW: u32 = 16;
+pub const HYSTART_ACK_DELTA: Nanos = 2 * MS;
+
+/// Linux-style HyStart state (`struct bictcp` fields `found`, `round_start`, `end_seq`,
+/// `last_ack`, `curr_rtt`, `sample_cnt`).
+#[derive(Clone, Copy, Debug)]
+pub struct HyStartLinux {
+    detect: HystartDetect,
+    low_window: u64,
+    ack_delta: Nanos,
+    found: bool,
+    round_start: Nanos,
+    last_ack: Nanos,
+    end_mark: u64,
+    curr_rtt: Nanos,
+    sample_cnt: u32,
+}
+
+impl HyStartLinux {
+    /// `low_window` in segments; `ack_delta` the largest ACK spacing that continues a train.
+    pub fn new(detect: HystartDetect, low_window: u32, ack_delta: Nanos) -> Self {
+        HyStartLinux {
+            detect,
+            low_window: u64::from(low_window),
+            ack_delta,
+            found: false,
+            round_start: 0,
+            last_ack: 0,
+            end_mark: 0,
+            curr_rtt: Nanos::MAX,
+            sample_cnt: 0,
+        }
+    }
+
+    /// True once a detector fired (until [`Self::reset`]).
+    pub fn found(&self) -> bool {
+        self.found
+    }
+
+    /// Forget everything (Linux `bictcp_reset` + `bictcp_hystart_reset` on init and on entering
+    /// the Loss state after an RTO). The next sample starts a new round.
+    pub fn reset(&mut self) {
+        *self = HyStartLinux::new(self.detect, self.low_window as u32, self.ack_delta);
+    }
+
+    fn start_round(&mut self, now: Nanos, end_mark: u64) {
+        self.round_start = now;
+        self.last_ack = now;
+        self.end_mark = end_mark;
+        self.curr_rtt = Nanos::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// One RTT sample `delay` (≥ 1 ns) taken in slow start, with `delay_min` already updated to
+    /// include it. Returns true when slow start should end now; the caller then sets
+    /// `ssthresh = cwnd` (Linux `hystart_update`).
+    pub fn on_sample(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        delay_min: Nanos,
+        cwnd_segments: u64,
+        acked_total: u64,
+        in_flight: u64,
+    ) -> bool {
+        if self.found {
+            return false;
+        }
+        // A new round once snd_una passed the end of the previous one (`after(snd_una, end_seq)`).
+        if acked_total > self.end_mark {
+            self.start_round(now, acked_total.saturating_add(in_flight));
+        }
+        // HyStart only acts on windows of at least `hystart_low_window` segments.
+        if cwnd_segments < self.low_window {
+            return false;
+        }
+        if self.detect.ack_train() && now.saturating_sub(self.last_ack) <= self.ack_delta {
+            // ACKs closer than ack_delta continue the train. When the train since the round's
+            // first ACK is longer than delay_min/2, the pipe is judged full (no pacing: Linux
+            // halves `delay_min + ack_delay`, with ack_delay 0 without a pacing rate).
+            self.last_ack = now;
+            if now.saturating_sub(self.round_start) > delay_min / 2 {
+                self.found = true;
+            }
+        }
+        if self.detect.delay() {
+            // The minimum RTT over the round's samples; after HYSTART_MIN_SAMPLES samples, exit
+            // if it exceeds delay_min by more than clamp(delay_min/8, 4 ms, 16 ms).
+            self.curr_rtt = self.curr_rtt.min(delay);
+            if self.sample_cnt < HYSTART_MIN_SAMPLES {
+                self.sample_cnt += 1;
+            } else {
+                let thresh = (delay_min / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
+                if self.curr_rtt > delay_min.saturating_add(thresh) {
+                    self.found = true;
+                }
+            }
+        }
+        self.found
+    }
+}
+
+/// RFC 9406 §4.3 constants.
+pub const HSPP_MIN_RTT_THRESH: Nanos = 4 * MS;
+pub const HSPP_MAX_RTT_THRESH: Nanos = 16 * MS;
+pub const HSPP_MIN_RTT_DIVISOR: u64 = 8;
+pub const HSPP_N_RTT_SAMPLE: u32 = 8;
+pub const HSPP_CSS_GROWTH_DIVISOR: u64 = 4;
+pub const HSPP_CSS_ROUNDS: u32 = 5;
+
+/// Where HyStart++ has the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HyStartPhase {
+    /// Standard slow start with delay-increase detection.
+    SlowStart,
+    /// Conservative Slow Start (RFC 9406 §4.2): growth divided by `CSS_GROWTH_DIVISOR`.
+    Css { baseline_min_rtt: Nanos, rounds: u32 },
+    /// Finished (left for congestion avoidance, a loss or an RTO): standard rules from now on.
+    Done,
+}
+
+/// What the caller must do after [`HyStartPlusPlus::on_ack`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HyStartAction {
+    /// Keep growing, with [`HyStartPlusPlus::growth_divisor`].
+    Continue,
+    /// `CSS_ROUNDS` rounds of CSS are complete: set `ssthresh = cwnd` and enter congestion
+    /// avoidance (RFC 9406 §4.2).
+    EnterAvoidance,
+}
+
+/// HyStart++ (RFC 9406) state, used for the initial slow start only (RFC 9406 §4.2: later slow
+/// starts exit at the ssthresh they discovered, so standard slow start is used for them).
+#[derive(Clone, Copy, Debug)]
+pub struct HyStartPlusPlus {
+    phase: HyStartPhase,
+    last_round_min_rtt: Nanos,
+    current_round_min_rtt: Nanos,
+    rtt_sample_count: u32,
+    end_mark: u64,
+}
+
+impl Default for HyStartPlusPlus {
+    fn default() -> Self {
+        HyStartPlusPlus {
+            phase: HyStartPhase::SlowStart,
+            last_round_min_rtt: Nanos::MAX,
+            current_round_min_rtt: Nanos::MAX,
+            rtt_sample_count: 0,
+            end_mark: 0,
+        }
+    }
+}
+
+impl HyStartPlusPlus {
+    pub fn phase(&self) -> HyStartPhase {
+        self.phase
+    }
+
+    /// True until HyStart++ has finished.
+    pub fn active(&self) -> bool {
+        self.phase != HyStartPhase::Done
+    }
+
+    /// Divisor of the slow-start increase: 1 in slow start, `CSS_GROWTH_DIVISOR` in CSS.
+    pub fn growth_divisor(&self) -> u64 {
+        match self.phase {
+            HyStartPhase::Css { .. } => HSPP_CSS_GROWTH_DIVISOR,
+            _ => 1,
+        }
+    }
+
+    /// Loss (or ECN) in slow start or CSS, or an RTO: HyStart++ ends; ssthresh is the
+    /// controller's (RFC 9406 §4.2).
+    pub fn finish(&mut self) {
+        self.phase = HyStartPhase::Done;
+    }
+
+    /// One ACK while the window is in slow start (before its growth is applied).
+    pub fn on_ack(&mut self, rtt: Option<Nanos>, acked_total: u64, in_flight: u64) -> HyStartAction {
+        if !self.active() {
+            return HyStartAction::Continue;
+        }
+        if acked_total > self.end_mark {
+            // Round boundary (RFC 9406 §4.2 "At the start of each round").
+            if let HyStartPhase::Css { baseline_min_rtt, rounds } = self.phase {
+                // A round spent (at least partly) in CSS has ended.
+                let rounds = rounds + 1;
+                if rounds >= HSPP_CSS_ROUNDS {
+                    self.phase = HyStartPhase::Done;
+                    return HyStartAction::EnterAvoidance;
+                }
+                self.phase = HyStartPhase::Css { baseline_min_rtt, rounds };
+            }
+            self.last_round_min_rtt = self.current_round_min_rtt;
+            self.current_round_min_rtt = Nanos::MAX;
+            self.rtt_sample_count = 0;
+            self.end_mark = acked_total.saturating_add(in_flight);
+        }
+        let Some(rtt) = rtt else {
+            return HyStartAction::Continue;
+        };
+        self.current_round_min_rtt = self.current_round_min_rtt.min(rtt);
+        self.rtt_sample_count = self.rtt_sample_count.saturating_add(1);
+        if self.rtt_sample_count < HSPP_N_RTT_SAMPLE {
+            return HyStartAction::Continue;
+        }
+        match self.phase {
+            HyStartPhase::SlowStart => {
+                if self.current_round_min_rtt != Nanos::MAX && self.last_round_min_rtt != Nanos::MAX
+                {
+                    let thresh = (self.last_round_min_rtt / HSPP_MIN_RTT_DIVISOR)
+                        .clamp(HSPP_MIN_RTT_THRESH, HSPP_MAX_RTT_THRESH);
+                    if self.current_round_min_rtt >= self.last_round_min_rtt.saturating_add(thresh)
+                    {
+                        self.phase = HyStartPhase::Css {
+                            baseline_min_rtt: self.current_round_min_rtt,
+                            rounds: 0,
+                        };
+                    }
+                }
+            }
+            HyStartPhase::Css { baseline_min_rtt, .. } => {
+                // The delay increase was spurious: back to slow start.
+                if self.current_round_min_rtt < baseline_min_rtt {
+                    self.phase = HyStartPhase::SlowStart;
+                }
+            }
+            HyStartPhase::Done => {}
+        }
+        HyStartAction::Continue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    /// Feeds one round of `n` samples of `rtt`, ACKs `gap` apart, to Linux HyStart; returns
+    /// whether it fired and at which ACK.
+    fn linux_round(
+        h: &mut HyStartLinux,
+        now: &mut Nanos,
+        acked: &mut u64,
+        n: u64,
+        rtt: Nanos,
+        delay_min: Nanos,
+        gap: Nanos,
+    ) -> Option<u64> {
+        for i in 0..n {
+            *acked += MSS;
+            let in_flight = (n - 1 - i) * MSS;
+            if h.on_sample(*now, rtt, delay_min, n, *acked, in_flight) {
+                return Some(i);
+            }
+            *now += gap;
+        }
+        None
+    }
+
+    #[test]
+    fn test_linux_delay_increase_above_threshold_fires_after_eight_samples() {
+        // delay_min 100 ms: threshold clamp(12.5 ms, 4, 16) = 12.5 ms.
+        let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
+        let (mut now, mut acked) = (0, 0);
+        let base = 100 * MS;
+        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 32, base, base, 3 * MS), None);
+        let hit = linux_round(&mut h, &mut now, &mut acked, 32, base + 13 * MS, base, 3 * MS);
+        // Samples 1..8 only fill the round minimum; the ninth (index 8) checks it.
+        assert_eq!(hit, Some(8));
+    }
+
+    #[test]
+    fn test_linux_delay_increase_below_threshold_does_not_fire() {
+        let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
+        let (mut now, mut acked) = (0, 0);
+        let base = 100 * MS;
+        for _ in 0..20 {
+            let hit = linux_round(&mut h, &mut now, &mut acked, 64, base + 12 * MS, base, MS);
+            assert_eq!(hit, None);
+        }
+        // The clamp: with delay_min 10 ms the threshold is 4 ms, not 1.25 ms.
+        let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
+        let base = 10 * MS;
+        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 32, base + 3 * MS, base, MS), None);
+        assert!(linux_round(&mut h, &mut now, &mut acked, 32, base + 5 * MS, base, MS).is_some());
+    }
+
+    #[test]
+    fn test_linux_below_low_window_never_fires() {
+        let mut h = HyStartLinux::new(HystartDetect::Both, 16, HYSTART_ACK_DELTA);
+        let (mut now, mut acked) = (0, 0);
+        let base = 100 * MS;
+        // 15-segment rounds with a large delay increase and a tight ACK train.
+        for _ in 0..5 {
+            assert_eq!(linux_round(&mut h, &mut now, &mut acked, 15, base * 2, base, 0), None);
+        }
+    }
+
+    #[test]
+    fn test_linux_ack_train_fires_when_train_exceeds_half_delay_min() {
+        // ACKs 1 ms apart (< ack_delta 2 ms); delay_min 40 ms: fires on the first ACK more than
+        // 20 ms after the round's first ACK, i.e. the 22nd ACK (index 21).
+        let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
+        let (mut now, mut acked) = (0, 0);
+        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 20, 40 * MS, 40 * MS, MS), None);
+        now += 40 * MS;
+        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 40, 40 * MS, 40 * MS, MS), Some(21));
+        // A train broken by gaps above ack_delta never fires.
+        let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
+        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 200, 40 * MS, 40 * MS, 3 * MS), None);
+    }
+
+    /// One HyStart++ round of `n` ACKs with RTT `rtt`.
+    fn pp_round(h: &mut HyStartPlusPlus, acked: &mut u64, n: u64, rtt: Nanos) -> HyStartAction {
+        let mut out = HyStartAction::Continue;
+        for i in 0..n {
+            *acked += MSS;
+            if h.on_ack(Some(rtt), *acked, (n - 1 - i) * MSS) == HyStartAction::EnterAvoidance {
+                out = HyStartAction::EnterAvoidance;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn test_hystartpp_delay_increase_enters_css_then_avoidance_after_five_rounds() {
+        let mut h = HyStartPlusPlus::default();
+        let mut acked = 0;
+        pp_round(&mut h, &mut acked, 10, 100 * MS);
+        pp_round(&mut h, &mut acked, 20, 100 * MS);
+        assert_eq!(h.phase(), HyStartPhase::SlowStart);
+        // RttThresh = clamp(100/8, 4, 16) = 12.5 ms: 113 ms ≥ 112.5 ms enters CSS.
+        pp_round(&mut h, &mut acked, 40, 113 * MS);
+        assert!(matches!(h.phase(), HyStartPhase::Css { baseline_min_rtt, .. } if baseline_min_rtt == 113 * MS));
+        assert_eq!(h.growth_divisor(), HSPP_CSS_GROWTH_DIVISOR);
+        // The entry round is the first CSS round; four more full rounds, and the boundary ACK
+        // of the fifth ends it.
+        for _ in 0..4 {
+            assert_eq!(pp_round(&mut h, &mut acked, 40, 113 * MS), HyStartAction::Continue);
+        }
+        assert_eq!(pp_round(&mut h, &mut acked, 40, 113 * MS), HyStartAction::EnterAvoidance);
+        assert!(!h.active());
+    }
+
+    #[test]
+    fn test_hystartpp_small_increase_stays_in_slow_start() {
+        let mut h = HyStartPlusPlus::default();
+        let mut acked = 0;
+        for r in 0..10 {
+            pp_round(&mut h, &mut acked, 16 + r, 100 * MS + r * MS); // +1 ms per round
+        }
+        assert_eq!(h.phase(), HyStartPhase::SlowStart);
+    }
+
+    #[test]
+    fn test_hystartpp_rtt_back_below_baseline_resumes_slow_start() {
+        let mut h = HyStartPlusPlus::default();
+        let mut acked = 0;
+        pp_round(&mut h, &mut acked, 10, 100 * MS);
+        pp_round(&mut h, &mut acked, 20, 120 * MS);
+        assert!(matches!(h.phase(), HyStartPhase::Css { .. }));
+        pp_round(&mut h, &mut acked, 20, 110 * MS);
+        assert_eq!(h.phase(), HyStartPhase::SlowStart);
+    }
+}

@@ -1,0 +1,248 @@
+//! Congestion-control algorithms for tcplab, behind one small trait.
+//!
+//! The stack (in `tcplab-sim`) *measures*: it counts acknowledged bytes and packets, samples RTT and
+//! delivery rate, detects loss and runs loss recovery. A [`CongestionControl`] implementation
+//! *decides*: it owns the congestion window, the slow-start threshold and (optionally) a pacing
+//! rate, and is told about events by name (`on_ack`, `on_congestion_event`, `on_rto`, ...).
+//!
+//! Division of labour during loss recovery (mirrors Linux's `tcp_congestion_ops` and
+//! RFC 5681/6675): when the stack enters recovery it calls [`CongestionControl::on_congestion_event`];
+//! the controller sets its `ssthresh` (and whatever internal state, e.g. CUBIC's `W_max`). While in
+//! recovery the *recovery part* of the stack (RFC 6675, NewReno, PRR, ...) governs how much may be
+//! sent; `on_ack` is still called (with `in_recovery = true`) so delay- and rate-based controllers
+//! keep their estimators fed, but window-growth rules must not grow `cwnd` then. When recovery ends
+//! the stack calls [`CongestionControl::on_recovery_exit`] and the controller sets `cwnd` (normally
+//! to `ssthresh`). A controller that wants to govern the window in recovery itself (BBR) returns
+//! `true` from [`CongestionControl::governs_recovery`].
+//!
+//! All times are integer nanoseconds ([`Nanos`]); windows are in bytes. Controllers never read a
+//! clock: time arrives in the event.
+//!
+//! # Algorithms
+//!
+//! Build one by name with [`build`] (or list them with [`list`]); parameters are checked against
+//! the declarations below (unknown names, unknown parameters and wrong types are errors with the
+//! allowed alternatives in the message).
+//!
+//! | name | what | parameters (default) | sources |
+//! |---|---|---|---|
+//! | `reno` | slow start, +1 SMSS/RTT, `ssthresh = max(basis/2, 2·SMSS)`, cwnd 1 SMSS after an RTO | `ssthresh_from` (`"auto"`: cwnd in packets, FlightSize in bytes; `"cwnd"`, `"flight_size"`) | RFC 5681 §3.1–3.2, RFC 3465, L: net/ipv4/tcp_cong.c |
+//! | `newreno` | `reno`'s window rules under its own name; the partial-ACK recovery is the stack's | `ssthresh_from` (`"auto"`) | RFC 5681, RFC 6582 §3 |
+//! | `cubic` | `W(t) = C(t−K)³ + W_max`, Reno-friendly region, fast convergence, β decrease, HyStart / HyStart++ | `hystart` (`"linux"`; `"off"`, `"rfc9406"`), `hystart_detect` (`"both"`; `"ack_train"`, `"delay"`), `hystart_low_window` (16), `hystart_ack_delta_us` (2000), `fast_convergence` (true), `tcp_friendliness` (true), `beta` (0.7), `c` (0.4), `ssthresh_from` (`"auto"`) | RFC 9438, RFC 9406, Ha/Rhee/Xu 2008, L: net/ipv4/tcp_cubic.c v2.3 |
+//!
+//! # Window arithmetic
+//!
+//! Every window-based controller grows its window through [`WindowState`] (module [`growth`]),
+//! so the OS personality's [`WindowGrowth`] decides the unit (Linux packets with
+//! `snd_cwnd_cnt`, or RFC 5681 bytes) and Appropriate Byte Counting (RFC 3465) for all of them.
+//! In the packets unit, windows are whole segments (setters round down).
+//!
+//! # The `app_limited` flag
+//!
+//! [`AckEvent::app_limited`] `true` means the sender was application- or receive-window-limited
+//! and the ACK must not grow the window (see [`growth::may_grow`]).
+
+#![forbid(unsafe_code)]
+
+pub mod cubic;
+pub mod growth;
+pub mod hystart;
+pub mod registry;
+pub mod reno;
+#[cfg(test)]
+pub(crate) mod testkit;
+
+pub use cubic::{Cubic, CubicParams, HystartMode};
+pub use growth::{CwndUnit, SsthreshBasis, WindowGrowth, WindowState};
+pub use hystart::HystartDetect;
+pub use registry::{
+    build, find, list, CcError, CcInfo, Constructor, ParamInfo, ParamKind, ParamValue, Params,
+};
+pub use reno::Reno;
+
+/// Simulation time or a duration, in nanoseconds.
+pub type Nanos = u64;
+
+/// One millisecond in [`Nanos`].
+pub const MS: Nanos = 1_000_000;
+/// One second in [`Nanos`].
+pub const SEC: Nanos = 1_000_000_000;
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), produced by the stack's
+/// rate sampler for the ACK being processed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Delivered bytes over `interval`, as bits per second.
+    pub delivery_rate_bps: f64,
+    /// Bytes delivered during the sample's interval.
+    pub delivered: u64,
+    /// Length of the sampling interval.
+    pub interval: Nanos,
+    /// True if the sender was application- or receive-window-limited when the sampled packet left.
+    pub is_app_limited: bool,
+    /// Bytes in flight when the sampled packet was sent.
+    pub prior_in_flight: u64,
+    /// Total bytes the stack had delivered (cumulative, `C.delivered`) when this sample was taken.
+    pub total_delivered: u64,
+}
+
+/// What the stack tells a controller on each ACK that advances `snd_una` or SACKs new data
+/// (and also on duplicate ACKs during recovery, with `bytes_acked = 0`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckEvent {
+    /// Time the ACK was processed.
+    pub now: Nanos,
+    /// Bytes newly acknowledged cumulatively by this ACK (`Δsnd.una`).
+    pub bytes_acked: u64,
+    /// Full segments newly acknowledged cumulatively by this ACK (Linux's `acked` packet count).
+    pub packets_acked: u32,
+    /// Bytes newly SACKed by this ACK.
+    pub bytes_sacked: u64,
+    /// Bytes in flight before this ACK was processed.
+    pub prior_in_flight: u64,
+    /// Bytes in flight after this ACK was processed.
+    pub in_flight: u64,
+    /// RTT sample taken from this ACK, if any (Karn's rule already applied).
+    pub rtt_sample: Option<Nanos>,
+    /// Smoothed RTT after this ACK (0 before the first sample).
+    pub srtt: Nanos,
+    /// Minimum RTT seen on the connection so far (0 before the first sample).
+    pub min_rtt: Nanos,
+    /// True while the stack is in fast recovery / loss recovery.
+    pub in_recovery: bool,
+    /// True if the application or the receiver's window, not the congestion window, limited
+    /// sending, so window growth should not be credited (RFC 7661 spirit; the negation of Linux's
+    /// `tcp_is_cwnd_limited`).
+    pub app_limited: bool,
+    /// Delivery-rate sample for this ACK, if the rate sampler produced one.
+    pub rate: Option<RateSample>,
+    /// Sender maximum segment size in bytes.
+    pub mss: u32,
+}
+
+/// A loss-triggered congestion event (entry into fast recovery / loss recovery).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CongestionEvent {
+    pub now: Nanos,
+    /// Bytes in flight when loss was detected (RFC 5681's FlightSize).
+    pub in_flight: u64,
+    /// Bytes newly marked lost by this detection.
+    pub lost_bytes: u64,
+    /// Smoothed RTT at the event.
+    pub srtt: Nanos,
+    /// Minimum RTT seen on the connection.
+    pub min_rtt: Nanos,
+    pub mss: u32,
+}
+
+/// A retransmission timeout.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RtoEvent {
+    pub now: Nanos,
+    /// Bytes in flight when the timer fired.
+    pub in_flight: u64,
+    /// Number of consecutive timeouts for the same data, including this one (1 for the first).
+    pub backoff_count: u32,
+    pub mss: u32,
+}
+
+/// A packet the stack just sent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SentEvent {
+    pub now: Nanos,
+    pub bytes: u32,
+    /// Bytes in flight after this packet.
+    pub in_flight: u64,
+    pub is_retransmission: bool,
+    /// Total bytes delivered so far (for round counting).
+    pub total_delivered: u64,
+}
+
+/// A congestion-control algorithm. The stack calls these hooks; the controller owns `cwnd`,
+/// `ssthresh` and the pacing rate. Every hook but the accessors has a default no-op.
+pub trait CongestionControl: Send {
+    /// Short lowercase name, e.g. `"cubic"`.
+    fn name(&self) -> &'static str;
+
+    /// An ACK arrived that acknowledged or SACKed new data (or a duplicate ACK in recovery).
+    fn on_ack(&mut self, ev: &AckEvent);
+
+    /// Loss was detected (three duplicate ACKs, SACK-based loss, RACK, ...): set `ssthresh`.
+    fn on_congestion_event(&mut self, ev: &CongestionEvent);
+
+    /// Loss recovery finished (the recovery point was cumulatively acknowledged): set `cwnd`.
+    /// The default sets `cwnd = ssthresh`, as RFC 5681 §3.2 step 6 and Linux do.
+    fn on_recovery_exit(&mut self, now: Nanos) {
+        let _ = now;
+        let s = self.ssthresh();
+        self.set_cwnd(s);
+    }
+
+    /// The retransmission timer expired.
+    fn on_rto(&mut self, ev: &RtoEvent);
+
+    /// A packet left the host.
+    fn on_packet_sent(&mut self, ev: &SentEvent) {
+        let _ = ev;
+    }
+
+    /// The connection restarts after an idle period longer than the RTO (RFC 5681 §4.1).
+    /// The default restarts from `min(cwnd, restart_window)`.
+    fn on_idle_restart(&mut self, now: Nanos, restart_window: u64) {
+        let _ = now;
+        let w = self.cwnd().min(restart_window);
+        self.set_cwnd(w);
+    }
+
+    /// A spurious-retransmission undo (Eifel/DSACK) restored the pre-event window. Optional.
+    fn on_undo(&mut self, now: Nanos, prior_cwnd: u64, prior_ssthresh: u64) {
+        let _ = now;
+        self.set_cwnd(prior_cwnd);
+        self.set_ssthresh(prior_ssthresh);
+    }
+
+    /// Congestion window in bytes.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold in bytes (`u64::MAX` means "infinite", RFC 5681 §3.1).
+    fn ssthresh(&self) -> u64;
+    /// Overwrite the window (used by recovery parts and idle restart).
+    fn set_cwnd(&mut self, cwnd: u64);
+    /// Overwrite the threshold.
+    fn set_ssthresh(&mut self, ssthresh: u64);
+
+    /// Pacing rate in bits per second, or `None` to send as fast as the window allows.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// True if this controller sets the window during recovery itself (BBR); then the stack's
+    /// recovery part only chooses *what* to send, not *how much*.
+    fn governs_recovery(&self) -> bool {
+        false
+    }
+
+    /// True while in slow start (`cwnd < ssthresh` for window-based controllers).
+    fn in_slow_start(&self) -> bool {
+        self.cwnd() < self.ssthresh()
+    }
+
+    /// Algorithm-specific variables for the time series (name, value), e.g. CUBIC's `w_max`.
+    /// Written into `extra` by the caller; must not allocate.
+    fn debug_vars(&self, extra: &mut [(&'static str, f64)]) -> usize {
+        let _ = extra;
+        0
+    }
+}
+
+/// Parameters every controller needs at construction.
+#[derive(Clone, Copy, Debug)]
+pub struct CcInit {
+    /// Sender maximum segment size, bytes.
+    pub mss: u32,
+    /// Initial congestion window, bytes.
+    pub initial_cwnd: u64,
+    /// Initial slow-start threshold, bytes (`u64::MAX` for "infinite").
+    pub initial_ssthresh: u64,
+    /// How window growth is counted (packets as in Linux, bytes as in BSD/Windows; ABC).
+    pub growth: WindowGrowth,
+}

@@ -1,0 +1,284 @@
+//! Reno window rules (RFC 5681 §3.1–3.2; Linux `tcp_reno_*`, L: net/ipv4/tcp_cong.c), also
+//! registered as `newreno`: NewReno (RFC 6582) differs from Reno only in how fast recovery treats
+//! partial ACKs, which is the stack's recovery part, so the controller is the same arithmetic
+//! under another name.
+//!
+//! * Slow start and congestion avoidance: [`WindowState::slow_start`] then
+//!   [`WindowState::reno_increase`] (about +1 SMSS per RTT), in the personality's unit and ABC
+//!   setting (see `growth.rs`).
+//! * Congestion event: `ssthresh = max(FlightSize/2, 2·SMSS)` (RFC 5681 §3.1 eq. 4) in the bytes
+//!   unit; `max(cwnd/2, 2)` segments from cwnd in the packets unit (Linux `tcp_reno_ssthresh`).
+//!   The basis is the `ssthresh_from` parameter ([`SsthreshBasis`]). `cwnd` is left to the
+//!   recovery part; recovery exit sets `cwnd = ssthresh` (trait default, RFC 5681 §3.2 step 6).
+//! * RTO: the same `ssthresh` on the first timeout, held constant on repeated timeouts of the same
+//!   data (RFC 5681 §3.1, text after eq. 4); `cwnd` = 1 segment, the loss window (RFC 5681 §3.1).
+
+use crate::growth::{may_grow, SsthreshBasis, WindowState};
+use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent};
+
+/// Reno / NewReno window rules.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    name: &'static str,
+    win: WindowState,
+    basis: SsthreshBasis,
+}
+
+impl Reno {
+    /// A Reno controller named `"reno"`.
+    pub fn new(init: &CcInit, basis: SsthreshBasis) -> Self {
+        Reno { name: "reno", win: WindowState::new(init), basis }
+    }
+
+    /// The same window rules, named `"newreno"` (RFC 6582 recovery is done by the stack).
+    pub fn newreno(init: &CcInit, basis: SsthreshBasis) -> Self {
+        Reno { name: "newreno", ..Reno::new(init, basis) }
+    }
+
+    /// The window and its counters.
+    pub fn window(&self) -> &WindowState {
+        &self.win
+    }
+
+    /// `max(basis/2, 2·SMSS)`; whole segments (rounded down) in the packets unit, which is Linux's
+    /// `max(cwnd >> 1, 2)`.
+    fn halved_ssthresh(&self, in_flight: u64) -> u64 {
+        // WindowState::set_ssthresh applies the 2·SMSS floor and the rounding to segments.
+        self.basis.bytes(&self.win, in_flight) / 2
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn on_ack(&mut self, ev: &AckEvent) {
+        if !may_grow(ev) {
+            return;
+        }
+        let credit = self.win.slow_start(ev);
+        if credit > 0 {
+            self.win.reno_increase(credit);
+        }
+    }
+
+    fn on_congestion_event(&mut self, ev: &CongestionEvent) {
+        let s = self.halved_ssthresh(ev.in_flight);
+        self.win.set_ssthresh(s);
+        self.win.reset_counters();
+    }
+
+    fn on_rto(&mut self, ev: &RtoEvent) {
+        if ev.backoff_count <= 1 {
+            let s = self.halved_ssthresh(ev.in_flight);
+            self.win.set_ssthresh(s);
+        }
+        self.win.on_timeout();
+    }
+
+    fn on_recovery_exit(&mut self, _now: Nanos) {
+        let s = self.win.ssthresh();
+        self.win.set_cwnd(s);
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.win.cwnd()
+    }
+    fn ssthresh(&self) -> u64 {
+        self.win.ssthresh()
+    }
+    fn set_cwnd(&mut self, cwnd: u64) {
+        self.win.set_cwnd(cwnd);
+    }
+    fn set_ssthresh(&mut self, ssthresh: u64) {
+        self.win.set_ssthresh(ssthresh);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{AckSpacing, Driver};
+    use crate::{CwndUnit, WindowGrowth, MS};
+
+    const MSS: u32 = 1000;
+    const RTT: Nanos = 100 * MS;
+
+    fn reno(unit: CwndUnit, abc_limit: u32, cwnd_seg: u64, ssthresh: u64) -> Reno {
+        Reno::new(
+            &CcInit {
+                mss: MSS,
+                initial_cwnd: cwnd_seg * u64::from(MSS),
+                initial_ssthresh: ssthresh,
+                growth: WindowGrowth { unit, abc_limit },
+            },
+            SsthreshBasis::Auto,
+        )
+    }
+
+    fn segs(bytes: u64) -> f64 {
+        bytes as f64 / f64::from(MSS)
+    }
+
+    #[test]
+    fn test_slow_start_ack_stream_doubles_per_rtt() {
+        // RFC 5681 §3.1: one ACK per segment doubles cwnd each RTT. With an ACK per two
+        // segments (the last ACK of an odd window covers one) and per-ACK counting, the window
+        // grows by the number of ACKs, ⌈W/2⌉ (≈ ×1.5); with ABC L=2 by the segments, ×2
+        // (RFC 3465 §1, §2.2). Start at 5 segments so odd windows occur.
+        let half: fn(u64) -> u64 = |w| w + w.div_ceil(2);
+        let double: fn(u64) -> u64 = |w| 2 * w;
+        let cases = [(1, 0, double), (2, 0, half), (2, 2, double), (1, 2, double)];
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            for (per_ack, abc, rule) in cases {
+                let mut cc = reno(unit, abc, 5, u64::MAX);
+                let mut d = Driver::new(MSS);
+                for r in 0..6 {
+                    let before = cc.cwnd() / u64::from(MSS);
+                    let now = d.round(&mut cc, RTT, RTT, per_ack, AckSpacing::Spread);
+                    assert_eq!(
+                        now,
+                        rule(before) * u64::from(MSS),
+                        "{unit:?} per_ack={per_ack} abc={abc} round {r}"
+                    );
+                }
+                assert!(cc.in_slow_start());
+            }
+        }
+    }
+
+    #[test]
+    fn test_slow_start_ack_leaves_at_ssthresh() {
+        // Slow start ends exactly at ssthresh (Linux tcp_slow_start) and the window then grows
+        // by about one segment per RTT.
+        let mut cc = reno(CwndUnit::Packets, u32::MAX, 4, 20 * u64::from(MSS));
+        let mut d = Driver::new(MSS);
+        d.round(&mut cc, RTT, RTT, 1, AckSpacing::Spread); // 8
+        d.round(&mut cc, RTT, RTT, 1, AckSpacing::Spread); // 16
+        let w = segs(d.round(&mut cc, RTT, RTT, 1, AckSpacing::Spread)); // 20 + CA credit
+        assert!(!cc.in_slow_start());
+        assert!((20.0..=21.0).contains(&w), "{w}");
+    }
+
+    #[test]
+    fn test_avoidance_ack_per_segment_grows_one_segment_per_rtt() {
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            for abc in [0, 2] {
+                let mut cc = reno(unit, abc, 30, 2 * u64::from(MSS));
+                let mut d = Driver::new(MSS);
+                let start = segs(cc.cwnd());
+                for _ in 0..50 {
+                    d.round(&mut cc, RTT, RTT, 1, AckSpacing::Spread);
+                }
+                let per_rtt = (segs(cc.cwnd()) - start) / 50.0;
+                // Packets: exactly +1 per cwnd ACKs. Bytes: SMSS²/cwnd per ACK rounds down and
+                // cwnd grows within the RTT: at most ~2 % below one segment at 30–80 segments.
+                assert!((per_rtt - 1.0).abs() < 0.03, "{unit:?} abc={abc}: {per_rtt}");
+            }
+        }
+    }
+
+    #[test]
+    fn test_avoidance_delayed_ack_packets_without_abc_grows_half_segment_per_rtt() {
+        // Linux without ABC counts one unit per ACK: with an ACK per two segments, cwnd/2 ACKs
+        // per RTT and +1 segment per cwnd ACKs, i.e. ~+0.5 segment per RTT.
+        let mut cc = reno(CwndUnit::Packets, 0, 30, 2 * u64::from(MSS));
+        let mut d = Driver::new(MSS);
+        let start = segs(cc.cwnd());
+        for _ in 0..60 {
+            d.round(&mut cc, RTT, RTT, 2, AckSpacing::Spread);
+        }
+        let per_rtt = (segs(cc.cwnd()) - start) / 60.0;
+        assert!((per_rtt - 0.5).abs() < 0.03, "{per_rtt}");
+        // With ABC the same ACK stream grows one segment per RTT (RFC 3465 §2.1).
+        let mut cc = reno(CwndUnit::Packets, 2, 30, 2 * u64::from(MSS));
+        let mut d = Driver::new(MSS);
+        for _ in 0..60 {
+            d.round(&mut cc, RTT, RTT, 2, AckSpacing::Spread);
+        }
+        let per_rtt = (segs(cc.cwnd()) - start) / 60.0;
+        assert!((per_rtt - 1.0).abs() < 0.03, "{per_rtt}");
+    }
+
+    #[test]
+    fn test_congestion_event_halves_window() {
+        // Packets: Linux max(cwnd/2, 2) from cwnd, whatever the flight size.
+        let mut cc = reno(CwndUnit::Packets, 0, 41, u64::MAX);
+        cc.on_congestion_event(&CongestionEvent { in_flight: 10_000, mss: MSS, ..Default::default() });
+        assert_eq!(cc.ssthresh(), 20 * u64::from(MSS));
+        cc.on_recovery_exit(0);
+        assert_eq!(cc.cwnd(), 20 * u64::from(MSS));
+        // Bytes: RFC 5681 eq. 4 from FlightSize.
+        let mut cc = reno(CwndUnit::Bytes, 0, 41, u64::MAX);
+        cc.on_congestion_event(&CongestionEvent { in_flight: 30_500, mss: MSS, ..Default::default() });
+        assert_eq!(cc.ssthresh(), 15_250);
+        // Never below 2 SMSS.
+        let mut cc = reno(CwndUnit::Bytes, 0, 3, u64::MAX);
+        cc.on_congestion_event(&CongestionEvent { in_flight: 1_000, mss: MSS, ..Default::default() });
+        assert_eq!(cc.ssthresh(), 2 * u64::from(MSS));
+        let mut cc = reno(CwndUnit::Packets, 0, 3, u64::MAX);
+        cc.on_congestion_event(&CongestionEvent { in_flight: 3_000, mss: MSS, ..Default::default() });
+        assert_eq!(cc.ssthresh(), 2 * u64::from(MSS));
+    }
+
+    #[test]
+    fn test_congestion_event_basis_param_overrides_unit() {
+        let init = CcInit {
+            mss: MSS,
+            initial_cwnd: 40_000,
+            initial_ssthresh: u64::MAX,
+            growth: WindowGrowth { unit: CwndUnit::Packets, abc_limit: 0 },
+        };
+        let mut cc = Reno::new(&init, SsthreshBasis::FlightSize);
+        cc.on_congestion_event(&CongestionEvent { in_flight: 10_000, mss: MSS, ..Default::default() });
+        assert_eq!(cc.ssthresh(), 5_000);
+    }
+
+    #[test]
+    fn test_rto_collapses_to_one_segment_and_holds_ssthresh_on_backoff() {
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let mut cc = reno(unit, 0, 40, u64::MAX);
+            cc.on_rto(&RtoEvent { in_flight: 40_000, backoff_count: 1, mss: MSS, ..Default::default() });
+            assert_eq!(cc.cwnd(), u64::from(MSS));
+            assert_eq!(cc.ssthresh(), 20_000);
+            // Second timeout for the same data: ssthresh held constant (RFC 5681 §3.1).
+            cc.on_rto(&RtoEvent { in_flight: 1_000, backoff_count: 2, mss: MSS, ..Default::default() });
+            assert_eq!(cc.ssthresh(), 20_000);
+            assert_eq!(cc.cwnd(), u64::from(MSS));
+            assert!(cc.in_slow_start());
+        }
+    }
+
+    #[test]
+    fn test_ack_in_recovery_or_app_limited_does_not_grow() {
+        let mut cc = reno(CwndUnit::Bytes, 0, 10, u64::MAX);
+        let ev = AckEvent { bytes_acked: 1000, packets_acked: 1, mss: MSS, ..Default::default() };
+        cc.on_ack(&AckEvent { in_recovery: true, ..ev });
+        cc.on_ack(&AckEvent { app_limited: true, ..ev });
+        assert_eq!(cc.cwnd(), 10_000);
+        cc.on_ack(&ev);
+        assert_eq!(cc.cwnd(), 11_000);
+    }
+
+    #[test]
+    fn test_newreno_is_reno_with_its_own_name() {
+        let init = CcInit {
+            mss: MSS,
+            initial_cwnd: 10_000,
+            initial_ssthresh: u64::MAX,
+            growth: WindowGrowth::default(),
+        };
+        let mut a = Reno::new(&init, SsthreshBasis::Auto);
+        let mut b = Reno::newreno(&init, SsthreshBasis::Auto);
+        assert_eq!(a.name(), "reno");
+        assert_eq!(b.name(), "newreno");
+        let mut d1 = Driver::new(MSS);
+        let mut d2 = Driver::new(MSS);
+        for _ in 0..5 {
+            let x = d1.round(&mut a, RTT, RTT, 2, AckSpacing::Spread);
+            let y = d2.round(&mut b, RTT, RTT, 2, AckSpacing::Spread);
+            assert_eq!(x, y);
+        }
+    }
+}

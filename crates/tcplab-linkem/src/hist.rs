@@ -1,0 +1,146 @@
+//! A fixed-size histogram of durations (no allocation per sample) for the emulator's self-check:
+//! 1 µs buckets below 100 µs, 10 µs below 1 ms, 100 µs below 10 ms, 1 ms below 100 ms, then one
+//! overflow bucket. Quantiles are reported as the upper edge of their bucket (an upper bound).
+
+use serde::Serialize;
+
+const N_BUCKETS: usize = 100 + 90 + 90 + 90 + 1;
+
+#[derive(Clone, Debug)]
+pub struct Hist {
+    buckets: [u64; N_BUCKETS],
+    count: u64,
+    sum_ns: u128,
+    max_ns: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HistSummary {
+    pub count: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Default for Hist {
+    fn default() -> Self {
+        Hist {
+            buckets: [0; N_BUCKETS],
+            count: 0,
+            sum_ns: 0,
+            max_ns: 0,
+        }
+    }
+}
+
+fn bucket(ns: u64) -> usize {
+    let us = ns / 1000;
+    if us < 100 {
+        us as usize
+    } else if us < 1_000 {
+        100 + ((us - 100) / 10) as usize
+    } else if us < 10_000 {
+        190 + ((us - 1_000) / 100) as usize
+    } else if us < 100_000 {
+        280 + ((us - 10_000) / 1_000) as usize
+    } else {
+        N_BUCKETS - 1
+    }
+}
+
+/// Upper edge of bucket `b`, ns.
+fn upper(b: usize) -> u64 {
+    let us = if b < 100 {
+        b as u64 + 1
+    } else if b < 190 {
+        100 + (b as u64 - 99) * 10
+    } else if b < 280 {
+        1_000 + (b as u64 - 189) * 100
+    } else if b < 370 {
+        10_000 + (b as u64 - 279) * 1_000
+    } else {
+        u64::MAX / 1000
+    };
+    us * 1000
+}
+
+impl Hist {
+    #[inline]
+    pub fn add(&mut self, ns: u64) {
+        self.buckets[bucket(ns)] += 1;
+        self.count += 1;
+        self.sum_ns += ns as u128;
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (b, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return upper(b).min(self.max_ns);
+            }
+        }
+        self.max_ns
+    }
+
+    pub fn summary(&self) -> HistSummary {
+        HistSummary {
+            count: self.count,
+            mean_ns: if self.count == 0 {
+                0.0
+            } else {
+                self.sum_ns as f64 / self.count as f64
+            },
+            p50_ns: self.quantile(0.5),
+            p99_ns: self.quantile(0.99),
+            p999_ns: self.quantile(0.999),
+            max_ns: self.max_ns,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_hist_bucket_edges_are_monotone() {
+        let mut last = 0;
+        for ns in (0..200_000_000u64).step_by(997) {
+            let b = bucket(ns);
+            assert!(b >= last);
+            assert!(upper(b) > ns, "ns {ns} bucket {b} upper {}", upper(b));
+            last = b;
+        }
+    }
+
+    #[test]
+    fn test_hist_quantiles_bound_samples() {
+        let mut h = Hist::default();
+        for us in 1..=1000u64 {
+            h.add(us * 1000);
+        }
+        let s = h.summary();
+        assert_eq!(s.count, 1000);
+        assert!((s.mean_ns - 500_500.0).abs() < 1e-6);
+        assert!(
+            s.p50_ns >= 500_000 && s.p50_ns <= 510_000,
+            "p50 {}",
+            s.p50_ns
+        );
+        assert!(
+            s.p99_ns >= 990_000 && s.p99_ns <= 1_000_000,
+            "p99 {}",
+            s.p99_ns
+        );
+        assert_eq!(s.max_ns, 1_000_000);
+        assert_eq!(Hist::default().summary().p99_ns, 0);
+    }
+}

@@ -1,0 +1,473 @@
+//! One emulated link direction, as a pure model: time is an argument, nothing here reads a clock
+//! or touches a socket, so the schedule is unit-tested exactly.
+//!
+//! The model is the simulator's channel (crates/tcplab-sim/src/net.rs, "The channel model"), so
+//! both engines mean the same thing by a scenario's link:
+//! * a FIFO server at `rate_bps` counting IP bytes (no Ethernet framing, as Dummynet and `tc` rate
+//!   limits count): a packet arriving at `t` starts serialisation at `max(t, busy_until)` and
+//!   finishes `len·8/rate` later; it leaves the far end `delay_ns` after that;
+//! * drop-tail: an arriving packet is dropped when the packets (bytes) *waiting* — not counting
+//!   the one being serialised — would exceed the limit (Linux `pfifo`/`bfifo` semantics);
+//! * random loss applies to packets that won a place: they use the link's capacity but never
+//!   arrive.
+//!
+//! Deviation from the simulator, by necessity: arrival times are real (kernel receive timestamps)
+//! and departures happen when the emulator's thread gets to them; the lateness of each departure
+//! is measured by the I/O loop (src/serve.rs) and reported, and the kernel engine rejects runs
+//! whose lateness or achieved rate miss the configured values.
+
+use crate::config::{ChanCfg, LossCfg};
+use crate::rng::Rng;
+use std::collections::VecDeque;
+
+/// Serialisation time of `bytes` at `rate_bps` in picoseconds (0 for an unlimited rate).
+#[inline]
+pub fn tx_time_ps(bytes: u32, rate_bps: u64) -> u64 {
+    if rate_bps == 0 {
+        return 0;
+    }
+    ((bytes as u128 * 8 * 1_000_000_000_000u128) / rate_bps as u128) as u64
+}
+
+/// Per-packet loss decision with its own random stream.
+#[derive(Clone, Debug)]
+pub struct LossModel {
+    cfg: LossCfg,
+    rng: Rng,
+    bad: bool,
+}
+
+impl LossModel {
+    pub fn new(cfg: LossCfg, rng: Rng) -> LossModel {
+        LossModel {
+            cfg,
+            rng,
+            bad: false,
+        }
+    }
+
+    #[inline]
+    pub fn lose(&mut self) -> bool {
+        match self.cfg {
+            LossCfg::None => false,
+            LossCfg::Bernoulli { p } => self.rng.chance(p),
+            LossCfg::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => {
+                // docs/design.md §3: per packet the state moves first, then the loss draw.
+                if self.bad {
+                    if self.rng.chance(p_bg) {
+                        self.bad = false;
+                    }
+                } else if self.rng.chance(p_gb) {
+                    self.bad = true;
+                }
+                self.rng.chance(if self.bad { loss_bad } else { loss_good })
+            }
+        }
+    }
+}
+
+/// Outcome of offering a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// Will leave at this time (ns).
+    Queued(u64),
+    /// Drop-tail overflow.
+    Dropped,
+    /// Destroyed by the loss model (after using the link's capacity).
+    Lost,
+}
+
+/// A packet in flight towards the far end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Departure {
+    /// The caller's handle of the frame (a buffer index).
+    pub token: u32,
+    /// When the packet is due at the far end, ns.
+    pub due: u64,
+    /// IP bytes.
+    pub len: u32,
+    /// The link was busy without a break since the previous departing packet finished
+    /// serialisation (it was backlogged), so the ideal gap between the two departures is pure
+    /// serialisation time and the actual gap measures the rate the emulator delivered.
+    pub back_to_back: bool,
+    /// Ideal time since the previous departure, ns (meaningful when `back_to_back`).
+    pub gap_ns: u64,
+}
+
+/// Cumulative counters (docs/design.md §4 `links`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PipeStats {
+    /// Packets and IP bytes accepted for serialisation (including randomly lost ones).
+    pub packets: u64,
+    pub bytes: u64,
+    /// Drop-tail overflows.
+    pub drops: u64,
+    /// Packets destroyed by the loss model.
+    pub lost: u64,
+    /// Serialisation time of accepted packets, ps.
+    pub busy_ps: u64,
+    /// Largest `waiting + 1` an admitted packet saw (the same formula as the simulator's channel,
+    /// so the two engines' reports agree).
+    pub max_queue_pkts: u32,
+}
+
+pub struct Pipe {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    limit_pkts: Option<u32>,
+    limit_bytes: Option<u64>,
+    loss: LossModel,
+    busy_until_ps: u64,
+    /// Finish times (ps) and sizes of packets not yet fully serialised (the virtual queue).
+    backlog: VecDeque<(u64, u32)>,
+    backlog_bytes: u64,
+    flight: VecDeque<Departure>,
+    last_offer_ns: u64,
+    /// Due time of the last packet put in flight (None before the first).
+    last_due: Option<u64>,
+    /// Every packet admitted since that one found the link busy.
+    busy_since_last: bool,
+    pub stats: PipeStats,
+}
+
+impl Pipe {
+    pub fn new(cfg: &ChanCfg, rng: Rng) -> Pipe {
+        Pipe {
+            rate_bps: cfg.rate_bps,
+            delay_ns: cfg.delay_ns,
+            limit_pkts: cfg.queue.limit_pkts,
+            limit_bytes: cfg.queue.limit_bytes,
+            loss: LossModel::new(cfg.loss.clone(), rng),
+            busy_until_ps: 0,
+            backlog: VecDeque::with_capacity(256),
+            backlog_bytes: 0,
+            flight: VecDeque::with_capacity(1024),
+            last_offer_ns: 0,
+            last_due: None,
+            busy_since_last: false,
+            stats: PipeStats::default(),
+        }
+    }
+
+    /// Forget packets whose serialisation finished by `now`.
+    #[inline]
+    fn drain(&mut self, now_ns: u64) {
+        let now_ps = now_ns.saturating_mul(1000);
+        while let Some(&(finish, len)) = self.backlog.front() {
+            if finish > now_ps {
+                break;
+            }
+            self.backlog.pop_front();
+            self.backlog_bytes -= len as u64;
+        }
+    }
+
+    /// Packets waiting at `now`, not counting the one being serialised.
+    pub fn queue_pkts(&mut self, now_ns: u64) -> u32 {
+        self.drain(now_ns);
+        self.backlog.len().saturating_sub(1) as u32
+    }
+
+    /// Bytes waiting at `now`, not counting the packet being serialised.
+    pub fn queue_bytes(&mut self, now_ns: u64) -> u64 {
+        self.drain(now_ns);
+        match self.backlog.front() {
+            Some(&(_, head)) => self.backlog_bytes - head as u64,
+            None => 0,
+        }
+    }
+
+    /// Serialisation time spent by `now`, ps. The unfinished packets are back to back (each
+    /// arrived before its predecessor finished), so the work still to do is `busy_until − now`.
+    pub fn busy_done_ps(&self, now_ns: u64) -> u64 {
+        let now_ps = now_ns.saturating_mul(1000);
+        self.stats.busy_ps - self.busy_until_ps.saturating_sub(now_ps)
+    }
+
+    /// Offer a packet of `len` IP bytes that arrived at `arrival_ns`; `token` comes back in its
+    /// [`Departure`].
+    pub fn offer(&mut self, arrival_ns: u64, len: u32, token: u32) -> Offer {
+        // Arrival stamps of one interface are in order; guard against a stamp older than the
+        // previous one (a clock correction) so the schedule never runs backwards.
+        let now = arrival_ns.max(self.last_offer_ns);
+        self.last_offer_ns = now;
+        self.drain(now);
+        let waiting = self.backlog.len().saturating_sub(1) as u32;
+        if let Some(l) = self.limit_pkts {
+            if waiting >= l {
+                self.stats.drops += 1;
+                return Offer::Dropped;
+            }
+        }
+        if let Some(lb) = self.limit_bytes {
+            let head = self.backlog.front().map_or(0, |&(_, h)| h as u64);
+            if self.backlog_bytes - head + len as u64 > lb {
+                self.stats.drops += 1;
+                return Offer::Dropped;
+            }
+        }
+        let now_ps = now.saturating_mul(1000);
+        let back_to_back = !self.backlog.is_empty();
+        let start = self.busy_until_ps.max(now_ps);
+        let tx = tx_time_ps(len, self.rate_bps);
+        let finish = start + tx;
+        self.busy_until_ps = finish;
+        self.backlog.push_back((finish, len));
+        self.backlog_bytes += len as u64;
+        self.stats.packets += 1;
+        self.stats.bytes += len as u64;
+        self.stats.busy_ps += tx;
+        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
+        self.busy_since_last &= back_to_back;
+        if self.loss.lose() {
+            self.stats.lost += 1;
+            return Offer::Lost;
+        }
+        let due = finish.div_ceil(1000) + self.delay_ns;
+        let (back_to_back, gap_ns) = match self.last_due {
+            Some(prev) if self.busy_since_last => (true, due - prev),
+            _ => (false, 0),
+        };
+        self.last_due = Some(due);
+        self.busy_since_last = true;
+        self.flight.push_back(Departure {
+            token,
+            due,
+            len,
+            back_to_back,
+            gap_ns,
+        });
+        Offer::Queued(due)
+    }
+
+    /// When the next packet is due at the far end.
+    #[inline]
+    pub fn next_due(&self) -> Option<u64> {
+        self.flight.front().map(|d| d.due)
+    }
+
+    /// The next packet due by `now`, if any.
+    #[inline]
+    pub fn pop_due(&mut self, now_ns: u64) -> Option<Departure> {
+        match self.flight.front() {
+            Some(d) if d.due <= now_ns => self.flight.pop_front(),
+            _ => None,
+        }
+    }
+
+    /// Packets still travelling (for shutdown accounting).
+    pub fn in_flight(&self) -> usize {
+        self.flight.len()
+    }
+
+    /// Drop everything still in flight, returning the tokens to the caller.
+    pub fn drain_flight(&mut self) -> impl Iterator<Item = Departure> + '_ {
+        self.flight.drain(..)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::QueueCfg;
+
+    fn chan(rate: u64, delay: u64, limit: Option<u32>, loss: LossCfg) -> ChanCfg {
+        ChanCfg {
+            rate_bps: rate,
+            delay_ns: delay,
+            queue: QueueCfg {
+                kind: "droptail".into(),
+                limit_pkts: limit,
+                limit_bytes: None,
+            },
+            loss,
+        }
+    }
+
+    fn pipe(rate: u64, delay: u64, limit: Option<u32>) -> Pipe {
+        Pipe::new(
+            &chan(rate, delay, limit, LossCfg::None),
+            Rng::for_entity(1, "t"),
+        )
+    }
+
+    #[test]
+    fn test_idle_pipe_arrival_serialises_then_delays() {
+        // 1500 B at 12 Mbit/s = 1 ms; delay 10 ms.
+        let mut p = pipe(12_000_000, 10_000_000, None);
+        assert_eq!(
+            p.offer(5_000, 1500, 7),
+            Offer::Queued(5_000 + 1_000_000 + 10_000_000)
+        );
+        assert_eq!(p.pop_due(11_004_999), None);
+        let d = p.pop_due(11_005_000).unwrap();
+        assert_eq!((d.token, d.len, d.back_to_back), (7, 1500, false));
+    }
+
+    #[test]
+    fn test_backlogged_arrivals_leave_at_link_rate() {
+        let mut p = pipe(12_000_000, 0, None);
+        for k in 0..5 {
+            assert_eq!(
+                p.offer(0, 1500, k),
+                Offer::Queued((k as u64 + 1) * 1_000_000)
+            );
+        }
+        let due: Vec<(u64, bool, u64)> = (0..5)
+            .map(|_| {
+                p.pop_due(u64::MAX)
+                    .map(|d| (d.due, d.back_to_back, d.gap_ns))
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(due[0], (1_000_000, false, 0));
+        assert!(due[1..].iter().all(|&(_, b, g)| b && g == 1_000_000));
+        assert_eq!(p.queue_pkts(0), 4);
+        assert_eq!(p.queue_pkts(2_500_000), 2);
+        assert_eq!(p.queue_bytes(2_500_000), 3000);
+        assert_eq!(p.queue_pkts(5_000_000), 0);
+    }
+
+    #[test]
+    fn test_full_queue_drops_excluding_packet_in_service() {
+        // Limit 2 waiting: the first packet is in service, two wait, the fourth is dropped —
+        // the same rule as crates/tcplab-sim/src/net.rs (pfifo semantics).
+        let mut p = pipe(12_000_000, 0, Some(2));
+        assert!(matches!(p.offer(0, 1500, 0), Offer::Queued(_)));
+        assert!(matches!(p.offer(0, 1500, 1), Offer::Queued(_)));
+        assert!(matches!(p.offer(0, 1500, 2), Offer::Queued(_)));
+        assert_eq!(p.offer(0, 1500, 3), Offer::Dropped);
+        assert_eq!(p.stats.drops, 1);
+        assert_eq!(p.stats.max_queue_pkts, 2);
+        // Once the first finishes a slot frees up.
+        assert!(matches!(
+            p.offer(1_000_000, 1500, 4),
+            Offer::Queued(4_000_000)
+        ));
+    }
+
+    #[test]
+    fn test_byte_limit_counts_waiting_bytes() {
+        let mut c = chan(12_000_000, 0, None, LossCfg::None);
+        c.queue.limit_bytes = Some(3000);
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "t"));
+        for k in 0..3 {
+            assert!(matches!(p.offer(0, 1500, k), Offer::Queued(_)));
+        }
+        assert_eq!(p.offer(0, 100, 3), Offer::Dropped);
+    }
+
+    #[test]
+    fn test_lost_packet_uses_capacity_but_never_departs() {
+        let c = chan(12_000_000, 0, None, LossCfg::Bernoulli { p: 1.0 });
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "t"));
+        assert_eq!(p.offer(0, 1500, 0), Offer::Lost);
+        assert_eq!(p.next_due(), None);
+        assert_eq!(p.stats.busy_ps, 1_000_000_000);
+        assert_eq!(p.queue_pkts(0), 0);
+        assert_eq!(p.busy_done_ps(500_000), 500_000_000);
+    }
+
+    #[test]
+    fn test_gap_spans_lost_packet_and_breaks_on_idle() {
+        let mut p = pipe(12_000_000, 0, None);
+        p.offer(0, 1500, 0);
+        // A lost packet in between keeps the chain: the link was busy serialising it.
+        p.loss = LossModel::new(LossCfg::Bernoulli { p: 1.0 }, Rng::for_entity(1, "t"));
+        assert_eq!(p.offer(0, 1500, 1), Offer::Lost);
+        p.loss = LossModel::new(LossCfg::None, Rng::for_entity(1, "t"));
+        p.offer(0, 1500, 2);
+        // Idle link before this one: not back to back.
+        p.offer(10_000_000, 1500, 3);
+        let d: Vec<Departure> = std::iter::from_fn(|| p.pop_due(u64::MAX)).collect();
+        assert_eq!(
+            (d[1].token, d[1].back_to_back, d[1].gap_ns),
+            (2, true, 2_000_000)
+        );
+        assert!(!d[2].back_to_back);
+    }
+
+    #[test]
+    fn test_busy_done_counts_partial_service() {
+        let mut p = pipe(12_000_000, 0, None);
+        p.offer(0, 1500, 0);
+        p.offer(0, 1500, 1);
+        assert_eq!(p.busy_done_ps(1_500_000), 1_500_000_000);
+        assert_eq!(p.busy_done_ps(9_000_000), 2_000_000_000);
+    }
+
+    #[test]
+    fn test_unlimited_rate_has_no_serialisation() {
+        let mut p = pipe(0, 3, None);
+        assert_eq!(p.offer(10, 1500, 0), Offer::Queued(13));
+        assert_eq!(p.offer(10, 1500, 1), Offer::Queued(13));
+    }
+
+    #[test]
+    fn test_old_arrival_stamp_does_not_reorder() {
+        let mut p = pipe(0, 0, None);
+        assert_eq!(p.offer(100, 60, 0), Offer::Queued(100));
+        assert_eq!(p.offer(90, 60, 1), Offer::Queued(100));
+    }
+
+    #[test]
+    fn test_gilbert_elliott_loss_is_bursty() {
+        let ge = LossCfg::GilbertElliott {
+            p_gb: 0.01,
+            p_bg: 0.2,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        let mut m = LossModel::new(ge, Rng::for_entity(3, "ge"));
+        let draws: Vec<bool> = (0..200_000).map(|_| m.lose()).collect();
+        let lost = draws.iter().filter(|&&x| x).count() as f64 / draws.len() as f64;
+        // Stationary bad-state share p_gb/(p_gb+p_bg) = 0.0476.
+        assert!((lost - 0.0476).abs() < 0.006, "loss {lost}");
+        let pairs = draws.windows(2).filter(|w| w[0] && w[1]).count() as f64;
+        let after_loss = pairs / draws.iter().filter(|&&x| x).count() as f64;
+        // P(loss | previous lost) = 1 − p_bg = 0.8, far above the mean.
+        assert!((after_loss - 0.8).abs() < 0.03, "conditional {after_loss}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_departures_fifo_and_rate_bounded(
+            arrivals in proptest::collection::vec((0u64..2_000_000, 40u32..1500), 1..200),
+            limit in proptest::option::of(0u32..20),
+        ) {
+            let mut sorted = arrivals.clone();
+            sorted.sort_by_key(|a| a.0);
+            let rate = 50_000_000u64;
+            let mut p = pipe(rate, 1_000, limit);
+            for (i, &(t, len)) in sorted.iter().enumerate() {
+                p.offer(t, len, i as u32);
+                if let Some(l) = limit {
+                    proptest::prop_assert!(p.queue_pkts(t) <= l);
+                }
+            }
+            let mut last_due = 0;
+            let mut last_token = None;
+            while let Some(d) = p.pop_due(u64::MAX) {
+                proptest::prop_assert!(d.due >= last_due);
+                let (t, len) = sorted[d.token as usize];
+                // Never earlier than arrival + serialisation + delay.
+                proptest::prop_assert!(d.due >= t + tx_time_ps(len, rate) / 1000 + 1_000);
+                if let Some(prev) = last_token {
+                    proptest::prop_assert!(d.token > prev);
+                    if d.back_to_back {
+                        // Back-to-back packets are spaced by at least their serialisation time.
+                        proptest::prop_assert_eq!(d.gap_ns, d.due - last_due);
+                        proptest::prop_assert!(d.gap_ns + 1 >= tx_time_ps(len, rate) / 1000);
+                    }
+                }
+                last_due = d.due;
+                last_token = Some(d.token);
+            }
+        }
+    }
+}

@@ -1,0 +1,647 @@
+//! The emulator's I/O loop: one thread, one AF_PACKET socket per interface, `ppoll` with a
+//! nanosecond timeout until the next departure.
+//!
+//! Per iteration: wait (until a frame arrives, a packet is due, a sample is due or a control
+//! command comes in), read every pending frame and offer it to its link direction's [`Pipe`] at
+//! its *kernel receive timestamp* (so the schedule does not depend on when this thread got to the
+//! frame), then send every packet whose due time has passed and record how late it left.
+//!
+//! Self-check (issue: "the emulator checks itself"): for every direction it reports
+//! * `lateness`: actual send time − scheduled departure, i.e. the delay added on top of the
+//!   configured one (the delivered one-way delay is `delay_ns + lateness`);
+//! * `input_lag`: time between the kernel receiving a frame and this thread reading it;
+//! * `achieved_rate_bps`: over every pair of consecutive departures the link was busy between,
+//!   configured rate × Σ scheduled gaps / Σ actual gaps — the rate the far end really saw while the
+//!   link was backlogged;
+//! * `socket_drops` (frames the kernel dropped because this thread did not read them in time),
+//!   `oversize` (frames larger than the MTU: segmentation offload was left on).
+//!
+//! The kernel engine (python/tcplab/kernel) turns these into a valid/invalid verdict.
+//! No allocation per packet: frames live in a pool of fixed-size slots that only grows.
+
+use crate::config::EmuConfig;
+use crate::hist::{Hist, HistSummary};
+use crate::pipe::{Offer, Pipe};
+use crate::rng::Rng;
+use crate::sys::{self, PacketSocket};
+use crate::tcpobs::{self, FlowCount, FlowObs};
+use serde::Serialize;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const ETH_HDR: u32 = 14;
+/// Frames read per interface per loop iteration before the loop looks at departures again.
+const RX_BATCH: usize = 64;
+
+/// Frame buffers: fixed-size slots addressed by index; the free list is reused, so after the
+/// first RTT the pool stops growing.
+struct Pool {
+    slot: usize,
+    data: Vec<u8>,
+    lens: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl Pool {
+    fn new(slot: usize) -> Pool {
+        let mut p = Pool {
+            slot,
+            data: Vec::new(),
+            lens: Vec::new(),
+            free: Vec::new(),
+        };
+        p.grow(1024);
+        p
+    }
+
+    fn grow(&mut self, n: usize) {
+        let old = self.lens.len();
+        self.data.resize((old + n) * self.slot, 0);
+        self.lens.resize(old + n, 0);
+        self.free.extend((old..old + n).rev().map(|i| i as u32));
+    }
+
+    fn take(&mut self) -> u32 {
+        if self.free.is_empty() {
+            let n = self.lens.len();
+            self.grow(n);
+        }
+        self.free.pop().expect("pool grown")
+    }
+
+    fn put(&mut self, t: u32) {
+        self.free.push(t);
+    }
+
+    fn buf_mut(&mut self, t: u32) -> &mut [u8] {
+        let s = t as usize * self.slot;
+        &mut self.data[s..s + self.slot]
+    }
+
+    fn frame(&self, t: u32) -> &[u8] {
+        let s = t as usize * self.slot;
+        &self.data[s..s + self.lens[t as usize] as usize]
+    }
+}
+
+struct Port {
+    sock: PacketSocket,
+    name: String,
+    /// The lane fed by frames arriving on this interface.
+    feeds: usize,
+    frames: u64,
+    kernel_drops: u64,
+    oversize: u64,
+    bypass: u64,
+    outgoing: u64,
+}
+
+struct Lane {
+    pipe: Pipe,
+    link: String,
+    dir: &'static str,
+    from: String,
+    to: String,
+    out_port: usize,
+    monitor: bool,
+    lateness: Hist,
+    input_lag: Hist,
+    gap_ideal_ns: u128,
+    gap_actual_ns: u128,
+    gaps: u64,
+    last_sent: Option<u64>,
+    delivered: u64,
+    delivered_bytes: u64,
+    send_retries: u64,
+    send_errors: u64,
+    last_busy_ps: u64,
+    /// Watched connections whose data enters here / whose ACKs leave here.
+    watch_data: Vec<usize>,
+    watch_ack: Vec<usize>,
+    /// Counted flows leaving here.
+    counts: Vec<usize>,
+}
+
+/// Per-direction statistics (docs/design.md §4 `links`, plus the self-check).
+#[derive(Serialize)]
+pub struct LaneReport {
+    pub name: String,
+    pub dir: &'static str,
+    pub from: String,
+    pub to: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub drops: u64,
+    pub lost: u64,
+    pub busy_ns: u64,
+    pub max_queue_pkts: u32,
+    pub delivered: u64,
+    pub delivered_bytes: u64,
+    pub check: LaneCheck,
+}
+
+#[derive(Serialize)]
+pub struct LaneCheck {
+    pub lateness: HistSummary,
+    pub input_lag: HistSummary,
+    /// Back-to-back departure pairs measured and the time they spanned.
+    pub rate_pairs: u64,
+    pub rate_span_ns: u64,
+    pub achieved_rate_bps: Option<f64>,
+    pub socket_drops: u64,
+    pub oversize: u64,
+    pub send_retries: u64,
+    pub send_errors: u64,
+    pub bypass: u64,
+    pub outgoing_seen: u64,
+    pub left_in_flight: u64,
+}
+
+/// docs/design.md §4 `queue_series`, columnar.
+#[derive(Serialize, Default)]
+pub struct QueueSeries {
+    pub link: Vec<String>,
+    pub dir: Vec<&'static str>,
+    pub time_ns: Vec<u64>,
+    pub queue_pkts: Vec<u32>,
+    pub queue_bytes: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub lost: Vec<u64>,
+    pub utilization: Vec<f64>,
+}
+
+/// Cumulative delivered packets and payload bytes of the counted flows, per interval.
+#[derive(Serialize, Default)]
+pub struct FlowSeries {
+    pub flow: Vec<String>,
+    pub time_ns: Vec<u64>,
+    pub packets: Vec<u64>,
+    pub bytes: Vec<u64>,
+}
+
+#[derive(Serialize)]
+pub struct Report {
+    /// CLOCK_MONOTONIC when the emulator started and the experiment's time zero (`start`).
+    pub epoch_mono_ns: u64,
+    pub t0_mono_ns: Option<u64>,
+    pub stopped_by: &'static str,
+    pub runtime_ns: u64,
+    pub links: Vec<LaneReport>,
+    pub queue_series: QueueSeries,
+    pub flows: Vec<FlowObs>,
+    pub counts: Vec<FlowCount>,
+    pub flow_series: FlowSeries,
+    /// The SCHED_FIFO priority the loop ran at, if any.
+    pub realtime_priority: Option<i32>,
+}
+
+/// Offset CLOCK_REALTIME − CLOCK_MONOTONIC, read between two monotonic reads.
+fn realtime_offset() -> i128 {
+    let m1 = sys::mono_ns();
+    let r = sys::realtime_ns();
+    let m2 = sys::mono_ns();
+    r as i128 - ((m1 as i128 + m2 as i128) / 2)
+}
+
+/// Run the emulator until `stop` is set, standard input says `stop` or closes (when
+/// `control_stdin`), or `max_runtime_ns` passes. Prints `ready` on standard output once every
+/// socket is bound.
+pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
+    cfg.check()?;
+    sys::set_timer_slack_ns(1);
+    let max_mtu = cfg.links.iter().map(|l| l.mtu).max().unwrap_or(1500);
+    // Room for the Ethernet header, a VLAN tag and slack; a larger frame is reported, not sent.
+    let slot = (max_mtu + ETH_HDR + 4 + 46) as usize;
+    let mut pool = Pool::new(slot);
+    let mut ports: Vec<Port> = Vec::with_capacity(cfg.links.len() * 2);
+    let mut lanes: Vec<Lane> = Vec::with_capacity(cfg.links.len() * 2);
+    for l in &cfg.links {
+        for (ifname, dir, from, to, chan) in [
+            (&l.a_if, "ab", &l.a, &l.b, &l.ab),
+            (&l.b_if, "ba", &l.b, &l.a, &l.ba),
+        ] {
+            let sock = PacketSocket::open(ifname, cfg.socket_buffer_bytes)
+                .map_err(|e| format!("link {:?}: interface {ifname:?}: {e}", l.name))?;
+            let lane = lanes.len();
+            ports.push(Port {
+                sock,
+                name: ifname.clone(),
+                feeds: lane,
+                frames: 0,
+                kernel_drops: 0,
+                oversize: 0,
+                bypass: 0,
+                outgoing: 0,
+            });
+            // Frames entering at a_if leave through b_if and vice versa.
+            let out_port = if dir == "ab" { lane + 1 } else { lane - 1 };
+            lanes.push(Lane {
+                pipe: Pipe::new(
+                    chan,
+                    Rng::for_entity(cfg.seed, &format!("{}.{dir}", l.name)),
+                ),
+                link: l.name.clone(),
+                dir,
+                from: from.clone(),
+                to: to.clone(),
+                out_port,
+                monitor: l.monitor,
+                lateness: Hist::default(),
+                input_lag: Hist::default(),
+                gap_ideal_ns: 0,
+                gap_actual_ns: 0,
+                gaps: 0,
+                last_sent: None,
+                delivered: 0,
+                delivered_bytes: 0,
+                send_retries: 0,
+                send_errors: 0,
+                last_busy_ps: 0,
+                watch_data: Vec::new(),
+                watch_ack: Vec::new(),
+                counts: Vec::new(),
+            });
+        }
+    }
+    let mut obs: Vec<FlowObs> = cfg.watch.iter().map(|w| FlowObs::new(&w.flow)).collect();
+    for (i, w) in cfg.watch.iter().enumerate() {
+        let data_lane = 2 * w.link + usize::from(w.data_dir == "ba");
+        lanes[data_lane].watch_data.push(i);
+        lanes[data_lane ^ 1].watch_ack.push(i);
+    }
+    let mut counts: Vec<FlowCount> = cfg
+        .count
+        .iter()
+        .map(|c| FlowCount {
+            flow: c.flow.clone(),
+            packets: 0,
+            bytes: 0,
+        })
+        .collect();
+    for (i, c) in cfg.count.iter().enumerate() {
+        lanes[2 * c.link + usize::from(c.dir == "ba")]
+            .counts
+            .push(i);
+    }
+    let realtime = match cfg.realtime_priority {
+        Some(p) => match sys::set_realtime(p) {
+            Ok(()) => Some(p),
+            Err(e) => {
+                eprintln!("tcplab-linkem: SCHED_FIFO {p} not available ({e}); normal scheduling");
+                None
+            }
+        },
+        None => None,
+    };
+    let mut flow_series = FlowSeries::default();
+    // Flush anything that arrived between bind and now (nothing should have).
+    for p in &ports {
+        let b = pool.buf_mut(0);
+        while let Ok(Some(_)) = p.sock.recv(b) {}
+        let _ = p.sock.take_stats();
+    }
+
+    let epoch = sys::mono_ns();
+    let mut rt_off = realtime_offset();
+    let mut fds: Vec<i32> = ports.iter().map(|p| p.sock.fd()).collect();
+    let stdin_slot = if cfg.control_stdin {
+        fds.push(0);
+        Some(fds.len() - 1)
+    } else {
+        None
+    };
+    let mut ready = vec![false; fds.len()];
+    let mut ctl_buf = [0u8; 256];
+    let mut ctl_line: Vec<u8> = Vec::with_capacity(256);
+    let mut t0: Option<u64> = None;
+    let mut next_sample: Option<u64> = None;
+    let mut sample_k: u64 = 0;
+    let mut next_housekeeping = 1_000_000_000u64;
+    let mut series = QueueSeries::default();
+    let deadline = cfg.max_runtime_ns;
+    let interval = cfg.interval_ns;
+    let spin = cfg.spin_ns;
+    let mut stopped_by = "stop";
+    let mut timeout: Option<u64> = Some(0);
+
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "ready {epoch}");
+        let _ = out.flush();
+    }
+
+    loop {
+        sys::poll(&fds, &mut ready, timeout).map_err(|e| format!("ppoll: {e}"))?;
+        let now = sys::mono_ns() - epoch;
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if deadline.is_some_and(|d| now >= d) {
+            stopped_by = "max_runtime";
+            break;
+        }
+        // Control commands.
+        if let Some(si) = stdin_slot {
+            if ready[si] {
+                match sys::read_fd(0, &mut ctl_buf).map_err(|e| format!("stdin: {e}"))? {
+                    Some(0) => {
+                        stopped_by = "eof";
+                        break;
+                    }
+                    Some(n) => ctl_line.extend_from_slice(&ctl_buf[..n]),
+                    None => {}
+                }
+                let mut quit = false;
+                while let Some(pos) = ctl_line.iter().position(|&c| c == b'\n') {
+                    let line: Vec<u8> = ctl_line.drain(..=pos).collect();
+                    let text = String::from_utf8_lossy(&line);
+                    let mut words = text.split_whitespace();
+                    match (words.next(), words.next()) {
+                        (Some("stop"), _) => quit = true,
+                        (Some("start"), Some(t)) => {
+                            let t0_abs: u64 =
+                                t.parse().map_err(|_| format!("bad start time {t:?}"))?;
+                            let t0_rel = t0_abs.saturating_sub(epoch);
+                            t0 = Some(t0_abs);
+                            next_sample = Some(t0_rel + interval);
+                            sample_k = 0;
+                            for l in &mut lanes {
+                                l.last_busy_ps = l.pipe.busy_done_ps(t0_rel);
+                            }
+                        }
+                        _ => return Err(format!("unknown control command {text:?}")),
+                    }
+                }
+                if quit {
+                    stopped_by = "stop";
+                    break;
+                }
+            }
+        }
+        // Queue samples at t0 + k·interval.
+        while let Some(ts) = next_sample {
+            if now < ts {
+                break;
+            }
+            sample_k += 1;
+            for l in lanes.iter_mut().filter(|l| l.monitor) {
+                let busy = l.pipe.busy_done_ps(ts);
+                series.link.push(l.link.clone());
+                series.dir.push(l.dir);
+                series.time_ns.push(sample_k * interval);
+                series.queue_pkts.push(l.pipe.queue_pkts(ts));
+                series.queue_bytes.push(l.pipe.queue_bytes(ts));
+                series.drops.push(l.pipe.stats.drops);
+                series.lost.push(l.pipe.stats.lost);
+                series
+                    .utilization
+                    .push((busy - l.last_busy_ps) as f64 / (interval as f64 * 1e3));
+                l.last_busy_ps = busy;
+            }
+            for c in &counts {
+                flow_series.flow.push(c.flow.clone());
+                flow_series.time_ns.push(sample_k * interval);
+                flow_series.packets.push(c.packets);
+                flow_series.bytes.push(c.bytes);
+            }
+            next_sample = Some(ts + interval);
+        }
+        // Arrivals.
+        for pi in 0..ports.len() {
+            if !ready[pi] {
+                continue;
+            }
+            let li = ports[pi].feeds;
+            for _ in 0..RX_BATCH {
+                let tok = pool.take();
+                let info = match ports[pi].sock.recv(pool.buf_mut(tok)) {
+                    Ok(Some(i)) => i,
+                    Ok(None) => {
+                        pool.put(tok);
+                        break;
+                    }
+                    Err(e) => return Err(format!("recv on {}: {e}", ports[pi].name)),
+                };
+                let port = &mut ports[pi];
+                port.frames += 1;
+                if info.outgoing {
+                    port.outgoing += 1;
+                    pool.put(tok);
+                    continue;
+                }
+                if info.truncated {
+                    port.oversize += 1;
+                    pool.put(tok);
+                    continue;
+                }
+                pool.lens[tok as usize] = info.len as u32;
+                let rx_now = sys::mono_ns() - epoch;
+                // Kernel receive stamp → monotonic, relative to the epoch.
+                let arrival = info
+                    .ts_realtime_ns
+                    .map(|r| r as i128 - rt_off - epoch as i128)
+                    .filter(|&a| {
+                        a >= 0 && a <= rx_now as i128 && rx_now as i128 - a < 1_000_000_000
+                    })
+                    .map_or(rx_now, |a| a as u64);
+                let lane = &mut lanes[li];
+                lane.input_lag.add(rx_now - arrival);
+                let Some(ip_len) = tcpobs::ipv4_len(pool.frame(tok)) else {
+                    // Not IPv4 (the engine sets static neighbours and disables IPv6, so this is
+                    // rare): pass it on at once, unimpaired.
+                    port.bypass += 1;
+                    let _ = ports[lane.out_port].sock.send(pool.frame(tok));
+                    pool.put(tok);
+                    continue;
+                };
+                if !lane.watch_data.is_empty() {
+                    if let Some(seg) = tcpobs::parse(pool.frame(tok)) {
+                        for &wi in &lane.watch_data {
+                            let w = &cfg.watch[wi];
+                            if seg.saddr == w.src
+                                && seg.daddr == w.dst
+                                && seg.sport == w.sport
+                                && seg.dport == w.dport
+                            {
+                                obs[wi].on_data(&seg, arrival + epoch);
+                            }
+                        }
+                    }
+                }
+                match lane.pipe.offer(arrival, ip_len, tok) {
+                    Offer::Queued(_) => {}
+                    Offer::Dropped | Offer::Lost => pool.put(tok),
+                }
+            }
+        }
+        // Departures.
+        let mut next_due: Option<u64> = None;
+        for lane in lanes.iter_mut() {
+            let now_l = sys::mono_ns() - epoch;
+            let out_port = lane.out_port;
+            while let Some(d) = lane.pipe.pop_due(now_l) {
+                match ports[out_port].sock.send(pool.frame(d.token)) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        // Send buffer momentarily full: count it and drop (never observed with
+                        // the 16 MB buffers used).
+                        lane.send_retries += 1;
+                    }
+                    Err(_) => lane.send_errors += 1,
+                }
+                let sent = sys::mono_ns() - epoch;
+                lane.lateness.add(sent.saturating_sub(d.due));
+                if d.back_to_back {
+                    if let Some(prev) = lane.last_sent {
+                        lane.gap_ideal_ns += d.gap_ns as u128;
+                        lane.gap_actual_ns += (sent - prev) as u128;
+                        lane.gaps += 1;
+                    }
+                }
+                lane.last_sent = Some(sent);
+                lane.delivered += 1;
+                lane.delivered_bytes += d.len as u64;
+                if !lane.watch_ack.is_empty() {
+                    if let Some(seg) = tcpobs::parse(pool.frame(d.token)) {
+                        for &wi in &lane.watch_ack {
+                            let w = &cfg.watch[wi];
+                            if seg.saddr == w.dst
+                                && seg.daddr == w.src
+                                && seg.sport == w.dport
+                                && seg.dport == w.sport
+                            {
+                                obs[wi].on_ack(&seg);
+                            }
+                        }
+                    }
+                }
+                if !lane.counts.is_empty() {
+                    if let Some(l4) = tcpobs::parse_l4(pool.frame(d.token)) {
+                        for &ci in &lane.counts {
+                            let c = &cfg.count[ci];
+                            if l4.proto == c.proto
+                                && l4.saddr == c.src
+                                && l4.daddr == c.dst
+                                && l4.sport == c.sport
+                                && l4.dport == c.dport
+                            {
+                                counts[ci].packets += 1;
+                                counts[ci].bytes += l4.payload as u64;
+                            }
+                        }
+                    }
+                }
+                pool.put(d.token);
+            }
+            if let Some(due) = lane.pipe.next_due() {
+                next_due = Some(next_due.map_or(due, |n: u64| n.min(due)));
+            }
+        }
+        // Housekeeping once a second: re-read the clock offset (NTP may step the wall clock)
+        // and collect the kernel's per-socket counters before they wrap.
+        if now >= next_housekeeping {
+            rt_off = realtime_offset();
+            for p in &mut ports {
+                if let Ok((_, drops)) = p.sock.take_stats() {
+                    p.kernel_drops += drops;
+                }
+            }
+            next_housekeeping = now + 1_000_000_000;
+        }
+        // Sleep until the next thing to do; spin for the last `spin_ns` of it.
+        let mut next = next_housekeeping;
+        for t in [next_due, next_sample, deadline].into_iter().flatten() {
+            next = next.min(t);
+        }
+        let now = sys::mono_ns() - epoch;
+        timeout = Some(if next <= now + spin {
+            0
+        } else {
+            next - now - spin
+        });
+    }
+
+    let end = sys::mono_ns() - epoch;
+    for p in &mut ports {
+        if let Ok((_, drops)) = p.sock.take_stats() {
+            p.kernel_drops += drops;
+        }
+    }
+    let mut links: Vec<LaneReport> = Vec::with_capacity(lanes.len());
+    for lane in &mut lanes {
+        let left = lane.pipe.in_flight() as u64;
+        for d in lane.pipe.drain_flight() {
+            pool.put(d.token);
+        }
+        links.push(lane_report(lane, left));
+    }
+    for p in &ports {
+        let r = &mut links[p.feeds];
+        r.check.socket_drops += p.kernel_drops;
+        r.check.oversize += p.oversize;
+        r.check.bypass += p.bypass;
+        r.check.outgoing_seen += p.outgoing;
+    }
+    Ok(Report {
+        epoch_mono_ns: epoch,
+        t0_mono_ns: t0,
+        stopped_by,
+        runtime_ns: end,
+        links,
+        queue_series: series,
+        flows: obs,
+        counts,
+        flow_series,
+        realtime_priority: realtime,
+    })
+}
+
+fn lane_report(lane: &Lane, left: u64) -> LaneReport {
+    let s = &lane.pipe.stats;
+    let achieved = if lane.gaps > 0 && lane.gap_actual_ns > 0 && lane.pipe.rate_bps > 0 {
+        Some(lane.pipe.rate_bps as f64 * lane.gap_ideal_ns as f64 / lane.gap_actual_ns as f64)
+    } else {
+        None
+    };
+    LaneReport {
+        name: lane.link.clone(),
+        dir: lane.dir,
+        from: lane.from.clone(),
+        to: lane.to.clone(),
+        rate_bps: lane.pipe.rate_bps,
+        delay_ns: lane.pipe.delay_ns,
+        packets: s.packets,
+        bytes: s.bytes,
+        drops: s.drops,
+        lost: s.lost,
+        busy_ns: s.busy_ps / 1000,
+        max_queue_pkts: s.max_queue_pkts,
+        delivered: lane.delivered,
+        delivered_bytes: lane.delivered_bytes,
+        check: LaneCheck {
+            lateness: lane.lateness.summary(),
+            input_lag: lane.input_lag.summary(),
+            rate_pairs: lane.gaps,
+            rate_span_ns: lane.gap_actual_ns as u64,
+            achieved_rate_bps: achieved,
+            socket_drops: 0,
+            oversize: 0,
+            send_retries: lane.send_retries,
+            send_errors: lane.send_errors,
+            bypass: 0,
+            outgoing_seen: 0,
+            left_in_flight: left,
+        },
+    }
+}
+
+/// Parse a JSON configuration, run until stopped (standard input `stop`/EOF, or
+/// `max_runtime_ns`) and return the report as JSON.
+pub fn serve_json(config_json: &str) -> Result<String, String> {
+    let cfg = EmuConfig::from_json(config_json)?;
+    let stop = AtomicBool::new(false);
+    let report = serve(&cfg, &stop)?;
+    serde_json::to_string(&report).map_err(|e| e.to_string())
+}

@@ -1,0 +1,76 @@
+//! Endpoints: the protocol machines living on hosts. The engine hands each a [`Cx`] (time, an
+//! output buffer and the host NIC's free room); endpoints never see the event queue.
+
+use crate::packet::Packet;
+use crate::tcp::rx::TcpReceiver;
+use crate::tcp::sender::TcpSender;
+use crate::time::Nanos;
+use crate::udp::{UdpSink, UdpSource};
+
+/// What an endpoint may do while handling an event.
+pub struct Cx<'a> {
+    pub now: Nanos,
+    out: &'a mut Vec<Packet>,
+    nic_room: u32,
+    /// When the host NIC frees a slot, if it is full now.
+    pub nic_free_at: Nanos,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(now: Nanos, out: &'a mut Vec<Packet>, nic_room: u32, nic_free_at: Nanos) -> Self {
+        Cx { now, out, nic_room, nic_free_at }
+    }
+
+    /// Hand a packet to the host's NIC.
+    #[inline]
+    pub fn send(&mut self, p: Packet) {
+        self.out.push(p);
+        self.nic_room = self.nic_room.saturating_sub(1);
+    }
+
+    /// Whether the host's transmit ring can take another packet now.
+    #[inline]
+    pub fn nic_has_room(&self) -> bool {
+        self.nic_room > 0
+    }
+}
+
+/// All endpoint kinds (enum dispatch: no virtual calls, no per-endpoint boxing of the hot path).
+pub enum Endpoint {
+    TcpSender(Box<TcpSender>),
+    TcpReceiver(Box<TcpReceiver>),
+    UdpSource(UdpSource),
+    UdpSink(UdpSink),
+}
+
+impl Endpoint {
+    #[inline]
+    pub fn on_packet(&mut self, p: &Packet, cx: &mut Cx) {
+        match self {
+            Endpoint::TcpSender(s) => s.on_packet(p, cx),
+            Endpoint::TcpReceiver(r) => r.on_packet(p, cx),
+            Endpoint::UdpSource(_) => {}
+            Endpoint::UdpSink(k) => k.on_packet(p, cx.now),
+        }
+    }
+
+    #[inline]
+    pub fn on_timer(&mut self, cx: &mut Cx) {
+        match self {
+            Endpoint::TcpSender(s) => s.on_timer(cx),
+            Endpoint::TcpReceiver(r) => r.on_timer(cx),
+            Endpoint::UdpSource(u) => u.on_timer(cx),
+            Endpoint::UdpSink(_) => {}
+        }
+    }
+
+    #[inline]
+    pub fn poll_at(&self) -> Option<Nanos> {
+        match self {
+            Endpoint::TcpSender(s) => s.poll_at(),
+            Endpoint::TcpReceiver(r) => r.poll_at(),
+            Endpoint::UdpSource(u) => u.poll_at(),
+            Endpoint::UdpSink(_) => None,
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Measurement: per-interval samples of every flow (iperf-style goodput at the receiver, web100 /
+//! TCP_INFO-style sender variables) and of monitored links (queue, drops, utilisation), stored
+//! column-wise (docs/design.md §4). Columns grow by amortised `Vec` pushes once per interval, not
+//! per packet.
+
+use serde::Serialize;
+
+/// Per-flow samples, one row per flow per interval end.
+#[derive(Default, Serialize)]
+pub struct FlowSeries {
+    pub flow: Vec<u32>,
+    pub time_ns: Vec<u64>,
+    pub goodput_bps: Vec<f64>,
+    pub delivered_bytes: Vec<u64>,
+    pub cwnd_bytes: Vec<f64>,
+    pub cwnd_segments: Vec<f64>,
+    pub ssthresh_bytes: Vec<f64>,
+    pub srtt_ns: Vec<f64>,
+    pub rttvar_ns: Vec<f64>,
+    pub rto_ns: Vec<f64>,
+    pub snd_una: Vec<f64>,
+    pub snd_nxt: Vec<f64>,
+    pub in_flight_bytes: Vec<f64>,
+    pub rwnd_bytes: Vec<f64>,
+    pub retransmits: Vec<f64>,
+    pub fast_retransmits: Vec<f64>,
+    pub timeouts: Vec<f64>,
+    pub dupacks: Vec<f64>,
+    pub sack_blocks: Vec<f64>,
+    pub pacing_rate_bps: Vec<f64>,
+}
+
+/// Sender variables at one instant (NaN where not applicable, e.g. UDP).
+#[derive(Clone, Copy, Debug)]
+pub struct SenderVars {
+    pub cwnd_bytes: f64,
+    pub cwnd_segments: f64,
+    pub ssthresh_bytes: f64,
+    pub srtt_ns: f64,
+    pub rttvar_ns: f64,
+    pub rto_ns: f64,
+    pub snd_una: f64,
+    pub snd_nxt: f64,
+    pub in_flight_bytes: f64,
+    pub rwnd_bytes: f64,
+    pub retransmits: f64,
+    pub fast_retransmits: f64,
+    pub timeouts: f64,
+    pub dupacks: f64,
+    pub sack_blocks: f64,
+    pub pacing_rate_bps: f64,
+}
+
+impl SenderVars {
+    pub const NAN: SenderVars = SenderVars {
+        cwnd_bytes: f64::NAN,
+        cwnd_segments: f64::NAN,
+        ssthresh_bytes: f64::NAN,
+        srtt_ns: f64::NAN,
+        rttvar_ns: f64::NAN,
+        rto_ns: f64::NAN,
+        snd_una: f64::NAN,
+        snd_nxt: f64::NAN,
+        in_flight_bytes: f64::NAN,
+        rwnd_bytes: f64::NAN,
+        retransmits: f64::NAN,
+        fast_retransmits: f64::NAN,
+        timeouts: f64::NAN,
+        dupacks: f64::NAN,
+        sack_blocks: f64::NAN,
+        pacing_rate_bps: f64::NAN,
+    };
+}
+
+impl FlowSeries {
+    pub fn push(&mut self, flow: u32, t: u64, goodput: f64, delivered: u64, v: &SenderVars) {
+        self.flow.push(flow);
+        self.time_ns.push(t);
+        self.goodput_bps.push(goodput);
+        self.delivered_bytes.push(delivered);
+        self.cwnd_bytes.push(v.cwnd_bytes);
+        self.cwnd_segments.push(v.cwnd_segments);
+        self.ssthresh_bytes.push(v.ssthresh_bytes);
+        self.srtt_ns.push(v.srtt_ns);
+        self.rttvar_ns.push(v.rttvar_ns);
+        self.rto_ns.push(v.rto_ns);
+        self.snd_una.push(v.snd_una);
+        self.snd_nxt.push(v.snd_nxt);
+        self.in_flight_bytes.push(v.in_flight_bytes);
+        self.rwnd_bytes.push(v.rwnd_bytes);
+        self.retransmits.push(v.retransmits);
+        self.fast_retransmits.push(v.fast_retransmits);
+        self.timeouts.push(v.timeouts);
+        self.dupacks.push(v.dupacks);
+        self.sack_blocks.push(v.sack_blocks);
+        self.pacing_rate_bps.push(v.pacing_rate_bps);
+    }
+}
+
+/// Monitored link samples, one row per channel per interval end.
+#[derive(Default, Serialize)]
+pub struct QueueSeries {
+    pub link: Vec<String>,
+    pub dir: Vec<&'static str>,
+    pub time_ns: Vec<u64>,
+    pub queue_pkts: Vec<u32>,
+    pub queue_bytes: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub lost: Vec<u64>,
+    pub utilization: Vec<f64>,
+}
+
+/// Every change of cwnd or ssthresh (when `record_changes`).
+#[derive(Default, Serialize)]
+pub struct ChangeLog {
+    pub flow: Vec<u32>,
+    pub time_ns: Vec<u64>,
+    pub cwnd_bytes: Vec<u64>,
+    pub ssthresh_bytes: Vec<f64>,
+    pub in_flight_bytes: Vec<u64>,
+}
+
+/// Jain's fairness index (Jain, Chiu, Hawe, DEC-TR-301, 1984): (Σx)² / (n·Σx²).
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if n == 0.0 || s2 == 0.0 { 1.0 } else { s * s / (n * s2) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_jain_bounds() {
+        assert!((jain_index(&[5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
+        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+    }
+}

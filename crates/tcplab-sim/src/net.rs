@@ -1,0 +1,499 @@
+//! Network model: nodes joined by full-duplex point-to-point links; each link direction is a
+//! [`Channel`] with a drop-tail output queue, a serialisation rate, a propagation delay and a loss
+//! model. Routing is shortest-hop, computed once from the topology (no dumbbell is wired in here).
+//!
+//! ## The channel model
+//! A channel is a FIFO server at `rate_bps`. A packet offered at `now` starts serialisation at
+//! `max(now, busy_until)`, finishes `wire_len·8/rate` later and reaches the far node `delay_ns`
+//! after that. The queue is *virtual*: it is the list of packets whose serialisation has not
+//! finished, so no event is needed when a packet leaves the queue; queue length at any time is
+//! recovered by dropping finished entries. Only arrivals at the far end are events, and because a
+//! channel is FIFO with constant delay they occur in order, so the event queue holds just the head
+//! of each channel's in-flight FIFO (docs/design.md §2).
+//!
+//! Drop-tail: an arriving packet is dropped if the packets (or bytes) *waiting* — not counting the
+//! one being serialised — would exceed the limit (Linux `pfifo`/`bfifo` semantics; Dummynet queue
+//! slots). Random loss (Bernoulli, Gilbert–Elliott) is applied to packets that won a place in the
+//! queue: they are serialised (they use capacity, like a corrupted frame on the wire) but never
+//! arrive. Link rates count IP bytes (no Ethernet framing), as Dummynet and `tc` rate limits do.
+
+use crate::config::{ChanCfg, Config, ConfigError, LossCfg, NodeKind, err};
+use crate::event::{Class, EventQueue, Target};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::time::{Nanos, ps_to_ns_ceil, tx_time_ps};
+use std::collections::VecDeque;
+
+/// Per-packet loss model with its own random stream.
+#[derive(Clone, Debug)]
+pub struct LossModel {
+    cfg: LossCfg,
+    rng: Rng,
+    bad: bool,
+    /// Packets seen so far (for `LossCfg::List`).
+    count: u64,
+    /// Next index into the sorted list of `LossCfg::List`.
+    next: usize,
+}
+
+impl LossModel {
+    pub fn new(cfg: LossCfg, rng: Rng) -> Self {
+        let cfg = match cfg {
+            LossCfg::List { mut packets } => {
+                packets.sort_unstable();
+                packets.dedup();
+                LossCfg::List { packets }
+            }
+            c => c,
+        };
+        LossModel { cfg, rng, bad: false, count: 0, next: 0 }
+    }
+
+    /// Decide whether the next packet is lost.
+    #[inline]
+    pub fn lose(&mut self) -> bool {
+        let index = self.count;
+        self.count += 1;
+        match self.cfg {
+            LossCfg::None => false,
+            LossCfg::Bernoulli { p } => self.rng.chance(p),
+            LossCfg::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+                // State transition first, then loss in the new state.
+                if self.bad {
+                    if self.rng.chance(p_bg) {
+                        self.bad = false;
+                    }
+                } else if self.rng.chance(p_gb) {
+                    self.bad = true;
+                }
+                self.rng.chance(if self.bad { loss_bad } else { loss_good })
+            }
+            LossCfg::List { ref packets } => {
+                if packets.get(self.next) == Some(&index) {
+                    self.next += 1;
+                    true
+                } else {
+                    false
+                }
+            }
+        }
+    }
+}
+
+/// Cumulative counters of a channel.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChannelStats {
+    /// Packets and bytes accepted for serialisation (including randomly lost ones).
+    pub packets: u64,
+    pub bytes: u64,
+    /// Drop-tail overflows.
+    pub drops: u64,
+    /// Packets destroyed by the loss model.
+    pub lost: u64,
+    /// Serialisation time of accepted packets, picoseconds.
+    pub busy_ps: u64,
+    pub max_queue_pkts: u32,
+}
+
+struct InFlight {
+    arrival: Nanos,
+    seq: u64,
+    pkt: Packet,
+}
+
+/// One direction of a link.
+pub struct Channel {
+    pub name: String,
+    pub link: usize,
+    /// "ab" or "ba".
+    pub dir: &'static str,
+    pub from: u16,
+    pub to: u16,
+    pub rate_bps: u64,
+    pub delay_ns: Nanos,
+    pub mtu: u32,
+    pub monitor: bool,
+    limit_pkts: Option<u32>,
+    limit_bytes: Option<u64>,
+    loss: LossModel,
+    outages: Vec<(u64, u64)>,
+    busy_until_ps: u64,
+    /// Finish times (ps) and sizes of packets not yet fully serialised (the virtual queue).
+    backlog: VecDeque<(u64, u32)>,
+    backlog_bytes: u64,
+    flight: VecDeque<InFlight>,
+    pub stats: ChannelStats,
+}
+
+/// Outcome of offering a packet to a channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    Queued,
+    Dropped,
+    Lost,
+}
+
+impl Channel {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        name: String,
+        link: usize,
+        dir: &'static str,
+        from: u16,
+        to: u16,
+        mtu: u32,
+        monitor: bool,
+        cfg: &ChanCfg,
+        rate_cap: Option<u64>,
+        ring: Option<u32>,
+        rng: Rng,
+    ) -> Channel {
+        let rate = rate_cap.map_or(cfg.rate_bps, |c| c.min(cfg.rate_bps));
+        Channel {
+            name,
+            link,
+            dir,
+            from,
+            to,
+            rate_bps: rate,
+            delay_ns: cfg.delay_ns,
+            mtu,
+            monitor,
+            limit_pkts: ring.or(cfg.queue.limit_pkts),
+            limit_bytes: if ring.is_some() { None } else { cfg.queue.limit_bytes },
+            loss: LossModel::new(cfg.loss.clone(), rng),
+            outages: cfg.outages.clone(),
+            busy_until_ps: 0,
+            backlog: VecDeque::with_capacity(64),
+            backlog_bytes: 0,
+            flight: VecDeque::with_capacity(256),
+            stats: ChannelStats::default(),
+        }
+    }
+
+    /// Forget packets whose serialisation finished by `now`.
+    #[inline]
+    fn drain(&mut self, now: Nanos) {
+        let now_ps = now.saturating_mul(1000);
+        while let Some(&(finish, len)) = self.backlog.front() {
+            if finish > now_ps {
+                break;
+            }
+            self.backlog.pop_front();
+            self.backlog_bytes -= len as u64;
+        }
+    }
+
+    /// Packets waiting (not counting the one being serialised) at `now`.
+    pub fn queue_pkts(&mut self, now: Nanos) -> u32 {
+        self.drain(now);
+        self.backlog.len().saturating_sub(1) as u32
+    }
+
+    /// Bytes waiting (not counting the one being serialised) at `now`.
+    pub fn queue_bytes(&mut self, now: Nanos) -> u64 {
+        self.drain(now);
+        match self.backlog.front() {
+            Some(&(_, head)) => self.backlog_bytes - head as u64,
+            None => 0,
+        }
+    }
+
+    /// How many more packets the queue accepts now (`u32::MAX` when unlimited in packets).
+    pub fn room(&mut self, now: Nanos) -> u32 {
+        match self.limit_pkts {
+            Some(l) => l.saturating_sub(self.queue_pkts(now)),
+            None => u32::MAX,
+        }
+    }
+
+    /// When the packet now being serialised finishes (a slot frees up then).
+    pub fn next_departure(&self) -> Option<Nanos> {
+        self.backlog.front().map(|&(f, _)| ps_to_ns_ceil(f))
+    }
+
+    /// Offer a packet at `now`. Returns whether it was queued, dropped (queue full) or lost.
+    /// When the in-flight FIFO was empty, the head arrival event is scheduled.
+    #[inline]
+    pub fn offer(&mut self, id: u32, now: Nanos, pkt: Packet, ev: &mut EventQueue) -> Offer {
+        self.drain(now);
+        let waiting = self.backlog.len().saturating_sub(1) as u32;
+        if let Some(l) = self.limit_pkts {
+            if waiting >= l {
+                self.stats.drops += 1;
+                return Offer::Dropped;
+            }
+        }
+        if let Some(lb) = self.limit_bytes {
+            let head = self.backlog.front().map_or(0, |&(_, h)| h as u64);
+            if self.backlog_bytes - head + pkt.wire_len as u64 > lb {
+                self.stats.drops += 1;
+                return Offer::Dropped;
+            }
+        }
+        let now_ps = now.saturating_mul(1000);
+        let start = self.busy_until_ps.max(now_ps);
+        let tx = tx_time_ps(pkt.wire_len, self.rate_bps);
+        let finish = start + tx;
+        self.busy_until_ps = finish;
+        self.backlog.push_back((finish, pkt.wire_len));
+        self.backlog_bytes += pkt.wire_len as u64;
+        self.stats.packets += 1;
+        self.stats.bytes += pkt.wire_len as u64;
+        self.stats.busy_ps += tx;
+        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
+        let down = !self.outages.is_empty() && self.outages.iter().any(|&(a, b)| now >= a && now < b);
+        if self.loss.lose() || down {
+            self.stats.lost += 1;
+            return Offer::Lost;
+        }
+        let arrival = ps_to_ns_ceil(finish) + self.delay_ns;
+        let seq = ev.take_seq();
+        if self.flight.is_empty() {
+            ev.schedule_with_seq(arrival, Class::Arrival, seq, Target::Channel(id));
+        }
+        self.flight.push_back(InFlight { arrival, seq, pkt });
+        Offer::Queued
+    }
+
+    /// Take the head packet (its arrival event fired) and schedule the next head.
+    #[inline]
+    pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> Packet {
+        let head = self.flight.pop_front().expect("arrival event without packet");
+        if let Some(next) = self.flight.front() {
+            ev.schedule_with_seq(next.arrival, Class::Arrival, next.seq, Target::Channel(id));
+        }
+        head.pkt
+    }
+}
+
+/// A node: host or router.
+pub struct Node {
+    pub name: String,
+    pub kind: NodeKind,
+    /// Channel leaving this node towards each destination node (index = node id), or u32::MAX.
+    pub route: Vec<u32>,
+    /// The channel a host sends on (hosts have one link in the topologies built so far; with
+    /// several, routing picks per destination and this is the first).
+    pub egress: Option<u32>,
+}
+
+/// Nodes, channels and routes.
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub channels: Vec<Channel>,
+}
+
+pub const NO_ROUTE: u32 = u32::MAX;
+
+impl Network {
+    pub fn build(cfg: &Config) -> Result<Network, ConfigError> {
+        let mut nodes: Vec<Node> = Vec::with_capacity(cfg.nodes.len());
+        for (i, n) in cfg.nodes.iter().enumerate() {
+            if nodes.iter().any(|m| m.name == n.name) {
+                return Err(err(format!("nodes[{i}].name"), format!("duplicate node {:?}", n.name)));
+            }
+            nodes.push(Node { name: n.name.clone(), kind: n.kind, route: Vec::new(), egress: None });
+        }
+        if nodes.len() > u16::MAX as usize {
+            return Err(err("nodes", "at most 65535 nodes"));
+        }
+        let find = |name: &str, field: String| -> Result<u16, ConfigError> {
+            cfg.nodes
+                .iter()
+                .position(|n| n.name == name)
+                .map(|p| p as u16)
+                .ok_or_else(|| err(field, format!("unknown node {name:?}")))
+        };
+        let mut channels = Vec::with_capacity(cfg.links.len() * 2);
+        for (li, l) in cfg.links.iter().enumerate() {
+            let a = find(&l.a, format!("links[{li}].a"))?;
+            let b = find(&l.b, format!("links[{li}].b"))?;
+            for (dir, from, to, c) in [("ab", a, b, &l.ab), ("ba", b, a, &l.ba)] {
+                if c.rate_bps == 0 {
+                    return Err(err(format!("links[{li}].{dir}.rate_bps"), "must be > 0"));
+                }
+                if c.queue.kind != "droptail" {
+                    return Err(err(
+                        format!("links[{li}].{dir}.queue.kind"),
+                        format!("unknown queue {:?}; allowed: droptail", c.queue.kind),
+                    ));
+                }
+                let node_cfg = &cfg.nodes[from as usize];
+                let (cap, ring) = if node_cfg.kind == NodeKind::Host {
+                    (node_cfg.nic_rate_bps, node_cfg.nic_ring_pkts)
+                } else {
+                    (None, None)
+                };
+                let rng = Rng::for_entity(cfg.seed, "loss", &format!("{}.{dir}", l.name));
+                channels.push(Channel::new(
+                    format!("{}.{dir}", l.name),
+                    li,
+                    dir,
+                    from,
+                    to,
+                    l.mtu,
+                    l.monitor,
+                    c,
+                    cap,
+                    ring,
+                    rng,
+                ));
+            }
+        }
+        let mut net = Network { nodes, channels };
+        net.compute_routes();
+        Ok(net)
+    }
+
+    /// Shortest-hop routes by breadth-first search from every destination; ties go to the
+    /// channel declared first, so routing is deterministic.
+    fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        for node in &mut self.nodes {
+            node.route = vec![NO_ROUTE; n];
+        }
+        for dst in 0..n {
+            let mut dist = vec![usize::MAX; n];
+            dist[dst] = 0;
+            let mut frontier = VecDeque::from([dst]);
+            while let Some(v) = frontier.pop_front() {
+                for (ci, c) in self.channels.iter().enumerate() {
+                    // Channel u→v lets u reach dst through v.
+                    if c.to as usize == v {
+                        let u = c.from as usize;
+                        if dist[u] == usize::MAX {
+                            dist[u] = dist[v] + 1;
+                            self.nodes[u].route[dst] = ci as u32;
+                            frontier.push_back(u);
+                        }
+                    }
+                }
+            }
+        }
+        for (ci, c) in self.channels.iter().enumerate() {
+            let node = &mut self.nodes[c.from as usize];
+            if node.egress.is_none() {
+                node.egress = Some(ci as u32);
+            }
+        }
+    }
+
+    /// The channel `from` uses to reach `to`.
+    #[inline]
+    pub fn next_hop(&self, from: u16, to: u16) -> u32 {
+        self.nodes[from as usize].route[to as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::QueueCfg;
+
+    fn chan(rate: u64, limit: Option<u32>, loss: LossCfg) -> Channel {
+        let cfg = ChanCfg {
+            rate_bps: rate,
+            delay_ns: 1_000_000,
+            queue: QueueCfg { kind: "droptail".into(), limit_pkts: limit, limit_bytes: None },
+            loss,
+            outages: Vec::new(),
+        };
+        Channel::new("t".into(), 0, "ab", 0, 1, 1500, true, &cfg, None, None, Rng::new(1))
+    }
+
+    fn pkt(len: u32) -> Packet {
+        Packet { wire_len: len, ..Packet::default() }
+    }
+
+    #[test]
+    fn test_serialisation_and_delay() {
+        let mut ev = EventQueue::new();
+        let mut c = chan(12_000_000, None, LossCfg::None); // 1500 B = 1 ms
+        assert_eq!(c.offer(0, 0, pkt(1500), &mut ev), Offer::Queued);
+        assert_eq!(c.offer(0, 0, pkt(1500), &mut ev), Offer::Queued);
+        // Only the head is scheduled: arrives at 1 ms serialisation + 1 ms delay.
+        assert_eq!(ev.len(), 1);
+        let e = ev.pop().unwrap();
+        assert_eq!(e.time(), 2_000_000);
+        c.take_arrival(0, &mut ev);
+        assert_eq!(ev.pop().unwrap().time(), 3_000_000);
+    }
+
+    #[test]
+    fn test_droptail_counts_waiting_packets_only() {
+        let mut ev = EventQueue::new();
+        let mut c = chan(12_000_000, Some(2), LossCfg::None);
+        // One in service + two waiting fit; the fourth is dropped.
+        for _ in 0..3 {
+            assert_eq!(c.offer(0, 0, pkt(1500), &mut ev), Offer::Queued);
+        }
+        assert_eq!(c.offer(0, 0, pkt(1500), &mut ev), Offer::Dropped);
+        assert_eq!(c.queue_pkts(0), 2);
+        // After the first finishes (1 ms) one slot frees.
+        assert_eq!(c.queue_pkts(1_000_000), 1);
+        assert_eq!(c.offer(0, 1_000_000, pkt(1500), &mut ev), Offer::Queued);
+        assert_eq!(c.stats.drops, 1);
+    }
+
+    #[test]
+    fn test_rate_never_exceeded_with_odd_rate() {
+        // 7 Mbit/s does not divide 12000 bits evenly in ns; the ps accumulator keeps the long-run
+        // rate exact and never above the configured rate.
+        let mut ev = EventQueue::new();
+        let mut c = chan(7_000_000, None, LossCfg::None);
+        for _ in 0..10_000 {
+            c.offer(0, 0, pkt(1500), &mut ev);
+        }
+        let mut last = 0;
+        while let Some(e) = ev.pop() {
+            last = e.time();
+            c.take_arrival(0, &mut ev);
+        }
+        let serialise_ns = last - 1_000_000;
+        let bits = 10_000u64 * 1500 * 8;
+        let rate = bits as f64 * 1e9 / serialise_ns as f64;
+        assert!(rate <= 7_000_000.0, "rate {rate}");
+        assert!(rate > 6_999_990.0, "rate {rate}");
+    }
+
+    #[test]
+    fn test_bernoulli_loss_rate() {
+        let mut ev = EventQueue::new();
+        let mut c = chan(1_000_000_000, None, LossCfg::Bernoulli { p: 0.05 });
+        let n = 100_000;
+        for i in 0..n {
+            c.offer(0, i * 20_000, pkt(1500), &mut ev);
+        }
+        let p = c.stats.lost as f64 / n as f64;
+        // SD of the estimate: sqrt(.05·.95/1e5) ≈ 0.00069; 5 SD.
+        assert!((p - 0.05).abs() < 0.0035, "p {p}");
+    }
+
+    #[test]
+    fn test_gilbert_elliott_mean_loss_and_burstiness() {
+        let mut m = LossModel::new(
+            LossCfg::GilbertElliott { p_gb: 0.01, p_bg: 0.2, loss_good: 0.0, loss_bad: 1.0 },
+            Rng::new(3),
+        );
+        let n = 400_000;
+        let mut lost = 0u64;
+        let mut runs = 0u64;
+        let mut prev = false;
+        for _ in 0..n {
+            let l = m.lose();
+            if l {
+                lost += 1;
+                if !prev {
+                    runs += 1;
+                }
+            }
+            prev = l;
+        }
+        // Stationary P(bad) = p_gb/(p_gb+p_bg) = 0.0476; mean burst length 1/p_bg = 5.
+        let p = lost as f64 / n as f64;
+        assert!((p - 0.0476).abs() < 0.006, "p {p}");
+        let burst = lost as f64 / runs as f64;
+        assert!((burst - 5.0).abs() < 0.5, "burst {burst}");
+    }
+}

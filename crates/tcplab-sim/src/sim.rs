@@ -1,0 +1,560 @@
+//! The simulation: builds network and endpoints from a [`Config`], runs the event loop, samples
+//! measurements, and returns a [`RunResult`] (docs/design.md §4).
+
+use crate::config::{Config, ConfigError, FlowKind, NodeKind, ParamValue, err};
+use crate::endpoint::{Cx, Endpoint};
+use crate::event::{Class, EventQueue, Target};
+use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
+use crate::net::{NO_ROUTE, Network};
+use crate::packet::{Packet, Proto};
+use crate::rng::Rng;
+use crate::tcp::config::{CwndUnitCfg, TcpConfig};
+use crate::tcp::rx::TcpReceiver;
+use crate::tcp::sender::{FlowSpec, TcpSender};
+use crate::time::Nanos;
+use crate::udp::{UdpSink, UdpSource};
+use serde::Serialize;
+use tcplab_cc::{CcInit, CwndUnit, WindowGrowth};
+
+/// A flow as the engine tracks it.
+pub struct FlowInfo {
+    pub name: String,
+    pub group: String,
+    pub kind: FlowKind,
+    pub src_name: String,
+    pub dst_name: String,
+    pub sender: u32,
+    pub receiver: u32,
+    pub bytes_target: Option<u64>,
+}
+
+/// Per-flow totals in the raw result.
+#[derive(Serialize)]
+pub struct FlowTotals {
+    pub name: String,
+    pub group: String,
+    pub kind: &'static str,
+    pub src: String,
+    pub dst: String,
+    pub bytes_delivered: u64,
+    pub data_packets_delivered: u64,
+    pub bytes_sent: u64,
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub dupacks: u64,
+    pub sack_blocks: u64,
+    pub dsack_blocks: u64,
+    pub zero_window_probes: u64,
+    pub syn_retransmits: u64,
+    pub completion_ns: Option<u64>,
+    pub established: bool,
+    pub udp_sent: u64,
+    pub udp_received: u64,
+}
+
+#[derive(Serialize)]
+pub struct LinkTotals {
+    pub name: String,
+    pub dir: &'static str,
+    pub from: String,
+    pub to: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub drops: u64,
+    pub lost: u64,
+    pub busy_ns: u64,
+    pub max_queue_pkts: u32,
+    pub monitor: bool,
+}
+
+/// The raw result of one trial (docs/design.md §4).
+#[derive(Serialize)]
+pub struct RunResult {
+    pub engine: &'static str,
+    pub sim_packets: u64,
+    pub events: u64,
+    pub end_ns: u64,
+    pub duration_ns: u64,
+    pub interval_ns: u64,
+    pub flows: Vec<FlowTotals>,
+    pub links: Vec<LinkTotals>,
+    pub series: FlowSeries,
+    pub queue_series: QueueSeries,
+    pub changes: Option<ChangeLog>,
+}
+
+pub struct Simulation {
+    pub now: Nanos,
+    duration: Nanos,
+    interval: Nanos,
+    pub net: Network,
+    ev: EventQueue,
+    pub eps: Vec<Endpoint>,
+    ep_node: Vec<u16>,
+    ep_sched: Vec<Option<Nanos>>,
+    pub flows: Vec<FlowInfo>,
+    out: Vec<Packet>,
+    /// Data packets (TCP segments with payload, UDP datagrams) delivered to receiving endpoints.
+    pub data_delivered: u64,
+    series: FlowSeries,
+    queues: QueueSeries,
+    changes: Option<ChangeLog>,
+    last_cwnd: Vec<(u64, u64)>,
+    prev_delivered: Vec<u64>,
+    prev_link: Vec<(u64, u64, u64)>,
+    last_sample: Nanos,
+}
+
+fn cc_params(cfg: &crate::config::CcaCfg) -> Vec<(String, tcplab_cc::ParamValue)> {
+    cfg.params
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                ParamValue::Bool(b) => tcplab_cc::ParamValue::Bool(*b),
+                ParamValue::Int(i) => tcplab_cc::ParamValue::Int(*i),
+                ParamValue::Float(f) => tcplab_cc::ParamValue::Float(*f),
+                ParamValue::Str(s) => tcplab_cc::ParamValue::Str(s.clone()),
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+fn growth_of(t: &TcpConfig) -> WindowGrowth {
+    WindowGrowth {
+        unit: match t.cwnd_unit {
+            CwndUnitCfg::Packets => CwndUnit::Packets,
+            CwndUnitCfg::Bytes => CwndUnit::Bytes,
+        },
+        abc_limit: t.abc,
+    }
+}
+
+impl Simulation {
+    pub fn new(cfg: &Config) -> Result<Simulation, ConfigError> {
+        if cfg.duration_ns == 0 {
+            return Err(err("duration_ns", "must be > 0"));
+        }
+        if cfg.interval_ns == 0 {
+            return Err(err("interval_ns", "must be > 0"));
+        }
+        let net = Network::build(cfg)?;
+        let node_id = |name: &str, field: String| -> Result<u16, ConfigError> {
+            let i = net
+                .nodes
+                .iter()
+                .position(|n| n.name == name)
+                .ok_or_else(|| err(field.clone(), format!("unknown node {name:?}")))?;
+            if net.nodes[i].kind != NodeKind::Host {
+                return Err(err(field, format!("{name:?} is a router; flows run between hosts")));
+            }
+            Ok(i as u16)
+        };
+        let mut eps = Vec::new();
+        let mut ep_node = Vec::new();
+        let mut flows = Vec::new();
+        for (fi, f) in cfg.flows.iter().enumerate() {
+            let src = node_id(&f.src, format!("flows[{fi}].src"))?;
+            let dst = node_id(&f.dst, format!("flows[{fi}].dst"))?;
+            if src == dst {
+                return Err(err(format!("flows[{fi}].dst"), "source and destination are the same host"));
+            }
+            if net.next_hop(src, dst) == NO_ROUTE || net.next_hop(dst, src) == NO_ROUTE {
+                return Err(err(format!("flows[{fi}]"), format!("no route between {:?} and {:?}", f.src, f.dst)));
+            }
+            let sender = eps.len() as u32;
+            let receiver = sender + 1;
+            let stop = f.stop_ns.map(|s| s.min(cfg.duration_ns));
+            match f.kind {
+                FlowKind::Tcp => {
+                    let mtu = net.channels[net.next_hop(src, dst) as usize].mtu;
+                    if mtu < 576 {
+                        return Err(err(format!("flows[{fi}]"), format!("first-hop MTU {mtu} < 576")));
+                    }
+                    let isn = f
+                        .tcp
+                        .isn
+                        .unwrap_or_else(|| Rng::for_entity(cfg.seed, "isn", &f.name).next_u64() as u32);
+                    let spec = FlowSpec {
+                        flow: fi as u32,
+                        me: sender,
+                        peer: receiver,
+                        src,
+                        dst,
+                        start: f.start_ns,
+                        stop,
+                        bytes: f.bytes,
+                        mtu,
+                        isn,
+                        cca_name: f.cca.name.clone(),
+                        cca_params: cc_params(&f.cca),
+                        growth: growth_of(&f.tcp),
+                    };
+                    // Built here to validate the algorithm and its parameters; the sender rebuilds it
+                    // with the negotiated MSS when the handshake completes.
+                    let init = CcInit {
+                        mss: mtu - 52,
+                        initial_cwnd: f.tcp.initial_window.bytes(mtu - 52),
+                        initial_ssthresh: f.tcp.initial_ssthresh.unwrap_or(u64::MAX),
+                        growth: growth_of(&f.tcp),
+                    };
+                    let cc = tcplab_cc::build(&spec.cca_name, &spec.cca_params, init)
+                        .map_err(|e| err(format!("flows[{fi}].cca"), e.to_string()))?;
+                    eps.push(Endpoint::TcpSender(Box::new(TcpSender::new(spec, f.tcp.clone(), cc))));
+                    let rcfg = f.receiver_tcp.clone().unwrap_or_else(|| f.tcp.clone());
+                    let rmtu = net.channels[net.next_hop(dst, src) as usize].mtu;
+                    let mut rx = TcpReceiver::new(fi as u32, receiver, sender, dst, src, rcfg, rmtu);
+                    rx.set_target(f.bytes);
+                    eps.push(Endpoint::TcpReceiver(Box::new(rx)));
+                }
+                FlowKind::Udp => {
+                    let rate = f
+                        .rate_bps
+                        .filter(|&r| r > 0)
+                        .ok_or_else(|| err(format!("flows[{fi}].rate_bps"), "UDP flows need rate_bps > 0"))?;
+                    if f.payload_bytes == 0 || f.payload_bytes > 65507 {
+                        return Err(err(format!("flows[{fi}].payload_bytes"), "must be 1..65507"));
+                    }
+                    let stop = stop.unwrap_or(cfg.duration_ns);
+                    eps.push(Endpoint::UdpSource(UdpSource::new(
+                        fi as u32, receiver, src, dst, f.start_ns, stop, rate, f.payload_bytes,
+                    )));
+                    eps.push(Endpoint::UdpSink(UdpSink::default()));
+                }
+            }
+            ep_node.push(src);
+            ep_node.push(dst);
+            flows.push(FlowInfo {
+                name: f.name.clone(),
+                group: f.group.clone().unwrap_or_else(|| f.name.clone()),
+                kind: f.kind,
+                src_name: f.src.clone(),
+                dst_name: f.dst.clone(),
+                sender,
+                receiver,
+                bytes_target: f.bytes,
+            });
+        }
+        let n_eps = eps.len();
+        let n_flows = flows.len();
+        let n_ch = net.channels.len();
+        let mut sim = Simulation {
+            now: 0,
+            duration: cfg.duration_ns,
+            interval: cfg.interval_ns,
+            net,
+            ev: EventQueue::new(),
+            eps,
+            ep_node,
+            ep_sched: vec![None; n_eps],
+            flows,
+            out: Vec::with_capacity(256),
+            data_delivered: 0,
+            series: FlowSeries::default(),
+            queues: QueueSeries::default(),
+            changes: cfg.record_changes.then(ChangeLog::default),
+            last_cwnd: vec![(0, 0); n_flows],
+            prev_delivered: vec![0; n_flows],
+            prev_link: vec![(0, 0, 0); n_ch],
+            last_sample: 0,
+        };
+        for id in 0..n_eps {
+            sim.reschedule(id);
+        }
+        sim.ev.schedule(cfg.interval_ns.min(cfg.duration_ns), Class::Sample, Target::Sampler);
+        Ok(sim)
+    }
+
+    fn reschedule(&mut self, id: usize) {
+        if let Some(t) = self.eps[id].poll_at() {
+            let t = t.max(self.now);
+            match self.ep_sched[id] {
+                Some(s) if s <= t => {}
+                _ => {
+                    self.ev.schedule(t, Class::Timer, Target::Endpoint(id as u32));
+                    self.ep_sched[id] = Some(t);
+                }
+            }
+        }
+    }
+
+    /// Run an endpoint handler with a context for its host, then forward what it sent.
+    #[inline]
+    fn with_endpoint(&mut self, id: usize, pkt: Option<&Packet>) {
+        let node = self.ep_node[id];
+        let now = self.now;
+        let (room, free_at) = match self.net.nodes[node as usize].egress {
+            Some(ch) => {
+                let c = &mut self.net.channels[ch as usize];
+                (c.room(now), c.next_departure().unwrap_or(now))
+            }
+            None => (u32::MAX, now),
+        };
+        let mut out = std::mem::take(&mut self.out);
+        {
+            let mut cx = Cx::new(now, &mut out, room, free_at);
+            match pkt {
+                Some(p) => self.eps[id].on_packet(p, &mut cx),
+                None => self.eps[id].on_timer(&mut cx),
+            }
+        }
+        for p in out.drain(..) {
+            self.forward(node, p);
+        }
+        self.out = out;
+        if let Some(log) = self.changes.as_mut() {
+            if let Endpoint::TcpSender(s) = &self.eps[id] {
+                let f = s.spec.flow as usize;
+                let cur = (s.cwnd(), s.ssthresh());
+                if cur != self.last_cwnd[f] {
+                    self.last_cwnd[f] = cur;
+                    log.flow.push(f as u32);
+                    log.time_ns.push(now);
+                    log.cwnd_bytes.push(cur.0);
+                    log.ssthresh_bytes.push(if cur.1 == u64::MAX { f64::INFINITY } else { cur.1 as f64 });
+                    log.in_flight_bytes.push(s.in_flight());
+                }
+            }
+        }
+        self.reschedule(id);
+    }
+
+    /// Put a packet on the channel from `node` towards its destination.
+    #[inline]
+    fn forward(&mut self, node: u16, p: Packet) {
+        let ch = self.net.next_hop(node, p.dst);
+        if ch == NO_ROUTE {
+            return;
+        }
+        self.net.channels[ch as usize].offer(ch, self.now, p, &mut self.ev);
+    }
+
+    /// Run to the configured duration.
+    pub fn run(&mut self) {
+        while let Some(t) = self.ev.peek_time() {
+            if t > self.duration {
+                break;
+            }
+            let e = self.ev.pop().expect("peeked");
+            self.now = e.time();
+            match e.target {
+                Target::Channel(ch) => {
+                    let p = self.net.channels[ch as usize].take_arrival(ch, &mut self.ev);
+                    let at = self.net.channels[ch as usize].to;
+                    if at == p.dst {
+                        if p.payload > 0 && (p.proto == Proto::Udp || p.is_tcp_data()) {
+                            self.data_delivered += 1;
+                        }
+                        self.with_endpoint(p.ep as usize, Some(&p));
+                    } else {
+                        self.forward(at, p);
+                    }
+                }
+                Target::Endpoint(id) => {
+                    if self.ep_sched[id as usize] == Some(self.now) {
+                        self.ep_sched[id as usize] = None;
+                        self.with_endpoint(id as usize, None);
+                    }
+                }
+                Target::Sampler => {
+                    self.sample();
+                    if self.now < self.duration {
+                        let next = (self.now + self.interval).min(self.duration);
+                        self.ev.schedule(next, Class::Sample, Target::Sampler);
+                    }
+                }
+            }
+        }
+        self.now = self.now.max(self.duration);
+    }
+
+    fn delivered_bytes(&self, f: &FlowInfo) -> u64 {
+        match &self.eps[f.receiver as usize] {
+            Endpoint::TcpReceiver(r) => r.bytes_delivered(),
+            Endpoint::UdpSink(k) => k.bytes,
+            _ => 0,
+        }
+    }
+
+    fn sender_vars(&self, f: &FlowInfo) -> SenderVars {
+        match &self.eps[f.sender as usize] {
+            Endpoint::TcpSender(s) => {
+                let smss = s.smss.max(1) as f64;
+                let ss = s.ssthresh();
+                SenderVars {
+                    cwnd_bytes: s.cwnd() as f64,
+                    cwnd_segments: s.cwnd() as f64 / smss,
+                    ssthresh_bytes: if ss == u64::MAX { f64::INFINITY } else { ss as f64 },
+                    srtt_ns: s.rtt.srtt as f64,
+                    rttvar_ns: s.rtt.rttvar as f64,
+                    rto_ns: s.rto_now() as f64,
+                    snd_una: s.snd_una as f64,
+                    snd_nxt: s.snd_nxt as f64,
+                    in_flight_bytes: s.in_flight() as f64,
+                    rwnd_bytes: s.rwnd as f64,
+                    retransmits: s.stats.retransmits as f64,
+                    fast_retransmits: s.stats.fast_retransmits as f64,
+                    timeouts: s.stats.timeouts as f64,
+                    dupacks: s.stats.dupacks as f64,
+                    sack_blocks: s.stats.sack_blocks as f64,
+                    pacing_rate_bps: s.pacing_rate_now().map_or(f64::NAN, |r| r as f64),
+                }
+            }
+            _ => SenderVars::NAN,
+        }
+    }
+
+    fn sample(&mut self) {
+        let t = self.now;
+        let dt = t.saturating_sub(self.last_sample);
+        if dt == 0 {
+            return;
+        }
+        for fi in 0..self.flows.len() {
+            let f = &self.flows[fi];
+            let d = self.delivered_bytes(f);
+            let good = (d - self.prev_delivered[fi]) as f64 * 8e9 / dt as f64;
+            self.prev_delivered[fi] = d;
+            let v = self.sender_vars(f);
+            self.series.push(fi as u32, t, good, d, &v);
+        }
+        for ci in 0..self.net.channels.len() {
+            if !self.net.channels[ci].monitor {
+                continue;
+            }
+            let c = &mut self.net.channels[ci];
+            let (q, qb) = (c.queue_pkts(t), c.queue_bytes(t));
+            let s = c.stats;
+            let (pd, pl, pb) = self.prev_link[ci];
+            let name = self.net.channels[ci].name.clone();
+            let link_name = name.rsplit_once('.').map_or(name.clone(), |(l, _)| l.to_string());
+            self.queues.link.push(link_name);
+            self.queues.dir.push(self.net.channels[ci].dir);
+            self.queues.time_ns.push(t);
+            self.queues.queue_pkts.push(q);
+            self.queues.queue_bytes.push(qb);
+            self.queues.drops.push(s.drops - pd);
+            self.queues.lost.push(s.lost - pl);
+            self.queues.utilization.push(((s.busy_ps - pb) as f64 / (dt as f64 * 1000.0)).min(1.0));
+            self.prev_link[ci] = (s.drops, s.lost, s.busy_ps);
+        }
+        self.last_sample = t;
+    }
+
+    /// Assemble the raw result.
+    pub fn finish(self) -> RunResult {
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for f in &self.flows {
+            let mut t = FlowTotals {
+                name: f.name.clone(),
+                group: f.group.clone(),
+                kind: match f.kind {
+                    FlowKind::Tcp => "tcp",
+                    FlowKind::Udp => "udp",
+                },
+                src: f.src_name.clone(),
+                dst: f.dst_name.clone(),
+                bytes_delivered: self.delivered_bytes(f),
+                data_packets_delivered: 0,
+                bytes_sent: 0,
+                segments_sent: 0,
+                retransmits: 0,
+                fast_retransmits: 0,
+                timeouts: 0,
+                dupacks: 0,
+                sack_blocks: 0,
+                dsack_blocks: 0,
+                zero_window_probes: 0,
+                syn_retransmits: 0,
+                completion_ns: None,
+                established: false,
+                udp_sent: 0,
+                udp_received: 0,
+            };
+            match &self.eps[f.sender as usize] {
+                Endpoint::TcpSender(s) => {
+                    let st = s.stats;
+                    t.bytes_sent = st.bytes_sent;
+                    t.segments_sent = st.segments_sent;
+                    t.retransmits = st.retransmits;
+                    t.fast_retransmits = st.fast_retransmits;
+                    t.timeouts = st.timeouts;
+                    t.dupacks = st.dupacks;
+                    t.sack_blocks = st.sack_blocks;
+                    t.dsack_blocks = st.dsack_blocks;
+                    t.zero_window_probes = st.zero_window_probes;
+                    t.syn_retransmits = st.syn_retransmits;
+                    t.established = s.established();
+                }
+                Endpoint::UdpSource(u) => {
+                    t.udp_sent = u.sent;
+                    t.bytes_sent = u.sent * u.payload as u64;
+                    t.segments_sent = u.sent;
+                }
+                _ => {}
+            }
+            match &self.eps[f.receiver as usize] {
+                Endpoint::TcpReceiver(r) => {
+                    t.data_packets_delivered = r.segments_received();
+                    if let Some(target) = f.bytes_target {
+                        t.completion_ns = r.completion_time(target);
+                    }
+                }
+                Endpoint::UdpSink(k) => {
+                    t.udp_received = k.received;
+                    t.data_packets_delivered = k.received;
+                }
+                _ => {}
+            }
+            flows.push(t);
+        }
+        let links = self
+            .net
+            .channels
+            .iter()
+            .map(|c| {
+                let name = c.name.rsplit_once('.').map_or(c.name.clone(), |(l, _)| l.to_string());
+                LinkTotals {
+                    name,
+                    dir: c.dir,
+                    from: self.net.nodes[c.from as usize].name.clone(),
+                    to: self.net.nodes[c.to as usize].name.clone(),
+                    rate_bps: c.rate_bps,
+                    delay_ns: c.delay_ns,
+                    packets: c.stats.packets,
+                    bytes: c.stats.bytes,
+                    drops: c.stats.drops,
+                    lost: c.stats.lost,
+                    busy_ns: c.stats.busy_ps / 1000,
+                    max_queue_pkts: c.stats.max_queue_pkts,
+                    monitor: c.monitor,
+                }
+            })
+            .collect();
+        RunResult {
+            engine: "sim",
+            sim_packets: self.data_delivered,
+            events: self.ev.popped(),
+            end_ns: self.now,
+            duration_ns: self.duration,
+            interval_ns: self.interval,
+            flows,
+            links,
+            series: self.series,
+            queue_series: self.queues,
+            changes: self.changes,
+        }
+    }
+}
+
+/// Parse, build, run: the whole trial.
+pub fn run_json(config_json: &str) -> Result<RunResult, ConfigError> {
+    let cfg = Config::from_json(config_json)?;
+    let mut sim = Simulation::new(&cfg)?;
+    sim.run();
+    Ok(sim.finish())
+}

@@ -1,0 +1,196 @@
+//! Every TCP knob that differs between operating systems (issue: "OS personalities are data").
+//!
+//! One declaration per knob gives the struct field, its default, its documentation and its schema
+//! entry (exported to Python through `tcplab._core.tcp_knobs()`), so the knob list lives in one place.
+//! Defaults are the IETF recommendations (a "generic RFC stack"); OS personalities override them.
+
+use serde::{Deserialize, Serialize};
+
+/// Initial window rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InitialWindow {
+    /// A fixed number of segments.
+    Segments(u32),
+    /// A named rule.
+    Rule(IwRule),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IwRule {
+    /// IW = min(4·SMSS, max(2·SMSS, 4380 B)) (RFC 3390 §1; RFC 5681 §3.1).
+    Rfc3390,
+    /// IW = min(10·MSS, max(2·MSS, 14600 B)) (RFC 6928 §2).
+    Rfc6928,
+}
+
+impl InitialWindow {
+    /// Initial window in bytes for sender maximum segment size `smss`.
+    pub fn bytes(self, smss: u32) -> u64 {
+        let smss = smss as u64;
+        match self {
+            InitialWindow::Segments(n) => n.max(1) as u64 * smss,
+            InitialWindow::Rule(IwRule::Rfc3390) => (4 * smss).min((2 * smss).max(4380)),
+            InitialWindow::Rule(IwRule::Rfc6928) => (10 * smss).min((2 * smss).max(14600)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CwndUnitCfg {
+    Packets,
+    Bytes,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryCfg {
+    /// SACK-based loss recovery, RFC 6675 (falls back to NewReno when SACK is not negotiated).
+    Sack,
+    /// NewReno fast recovery, RFC 6582.
+    Newreno,
+}
+
+/// Schema entry of one knob.
+#[derive(Clone, Debug, Serialize)]
+pub struct KnobInfo {
+    pub name: &'static str,
+    /// "duration" (ns), "bytes", "rate" (bit/s), "bool", "int", "choice", "iw".
+    pub kind: &'static str,
+    pub optional: bool,
+    pub choices: &'static [&'static str],
+    pub default: serde_json::Value,
+    pub doc: &'static str,
+}
+
+macro_rules! or_empty {
+    () => {
+        &[]
+    };
+    ($e:expr) => {
+        $e
+    };
+}
+
+macro_rules! knobs {
+    ( $( $(#[doc = $doc:literal])+ $name:ident : $ty:ty = $default:expr ;
+         kind $kind:literal $(, optional $opt:literal)? $(, choices $choices:expr)? ; )* ) => {
+        /// TCP knobs of one end host (see each field). Deserialized with defaults for omitted fields.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct TcpConfig {
+            $( $(#[doc = $doc])+ pub $name: $ty, )*
+        }
+
+        impl Default for TcpConfig {
+            fn default() -> Self {
+                TcpConfig { $( $name: $default, )* }
+            }
+        }
+
+        impl TcpConfig {
+            /// Every knob with its kind, default and documentation.
+            pub fn schema() -> Vec<KnobInfo> {
+                let d = TcpConfig::default();
+                vec![ $( KnobInfo {
+                    name: stringify!($name),
+                    kind: $kind,
+                    optional: false $( || $opt )?,
+                    choices: or_empty!($($choices)?),
+                    default: serde_json::to_value(&d.$name).unwrap_or(serde_json::Value::Null),
+                    doc: concat!($( $doc, "\n" ),+),
+                } ),* ]
+            }
+        }
+    };
+}
+
+knobs! {
+    /// Maximum segment size advertised in the SYN, bytes; 0 = first-hop MTU − 40 (RFC 9293 §3.7.1).
+    /// With timestamps each data segment carries 12 bytes less payload (RFC 7323).
+    mss: u32 = 0; kind "bytes";
+    /// Initial congestion window: segments, or "rfc3390" (RFC 3390/5681 §3.1) or "rfc6928" (IW10).
+    initial_window: InitialWindow = InitialWindow::Rule(IwRule::Rfc3390); kind "iw";
+    /// Initial slow-start threshold, bytes; null = arbitrarily high (RFC 5681 §3.1).
+    initial_ssthresh: Option<u64> = None; kind "bytes", optional true;
+    /// Send socket buffer (SO_SNDBUF, iperf -w): bytes the sender may have unacknowledged.
+    sndbuf: u64 = 64 << 20; kind "bytes";
+    /// Receive socket buffer (SO_RCVBUF, iperf -w): the largest window the receiver advertises.
+    rcvbuf: u64 = 64 << 20; kind "bytes";
+    /// Delay ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+    delayed_ack: bool = true; kind "bool";
+    /// With delayed ACKs, ACK at least every Nth full-sized segment (RFC 5681 §4.2: 2).
+    delack_segments: u32 = 2; kind "int";
+    /// Delayed-ACK timer (RFC 5681 §4.2: < 500 ms; 200 ms is the common value).
+    delack_timeout: u64 = 200_000_000; kind "duration";
+    /// Segments ACKed immediately at connection start and after out-of-order data
+    /// (Linux quick-ACK mode, up to 16; 0 = off).
+    quickack_segments: u32 = 0; kind "int";
+    /// Lower bound of the RTO (RFC 6298 §2.4: 1 s).
+    min_rto: u64 = 1_000_000_000; kind "duration";
+    /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
+    initial_rto: u64 = 1_000_000_000; kind "duration";
+    /// Upper bound of the RTO (RFC 6298 §2.5: at least 60 s).
+    max_rto: u64 = 60_000_000_000; kind "duration";
+    /// Clock granularity G of RTT measurement and timers (RFC 6298 §2; Linux HZ, Windows 10 ms).
+    clock_granularity: u64 = 1_000_000; kind "duration";
+    /// Apply `min_rto` to the variance term (RTO = SRTT + max(G, 4·RTTVAR, min_rto)), as Linux
+    /// does, instead of to the whole RTO (RFC 6298 §2.4).
+    rto_min_on_variance: bool = false; kind "bool";
+    /// Negotiate the timestamps option (RFC 7323 §3).
+    timestamps: bool = true; kind "bool";
+    /// Negotiate SACK (RFC 2018).
+    sack: bool = true; kind "bool";
+    /// Report duplicate segments with D-SACK (RFC 2883).
+    dsack: bool = true; kind "bool";
+    /// Negotiate window scaling (RFC 7323 §2).
+    window_scaling: bool = true; kind "bool";
+    /// Appropriate Byte Counting limit L (RFC 3465); 0 = off (count ACKs, not bytes).
+    abc: u32 = 0; kind "int";
+    /// Unit of the congestion window: "packets" (Linux) or "bytes" (RFC 5681, BSD, Windows).
+    cwnd_unit: CwndUnitCfg = CwndUnitCfg::Bytes; kind "choice", choices &["packets", "bytes"];
+    /// Loss recovery: "sack" (RFC 6675) or "newreno" (RFC 6582).
+    recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno"];
+    /// Limited transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
+    limited_transmit: bool = true; kind "bool";
+    /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh: 3).
+    dupthresh: u32 = 3; kind "int";
+    /// Initial sequence number; null = drawn from the flow's random stream.
+    isn: Option<u32> = None; kind "int", optional true;
+    /// SYN retransmissions before giving up (Linux tcp_syn_retries: 6).
+    syn_retries: u32 = 6; kind "int";
+    /// Pace segments at cwnd/SRTT (× 1.0) even if the controller does not ask for pacing.
+    pacing: bool = false; kind "bool";
+    /// Rate at which the receiving application reads, bit/s; null = reads at once (iperf).
+    app_read_rate: Option<u64> = None; kind "rate", optional true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_iw_rfc3390_table() {
+        // RFC 3390 §1: 4 segments for SMSS ≤ 1095, 3 for ≤ 2190, else 2.
+        let iw = InitialWindow::Rule(IwRule::Rfc3390);
+        assert_eq!(iw.bytes(1000), 4000);
+        assert_eq!(iw.bytes(1460), 4380);
+        assert_eq!(iw.bytes(2190), 4380);
+        assert_eq!(iw.bytes(4000), 8000);
+        assert_eq!(InitialWindow::Rule(IwRule::Rfc6928).bytes(1460), 14600);
+    }
+
+    #[test]
+    fn test_schema_lists_every_knob_with_default() {
+        let s = TcpConfig::schema();
+        assert!(s.iter().any(|k| k.name == "min_rto" && k.default == 1_000_000_000u64));
+        assert!(s.iter().any(|k| k.name == "cwnd_unit" && k.choices.contains(&"packets")));
+        let parsed: TcpConfig = serde_json::from_str(r#"{"initial_window": "rfc6928"}"#).unwrap();
+        assert_eq!(parsed.initial_window, InitialWindow::Rule(IwRule::Rfc6928));
+        let parsed: TcpConfig = serde_json::from_str(r#"{"initial_window": 10}"#).unwrap();
+        assert_eq!(parsed.initial_window, InitialWindow::Segments(10));
+        assert!(serde_json::from_str::<TcpConfig>(r#"{"min_rtoo": 1}"#).is_err());
+    }
+}

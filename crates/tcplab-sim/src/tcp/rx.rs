@@ -1,0 +1,225 @@
+//! The data-receiving end of a bulk TCP connection (iperf's server): passive open with option
+//! negotiation, then a [`Receiver`] for reassembly, ACK policy, SACK and window, plus the
+//! timestamp echo (RFC 7323 §4.3). The model does not send data or its own FIN; a FIN from the
+//! peer is acknowledged.
+
+use super::config::TcpConfig;
+use super::receiver::{Receiver, ReceiverConfig};
+use super::sender::wscale_for;
+use super::seq::Seq;
+use crate::endpoint::Cx;
+use crate::packet::{self, Packet, Proto, TcpHdr, flags, opts};
+use crate::time::Nanos;
+
+pub struct TcpReceiver {
+    flow: u32,
+    peer: u32,
+    node: u16,
+    peer_node: u16,
+    cfg: TcpConfig,
+    mtu: u32,
+    iss: u32,
+    rx: Option<Receiver>,
+    ts_on: bool,
+    sack_on: bool,
+    wscale: u8,
+    syn_opts: u8,
+    peer_mss: u32,
+    ts_recent: u32,
+    last_ack_sent: u32,
+    /// Bytes after which a sized transfer counts as complete, and when that happened.
+    target: Option<u64>,
+    completed_at: Option<Nanos>,
+}
+
+impl TcpReceiver {
+    pub fn new(flow: u32, _me: u32, peer: u32, node: u16, peer_node: u16, cfg: TcpConfig, mtu: u32) -> Self {
+        TcpReceiver {
+            flow,
+            peer,
+            node,
+            peer_node,
+            cfg,
+            mtu,
+            iss: 0,
+            rx: None,
+            ts_on: false,
+            sack_on: false,
+            wscale: 0,
+            syn_opts: 0,
+            peer_mss: 536,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            target: None,
+            completed_at: None,
+        }
+    }
+
+    /// Record the completion time once `bytes` have been delivered.
+    pub fn set_target(&mut self, bytes: Option<u64>) {
+        self.target = bytes;
+    }
+
+    pub fn bytes_delivered(&self) -> u64 {
+        self.rx.as_ref().map_or(0, |r| r.stats().bytes_delivered)
+    }
+
+    pub fn segments_received(&self) -> u64 {
+        self.rx.as_ref().map_or(0, |r| r.stats().segments_received)
+    }
+
+    pub fn receiver(&self) -> Option<&Receiver> {
+        self.rx.as_ref()
+    }
+
+    pub fn completion_time(&self, _target: u64) -> Option<Nanos> {
+        self.completed_at
+    }
+
+    fn own_mss(&self) -> u32 {
+        if self.cfg.mss > 0 { self.cfg.mss } else { self.mtu - packet::IPV4_HEADER - packet::TCP_HEADER }
+    }
+
+    fn ts_now(&self, now: Nanos) -> u32 {
+        (now / self.cfg.clock_granularity.max(1)) as u32
+    }
+
+    pub fn poll_at(&self) -> Option<Nanos> {
+        self.rx.as_ref().and_then(|r| r.poll_at())
+    }
+
+    pub fn on_timer(&mut self, cx: &mut Cx) {
+        let due = match self.rx.as_mut() {
+            Some(r) => r.on_timer(cx.now),
+            None => false,
+        };
+        if due {
+            self.send_ack(cx);
+        }
+    }
+
+    fn emit(&self, cx: &mut Cx, hdr: TcpHdr, wire_len: u32) {
+        cx.send(Packet {
+            ep: self.peer,
+            flow: self.flow,
+            src: self.node,
+            dst: self.peer_node,
+            proto: Proto::Tcp,
+            wire_len,
+            payload: 0,
+            udp_seq: 0,
+            tcp: hdr,
+        });
+    }
+
+    fn on_syn(&mut self, p: &Packet, cx: &mut Cx) {
+        let h = &p.tcp;
+        self.syn_opts = h.opts;
+        self.ts_on = self.cfg.timestamps && h.opts & opts::TS != 0;
+        self.sack_on = self.cfg.sack && h.opts & opts::SACK_PERM != 0;
+        let ws_on = self.cfg.window_scaling && h.opts & opts::WSCALE != 0;
+        self.wscale = if ws_on { wscale_for(self.cfg.rcvbuf) } else { 0 };
+        self.peer_mss = if h.opts & opts::MSS != 0 { h.mss as u32 } else { 536 };
+        // Our ISN: any value works for a receiver that sends no data; derived from the peer's so
+        // it is deterministic without another random stream.
+        self.iss = h.seq.wrapping_mul(0x9E37_79B9).wrapping_add(0x1234_5678);
+        self.ts_recent = h.ts_val;
+        if self.rx.is_none() {
+            let mss = self.own_mss().min(self.peer_mss);
+            let rcfg = ReceiverConfig {
+                rcvbuf: self.cfg.rcvbuf,
+                mss: mss - if self.ts_on { packet::TS_OPTION_LEN } else { 0 },
+                delayed_ack: self.cfg.delayed_ack,
+                delack_segments: self.cfg.delack_segments.max(1),
+                delack_timeout_ns: self.cfg.delack_timeout.max(1),
+                quickack_segments: self.cfg.quickack_segments,
+                sack: self.sack_on,
+                dsack: self.sack_on && self.cfg.dsack,
+                // RFC 2018 §3: 3 blocks fit beside the timestamp option, 4 without it.
+                max_sack_blocks: if self.ts_on { 3 } else { 4 },
+                wscale: self.wscale,
+                ooo_uses_buffer: true,
+                app_read_bps: self.cfg.app_read_rate,
+                wnd_update_segments: 2,
+            };
+            let irs = h.seq.wrapping_add(1);
+            match Receiver::new(rcfg, irs) {
+                Ok(r) => self.rx = Some(r),
+                Err(_) => return,
+            }
+        }
+        let mut o = 0;
+        if h.opts & opts::MSS != 0 {
+            o |= opts::MSS;
+        }
+        if ws_on {
+            o |= opts::WSCALE;
+        }
+        if self.sack_on {
+            o |= opts::SACK_PERM;
+        }
+        if self.ts_on {
+            o |= opts::TS;
+        }
+        let syn_wnd = self.rx.as_ref().map_or(0, |r| r.syn_window());
+        let hdr = TcpHdr {
+            seq: self.iss,
+            ack: h.seq.wrapping_add(1),
+            flags: flags::SYN | flags::ACK,
+            opts: o,
+            wnd: syn_wnd,
+            mss: self.own_mss().min(u16::MAX as u32) as u16,
+            wscale: self.wscale,
+            ts_val: self.ts_now(cx.now),
+            ts_ecr: h.ts_val,
+            ..TcpHdr::default()
+        };
+        self.last_ack_sent = h.seq.wrapping_add(1);
+        self.emit(cx, hdr, packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN);
+    }
+
+    fn send_ack(&mut self, cx: &mut Cx) {
+        let Some(rx) = self.rx.as_mut() else { return };
+        let f = rx.ack_fields();
+        let mut hdr = TcpHdr {
+            seq: self.iss.wrapping_add(1),
+            ack: f.ack,
+            flags: flags::ACK,
+            opts: if self.ts_on { opts::TS } else { 0 },
+            wnd: f.window.min(u16::MAX as u32) as u16,
+            ts_val: (cx.now / self.cfg.clock_granularity.max(1)) as u32,
+            ts_ecr: self.ts_recent,
+            n_sack: f.n_sack,
+            ..TcpHdr::default()
+        };
+        hdr.sack = f.sack;
+        rx.on_ack_sent(cx.now);
+        self.last_ack_sent = f.ack;
+        let wire = packet::IPV4_HEADER + packet::TCP_HEADER + packet::tcp_options_len(self.ts_on, f.n_sack);
+        self.emit(cx, hdr, wire);
+    }
+
+    pub fn on_packet(&mut self, p: &Packet, cx: &mut Cx) {
+        let h = &p.tcp;
+        if h.flags & flags::SYN != 0 {
+            self.on_syn(p, cx);
+            return;
+        }
+        let Some(rx) = self.rx.as_mut() else { return };
+        // RFC 7323 §4.3: remember the timestamp of a segment that starts at or before the last
+        // ACK we sent, so the echo reflects the earliest unacknowledged segment.
+        if self.ts_on && h.opts & opts::TS != 0 && Seq(h.seq).le(Seq(self.last_ack_sent)) {
+            self.ts_recent = h.ts_val;
+        }
+        let fin = h.flags & flags::FIN != 0;
+        let out = rx.on_segment(cx.now, h.seq, p.payload, fin);
+        if let (Some(t), None) = (self.target, self.completed_at) {
+            if rx.stats().bytes_delivered >= t {
+                self.completed_at = Some(cx.now);
+            }
+        }
+        if out.ack_now {
+            self.send_ack(cx);
+        }
+    }
+}

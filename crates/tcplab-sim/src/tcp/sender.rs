@@ -1,0 +1,920 @@
+//! The data-sending end of a bulk TCP connection (iperf's client): active open, segmentation,
+//! the send loop, loss detection and recovery, the retransmission and persist timers.
+//!
+//! Parts, each separate (docs/design.md; style.md habit 3):
+//! * window growth and reduction: the [`CongestionControl`] object (crate `tcplab-cc`);
+//! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582) when SACK
+//!   is off or not negotiated;
+//! * RTT and RTO: [`RttEstimator`] (RFC 6298); delivery rate: `RateSampler`.
+//!
+//! Sequence numbers are kept as 64-bit offsets from the first data byte and converted to 32-bit
+//! wire numbers (ISN + 1 + offset, wrapping) only when a segment is built, so transfers beyond
+//! 4 GiB never compare wrapped numbers.
+
+use super::config::{CwndUnitCfg, RecoveryCfg, TcpConfig};
+use super::rtt::RttEstimator;
+use super::scoreboard::{AckResult, LOST, Scoreboard};
+use crate::endpoint::Cx;
+use crate::packet::{self, Packet, Proto, TcpHdr, flags, opts};
+use crate::time::Nanos;
+use tcplab_cc::{AckEvent, CongestionControl, CongestionEvent, RtoEvent, SentEvent};
+
+/// Cumulative sender counters (web100 / TCP_INFO in spirit).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderStats {
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    /// Retransmitted segments (web100 SegsRetrans).
+    pub retransmits: u64,
+    /// Fast-retransmit / recovery entries (web100 FastRetran).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts (web100 Timeouts).
+    pub timeouts: u64,
+    /// Duplicate ACKs received (web100 DupAcksIn).
+    pub dupacks: u64,
+    /// SACK blocks received.
+    pub sack_blocks: u64,
+    /// D-SACK blocks received (RFC 2883).
+    pub dsack_blocks: u64,
+    pub syn_retransmits: u64,
+    pub zero_window_probes: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Waiting for the flow's start time.
+    Idle,
+    SynSent,
+    Established,
+    /// All data acknowledged (and FIN, if sent) — nothing more to do.
+    Done,
+    /// SYN retries exhausted.
+    Failed,
+}
+
+/// Static description of the flow, from the scenario.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub flow: u32,
+    pub me: u32,
+    pub peer: u32,
+    pub src: u16,
+    pub dst: u16,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub bytes: Option<u64>,
+    /// MTU of the sender's first hop (default MSS).
+    pub mtu: u32,
+    pub isn: u32,
+    /// Congestion-control algorithm and parameters; the controller is built when the handshake
+    /// has fixed the MSS.
+    pub cca_name: String,
+    pub cca_params: Vec<(String, tcplab_cc::ParamValue)>,
+    pub growth: tcplab_cc::WindowGrowth,
+}
+
+pub struct TcpSender {
+    pub spec: FlowSpec,
+    cfg: TcpConfig,
+    state: State,
+    // Negotiated.
+    /// Payload bytes per full segment (MSS minus the timestamp option when on).
+    pub smss: u32,
+    ts_on: bool,
+    sack_on: bool,
+    /// SACK negotiated and RFC 6675 recovery chosen; otherwise NewReno (RFC 6582).
+    sack_recovery: bool,
+    /// Shift applied to windows the peer advertises.
+    snd_wscale: u8,
+    /// Shift we announce.
+    rcv_wscale: u8,
+    // Sequence state as offsets from the first data byte.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Offset where the application's data ends (closing or sized), if known.
+    app_end: Option<u64>,
+    fin_sent: bool,
+    fin_acked: bool,
+    /// Peer's receive window in bytes.
+    pub rwnd: u64,
+    last_wnd_raw: u16,
+    dupacks: u32,
+    // Recovery.
+    in_recovery: bool,
+    recovery_point: u64,
+    /// NewReno: last recovery point ("recover", RFC 6582 §3.2), guarding re-entry.
+    recover: Option<u64>,
+    newreno_cwnd: u64,
+    first_partial_ack: bool,
+    /// After an RTO, until this offset is acknowledged (Linux "Loss" state; RFC 6582 recover).
+    loss_point: Option<u64>,
+    pub sb: Scoreboard,
+    pub rtt: RttEstimator,
+    pub cc: Box<dyn CongestionControl>,
+    // Timers.
+    rto_deadline: Option<Nanos>,
+    persist_deadline: Option<Nanos>,
+    persist_backoff: u32,
+    pace_next: Nanos,
+    nic_wake: Option<Nanos>,
+    syn_sent_at: Nanos,
+    syn_tries: u32,
+    ts_recent: u32,
+    last_send: Nanos,
+    cwnd_limited: bool,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(spec: FlowSpec, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let rtt = RttEstimator::new(
+            cfg.initial_rto,
+            cfg.min_rto,
+            cfg.max_rto,
+            cfg.clock_granularity,
+            cfg.rto_min_on_variance,
+        );
+        let dupthresh = cfg.dupthresh;
+        TcpSender {
+            state: State::Idle,
+            smss: 0,
+            ts_on: false,
+            sack_on: false,
+            sack_recovery: false,
+            snd_wscale: 0,
+            rcv_wscale: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            app_end: spec.bytes,
+            fin_sent: false,
+            fin_acked: false,
+            rwnd: 0,
+            last_wnd_raw: 0,
+            dupacks: 0,
+            in_recovery: false,
+            recovery_point: 0,
+            recover: None,
+            newreno_cwnd: 0,
+            first_partial_ack: false,
+            loss_point: None,
+            sb: Scoreboard::new(dupthresh),
+            rtt,
+            cc,
+            rto_deadline: None,
+            persist_deadline: None,
+            persist_backoff: 0,
+            pace_next: 0,
+            nic_wake: None,
+            syn_sent_at: 0,
+            syn_tries: 0,
+            ts_recent: 0,
+            last_send: 0,
+            cwnd_limited: false,
+            stats: SenderStats::default(),
+            spec,
+            cfg,
+        }
+    }
+
+    /// Our advertised MSS: configured or first-hop MTU − 40 (RFC 9293 §3.7.1).
+    fn own_mss(&self) -> u32 {
+        if self.cfg.mss > 0 {
+            self.cfg.mss
+        } else {
+            self.spec.mtu - packet::IPV4_HEADER - packet::TCP_HEADER
+        }
+    }
+
+    #[inline]
+    fn wire_seq(&self, off: u64) -> u32 {
+        self.spec.isn.wrapping_add(1).wrapping_add(off as u32)
+    }
+
+    /// Unwrap a 32-bit sequence number to an offset, choosing the one nearest `near`.
+    #[inline]
+    fn unwrap_seq(&self, wire: u32, near: u64) -> i64 {
+        let d = wire.wrapping_sub(self.wire_seq(near)) as i32 as i64;
+        near as i64 + d
+    }
+
+    #[inline]
+    fn ts_now(&self, now: Nanos) -> u32 {
+        // RFC 7323 §5.4: a timestamp clock ticking at the stack's granularity.
+        (now / self.cfg.clock_granularity.max(1)) as u32
+    }
+
+    /// Whether the sender has finished (all data and FIN acknowledged, or it gave up).
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done | State::Failed)
+    }
+
+    pub fn established(&self) -> bool {
+        matches!(self.state, State::Established | State::Done)
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// Congestion window in bytes as the stack uses it now (NewReno inflation included).
+    pub fn cwnd(&self) -> u64 {
+        if self.in_recovery && !self.sack_recovery {
+            self.newreno_cwnd
+        } else {
+            self.cc.cwnd()
+        }
+    }
+
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    /// Earliest time this endpoint wants `on_timer` (smoltcp's `poll_at`).
+    pub fn poll_at(&self) -> Option<Nanos> {
+        let mut t = None;
+        let mut min = |x: Option<Nanos>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |y: Nanos| y.min(x)));
+            }
+        };
+        match self.state {
+            State::Idle => min(Some(self.spec.start)),
+            State::Done | State::Failed => return None,
+            _ => {
+                min(self.rto_deadline);
+                min(self.persist_deadline);
+                min(self.nic_wake);
+                if self.state == State::Established && self.app_end.is_none() {
+                    min(self.spec.stop);
+                }
+                if self.pace_next > self.last_send && self.has_sendable() {
+                    min(Some(self.pace_next));
+                }
+            }
+        }
+        t
+    }
+
+    fn has_sendable(&self) -> bool {
+        self.state == State::Established
+            && (self.app_end.is_none_or(|e| self.snd_nxt < e) || self.sb.lost_bytes > 0)
+    }
+
+    pub fn on_timer(&mut self, cx: &mut Cx) {
+        let now = cx.now;
+        match self.state {
+            State::Idle => {
+                if now >= self.spec.start {
+                    self.send_syn(cx);
+                }
+                return;
+            }
+            State::Done | State::Failed => return,
+            _ => {}
+        }
+        if let Some(stop) = self.spec.stop {
+            if now >= stop && self.app_end.is_none() && self.state == State::Established {
+                // iperf -t: the application stops writing; what was not yet sent is discarded.
+                self.app_end = Some(self.snd_nxt);
+            }
+        }
+        if self.nic_wake.is_some_and(|t| now >= t) {
+            self.nic_wake = None;
+        }
+        if self.rto_deadline.is_some_and(|t| now >= t) {
+            self.rto_deadline = None;
+            self.on_rto(cx);
+        }
+        if self.persist_deadline.is_some_and(|t| now >= t) {
+            self.persist_deadline = None;
+            self.send_window_probe(cx);
+        }
+        if self.state == State::Established {
+            self.try_send(cx);
+        }
+    }
+
+    // ---- Connection establishment (RFC 9293 §3.5) ----
+
+    fn send_syn(&mut self, cx: &mut Cx) {
+        let now = cx.now;
+        self.state = State::SynSent;
+        if self.syn_tries > 0 {
+            self.stats.syn_retransmits += 1;
+        }
+        self.syn_tries += 1;
+        self.syn_sent_at = now;
+        // Window scale: the smallest shift that lets the receive buffer be advertised (RFC 7323 §2.3).
+        self.rcv_wscale = if self.cfg.window_scaling { wscale_for(self.cfg.rcvbuf) } else { 0 };
+        let mut o = opts::MSS;
+        if self.cfg.window_scaling {
+            o |= opts::WSCALE;
+        }
+        if self.cfg.sack {
+            o |= opts::SACK_PERM;
+        }
+        if self.cfg.timestamps {
+            o |= opts::TS;
+        }
+        let hdr = TcpHdr {
+            seq: self.spec.isn,
+            ack: 0,
+            flags: flags::SYN,
+            opts: o,
+            // The window in a SYN is never scaled (RFC 7323 §2.2).
+            wnd: self.cfg.rcvbuf.min(u16::MAX as u64) as u16,
+            mss: self.own_mss().min(u16::MAX as u32) as u16,
+            wscale: self.rcv_wscale,
+            ts_val: self.ts_now(now),
+            ..TcpHdr::default()
+        };
+        let wire = packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN;
+        self.emit(cx, hdr, 0, wire);
+        // SYN retransmission with exponential backoff from the initial RTO (RFC 6298 §5.7).
+        let rto = self.cfg.initial_rto.saturating_mul(1 << (self.syn_tries - 1).min(20));
+        self.rto_deadline = Some(now + rto.min(self.cfg.max_rto));
+    }
+
+    fn on_syn_ack(&mut self, p: &Packet, cx: &mut Cx) {
+        let now = cx.now;
+        let h = &p.tcp;
+        if h.ack != self.spec.isn.wrapping_add(1) {
+            return;
+        }
+        let peer_mss = if h.opts & opts::MSS != 0 { h.mss as u32 } else { 536 };
+        self.ts_on = self.cfg.timestamps && h.opts & opts::TS != 0;
+        self.sack_on = self.cfg.sack && h.opts & opts::SACK_PERM != 0;
+        self.sack_recovery = self.sack_on && self.cfg.recovery == RecoveryCfg::Sack;
+        let ws_on = self.cfg.window_scaling && h.opts & opts::WSCALE != 0;
+        self.snd_wscale = if ws_on { h.wscale.min(14) } else { 0 };
+        if !ws_on {
+            self.rcv_wscale = 0;
+        }
+        let mss = self.own_mss().min(peer_mss);
+        self.smss = mss - if self.ts_on { packet::TS_OPTION_LEN } else { 0 };
+        self.rwnd = h.wnd as u64; // SYN-ACK window is unscaled
+        self.last_wnd_raw = h.wnd;
+        self.ts_recent = h.ts_val;
+        // RTT sample from the handshake unless the SYN was retransmitted (Karn; RFC 6298 §2).
+        if self.syn_tries == 1 {
+            let r = self.rtt.quantise(self.syn_sent_at, now);
+            self.rtt.on_sample(r);
+        }
+        self.state = State::Established;
+        self.rto_deadline = None;
+        let iw = self.cfg.initial_window.bytes(self.smss);
+        let ssthresh = self.cfg.initial_ssthresh.unwrap_or(u64::MAX);
+        let init = tcplab_cc::CcInit {
+            mss: self.smss,
+            initial_cwnd: iw,
+            initial_ssthresh: ssthresh,
+            growth: self.spec.growth,
+        };
+        // Parameters were validated when the simulation was built; keep the old controller if
+        // building fails anyway.
+        if let Ok(cc) = tcplab_cc::build(&self.spec.cca_name, &self.spec.cca_params, init) {
+            self.cc = cc;
+        }
+        self.cc.set_cwnd(iw);
+        self.cc.set_ssthresh(ssthresh);
+        self.last_send = now;
+        // Third segment of the handshake: a pure ACK (data follows in try_send).
+        self.send_ack(cx);
+        self.try_send(cx);
+    }
+
+    // ---- Output ----
+
+    fn emit(&mut self, cx: &mut Cx, hdr: TcpHdr, payload: u32, wire_len: u32) {
+        let pkt = Packet {
+            ep: self.spec.peer,
+            flow: self.spec.flow,
+            src: self.spec.src,
+            dst: self.spec.dst,
+            proto: Proto::Tcp,
+            wire_len,
+            payload,
+            udp_seq: 0,
+            tcp: hdr,
+        };
+        cx.send(pkt);
+    }
+
+    fn data_hdr(&self, now: Nanos, off: u64, fl: u8) -> TcpHdr {
+        TcpHdr {
+            seq: self.wire_seq(off),
+            ack: 1, // the peer's ISN is not tracked beyond the handshake; the receiver ignores it
+            flags: fl | flags::ACK,
+            opts: if self.ts_on { opts::TS } else { 0 },
+            wnd: (self.cfg.rcvbuf >> self.rcv_wscale).min(u16::MAX as u64) as u16,
+            ts_val: self.ts_now(now),
+            ts_ecr: self.ts_recent,
+            ..TcpHdr::default()
+        }
+    }
+
+    fn header_len(&self) -> u32 {
+        packet::IPV4_HEADER + packet::TCP_HEADER + packet::tcp_options_len(self.ts_on, 0)
+    }
+
+    fn send_ack(&mut self, cx: &mut Cx) {
+        let hdr = self.data_hdr(cx.now, self.snd_nxt, 0);
+        let wire = self.header_len();
+        self.emit(cx, hdr, 0, wire);
+    }
+
+    fn send_segment(&mut self, cx: &mut Cx, off: u64, len: u32, retransmit: bool) {
+        let now = cx.now;
+        let hdr = self.data_hdr(now, off, if len > 0 { flags::PSH } else { 0 });
+        let wire = self.header_len() + len;
+        self.emit(cx, hdr, len, wire);
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        if retransmit {
+            self.stats.retransmits += 1;
+        }
+        self.last_send = now;
+        self.cc.on_packet_sent(&SentEvent {
+            now,
+            bytes: len,
+            in_flight: self.sb.pipe(),
+            is_retransmission: retransmit,
+            total_delivered: self.sb.rate.delivered,
+        });
+        // RFC 6298 §5.1: start the timer when sending data if it is not running.
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        // Pacing: the next departure is one packet time at the pacing rate later.
+        if let Some(rate) = self.pacing_rate() {
+            if rate > 0 {
+                self.pace_next = now + (wire as u64 * 8 * 1_000_000_000) / rate;
+            }
+        }
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r);
+        }
+        if self.cfg.pacing && self.rtt.has_sample() {
+            // Spread one window over one smoothed RTT.
+            return Some((self.cwnd() * 8 * 1_000_000_000) / self.rtt.srtt.max(1));
+        }
+        None
+    }
+
+    /// The window the send loop may fill now (RFC 3042 limited transmit included).
+    fn send_window(&self) -> u64 {
+        let w = self.cwnd();
+        if self.cfg.limited_transmit
+            && !self.in_recovery
+            && self.loss_point.is_none()
+            && self.dupacks > 0
+            && self.dupacks < self.cfg.dupthresh
+        {
+            // RFC 3042 §2: new data on each of the first two duplicate ACKs.
+            w + (self.dupacks.min(2) as u64) * self.smss as u64
+        } else {
+            w
+        }
+    }
+
+    fn try_send(&mut self, cx: &mut Cx) {
+        let now = cx.now;
+        let mut stopped_by_cwnd = false;
+        loop {
+            if self.pace_next > now && self.pacing_rate().is_some() {
+                break;
+            }
+            if !cx.nic_has_room() {
+                self.nic_wake = Some(cx.nic_free_at.max(now + 1));
+                break;
+            }
+            let pipe = self.sb.pipe();
+            let wnd = self.send_window();
+            // NextSeg() rule 1 (RFC 6675 §4): retransmit the first lost segment.
+            if self.sb.lost_bytes > self.sb.retrans_bytes {
+                if let Some(i) = self.sb.next_lost() {
+                    let len = self.sb.seg(i).len;
+                    if pipe + len as u64 > wnd {
+                        stopped_by_cwnd = true;
+                        break;
+                    }
+                    let (start, len) = self.sb.on_retransmit(i, now);
+                    self.send_segment(cx, start, len, true);
+                    continue;
+                }
+            }
+            // NextSeg() rule 2: new data.
+            let app_room = self.app_end.map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
+            let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
+            let buf_room = (self.snd_una + self.cfg.sndbuf).saturating_sub(self.snd_nxt);
+            let len = (self.smss as u64).min(app_room).min(rwnd_room).min(buf_room);
+            if len == 0 {
+                if app_room > 0 && rwnd_room == 0 && self.sb.is_empty() {
+                    // Zero window with nothing outstanding: persist timer (RFC 9293 §3.8.6.1).
+                    if self.persist_deadline.is_none() {
+                        self.persist_deadline = Some(now + self.persist_interval());
+                    }
+                }
+                if app_room > 0 {
+                    self.sb.rate.mark_app_limited(pipe);
+                }
+                break;
+            }
+            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): no small segment unless it ends the data.
+            if len < self.smss as u64 && len < app_room {
+                break;
+            }
+            if pipe + len > wnd {
+                stopped_by_cwnd = true;
+                break;
+            }
+            self.maybe_idle_restart(now);
+            let off = self.snd_nxt;
+            self.sb.on_send_new(off, len as u32, now);
+            self.snd_nxt += len;
+            self.send_segment(cx, off, len as u32, false);
+        }
+        self.cwnd_limited = stopped_by_cwnd;
+        self.maybe_send_fin(cx);
+    }
+
+    fn maybe_idle_restart(&mut self, now: Nanos) {
+        // RFC 5681 §4.1: after an idle period longer than the RTO, restart from the restart window.
+        if self.sb.is_empty() && now.saturating_sub(self.last_send) > self.rtt.rto() && self.snd_nxt > 0 {
+            let rw = self.cfg.initial_window.bytes(self.smss);
+            self.cc.on_idle_restart(now, rw);
+        }
+    }
+
+    fn maybe_send_fin(&mut self, cx: &mut Cx) {
+        if let Some(end) = self.app_end {
+            if !self.fin_sent && self.snd_nxt == end && self.snd_una == end {
+                // FIN after the data is acknowledged (a simplification: real stacks piggyback it).
+                self.fin_sent = true;
+                let hdr = self.data_hdr(cx.now, end, flags::FIN);
+                let wire = self.header_len();
+                self.emit(cx, hdr, 0, wire);
+                if self.rto_deadline.is_none() {
+                    self.rto_deadline = Some(cx.now + self.rtt.rto());
+                }
+            }
+        }
+    }
+
+    fn persist_interval(&self) -> Nanos {
+        // Persist timer: RTO-based with exponential backoff, bounded by the maximum RTO.
+        let base = self.rtt.base_rto();
+        base.saturating_mul(1 << self.persist_backoff.min(20)).min(self.cfg.max_rto)
+    }
+
+    fn send_window_probe(&mut self, cx: &mut Cx) {
+        if self.rwnd > 0 || !self.sb.is_empty() {
+            self.persist_backoff = 0;
+            return;
+        }
+        // A segment with an old sequence number elicits an ACK with the current window
+        // (RFC 9293 §3.10.7.4; the form Linux uses for zero-window probes).
+        self.stats.zero_window_probes += 1;
+        let hdr = self.data_hdr(cx.now, self.snd_una.wrapping_sub(1), 0);
+        let wire = self.header_len();
+        self.emit(cx, hdr, 0, wire);
+        self.persist_backoff += 1;
+        self.persist_deadline = Some(cx.now + self.persist_interval());
+    }
+
+    // ---- Input ----
+
+    pub fn on_packet(&mut self, p: &Packet, cx: &mut Cx) {
+        match self.state {
+            State::SynSent => {
+                if p.has_flag(flags::SYN) && p.has_flag(flags::ACK) {
+                    self.on_syn_ack(p, cx);
+                }
+            }
+            State::Established => {
+                if p.has_flag(flags::SYN) {
+                    // Retransmitted SYN-ACK (our ACK was lost): acknowledge again.
+                    self.send_ack(cx);
+                    return;
+                }
+                self.on_ack(p, cx);
+                if self.state == State::Established {
+                    self.try_send(cx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_ack(&mut self, p: &Packet, cx: &mut Cx) {
+        let now = cx.now;
+        let h = &p.tcp;
+        if h.flags & flags::ACK == 0 {
+            return;
+        }
+        let data_end = self.snd_nxt;
+        let fin_off = if self.fin_sent { 1 } else { 0 };
+        let ack = self.unwrap_seq(h.ack, self.snd_una);
+        if ack < self.snd_una as i64 || ack > (data_end + fin_off) as i64 {
+            return; // old or acknowledges unsent data (RFC 9293 §3.10.7.4)
+        }
+        let ack = ack as u64;
+        if self.fin_sent && ack == data_end + 1 {
+            self.fin_acked = true;
+        }
+        let ack_data = ack.min(data_end);
+        let prior_una = self.snd_una;
+        let prior_in_flight = self.sb.pipe();
+        let new_wnd = (h.wnd as u64) << self.snd_wscale;
+        let wnd_changed = h.wnd != self.last_wnd_raw;
+        self.last_wnd_raw = h.wnd;
+        self.rwnd = new_wnd;
+        if new_wnd > 0 {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        }
+        if self.ts_on {
+            self.ts_recent = h.ts_val;
+        }
+
+        self.sb.rate.begin_ack(prior_in_flight);
+        let mut res = AckResult::default();
+        if ack_data > self.snd_una {
+            self.sb.on_cum_ack(ack_data, now, &mut res);
+            self.snd_una = ack_data;
+        }
+        if self.sack_on {
+            self.process_sack_blocks(h, now, &mut res);
+        }
+        let advanced = self.snd_una > prior_una;
+
+        // RTT sample (RFC 6298 §3 / RFC 7323 §4): from the echoed timestamp of an ACK that
+        // advances the left edge, else from the newest never-retransmitted segment acknowledged.
+        let mut sample = None;
+        if advanced && self.ts_on && h.ts_ecr != 0 {
+            let ticks = self.ts_now(now).wrapping_sub(h.ts_ecr) as u64;
+            sample = Some(ticks.max(1) * self.cfg.clock_granularity.max(1));
+        } else if !self.ts_on && (advanced || res.bytes_sacked > 0) {
+            if let Some(x) = res.rtt_xmit {
+                sample = Some(self.rtt.quantise(x, now));
+            }
+        }
+        if let Some(r) = sample {
+            self.rtt.on_sample(r);
+        }
+
+        // Duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2 asks for new SACK information).
+        let is_dup = !advanced
+            && p.payload == 0
+            && h.flags & (flags::SYN | flags::FIN) == 0
+            && prior_in_flight > 0
+            && if self.sack_on { res.new_sack_info } else { !wnd_changed };
+        if advanced {
+            self.dupacks = 0;
+        } else if is_dup {
+            self.dupacks += 1;
+            self.stats.dupacks += 1;
+        }
+
+        let lost_new = if self.sack_recovery { self.sb.mark_lost_by_sack() } else { 0 };
+
+        // Leave recovery states whose point is now acknowledged.
+        if self.in_recovery && self.snd_una >= self.recovery_point {
+            self.exit_recovery();
+        }
+        if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
+            self.loss_point = None;
+        }
+
+        if !self.in_recovery && self.loss_point.is_none() {
+            let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
+            let enter = if self.sack_recovery {
+                // RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b) IsLost(HighACK + 1).
+                self.dupacks >= self.cfg.dupthresh || (head_lost && lost_new > 0)
+            } else {
+                // RFC 6582 §3.2 step 1: only if the ACK covers more than `recover`.
+                self.dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
+            };
+            if enter && !self.sb.is_empty() {
+                self.enter_recovery(now, lost_new);
+            }
+        } else if self.in_recovery && !self.sack_recovery {
+            self.newreno_on_ack(advanced, is_dup, res.bytes_acked, now);
+        }
+
+        // Inform the congestion controller.
+        if advanced || res.bytes_sacked > 0 || (self.in_recovery && is_dup) {
+            let rate = self.sb.rate.end_ack(self.rtt.min_rtt);
+            let in_flight = self.sb.pipe();
+            let cwnd = self.cc.cwnd();
+            let ev = AckEvent {
+                now,
+                bytes_acked: res.bytes_acked,
+                packets_acked: res.packets_acked,
+                bytes_sacked: res.bytes_sacked,
+                prior_in_flight,
+                in_flight,
+                rtt_sample: sample,
+                srtt: self.rtt.srtt,
+                min_rtt: self.rtt.min_rtt,
+                in_recovery: self.in_recovery,
+                app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= cwnd),
+                rate,
+                mss: self.smss,
+            };
+            if !self.in_recovery || self.cc.governs_recovery() {
+                self.cc.on_ack(&ev);
+            } else {
+                self.cc.on_ack(&AckEvent { in_recovery: true, ..ev });
+            }
+        }
+
+        // Retransmission timer (RFC 6298 §5.2–5.3).
+        if advanced {
+            if self.sb.is_empty() && !(self.fin_sent && !self.fin_acked) {
+                self.rto_deadline = None;
+            } else if !(self.in_recovery && !self.sack_recovery && !self.first_partial_ack_pending()) {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
+        }
+        if let Some(end) = self.app_end {
+            if self.snd_una >= end && (!self.fin_sent || self.fin_acked) && self.fin_sent {
+                self.state = State::Done;
+                self.rto_deadline = None;
+            }
+        }
+    }
+
+    fn first_partial_ack_pending(&self) -> bool {
+        // NewReno resets the timer on the first partial ACK only (RFC 6582 §3.2 step 5, "Impatient").
+        self.first_partial_ack
+    }
+
+    fn process_sack_blocks(&mut self, h: &TcpHdr, now: Nanos, res: &mut AckResult) {
+        for k in 0..h.n_sack as usize {
+            let (l, r) = h.sack[k];
+            self.stats.sack_blocks += 1;
+            let left = self.unwrap_seq(l, self.snd_una);
+            let right = self.unwrap_seq(r, self.snd_una);
+            // D-SACK (RFC 2883 §4): the first block below the cumulative ACK, or inside the second.
+            if k == 0
+                && (right <= self.snd_una as i64
+                    || (h.n_sack > 1 && {
+                        let l2 = self.unwrap_seq(h.sack[1].0, self.snd_una);
+                        let r2 = self.unwrap_seq(h.sack[1].1, self.snd_una);
+                        left >= l2 && right <= r2
+                    }))
+            {
+                self.stats.dsack_blocks += 1;
+                continue;
+            }
+            if right <= left || left < self.snd_una as i64 || right > self.snd_nxt as i64 {
+                continue; // invalid block: ignore
+            }
+            self.sb.on_sack_block(left as u64, right as u64, now, res);
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Nanos, lost_new: u64) {
+        self.in_recovery = true;
+        self.recovery_point = self.snd_nxt;
+        self.stats.fast_retransmits += 1;
+        self.first_partial_ack = true;
+        let flight = self.sb.out_bytes;
+        self.cc.on_congestion_event(&CongestionEvent {
+            now,
+            in_flight: flight,
+            lost_bytes: lost_new.max(self.smss as u64),
+            srtt: self.rtt.srtt,
+            min_rtt: self.rtt.min_rtt,
+            mss: self.smss,
+        });
+        // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment.
+        self.sb.mark_head_lost();
+        let ssthresh = self.cc.ssthresh();
+        if self.sack_recovery {
+            // RFC 6675 §5 (4.2): cwnd = ssthresh.
+            if !self.cc.governs_recovery() {
+                self.cc.set_cwnd(ssthresh);
+            }
+        } else {
+            // RFC 5681 §3.2 step 3 / RFC 6582: cwnd = ssthresh + 3·SMSS (inflation).
+            self.newreno_cwnd = ssthresh + self.cfg.dupthresh as u64 * self.smss as u64;
+        }
+    }
+
+    fn newreno_on_ack(&mut self, advanced: bool, is_dup: bool, acked: u64, now: Nanos) {
+        let smss = self.smss as u64;
+        if is_dup {
+            // RFC 5681 §3.2 step 4: inflate by one segment per further duplicate ACK.
+            self.newreno_cwnd += smss;
+        } else if advanced && self.snd_una < self.recovery_point {
+            // Partial ACK (RFC 6582 §3.2 step 5): retransmit the next hole, deflate by the amount
+            // acknowledged, add back one SMSS if at least one SMSS was acknowledged.
+            self.sb.mark_head_lost();
+            self.newreno_cwnd = self.newreno_cwnd.saturating_sub(acked);
+            if acked >= smss {
+                self.newreno_cwnd += smss;
+            }
+            self.newreno_cwnd = self.newreno_cwnd.max(smss);
+            if self.first_partial_ack {
+                self.first_partial_ack = false;
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
+        }
+    }
+
+    fn exit_recovery(&mut self) {
+        self.in_recovery = false;
+        self.recover = Some(self.recovery_point);
+        self.cc.on_recovery_exit(0);
+        if !self.sack_recovery {
+            // RFC 6582 §3.2 step 6 option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+            let flight = self.sb.out_bytes;
+            let smss = self.smss as u64;
+            let w = self.cc.ssthresh().min(flight.max(smss) + smss);
+            self.cc.set_cwnd(w);
+        }
+    }
+
+    fn on_rto(&mut self, cx: &mut Cx) {
+        let now = cx.now;
+        if self.state == State::SynSent {
+            if self.syn_tries > self.cfg.syn_retries {
+                self.state = State::Failed;
+                return;
+            }
+            self.send_syn(cx);
+            return;
+        }
+        if self.sb.is_empty() {
+            if self.fin_sent && !self.fin_acked {
+                let end = self.app_end.unwrap_or(self.snd_nxt);
+                let hdr = self.data_hdr(now, end, flags::FIN);
+                let wire = self.header_len();
+                self.emit(cx, hdr, 0, wire);
+                self.rtt.back_off();
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
+            return;
+        }
+        // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: retransmit the earliest segment, back off the timer,
+        // reduce the window; every outstanding segment is presumed lost (go-back-N from snd_una).
+        self.stats.timeouts += 1;
+        self.cc.on_rto(&RtoEvent {
+            now,
+            in_flight: self.sb.out_bytes,
+            backoff_count: self.rtt.backoff + 1,
+            mss: self.smss,
+        });
+        self.sb.on_rto();
+        self.rtt.back_off();
+        if self.in_recovery {
+            self.in_recovery = false;
+            self.recover = Some(self.recovery_point);
+        }
+        self.loss_point = Some(self.snd_nxt);
+        self.recover = Some(self.snd_nxt);
+        self.dupacks = 0;
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.try_send(cx);
+    }
+
+    /// Bytes in flight as RFC 6675's pipe.
+    pub fn in_flight(&self) -> u64 {
+        self.sb.pipe()
+    }
+
+    pub fn rto_now(&self) -> Nanos {
+        self.rtt.rto()
+    }
+
+    pub fn pacing_rate_now(&self) -> Option<u64> {
+        self.pacing_rate()
+    }
+
+    /// Window scale we announced and the peer's (for tests).
+    pub fn wscales(&self) -> (u8, u8) {
+        (self.rcv_wscale, self.snd_wscale)
+    }
+
+    pub fn sack_enabled(&self) -> bool {
+        self.sack_on
+    }
+
+    pub fn cwnd_unit_packets(&self) -> bool {
+        self.cfg.cwnd_unit == CwndUnitCfg::Packets
+    }
+}
+
+/// Smallest window-scale shift with `buf >> shift ≤ 65535`, at most 14 (RFC 7323 §2.3).
+pub fn wscale_for(buf: u64) -> u8 {
+    let mut s = 0u8;
+    while s < 14 && (buf >> s) > u16::MAX as u64 {
+        s += 1;
+    }
+    s
+}

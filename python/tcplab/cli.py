@@ -1,0 +1,254 @@
+"""The ``tcplab`` command line.
+
+    tcplab run SCENARIO [--out DIR] [--trials N] [--seed S] [--set F=V ...] [--engine sim|kernel]
+                        [--jobs N] [--quiet] [--progress]
+    tcplab validate SCENARIO [--set F=V ...]
+    tcplab list ccas|knobs
+    tcplab bench [--json] [--only s1,s2,s3]
+
+Exit status: 0 success; 2 bad input (scenario, value, override, output directory, or a config the
+engine rejects) with the message on stderr and no traceback; 1 the engine is not available.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import EngineUnavailable, UserError
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tcplab",
+        description="tcplab: run TCP experiments on a simulated (or real-kernel) dumbbell.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run a scenario and write its results")
+    r.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    r.add_argument("--out", metavar="DIR", help="results directory (default runs/<name>-<time>)")
+    r.add_argument("--trials", type=int, metavar="N", help="number of trials")
+    r.add_argument("--seed", type=int, metavar="S", help="scenario seed")
+    r.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="F=V",
+        help="override a field by dotted path, e.g. --set path.rate=1Gbit --set flow.0.cca=reno",
+    )
+    r.add_argument("--engine", choices=("sim", "kernel"), help="engine (default: the scenario's)")
+    r.add_argument("--jobs", type=int, metavar="N", help="parallel trials (default: CPU count)")
+    r.add_argument("--quiet", action="store_true", help="print only where the results went")
+    r.add_argument(
+        "--progress", action="store_true", help="show a progress bar even if stderr is not a TTY"
+    )
+
+    v = sub.add_parser("validate", help="check a scenario and show the expanded topology")
+    v.add_argument("scenario", metavar="SCENARIO")
+    v.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
+
+    ls = sub.add_parser("list", help="list what the engine provides")
+    ls.add_argument("what", choices=("ccas", "knobs"))
+
+    b = sub.add_parser("bench", help="run the fixed benchmark scenarios s1, s2, s3")
+    b.add_argument("--json", action="store_true", help="print a JSON list")
+    b.add_argument("--only", metavar="LIST", help="comma-separated subset, e.g. s1,s3")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "validate":
+            return _validate(args)
+        if args.command == "list":
+            return _list(args)
+        if args.command == "bench":
+            return _bench(args)
+    except UserError as e:
+        print(f"tcplab: error: {e}", file=sys.stderr)
+        return 2
+    except EngineUnavailable as e:
+        print(f"tcplab: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tcplab: interrupted", file=sys.stderr)
+        return 130
+    return 2  # pragma: no cover - argparse enforces a command
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    from . import results, runner
+    from . import scenario as scenario_mod
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    sc = scenario_mod.load(
+        args.scenario,
+        overrides=args.overrides,
+        trials=args.trials,
+        seed=args.seed,
+        engine=args.engine,
+    )
+    out = args.out if args.out is not None else results.default_out(sc.name)
+    show_bar = not args.quiet and (args.progress or sys.stderr.isatty()) and sc.trials > 1
+    result = runner.run(sc, out=out, progress=show_bar, jobs=args.jobs)
+    if args.quiet:
+        print(result.out)
+    else:
+        print(format_summary(result.summary))
+        print(f"results: {result.out}")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from . import scenario as scenario_mod
+
+    sc = scenario_mod.load(args.scenario, overrides=args.overrides)
+    print(f"ok: {sc.file}")
+    print(sc.topology_text())
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .catalog import default_catalog
+
+    cat = default_catalog()
+    if args.what == "ccas":
+        for c in cat.ccas.values():
+            src = f" [{c.source}]" if c.source else ""
+            print(f"{c.name}: {c.summary}{src}")
+            for prm in c.params.values():
+                print(f"    {prm.name} ({prm.kind}, default {prm.show_default()}): {prm.doc}")
+    else:
+        for k in cat.knobs.values():
+            extra = f" {{{'|'.join(k.choices)}}}" if k.choices else ""
+            print(f"{k.name} ({k.kind}{extra}, default {k.show_default()}): {k.doc}")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .bench import BENCHMARKS, run_benchmark
+    from .catalog import default_catalog
+
+    names = list(BENCHMARKS)
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        bad = [n for n in names if n not in BENCHMARKS]
+        if bad or not names:
+            raise UserError(
+                f"--only: unknown benchmark(s) {', '.join(bad) or '(none given)'}; "
+                f"known: {', '.join(BENCHMARKS)}"
+            )
+    cat = default_catalog()
+    rows = []
+    for n in names:
+        row = run_benchmark(BENCHMARKS[n], cat)
+        rows.append(row)
+        if not args.json:
+            print(
+                f"{row['name']}: sim {row['sim_seconds']:.0f} s, wall {row['wall_seconds']:.3f} s, "
+                f"{row['data_packets']} data packets, {row['packets_per_second']:,.0f} packets/s",
+                flush=True,
+            )
+    if args.json:
+        print(json.dumps(rows))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _mbit(x: float | None) -> str:
+    return "-" if x is None else f"{x / 1e6:.3f}"
+
+
+def _count(block: dict[str, Any] | None, trials: int) -> str:
+    if block is None:
+        return "-"
+    m = block["mean"]
+    return f"{m:.0f}" if trials == 1 else f"{m:.1f}"
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    """The readable summary table printed by ``tcplab run``."""
+    n = s["trials"]
+    lines = [
+        f"{s['name']}: {n} trial(s), engine {s['engine']}, {s['duration_s']:g} s simulated"
+        + (f", seed {s['seed']}" if n > 1 else f", seed {s['seed']} (trial seed {s['seeds'][0]})"),
+        "",
+    ]
+    header = (
+        f"{'flow':<18} {'cca':<9} {'mean':>10} {'min':>10} {'max':>10} {'sd':>9} "
+        f"{'retx':>8} {'RTOs':>6}"
+    )
+    lines.append(f"{'':<28}{'goodput (Mbit/s)':^42}")
+    lines.append(header)
+    lines.append("-" * len(header))
+
+    def row(label: str, b: dict[str, Any]) -> str:
+        g = b["goodput_bps"]
+        cca = b.get("cca") or b.get("kind") or ""
+        if b.get("kind") == "udp":
+            cca = "udp"
+        return (
+            f"{label:<18.18} {cca:<9.9} {_mbit(g['mean']):>10} {_mbit(g['min']):>10} "
+            f"{_mbit(g['max']):>10} {_mbit(g['sd']):>9} {_count(b['retransmits'], n):>8} "
+            f"{_count(b['timeouts'], n):>6}"
+        )
+
+    flows_by_group: dict[str, list[str]] = {}
+    for name, f in s["flows"].items():
+        flows_by_group.setdefault(f["group"], []).append(name)
+    for g, names in flows_by_group.items():
+        for name in names:
+            lines.append(row(name, s["flows"][name]))
+        if len(names) > 1:
+            lines.append(row(f"[SUM] {g}", s["groups"][g]))
+    agg = s["aggregate"]
+    lines.append("-" * len(header))
+    ag = agg["goodput_bps"]
+    lines.append(
+        f"aggregate goodput {_mbit(ag['mean'])} Mbit/s"
+        + (f" (min {_mbit(ag['min'])}, max {_mbit(ag['max'])})" if n > 1 else "")
+    )
+    if agg["jain_index"] is not None and len(agg["jain_groups"]) > 1:
+        jt = agg["jain_index_trials"]
+        extra = f"; per trial mean {jt['mean']:.4f}, min {jt['min']:.4f}" if n > 1 and jt else ""
+        lines.append(
+            f"Jain fairness index {agg['jain_index']:.4f} over {len(agg['jain_groups'])} "
+            f"groups{extra}"
+        )
+    for label in ("forward", "reverse"):
+        b = s["bottleneck"].get(label)
+        if b:
+            lines.append(
+                f"bottleneck {label}: utilisation {100 * b['utilization']['mean']:.1f}%, "
+                f"drops {b['drops']['mean']:.0f}, random losses {b['lost']['mean']:.0f}"
+                + (" (means over trials)" if n > 1 else "")
+            )
+    lines.append(
+        f"simulated data packets {s['sim_packets']:,}; wall time {s['wall_seconds']:.2f} s"
+        + (
+            f" ({s['sim_packets'] / s['wall_seconds']:,.0f} packets/s)"
+            if s["wall_seconds"] > 0
+            else ""
+        )
+    )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
