@@ -134,7 +134,7 @@ def test_missing_core_exits_1(monkeypatch, tmp_path, capsys):
 def test_list(fake, capsys):
     assert main(["list", "ccas"]) == 0
     out = capsys.readouterr().out
-    assert "cubic: CUBIC [RFC 9438]" in out and "beta (float, default 0.7)" in out
+    assert "cubic: CUBIC [RFC 9438]" in out and "    beta (float, default 0.7)" in out
     assert main(["list", "knobs"]) == 0
     out = capsys.readouterr().out
     assert "min_rto (duration, default 200ms)" in out

@@ -9,9 +9,8 @@ import sys
 
 import pandas as pd
 import pytest
-from conftest import ROOT, needs_core
-
 import tcplab
+from conftest import ROOT, needs_core
 from tcplab.bench import BENCHMARKS, bench_scenario
 
 pytestmark = needs_core
@@ -61,7 +60,7 @@ STATS = {"mean", "min", "max", "sd"}
 def cli(*args, cwd=None):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     return subprocess.run(
-        [sys.executable, "-m", "tcplab.cli", *args],
+        [sys.executable, "-m", "tcplab", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -76,7 +75,9 @@ def no_wall(s):
 
 def test_cli_run_quickstart_writes_documented_files(tmp_path):
     out = tmp_path / "tmp"
-    p = cli("run", str(ROOT / "scenarios/quickstart.toml"), "--out", str(out), "--set", "duration=5s")
+    p = cli(
+        "run", str(ROOT / "scenarios/quickstart.toml"), "--out", str(out), "--set", "duration=5s"
+    )
     assert p.returncode == 0, p.stderr
     assert "cubic" in p.stdout and "results:" in p.stdout
     names = sorted(f.name for f in out.iterdir())
@@ -90,7 +91,7 @@ def test_cli_run_quickstart_writes_documented_files(tmp_path):
     ]
     s = json.loads((out / "summary.json").read_text())
     assert set(s) == SUMMARY_KEYS
-    assert FLOW_KEYS <= set(s["flows"]["cubic"])
+    assert set(s["flows"]["cubic"]) >= FLOW_KEYS
     assert set(s["flows"]["cubic"]["goodput_bps"]) == STATS
     assert set(s["bottleneck"]) == {"forward", "reverse"}
     g = s["flows"]["cubic"]["goodput_bps"]["mean"]
@@ -137,13 +138,27 @@ def test_knob_and_cca_lists_from_core():
     assert cat.knobs["min_rto"].kind == "duration"
     assert cat.knobs["initial_window"].kind == "iw"
     assert {"cubic", "reno"} <= set(cat.ccas)
+    hystart = cat.ccas["cubic"].params["hystart"]
+    assert hystart.kind == "choice" and "off" in hystart.choices
+    assert cat.ccas["cubic"].params["beta"].kind == "float"
+    # a choice listing "off" takes booleans; the engine accepts the converted config
+    res = tcplab.run(
+        ROOT / "scenarios/quickstart.toml",
+        overrides=["duration=2s", "flow.0.cca.hystart=false", "flow.0.cca.beta=0.8"],
+    )
+    assert res.configs[0]["flows"][0]["cca"] == {
+        "name": "cubic",
+        "params": {"hystart": "off", "beta": 0.8},
+    }
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "scenarios").glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_scenarios_are_accepted_by_the_engine(path):
-    # short versions, to check the engine accepts every config the scenarios produce
-    res = tcplab.run(path, trials=1, overrides=["duration=2s"])
+    # one trial of each, to check the engine accepts every config the scenarios produce
+    res = tcplab.run(path, trials=1)
     assert res.summary["sim_packets"] > 0
+    for name, f in res.summary["flows"].items():
+        assert f["bytes_delivered"]["mean"] > 0, name
 
 
 def test_same_seed_is_deterministic_and_another_seed_differs(tmp_path):
@@ -157,9 +172,10 @@ def test_same_seed_is_deterministic_and_another_seed_differs(tmp_path):
     pd.testing.assert_frame_equal(a.timeseries, b.timeseries)
     c = tcplab.run(scen, seed=2, **args)
     assert c.summary["seeds"] != a.summary["seeds"]
-    assert c.summary["flows"]["reno"]["goodput_bps_trials"] != a.summary["flows"]["reno"][
-        "goodput_bps_trials"
-    ]
+    assert (
+        c.summary["flows"]["reno"]["goodput_bps_trials"]
+        != a.summary["flows"]["reno"]["goodput_bps_trials"]
+    )
     # the two trials of one run use different loss patterns
     assert len(set(a.summary["flows"]["reno"]["goodput_bps_trials"])) == 2
 

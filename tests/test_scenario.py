@@ -374,6 +374,11 @@ def test_sized_transfer():
             ["unknown key", "did you mean 'beta'"],
         ),
         (
+            lambda d: d["flow"][0].update(cca={"name": "reno", "beta": 0.5}),
+            "flow.0.cca.beta",
+            ["reno has no parameters"],
+        ),
+        (
             lambda d: d["flow"][0].update(cca={"name": "cubic", "beta": "high"}),
             "flow.0.cca.beta",
             ["not a number"],
@@ -640,3 +645,28 @@ def test_list_loss_model():
     assert link(L(doc), "bottleneck")["ab"]["loss"] == {"model": "list", "packets": [10, 30]}
     doc["path"]["loss"] = {"model": "list", "packets": [-1]}
     assert err(doc).field == "path.loss.packets"
+
+
+def test_start_jitter_is_per_trial_per_flow_and_bounded():
+    import hashlib
+
+    doc = base(flow=[{"name": "a", "streams": 2, "start": "1s", "start_jitter": "500ms"}, {}])
+    sc = L(doc)
+    starts = {}
+    for seed in range(50):
+        cfg = sc.config(seed)
+        for f in cfg["flows"][:2]:
+            d = hashlib.sha256(f"tcplab-start:{seed}:{f['name']}".encode()).digest()
+            expect = 1_000_000_000 + int.from_bytes(d[:8], "big") % (500_000_000 + 1)
+            assert f["start_ns"] == expect
+            assert 1_000_000_000 <= f["start_ns"] <= 1_500_000_000
+            starts.setdefault(f["name"], set()).add(f["start_ns"])
+        assert cfg["flows"][2]["start_ns"] == 0  # no jitter: unchanged
+    assert len(starts["a.0"]) == 50 and starts["a.0"] != starts["a.1"]
+    assert sc.config(7) == sc.config(7)
+    doc["flow"][0]["stop"] = "1.4s"
+    e = err(doc)
+    assert e.field == "flow.0.stop" and "start + start_jitter" in str(e)
+    doc["flow"][0].pop("stop")
+    doc["flow"][0]["start_jitter"] = "19s"
+    assert err(doc).field == "flow.0.start_jitter"

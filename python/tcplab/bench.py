@@ -106,9 +106,8 @@ def run_benchmark(b: Benchmark, catalog: Catalog | None = None) -> dict[str, Any
     sc = scenario_mod.load(bench_scenario(b), catalog=catalog or default_catalog())
     config_json = json.dumps(sc.config(trial_seed(SEED, 0)))
     t0 = time.perf_counter()
-    out = core.run_raw(config_json)
+    raw = core.run(config_json)
     wall = time.perf_counter() - t0
-    raw = core.decode(out)
     packets = int(raw["sim_packets"])
     return {
         "name": b.name,

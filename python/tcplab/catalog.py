@@ -22,8 +22,6 @@ iw        segments (int ≥ 1) or ``"rfc3390"`` /       int or str
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -61,15 +59,6 @@ class Param:
     def from_dict(cls, d: Mapping[str, object]) -> Param:
         choices = list(d.get("choices") or ())  # type: ignore[call-overload]
         kind = str(d.get("kind", "")).strip()
-        # Accept a Rust Debug spelling of a choice kind, `Choice(["off", "linux"])`.
-        m = re.fullmatch(r"(?i)choice\((.*)\)", kind, flags=re.S)
-        if m:
-            kind = "choice"
-            if not choices:
-                try:
-                    choices = list(json.loads(m.group(1)))
-                except ValueError:
-                    choices = []
         return cls(
             name=str(d["name"]),
             kind=kind.lower(),
@@ -209,38 +198,20 @@ class Catalog:
 
 
 class Core:
-    """The functions of ``tcplab._core`` as the Python side uses them (docs/design.md §1).
-
-    ``run(config_json) -> dict``, ``tcp_knobs() -> list``, ``list_ccas() -> list``. The extension
-    may provide these directly or as JSON-text variants (``run_json``, ``tcp_knobs_json``,
-    ``ccas_json``); both are accepted.
-    """
+    """The functions of ``tcplab._core`` as the Python side uses them (docs/design.md §1):
+    ``run(config_json) -> dict``, ``tcp_knobs() -> list``, ``list_ccas() -> list``."""
 
     def __init__(self, module: Any) -> None:
         self.module = module
 
-    def run_raw(self, config_json: str) -> Any:
-        """Call the engine; the return value is converted by :meth:`decode` (kept separate so
-        benchmarks can time the engine call alone)."""
-        m = self.module
-        if hasattr(m, "run"):
-            return m.run(config_json)
-        return m.run_json(config_json)
-
-    @staticmethod
-    def decode(raw: Any) -> dict[str, Any]:
-        return json.loads(raw) if isinstance(raw, (str, bytes)) else raw
-
     def run(self, config_json: str) -> dict[str, Any]:
-        return self.decode(self.run_raw(config_json))
+        return self.module.run(config_json)
 
     def tcp_knobs(self) -> list[dict[str, Any]]:
-        m = self.module
-        return m.tcp_knobs() if hasattr(m, "tcp_knobs") else json.loads(m.tcp_knobs_json())
+        return self.module.tcp_knobs()
 
     def list_ccas(self) -> list[dict[str, Any]]:
-        m = self.module
-        return m.list_ccas() if hasattr(m, "list_ccas") else json.loads(m.ccas_json())
+        return self.module.list_ccas()
 
 
 _lock = threading.Lock()

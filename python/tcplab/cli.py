@@ -13,7 +13,9 @@ engine rejects) with the message on stderr and no traceback; 1 the engine is not
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -83,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tcplab: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and closed
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return 0
     return 2  # pragma: no cover - argparse enforces a command
 
 
@@ -131,12 +137,20 @@ def _list(args: argparse.Namespace) -> int:
             src = f" [{c.source}]" if c.source else ""
             print(f"{c.name}: {c.summary}{src}")
             for prm in c.params.values():
-                print(f"    {prm.name} ({prm.kind}, default {prm.show_default()}): {prm.doc}")
+                extra = f" {{{'|'.join(prm.choices)}}}" if prm.choices else ""
+                print(
+                    f"    {prm.name} ({prm.kind}{extra}, default {prm.show_default()}): "
+                    f"{_oneline(prm.doc)}"
+                )
     else:
         for k in cat.knobs.values():
             extra = f" {{{'|'.join(k.choices)}}}" if k.choices else ""
-            print(f"{k.name} ({k.kind}{extra}, default {k.show_default()}): {k.doc}")
+            print(f"{k.name} ({k.kind}{extra}, default {k.show_default()}): {_oneline(k.doc)}")
     return 0
+
+
+def _oneline(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _bench(args: argparse.Namespace) -> int:

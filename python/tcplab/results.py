@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from .errors import OutputError
@@ -142,8 +143,10 @@ def _frame(
             if c == "flow" and flow_names and any(isinstance(v, int) for v in values):
                 values = [flow_names[v] if isinstance(v, int) else v for v in values]
             data[c] = pd.Series(values)
+        elif any(v is None for v in values):  # NaN written as null by a JSON engine
+            data[c] = pd.Series(np.asarray(values, dtype=np.float64))
         else:
-            data[c] = pd.to_numeric(pd.Series(values, dtype="object"), errors="coerce")
+            data[c] = pd.Series(values)
     df = pd.DataFrame(data, columns=cols)
     df.insert(0, "trial", trial)
     return df

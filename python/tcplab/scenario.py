@@ -21,6 +21,7 @@ whose :meth:`Scenario.config` gives the normalized config of one trial.
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -74,7 +75,17 @@ PATH_KEYS = (
 )
 REVERSE_KEYS = ("rate", "queue", "loss")
 HOST_KEYS = ("name", "side", "nic_rate", "ring", "access_rate", "access_delay")
-FLOW_COMMON_KEYS = ("name", "kind", "direction", "src", "dst", "start", "stop", "rtt")
+FLOW_COMMON_KEYS = (
+    "name",
+    "kind",
+    "direction",
+    "src",
+    "dst",
+    "start",
+    "start_jitter",
+    "stop",
+    "rtt",
+)
 FLOW_TCP_KEYS = (*FLOW_COMMON_KEYS, "bytes", "streams", "window", "cca", "tcp", "receiver_tcp")
 FLOW_UDP_KEYS = (*FLOW_COMMON_KEYS, "rate", "payload")
 LOSS_MODELS = ("none", "bernoulli", "gilbert-elliott", "list")
@@ -167,15 +178,25 @@ class Flow:
     receiver_tcp: dict[str, Any] | None = None
     rate_bps: int | None = None
     payload_bytes: int | None = None
+    start_jitter_ns: int = 0
 
-    def to_config(self) -> dict[str, Any]:
+    def start_for(self, seed: int) -> int:
+        """Start time in the trial with seed *seed*: ``start`` plus, with ``start_jitter``, a
+        uniform draw from [0, start_jitter] ns keyed by the trial seed and the flow name
+        (first 8 bytes of sha256(f"tcplab-start:{seed}:{name}") modulo start_jitter + 1)."""
+        if not self.start_jitter_ns:
+            return self.start_ns
+        digest = hashlib.sha256(f"tcplab-start:{seed}:{self.name}".encode()).digest()
+        return self.start_ns + int.from_bytes(digest[:8], "big") % (self.start_jitter_ns + 1)
+
+    def to_config(self, seed: int = 0) -> dict[str, Any]:
         d: dict[str, Any] = {
             "name": self.name,
             "group": self.group,
             "kind": self.kind,
             "src": self.src,
             "dst": self.dst,
-            "start_ns": self.start_ns,
+            "start_ns": self.start_for(seed),
             "stop_ns": self.stop_ns,
         }
         if self.kind == "tcp":
@@ -219,7 +240,7 @@ class Scenario:
             "record_changes": self.record_changes,
             "nodes": copy.deepcopy(self.nodes),
             "links": copy.deepcopy(self.links),
-            "flows": [f.to_config() for f in self.flows],
+            "flows": [f.to_config(seed) for f in self.flows],
         }
 
     @property
@@ -279,6 +300,8 @@ class Scenario:
             if f.kind == "udp" and f.rate_bps is not None:
                 what += f" {h(f.rate_bps)}"
             span = f"{d(f.start_ns)}..{d(f.stop_ns)}"
+            if f.start_jitter_ns:
+                span = f"{d(f.start_ns)} (+ up to {d(f.start_jitter_ns)})..{d(f.stop_ns)}"
             if f.bytes is not None:
                 span += f", {units.format_bytes(f.bytes)}"
             lines.append(
@@ -791,7 +814,11 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
         literal=DEFAULT_INTERVAL,
     )
     if interval > duration:
-        raise top.error("interval", "is longer than the duration", f"at most {duration} ns")
+        raise top.error(
+            "interval",
+            "is longer than the duration",
+            f"at most duration = {units.format_duration(duration)}",
+        )
     if duration // interval > MAX_SAMPLES:
         raise top.error(
             "interval",
@@ -1061,13 +1088,19 @@ def _validate_cca(ctx: _Ctx, value: Any, path: str, catalog: Catalog) -> dict[st
         raise ctx.error(name_path, f"unknown congestion control{hint}", name, allowed)
     cca = catalog.ccas[name]
     pnames = list(cca.params)
+    if not pnames and params_raw:
+        key = next(iter(params_raw))
+        raise ctx.error(
+            _join(path, key),
+            f"unknown parameter: {name} has no parameters",
+            params_raw[key],
+            f"cca = '{name}'",
+        )
     t = _Table(ctx, params_raw, path, pnames, f"parameters of {name}")
     params: dict[str, Any] = {}
     for pname in pnames:
         if pname in t.data:
             params[pname] = t.take(pname, cca.params[pname].convert)
-    if not pnames and params_raw:  # pragma: no cover - _Table already reported the key
-        raise ctx.error(path, f"{name} has no parameters")
     return {"name": name, "params": params}
 
 
@@ -1149,7 +1182,16 @@ def _validate_flow(
     start = t.take("start", _duration, default=0, literal="0s")
     if start >= duration:
         raise t.error(
-            "start", "is not before the end of the run", f"less than duration = {duration} ns"
+            "start",
+            "is not before the end of the run",
+            f"less than duration = {units.format_duration(duration)}",
+        )
+    jitter = t.take("start_jitter", _duration, default=0)
+    if start + jitter >= duration:
+        raise t.error(
+            "start_jitter",
+            "can move the start past the end of the run",
+            f"less than {units.format_duration(duration - start)} (duration − start)",
         )
     nbytes = None
     if kind == "tcp" and t.has("bytes"):
@@ -1163,8 +1205,12 @@ def _validate_flow(
         stop = duration
     else:
         stop = t.take("stop", _duration, default=duration)
-        if stop <= start:
-            raise t.error("stop", "is not after start", f"more than start = {start} ns")
+        if stop <= start + jitter:
+            raise t.error(
+                "stop",
+                "is not after start" + (" + start_jitter" if jitter else ""),
+                f"more than {units.format_duration(start + jitter)}",
+            )
         if stop > duration:
             raise t.error(
                 "stop",
@@ -1271,6 +1317,7 @@ def _validate_flow(
                     src=src.name,
                     dst=dst.name,
                     start_ns=start,
+                    start_jitter_ns=jitter,
                     stop_ns=stop,
                     rtt_ns=rtt,
                     bytes=nbytes,
@@ -1302,6 +1349,7 @@ def _validate_flow(
                 src=src.name,
                 dst=dst.name,
                 start_ns=start,
+                start_jitter_ns=jitter,
                 stop_ns=stop,
                 rtt_ns=rtt,
                 rate_bps=rate,

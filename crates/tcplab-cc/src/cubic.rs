@@ -52,7 +52,9 @@
 
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
 use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartDetect};
-use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent, SEC};
+use crate::{
+    AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent, SEC,
+};
 
 /// Which slow-start exit heuristic CUBIC uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -253,6 +255,10 @@ impl Cubic {
             CwndUnit::Bytes => self.w_est,
         }
     }
+    /// Minimum RTT seen by CUBIC (Linux `delay_min`; 0 before the first sample).
+    pub fn delay_min(&self) -> Nanos {
+        self.delay_min
+    }
     /// Linux HyStart state.
     pub fn hystart(&self) -> &HyStartLinux {
         &self.hystart
@@ -307,9 +313,16 @@ impl Cubic {
         // Integer origin ± integer delta, as Linux (delta rounded down, toward the origin).
         let origin = self.origin as u64;
         let delta = delta as u64; // saturating conversion
-        let target = if offs < 0.0 { origin.saturating_sub(delta) } else { origin.saturating_add(delta) };
-        let mut cnt =
-            if target > cwnd { cwnd / (target - cwnd) } else { cwnd.saturating_mul(100) };
+        let target = if offs < 0.0 {
+            origin.saturating_sub(delta)
+        } else {
+            origin.saturating_add(delta)
+        };
+        let mut cnt = if target > cwnd {
+            cwnd / (target - cwnd)
+        } else {
+            cwnd.saturating_mul(100)
+        };
         if self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX {
             cnt = CNT_MAX_UNKNOWN_WMAX;
         }
@@ -341,7 +354,10 @@ impl Cubic {
             self.frac_bytes = 0.0;
         }
         let epoch = self.epoch_start.unwrap_or(ev.now);
-        let rtt = [ev.srtt, ev.min_rtt, self.delay_min].into_iter().find(|&r| r > 0).unwrap_or(0);
+        let rtt = [ev.srtt, ev.min_rtt, self.delay_min]
+            .into_iter()
+            .find(|&r| r > 0)
+            .unwrap_or(0);
         let t = ev.now.saturating_sub(epoch) as f64 / SEC as f64;
         let rtt_s = rtt as f64 / SEC as f64;
         let w_t = self.w_cubic(t);
@@ -459,7 +475,9 @@ impl CongestionControl for Cubic {
             && !ev.in_recovery
         {
             divisor = self.hystart_pp.growth_divisor();
-            if self.hystart_pp.on_ack(ev.rtt_sample, self.acked_total, ev.in_flight)
+            if self
+                .hystart_pp
+                .on_ack(ev.rtt_sample, self.acked_total, ev.in_flight)
                 == HyStartAction::EnterAvoidance
             {
                 // CSS_ROUNDS rounds of CSS complete: ssthresh = cwnd, congestion avoidance.
@@ -593,13 +611,25 @@ mod tests {
     /// An RTT sample on an ACK that acknowledges nothing (primes `delay_min`, as the ACKs
     /// before a loss would).
     fn prime_rtt(cc: &mut Cubic, now: Nanos, rtt: Nanos) {
-        cc.on_ack(&AckEvent { now, rtt_sample: Some(rtt), srtt: rtt, min_rtt: rtt, mss: MSS, ..Default::default() });
+        cc.on_ack(&AckEvent {
+            now,
+            rtt_sample: Some(rtt),
+            srtt: rtt,
+            min_rtt: rtt,
+            mss: MSS,
+            ..Default::default()
+        });
     }
 
     /// A loss at `w_max` segments at time `now`, then recovery exit.
     fn loss(cc: &mut Cubic, now: Nanos) {
         let in_flight = cc.cwnd();
-        cc.on_congestion_event(&CongestionEvent { now, in_flight, mss: MSS, ..Default::default() });
+        cc.on_congestion_event(&CongestionEvent {
+            now,
+            in_flight,
+            mss: MSS,
+            ..Default::default()
+        });
         cc.on_recovery_exit(now);
     }
 
@@ -639,7 +669,10 @@ mod tests {
     fn test_fast_convergence_lowers_w_max() {
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
             for fc in [true, false] {
-                let p = CubicParams { fast_convergence: fc, ..CubicParams::default() };
+                let p = CubicParams {
+                    fast_convergence: fc,
+                    ..CubicParams::default()
+                };
                 let mut cc = cubic(unit, 1000, u64::MAX, p);
                 loss(&mut cc, 0);
                 // Second loss below the previous maximum, at 900 segments.
@@ -673,7 +706,11 @@ mod tests {
     /// W_max − 10 and W_max + 10: the curve is odd-symmetric about (K, W_max), so the midpoint
     /// estimates K without depending on the flat plateau.
     fn check_curve(unit: CwndUnit, w_max: u64, rtt: Nanos, rounds: u32) -> (f64, f64) {
-        let p = CubicParams { tcp_friendliness: false, hystart: HystartMode::Off, ..Default::default() };
+        let p = CubicParams {
+            tcp_friendliness: false,
+            hystart: HystartMode::Off,
+            ..Default::default()
+        };
         let mut cc = cubic(unit, w_max, w_max * u64::from(MSS), p);
         let mut d = Driver::new(MSS);
         prime_rtt(&mut cc, 0, rtt);
@@ -723,13 +760,19 @@ mod tests {
         // W_max 1000, RTT 100 ms: K = ∛(300/0.4) ≈ 9.09 s; 15 s covers concave, plateau and
         // convex regions.
         let (k, mid) = check_curve(CwndUnit::Packets, 1000, 100 * MS, 150);
-        assert!((mid - k).abs() <= k_tolerance(100 * MS), "K {k:.3} vs {mid:.3}");
+        assert!(
+            (mid - k).abs() <= k_tolerance(100 * MS),
+            "K {k:.3} vs {mid:.3}"
+        );
     }
 
     #[test]
     fn test_avoidance_follows_cubic_curve_bytes() {
         let (k, mid) = check_curve(CwndUnit::Bytes, 1000, 100 * MS, 150);
-        assert!((mid - k).abs() <= k_tolerance(100 * MS), "K {k:.3} vs {mid:.3}");
+        assert!(
+            (mid - k).abs() <= k_tolerance(100 * MS),
+            "K {k:.3} vs {mid:.3}"
+        );
     }
 
     #[test]
@@ -737,18 +780,33 @@ mod tests {
         // W_max 200, RTT 300 ms: K = ∛(60/0.4) ≈ 5.3 s, 40 rounds = 12 s.
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
             let (k, mid) = check_curve(unit, 200, 300 * MS, 40);
-            assert!((mid - k).abs() <= k_tolerance(300 * MS), "{unit:?}: K {k:.3} vs {mid:.3}");
+            assert!(
+                (mid - k).abs() <= k_tolerance(300 * MS),
+                "{unit:?}: K {k:.3} vs {mid:.3}"
+            );
         }
     }
 
     /// Growth per RTT over `rounds` RTTs after a loss at `w_max`, RTT `rtt`.
-    fn run_after_loss(unit: CwndUnit, friendly: bool, w_max: u64, rtt: Nanos, rounds: u32) -> Vec<f64> {
-        let p = CubicParams { tcp_friendliness: friendly, hystart: HystartMode::Off, ..Default::default() };
+    fn run_after_loss(
+        unit: CwndUnit,
+        friendly: bool,
+        w_max: u64,
+        rtt: Nanos,
+        rounds: u32,
+    ) -> Vec<f64> {
+        let p = CubicParams {
+            tcp_friendliness: friendly,
+            hystart: HystartMode::Off,
+            ..Default::default()
+        };
         let mut cc = cubic(unit, w_max, w_max * u64::from(MSS), p);
         let mut d = Driver::new(MSS);
         prime_rtt(&mut cc, 0, rtt);
         loss(&mut cc, 0);
-        (0..rounds).map(|_| segs(d.round(&mut cc, rtt, rtt, 1, AckSpacing::Spread))).collect()
+        (0..rounds)
+            .map(|_| segs(d.round(&mut cc, rtt, rtt, 1, AckSpacing::Spread)))
+            .collect()
     }
 
     #[test]
@@ -763,8 +821,17 @@ mod tests {
             let off = run_after_loss(unit, false, 20, rtt, 200);
             let on = run_after_loss(unit, true, 20, rtt, 200);
             let w_cubic_end = w_ref(0.4, 20.0, 14.0, 0.4);
-            assert!(off[199] <= w_cubic_end + 1.0, "{unit:?}: {} vs {w_cubic_end}", off[199]);
-            assert!(on[199] > off[199] + 50.0, "{unit:?}: {} vs {}", on[199], off[199]);
+            assert!(
+                off[199] <= w_cubic_end + 1.0,
+                "{unit:?}: {} vs {w_cubic_end}",
+                off[199]
+            );
+            assert!(
+                on[199] > off[199] + 50.0,
+                "{unit:?}: {} vs {}",
+                on[199],
+                off[199]
+            );
             match unit {
                 CwndUnit::Packets => {
                     // Linux: tcp_cwnd += 1 per ⌊15·cwnd/8⌋ ACK units and a round brings cwnd
@@ -774,7 +841,10 @@ mod tests {
                     let slope = (on[199] - on[49]) / 150.0;
                     let hi = 8.0 / (15.0 - 8.0 / on[49]) + 2.0 / 150.0;
                     let lo = 8.0 / 15.0 - 2.0 / 150.0;
-                    assert!((lo..=hi).contains(&slope), "packets slope {slope} not in [{lo}, {hi}]");
+                    assert!(
+                        (lo..=hi).contains(&slope),
+                        "packets slope {slope} not in [{lo}, {hi}]"
+                    );
                 }
                 CwndUnit::Bytes => {
                     // RFC 9438 §4.3: α until W_est reaches cwnd_prior = 20, after
@@ -782,7 +852,10 @@ mod tests {
                     // whole segments while cwnd grows within it, which loses at most
                     // 2/(cwnd + 1) of the per-RTT growth.
                     let early = (on[9] - 14.0) / 10.0;
-                    assert!((alpha * (1.0 - 2.0 / 15.0)..=alpha).contains(&early), "early {early}");
+                    assert!(
+                        (alpha * (1.0 - 2.0 / 15.0)..=alpha).contains(&early),
+                        "early {early}"
+                    );
                     let crossing = on.iter().position(|&w| w >= 20.0).unwrap() + 1;
                     let ideal = 6.0 / alpha;
                     assert!(
@@ -791,7 +864,10 @@ mod tests {
                         "W_est reached cwnd_prior after {crossing} RTTs, ideal {ideal:.1}"
                     );
                     let late = (on[199] - on[99]) / 100.0;
-                    assert!((1.0 - 2.0 / (on[99] + 1.0)..=1.0).contains(&late), "late {late}");
+                    assert!(
+                        (1.0 - 2.0 / (on[99] + 1.0)..=1.0).contains(&late),
+                        "late {late}"
+                    );
                 }
             }
         }
@@ -824,7 +900,15 @@ mod tests {
         // far below the curve (the stack set cwnd and ssthresh to 100 segments near K, where
         // W(t) ≈ 1000) and check each round against W' = W + W/2.
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
-            let mut cc = cubic(unit, 1000, 1_000_000, CubicParams { hystart: HystartMode::Off, ..Default::default() });
+            let mut cc = cubic(
+                unit,
+                1000,
+                1_000_000,
+                CubicParams {
+                    hystart: HystartMode::Off,
+                    ..Default::default()
+                },
+            );
             let mut d = Driver::new(MSS);
             prime_rtt(&mut cc, 0, 100 * MS);
             loss(&mut cc, 0);
@@ -840,7 +924,10 @@ mod tests {
                 // to whole segments with the odd half carried in snd_cwnd_cnt (±1).
                 let expect = w + 0.5 * w.floor();
                 let tol = if unit == CwndUnit::Packets { 1.0 } else { 0.01 };
-                assert!((next - expect).abs() <= tol, "{unit:?} round {r}: {w} -> {next}, want {expect}");
+                assert!(
+                    (next - expect).abs() <= tol,
+                    "{unit:?} round {r}: {w} -> {next}, want {expect}"
+                );
             }
         }
     }
@@ -849,7 +936,11 @@ mod tests {
     fn test_slow_start_without_wmax_caps_cnt_at_twenty() {
         // Entering CA without a loss (W_max unknown): Linux grows at least 1/20 per ACK unit,
         // i.e. ≥ 5 % per RTT (cnt ≤ 20), while the curve from K = 0 is still flat.
-        let p = CubicParams { hystart: HystartMode::Off, tcp_friendliness: false, ..Default::default() };
+        let p = CubicParams {
+            hystart: HystartMode::Off,
+            tcp_friendliness: false,
+            ..Default::default()
+        };
         let mut cc = cubic(CwndUnit::Packets, 100, 100 * u64::from(MSS), p);
         let mut d = Driver::new(MSS);
         let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread));
@@ -860,32 +951,60 @@ mod tests {
     fn test_rto_resets_state_and_collapses_window() {
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
             let mut cc = cubic(unit, 100, u64::MAX, CubicParams::default());
-            cc.on_rto(&RtoEvent { in_flight: 100_000, backoff_count: 1, mss: MSS, ..Default::default() });
+            cc.on_rto(&RtoEvent {
+                in_flight: 100_000,
+                backoff_count: 1,
+                mss: MSS,
+                ..Default::default()
+            });
             assert_eq!(cc.cwnd(), u64::from(MSS));
             assert_eq!(cc.ssthresh(), 70_000);
             assert_eq!(cc.w_max_segments(), 0.0);
-            cc.on_rto(&RtoEvent { in_flight: 1_000, backoff_count: 2, mss: MSS, ..Default::default() });
+            cc.on_rto(&RtoEvent {
+                in_flight: 1_000,
+                backoff_count: 2,
+                mss: MSS,
+                ..Default::default()
+            });
             assert_eq!(cc.ssthresh(), 70_000);
         }
     }
 
     #[test]
     fn test_idle_shifts_epoch_start() {
-        let p = CubicParams { hystart: HystartMode::Off, ..Default::default() };
+        let p = CubicParams {
+            hystart: HystartMode::Off,
+            ..Default::default()
+        };
         let mut cc = cubic(CwndUnit::Packets, 100, u64::MAX, p);
         let mut d = Driver::new(MSS);
         loss(&mut cc, 0);
         d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread);
         let epoch = cc.epoch_start().unwrap();
-        cc.on_packet_sent(&SentEvent { now: d.now, bytes: MSS, in_flight: 50_000, ..Default::default() });
+        cc.on_packet_sent(&SentEvent {
+            now: d.now,
+            bytes: MSS,
+            in_flight: 50_000,
+            ..Default::default()
+        });
         // 5 s idle, then the first packet with nothing in flight.
         let t = d.now + 5 * SEC;
-        cc.on_packet_sent(&SentEvent { now: t, bytes: MSS, in_flight: u64::from(MSS), ..Default::default() });
+        cc.on_packet_sent(&SentEvent {
+            now: t,
+            bytes: MSS,
+            in_flight: u64::from(MSS),
+            ..Default::default()
+        });
         assert_eq!(cc.epoch_start(), Some(epoch + 5 * SEC));
         // Not past now.
         let mut cc2 = cc.clone();
         cc2.last_send = Some(0);
-        cc2.on_packet_sent(&SentEvent { now: t + SEC, bytes: MSS, in_flight: 0, ..Default::default() });
+        cc2.on_packet_sent(&SentEvent {
+            now: t + SEC,
+            bytes: MSS,
+            in_flight: 0,
+            ..Default::default()
+        });
         assert_eq!(cc2.epoch_start(), Some(t + SEC));
     }
 
@@ -900,13 +1019,20 @@ mod tests {
         gap: Nanos,
         rounds: u32,
     ) -> Option<(u32, f64)> {
-        let p = CubicParams { hystart: mode, hystart_detect: detect, ..Default::default() };
+        let p = CubicParams {
+            hystart: mode,
+            hystart_detect: detect,
+            ..Default::default()
+        };
         let mut cc = Cubic::new(
             &CcInit {
                 mss: MSS,
                 initial_cwnd: 10 * u64::from(MSS),
                 initial_ssthresh: u64::MAX,
-                growth: WindowGrowth { unit: CwndUnit::Packets, abc_limit: u32::MAX },
+                growth: WindowGrowth {
+                    unit: CwndUnit::Packets,
+                    abc_limit: u32::MAX,
+                },
             },
             p,
         );
@@ -926,7 +1052,15 @@ mod tests {
         // delay_min 100 ms → threshold 12.5 ms. RTT +20 ms from round 3 (window 80 ≥ 16):
         // exit in that round at its ninth sample (the first eight only fill the round minimum),
         // ssthresh = cwnd then: 80 + the 8 ACKs before it.
-        let got = slow_start_exit(HystartMode::Linux, HystartDetect::Both, 100 * MS, 120 * MS, 3, 50_000, 12);
+        let got = slow_start_exit(
+            HystartMode::Linux,
+            HystartDetect::Both,
+            100 * MS,
+            120 * MS,
+            3,
+            50_000,
+            12,
+        );
         let (round, ssthresh) = got.expect("HyStart exits");
         assert_eq!(round, 3);
         assert_eq!(ssthresh, 88.0);
@@ -935,10 +1069,26 @@ mod tests {
     #[test]
     fn test_hystart_linux_no_exit_below_threshold() {
         // +12 ms < 12.5 ms: slow start continues (ACK train spans < 50 ms up to 640 segments).
-        let got = slow_start_exit(HystartMode::Linux, HystartDetect::Both, 100 * MS, 112 * MS, 3, 50_000, 7);
+        let got = slow_start_exit(
+            HystartMode::Linux,
+            HystartDetect::Both,
+            100 * MS,
+            112 * MS,
+            3,
+            50_000,
+            7,
+        );
         assert_eq!(got, None);
         // And HyStart off never exits early even with a large increase.
-        let got = slow_start_exit(HystartMode::Off, HystartDetect::Both, 100 * MS, 200 * MS, 3, 50_000, 7);
+        let got = slow_start_exit(
+            HystartMode::Off,
+            HystartDetect::Both,
+            100 * MS,
+            200 * MS,
+            3,
+            50_000,
+            7,
+        );
         assert_eq!(got, None);
     }
 
@@ -946,10 +1096,26 @@ mod tests {
     fn test_hystart_linux_ack_train_exits_near_half_delay_min() {
         // ACKs 0.2 ms apart, delay_min 100 ms: the train passes 50 ms at its 251st ACK, first
         // possible in the 320-segment round (round 5): ssthresh = 320 + 251 = 571 segments.
-        let got = slow_start_exit(HystartMode::Linux, HystartDetect::Both, 100 * MS, 100 * MS, 0, 200_000, 10);
+        let got = slow_start_exit(
+            HystartMode::Linux,
+            HystartDetect::Both,
+            100 * MS,
+            100 * MS,
+            0,
+            200_000,
+            10,
+        );
         assert_eq!(got, Some((5, 571.0)));
         // The delay detector alone ignores the train.
-        let got = slow_start_exit(HystartMode::Linux, HystartDetect::Delay, 100 * MS, 100 * MS, 0, 200_000, 7);
+        let got = slow_start_exit(
+            HystartMode::Linux,
+            HystartDetect::Delay,
+            100 * MS,
+            100 * MS,
+            0,
+            200_000,
+            7,
+        );
         assert_eq!(got, None);
     }
 
@@ -957,13 +1123,19 @@ mod tests {
     fn test_hystartpp_delay_increase_enters_css_then_avoidance() {
         // RFC 9406: RTT +20 ms (≥ 12.5 ms) from round 3 enters CSS; growth is a quarter of
         // slow start (×1.25 per round) for CSS_ROUNDS = 5 rounds, then ssthresh = cwnd.
-        let p = CubicParams { hystart: HystartMode::Rfc9406, ..Default::default() };
+        let p = CubicParams {
+            hystart: HystartMode::Rfc9406,
+            ..Default::default()
+        };
         let mut cc = Cubic::new(
             &CcInit {
                 mss: MSS,
                 initial_cwnd: 10 * u64::from(MSS),
                 initial_ssthresh: u64::MAX,
-                growth: WindowGrowth { unit: CwndUnit::Packets, abc_limit: u32::MAX },
+                growth: WindowGrowth {
+                    unit: CwndUnit::Packets,
+                    abc_limit: u32::MAX,
+                },
             },
             p,
         );
@@ -990,14 +1162,64 @@ mod tests {
 
     #[test]
     fn test_hystartpp_no_exit_below_threshold() {
-        let got = slow_start_exit(HystartMode::Rfc9406, HystartDetect::Both, 100 * MS, 110 * MS, 3, 50_000, 8);
+        // +10 ms < 12.5 ms: neither CSS nor an exit.
+        let got = slow_start_exit(
+            HystartMode::Rfc9406,
+            HystartDetect::Both,
+            100 * MS,
+            110 * MS,
+            3,
+            50_000,
+            8,
+        );
         assert_eq!(got, None);
+        let p = CubicParams {
+            hystart: HystartMode::Rfc9406,
+            ..Default::default()
+        };
+        let mut cc = cubic(CwndUnit::Packets, 10, u64::MAX, p);
+        let mut d = Driver::new(MSS);
+        for r in 0..8 {
+            let rtt = if r >= 3 { 110 * MS } else { 100 * MS };
+            d.round(&mut cc, rtt, rtt, 1, AckSpacing::Gap(50_000));
+        }
+        assert_eq!(
+            cc.hystart_pp().phase(),
+            crate::hystart::HyStartPhase::SlowStart
+        );
+    }
+
+    #[test]
+    fn test_rtt_samples_ignored_in_first_second_of_epoch() {
+        // Linux cubictcp_acked: "Discard delay samples right after fast recovery" — samples in
+        // the first second (HZ) after the epoch start do not update delay_min.
+        let mut cc = cubic(CwndUnit::Packets, 100, u64::MAX, CubicParams::default());
+        let mut d = Driver::new(MSS);
+        prime_rtt(&mut cc, 0, 100 * MS);
+        loss(&mut cc, 0);
+        // The ACK that starts the epoch still has epoch_start unset when its sample is taken
+        // (pkts_acked runs before cong_avoid), so its sample counts: keep it at 100 ms.
+        d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread);
+        let epoch = cc.epoch_start().unwrap();
+        while d.now < epoch + SEC - 80 * MS {
+            d.round(&mut cc, 80 * MS, 80 * MS, 1, AckSpacing::Spread);
+        }
+        assert_eq!(cc.delay_min(), 100 * MS);
+        d.round(&mut cc, 80 * MS, 80 * MS, 1, AckSpacing::Spread);
+        d.round(&mut cc, 80 * MS, 80 * MS, 1, AckSpacing::Spread);
+        assert_eq!(cc.delay_min(), 80 * MS);
     }
 
     #[test]
     fn test_ack_in_recovery_does_not_grow() {
         let mut cc = cubic(CwndUnit::Bytes, 10, u64::MAX, CubicParams::default());
-        let ev = AckEvent { bytes_acked: 1000, packets_acked: 1, mss: MSS, in_recovery: true, ..Default::default() };
+        let ev = AckEvent {
+            bytes_acked: 1000,
+            packets_acked: 1,
+            mss: MSS,
+            in_recovery: true,
+            ..Default::default()
+        };
         cc.on_ack(&ev);
         assert_eq!(cc.cwnd(), 10_000);
     }

@@ -60,7 +60,10 @@ pub struct WindowGrowth {
 
 impl Default for WindowGrowth {
     fn default() -> Self {
-        WindowGrowth { unit: CwndUnit::Packets, abc_limit: 0 }
+        WindowGrowth {
+            unit: CwndUnit::Packets,
+            abc_limit: 0,
+        }
     }
 }
 
@@ -92,7 +95,11 @@ impl WindowGrowth {
             (CwndUnit::Bytes, false) => ev.bytes_acked.min(mss),
             // RFC 3465 §2.2: cwnd += min(N, L*SMSS); L = 1 after an RTO (§2.3).
             (CwndUnit::Bytes, true) => {
-                let l = if after_rto { ABC_LIMIT_AFTER_RTO } else { u64::from(self.abc_limit) };
+                let l = if after_rto {
+                    ABC_LIMIT_AFTER_RTO
+                } else {
+                    u64::from(self.abc_limit)
+                };
                 ev.bytes_acked.min(l.saturating_mul(mss))
             }
         }
@@ -205,7 +212,8 @@ impl WindowState {
         self.ssthresh = if ssthresh == u64::MAX {
             u64::MAX
         } else {
-            self.normalise(ssthresh).max(MIN_SSTHRESH_SEGMENTS * self.mss)
+            self.normalise(ssthresh)
+                .max(MIN_SSTHRESH_SEGMENTS * self.mss)
         };
         if !self.in_slow_start() {
             self.after_rto = false;
@@ -263,7 +271,10 @@ impl WindowState {
         let incr = total / divisor; // in credit units: segments or bytes
         self.ss_rem = total % divisor;
         let (incr_bytes, room_units) = match self.growth.unit {
-            CwndUnit::Packets => (incr.saturating_mul(self.mss), self.slow_start_room() / self.mss),
+            CwndUnit::Packets => (
+                incr.saturating_mul(self.mss),
+                self.slow_start_room() / self.mss,
+            ),
             CwndUnit::Bytes => (incr, self.slow_start_room()),
         };
         let leftover = if incr > room_units {
@@ -460,7 +471,11 @@ mod tests {
         for r in 0..6 {
             let before = w.cwnd_segments();
             slow_start_round(&mut w, per_ack);
-            assert_eq!(w.cwnd(), rule(before) * MSS, "{unit:?} abc={abc} per_ack={per_ack} round {r}");
+            assert_eq!(
+                w.cwnd(),
+                rule(before) * MSS,
+                "{unit:?} abc={abc} per_ack={per_ack} round {r}"
+            );
         }
     }
 
@@ -631,7 +646,13 @@ mod tests {
     fn test_may_grow_respects_recovery_and_limits() {
         let ev = ack(1);
         assert!(may_grow(&ev));
-        assert!(!may_grow(&AckEvent { in_recovery: true, ..ev }));
-        assert!(!may_grow(&AckEvent { app_limited: true, ..ev }));
+        assert!(!may_grow(&AckEvent {
+            in_recovery: true,
+            ..ev
+        }));
+        assert!(!may_grow(&AckEvent {
+            app_limited: true,
+            ..ev
+        }));
     }
 }

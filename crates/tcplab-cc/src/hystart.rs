@@ -165,7 +165,10 @@ pub enum HyStartPhase {
     /// Standard slow start with delay-increase detection.
     SlowStart,
     /// Conservative Slow Start (RFC 9406 §4.2): growth divided by `CSS_GROWTH_DIVISOR`.
-    Css { baseline_min_rtt: Nanos, rounds: u32 },
+    Css {
+        baseline_min_rtt: Nanos,
+        rounds: u32,
+    },
     /// Finished (left for congestion avoidance, a loss or an RTO): standard rules from now on.
     Done,
 }
@@ -228,20 +231,32 @@ impl HyStartPlusPlus {
     }
 
     /// One ACK while the window is in slow start (before its growth is applied).
-    pub fn on_ack(&mut self, rtt: Option<Nanos>, acked_total: u64, in_flight: u64) -> HyStartAction {
+    pub fn on_ack(
+        &mut self,
+        rtt: Option<Nanos>,
+        acked_total: u64,
+        in_flight: u64,
+    ) -> HyStartAction {
         if !self.active() {
             return HyStartAction::Continue;
         }
         if acked_total > self.end_mark {
             // Round boundary (RFC 9406 §4.2 "At the start of each round").
-            if let HyStartPhase::Css { baseline_min_rtt, rounds } = self.phase {
+            if let HyStartPhase::Css {
+                baseline_min_rtt,
+                rounds,
+            } = self.phase
+            {
                 // A round spent (at least partly) in CSS has ended.
                 let rounds = rounds + 1;
                 if rounds >= HSPP_CSS_ROUNDS {
                     self.phase = HyStartPhase::Done;
                     return HyStartAction::EnterAvoidance;
                 }
-                self.phase = HyStartPhase::Css { baseline_min_rtt, rounds };
+                self.phase = HyStartPhase::Css {
+                    baseline_min_rtt,
+                    rounds,
+                };
             }
             self.last_round_min_rtt = self.current_round_min_rtt;
             self.current_round_min_rtt = Nanos::MAX;
@@ -271,7 +286,9 @@ impl HyStartPlusPlus {
                     }
                 }
             }
-            HyStartPhase::Css { baseline_min_rtt, .. } => {
+            HyStartPhase::Css {
+                baseline_min_rtt, ..
+            } => {
                 // The delay increase was spurious: back to slow start.
                 if self.current_round_min_rtt < baseline_min_rtt {
                     self.phase = HyStartPhase::SlowStart;
@@ -317,8 +334,19 @@ mod tests {
         let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
         let (mut now, mut acked) = (0, 0);
         let base = 100 * MS;
-        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 32, base, base, 3 * MS), None);
-        let hit = linux_round(&mut h, &mut now, &mut acked, 32, base + 13 * MS, base, 3 * MS);
+        assert_eq!(
+            linux_round(&mut h, &mut now, &mut acked, 32, base, base, 3 * MS),
+            None
+        );
+        let hit = linux_round(
+            &mut h,
+            &mut now,
+            &mut acked,
+            32,
+            base + 13 * MS,
+            base,
+            3 * MS,
+        );
         // Samples 1..8 only fill the round minimum; the ninth (index 8) checks it.
         assert_eq!(hit, Some(8));
     }
@@ -335,7 +363,10 @@ mod tests {
         // The clamp: with delay_min 10 ms the threshold is 4 ms, not 1.25 ms.
         let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
         let base = 10 * MS;
-        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 32, base + 3 * MS, base, MS), None);
+        assert_eq!(
+            linux_round(&mut h, &mut now, &mut acked, 32, base + 3 * MS, base, MS),
+            None
+        );
         assert!(linux_round(&mut h, &mut now, &mut acked, 32, base + 5 * MS, base, MS).is_some());
     }
 
@@ -346,7 +377,10 @@ mod tests {
         let base = 100 * MS;
         // 15-segment rounds with a large delay increase and a tight ACK train.
         for _ in 0..5 {
-            assert_eq!(linux_round(&mut h, &mut now, &mut acked, 15, base * 2, base, 0), None);
+            assert_eq!(
+                linux_round(&mut h, &mut now, &mut acked, 15, base * 2, base, 0),
+                None
+            );
         }
     }
 
@@ -356,12 +390,21 @@ mod tests {
         // 20 ms after the round's first ACK, i.e. the 22nd ACK (index 21).
         let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
         let (mut now, mut acked) = (0, 0);
-        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 20, 40 * MS, 40 * MS, MS), None);
+        assert_eq!(
+            linux_round(&mut h, &mut now, &mut acked, 20, 40 * MS, 40 * MS, MS),
+            None
+        );
         now += 40 * MS;
-        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 40, 40 * MS, 40 * MS, MS), Some(21));
+        assert_eq!(
+            linux_round(&mut h, &mut now, &mut acked, 40, 40 * MS, 40 * MS, MS),
+            Some(21)
+        );
         // A train broken by gaps above ack_delta never fires.
         let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
-        assert_eq!(linux_round(&mut h, &mut now, &mut acked, 200, 40 * MS, 40 * MS, 3 * MS), None);
+        assert_eq!(
+            linux_round(&mut h, &mut now, &mut acked, 200, 40 * MS, 40 * MS, 3 * MS),
+            None
+        );
     }
 
     /// One HyStart++ round of `n` ACKs with RTT `rtt`.
@@ -385,14 +428,22 @@ mod tests {
         assert_eq!(h.phase(), HyStartPhase::SlowStart);
         // RttThresh = clamp(100/8, 4, 16) = 12.5 ms: 113 ms ≥ 112.5 ms enters CSS.
         pp_round(&mut h, &mut acked, 40, 113 * MS);
-        assert!(matches!(h.phase(), HyStartPhase::Css { baseline_min_rtt, .. } if baseline_min_rtt == 113 * MS));
+        assert!(
+            matches!(h.phase(), HyStartPhase::Css { baseline_min_rtt, .. } if baseline_min_rtt == 113 * MS)
+        );
         assert_eq!(h.growth_divisor(), HSPP_CSS_GROWTH_DIVISOR);
         // The entry round is the first CSS round; four more full rounds, and the boundary ACK
         // of the fifth ends it.
         for _ in 0..4 {
-            assert_eq!(pp_round(&mut h, &mut acked, 40, 113 * MS), HyStartAction::Continue);
+            assert_eq!(
+                pp_round(&mut h, &mut acked, 40, 113 * MS),
+                HyStartAction::Continue
+            );
         }
-        assert_eq!(pp_round(&mut h, &mut acked, 40, 113 * MS), HyStartAction::EnterAvoidance);
+        assert_eq!(
+            pp_round(&mut h, &mut acked, 40, 113 * MS),
+            HyStartAction::EnterAvoidance
+        );
         assert!(!h.active());
     }
 
@@ -404,6 +455,28 @@ mod tests {
             pp_round(&mut h, &mut acked, 16 + r, 100 * MS + r * MS); // +1 ms per round
         }
         assert_eq!(h.phase(), HyStartPhase::SlowStart);
+    }
+
+    #[test]
+    fn test_hystartpp_threshold_is_clamped_eighth_of_last_round_min() {
+        // RFC 9406 §4.2: RttThresh = max(MIN_RTT_THRESH, min(lastRoundMinRTT / 8,
+        // MAX_RTT_THRESH)); CSS when currentRoundMinRTT ≥ lastRoundMinRTT + RttThresh.
+        // (last round min, thresh): 20 ms → 4 ms (floor), 100 ms → 12.5 ms, 200 ms → 16 ms (cap).
+        let us = MS / 1000;
+        for (base, thresh) in [
+            (20 * MS, 4 * MS),
+            (100 * MS, 12_500 * us),
+            (200 * MS, 16 * MS),
+        ] {
+            for (rtt, enters) in [(base + thresh - us, false), (base + thresh, true)] {
+                let mut h = HyStartPlusPlus::default();
+                let mut acked = 0;
+                pp_round(&mut h, &mut acked, 10, base);
+                pp_round(&mut h, &mut acked, 20, rtt);
+                let css = matches!(h.phase(), HyStartPhase::Css { .. });
+                assert_eq!(css, enters, "base {base} rtt {rtt}");
+            }
+        }
     }
 
     #[test]

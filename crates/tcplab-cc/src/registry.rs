@@ -99,12 +99,34 @@ impl fmt::Display for ParamValue {
 /// Why an algorithm could not be built. `Display` gives a complete, user-facing message.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcError {
-    UnknownAlgorithm { name: String, known: Vec<&'static str> },
-    UnknownParam { algorithm: &'static str, param: String, allowed: Vec<&'static str> },
-    DuplicateParam { algorithm: &'static str, param: String },
-    WrongType { algorithm: &'static str, param: &'static str, expected: String, got: String },
-    InvalidValue { algorithm: &'static str, param: &'static str, value: String, reason: String },
-    InvalidInit { reason: String },
+    UnknownAlgorithm {
+        name: String,
+        known: Vec<&'static str>,
+    },
+    UnknownParam {
+        algorithm: &'static str,
+        param: String,
+        allowed: Vec<&'static str>,
+    },
+    DuplicateParam {
+        algorithm: &'static str,
+        param: String,
+    },
+    WrongType {
+        algorithm: &'static str,
+        param: &'static str,
+        expected: String,
+        got: String,
+    },
+    InvalidValue {
+        algorithm: &'static str,
+        param: &'static str,
+        value: String,
+        reason: String,
+    },
+    InvalidInit {
+        reason: String,
+    },
 }
 
 fn write_list<I: Iterator<Item = String>>(f: &mut fmt::Formatter<'_>, items: I) -> fmt::Result {
@@ -124,7 +146,11 @@ impl fmt::Display for CcError {
                 write!(f, "unknown congestion control \"{name}\"; known: ")?;
                 write_list(f, known.iter().map(|s| s.to_string()))
             }
-            CcError::UnknownParam { algorithm, param, allowed } => {
+            CcError::UnknownParam {
+                algorithm,
+                param,
+                allowed,
+            } => {
                 write!(f, "{algorithm}: unknown parameter \"{param}\"; allowed: ")?;
                 if allowed.is_empty() {
                     f.write_str("none")
@@ -135,11 +161,27 @@ impl fmt::Display for CcError {
             CcError::DuplicateParam { algorithm, param } => {
                 write!(f, "{algorithm}: parameter \"{param}\" given more than once")
             }
-            CcError::WrongType { algorithm, param, expected, got } => {
-                write!(f, "{algorithm}: parameter \"{param}\" must be {expected}, got {got}")
+            CcError::WrongType {
+                algorithm,
+                param,
+                expected,
+                got,
+            } => {
+                write!(
+                    f,
+                    "{algorithm}: parameter \"{param}\" must be {expected}, got {got}"
+                )
             }
-            CcError::InvalidValue { algorithm, param, value, reason } => {
-                write!(f, "{algorithm}: parameter \"{param}\" = {value} is invalid: {reason}")
+            CcError::InvalidValue {
+                algorithm,
+                param,
+                value,
+                reason,
+            } => {
+                write!(
+                    f,
+                    "{algorithm}: parameter \"{param}\" = {value} is invalid: {reason}"
+                )
             }
             CcError::InvalidInit { reason } => write!(f, "invalid initial values: {reason}"),
         }
@@ -178,30 +220,47 @@ impl Params {
     pub fn bool(&self, name: &str) -> bool {
         match self.get(name) {
             Resolved::Bool(b) => b,
-            v => panic!("{}: parameter \"{name}\" is {v:?}, not a bool", self.algorithm),
+            v => panic!(
+                "{}: parameter \"{name}\" is {v:?}, not a bool",
+                self.algorithm
+            ),
         }
     }
     pub fn float(&self, name: &str) -> f64 {
         match self.get(name) {
             Resolved::Float(x) => x,
-            v => panic!("{}: parameter \"{name}\" is {v:?}, not a float", self.algorithm),
+            v => panic!(
+                "{}: parameter \"{name}\" is {v:?}, not a float",
+                self.algorithm
+            ),
         }
     }
     pub fn int(&self, name: &str) -> i64 {
         match self.get(name) {
             Resolved::Int(i) => i,
-            v => panic!("{}: parameter \"{name}\" is {v:?}, not an integer", self.algorithm),
+            v => panic!(
+                "{}: parameter \"{name}\" is {v:?}, not an integer",
+                self.algorithm
+            ),
         }
     }
     pub fn choice(&self, name: &str) -> &'static str {
         match self.get(name) {
             Resolved::Choice(c) => c,
-            v => panic!("{}: parameter \"{name}\" is {v:?}, not a choice", self.algorithm),
+            v => panic!(
+                "{}: parameter \"{name}\" is {v:?}, not a choice",
+                self.algorithm
+            ),
         }
     }
 
     fn invalid(&self, param: &'static str, value: String, reason: &str) -> CcError {
-        CcError::InvalidValue { algorithm: self.algorithm, param, value, reason: reason.into() }
+        CcError::InvalidValue {
+            algorithm: self.algorithm,
+            param,
+            value,
+            reason: reason.into(),
+        }
     }
 
     /// Resolves `given` against `info`'s declarations.
@@ -215,7 +274,10 @@ impl Params {
                 });
             }
             if given[..i].iter().any(|(n, _)| n == name) {
-                return Err(CcError::DuplicateParam { algorithm: info.name, param: name.clone() });
+                return Err(CcError::DuplicateParam {
+                    algorithm: info.name,
+                    param: name.clone(),
+                });
             }
         }
         let mut values = Vec::with_capacity(info.params.len());
@@ -223,12 +285,18 @@ impl Params {
             let v = match given.iter().find(|(n, _)| n == p.name) {
                 Some((_, v)) => convert(info.name, p, v)?,
                 None => parse_default(p).unwrap_or_else(|| {
-                    panic!("{}: default {:?} of \"{}\" does not parse", info.name, p.default, p.name)
+                    panic!(
+                        "{}: default {:?} of \"{}\" does not parse",
+                        info.name, p.default, p.name
+                    )
                 }),
             };
             values.push((p.name, v));
         }
-        Ok(Params { algorithm: info.name, values })
+        Ok(Params {
+            algorithm: info.name,
+            values,
+        })
     }
 }
 
@@ -244,16 +312,22 @@ fn convert(algorithm: &'static str, p: &ParamInfo, v: &ParamValue) -> Result<Res
         (ParamKind::Float, ParamValue::Float(x)) => Ok(Resolved::Float(*x)),
         (ParamKind::Float, ParamValue::Int(i)) => Ok(Resolved::Float(*i as f64)),
         (ParamKind::Int, ParamValue::Int(i)) => Ok(Resolved::Int(*i)),
-        (ParamKind::Choice(choices), ParamValue::Str(s)) => {
-            choices.iter().find(|c| **c == s.as_str()).map(|c| Resolved::Choice(c)).ok_or_else(wrong)
-        }
+        (ParamKind::Choice(choices), ParamValue::Str(s)) => choices
+            .iter()
+            .find(|c| **c == s.as_str())
+            .map(|c| Resolved::Choice(c))
+            .ok_or_else(wrong),
         (ParamKind::Choice(choices), ParamValue::Bool(b)) if choices.contains(&"off") => {
             if !*b {
                 Ok(Resolved::Choice("off"))
             } else if p.default != "off" {
                 parse_default(p).ok_or_else(wrong)
             } else {
-                choices.iter().find(|c| **c != "off").map(|c| Resolved::Choice(c)).ok_or_else(wrong)
+                choices
+                    .iter()
+                    .find(|c| **c != "off")
+                    .map(|c| Resolved::Choice(c))
+                    .ok_or_else(wrong)
             }
         }
         _ => Err(wrong()),
@@ -269,7 +343,10 @@ fn parse_default(p: &ParamInfo) -> Option<Resolved> {
         },
         ParamKind::Float => p.default.parse().ok().map(Resolved::Float),
         ParamKind::Int => p.default.parse().ok().map(Resolved::Int),
-        ParamKind::Choice(c) => c.iter().find(|s| **s == p.default).map(|s| Resolved::Choice(s)),
+        ParamKind::Choice(c) => c
+            .iter()
+            .find(|s| **s == p.default)
+            .map(|s| Resolved::Choice(s)),
     }
 }
 
@@ -361,8 +438,13 @@ fn build_cubic(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, 
         return Err(p.invalid("c", c.to_string(), "must be a positive finite number"));
     }
     let low = p.int("hystart_low_window");
-    let low = u32::try_from(low)
-        .map_err(|_| p.invalid("hystart_low_window", low.to_string(), "must be in 0..=2^32-1"))?;
+    let low = u32::try_from(low).map_err(|_| {
+        p.invalid(
+            "hystart_low_window",
+            low.to_string(),
+            "must be in 0..=2^32-1",
+        )
+    })?;
     let delta = p.int("hystart_ack_delta_us");
     let delta_ns = u64::try_from(delta)
         .ok()
@@ -432,7 +514,9 @@ pub fn build(
         known: ALGORITHMS.iter().map(|i| i.name).collect(),
     })?;
     if init.mss == 0 {
-        return Err(CcError::InvalidInit { reason: "mss must be > 0".into() });
+        return Err(CcError::InvalidInit {
+            reason: "mss must be > 0".into(),
+        });
     }
     let resolved = Params::resolve(info, params)?;
     (info.constructor)(&resolved, &init)
@@ -476,66 +560,123 @@ mod tests {
     #[test]
     fn test_registry_unknown_algorithm_lists_known_names() {
         let e = build("cubik", &[], init(CwndUnit::Bytes, 0)).err().unwrap();
-        assert_eq!(e.to_string(), "unknown congestion control \"cubik\"; known: reno, newreno, cubic");
+        assert_eq!(
+            e.to_string(),
+            "unknown congestion control \"cubik\"; known: reno, newreno, cubic"
+        );
     }
 
     #[test]
     fn test_registry_unknown_param_lists_allowed() {
-        let e = build("reno", &[p("beta", ParamValue::Float(0.5))], init(CwndUnit::Bytes, 0))
-            .err()
-            .unwrap();
-        assert_eq!(e.to_string(), "reno: unknown parameter \"beta\"; allowed: ssthresh_from");
+        let e = build(
+            "reno",
+            &[p("beta", ParamValue::Float(0.5))],
+            init(CwndUnit::Bytes, 0),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "reno: unknown parameter \"beta\"; allowed: ssthresh_from"
+        );
     }
 
     #[test]
     fn test_registry_wrong_type_says_which() {
-        let e = build("cubic", &[p("beta", ParamValue::Str("x".into()))], init(CwndUnit::Bytes, 0))
-            .err()
-            .unwrap();
-        assert_eq!(e.to_string(), "cubic: parameter \"beta\" must be a float, got string \"x\"");
-        let e = build("cubic", &[p("hystart", ParamValue::Str("yes".into()))], init(CwndUnit::Bytes, 0))
-            .err()
-            .unwrap();
+        let e = build(
+            "cubic",
+            &[p("beta", ParamValue::Str("x".into()))],
+            init(CwndUnit::Bytes, 0),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "cubic: parameter \"beta\" must be a float, got string \"x\""
+        );
+        let e = build(
+            "cubic",
+            &[p("hystart", ParamValue::Str("yes".into()))],
+            init(CwndUnit::Bytes, 0),
+        )
+        .err()
+        .unwrap();
         assert_eq!(
             e.to_string(),
             "cubic: parameter \"hystart\" must be one of \"off\", \"linux\", \"rfc9406\", got string \"yes\""
         );
-        let e = build("cubic", &[p("fast_convergence", ParamValue::Int(1))], init(CwndUnit::Bytes, 0))
-            .err()
-            .unwrap();
-        assert!(matches!(e, CcError::WrongType { param: "fast_convergence", .. }), "{e}");
+        let e = build(
+            "cubic",
+            &[p("fast_convergence", ParamValue::Int(1))],
+            init(CwndUnit::Bytes, 0),
+        )
+        .err()
+        .unwrap();
+        assert!(
+            matches!(
+                e,
+                CcError::WrongType {
+                    param: "fast_convergence",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]
     fn test_registry_invalid_values_and_duplicates() {
-        let e = build("cubic", &[p("beta", ParamValue::Float(1.0))], init(CwndUnit::Bytes, 0))
-            .err()
-            .unwrap();
-        assert_eq!(e.to_string(), "cubic: parameter \"beta\" = 1 is invalid: must be in (0, 1)");
-        let e = build("cubic", &[p("c", ParamValue::Float(f64::NAN))], init(CwndUnit::Bytes, 0))
-            .err()
-            .unwrap();
+        let e = build(
+            "cubic",
+            &[p("beta", ParamValue::Float(1.0))],
+            init(CwndUnit::Bytes, 0),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "cubic: parameter \"beta\" = 1 is invalid: must be in (0, 1)"
+        );
+        let e = build(
+            "cubic",
+            &[p("c", ParamValue::Float(f64::NAN))],
+            init(CwndUnit::Bytes, 0),
+        )
+        .err()
+        .unwrap();
         assert!(matches!(e, CcError::InvalidValue { param: "c", .. }));
         let e = build(
             "cubic",
-            &[p("c", ParamValue::Float(0.3)), p("c", ParamValue::Float(0.5))],
+            &[
+                p("c", ParamValue::Float(0.3)),
+                p("c", ParamValue::Float(0.5)),
+            ],
             init(CwndUnit::Bytes, 0),
         )
         .err()
         .unwrap();
         assert_eq!(e.to_string(), "cubic: parameter \"c\" given more than once");
-        let e = build("reno", &[], CcInit { mss: 0, ..init(CwndUnit::Bytes, 0) }).err().unwrap();
+        let e = build(
+            "reno",
+            &[],
+            CcInit {
+                mss: 0,
+                ..init(CwndUnit::Bytes, 0)
+            },
+        )
+        .err()
+        .unwrap();
         assert!(matches!(e, CcError::InvalidInit { .. }));
     }
 
     #[test]
     fn test_registry_accepts_int_for_float_and_bool_for_off_choice() {
-        let given = [
-            p("beta", ParamValue::Int(0)),
-        ];
+        let given = [p("beta", ParamValue::Int(0))];
         // 0 is an accepted type but an invalid value.
         assert!(matches!(
-            build("cubic", &given, init(CwndUnit::Bytes, 0)).err().unwrap(),
+            build("cubic", &given, init(CwndUnit::Bytes, 0))
+                .err()
+                .unwrap(),
             CcError::InvalidValue { param: "beta", .. }
         ));
         let info = find("cubic").unwrap();
@@ -545,7 +686,7 @@ mod tests {
         assert_eq!(r.choice("hystart"), "linux");
         let r = Params::resolve(info, &[p("hystart", ParamValue::Bool(false))]).unwrap();
         assert_eq!(r.choice("hystart"), "off");
-        assert_eq!(r.bool("tcp_friendliness"), true);
+        assert!(r.bool("tcp_friendliness"));
         assert_eq!(r.int("hystart_low_window"), 16);
     }
 
@@ -554,14 +695,38 @@ mod tests {
 
     #[derive(Clone, Debug)]
     enum Op {
-        Ack { dt: Nanos, segs: u32, partial: u32, rtt: Option<Nanos>, in_recovery: bool, limited: bool },
-        Congestion { dt: Nanos, flight_segs: u64 },
+        Ack {
+            dt: Nanos,
+            segs: u32,
+            partial: u32,
+            rtt: Option<Nanos>,
+            in_recovery: bool,
+            limited: bool,
+        },
+        Congestion {
+            dt: Nanos,
+            flight_segs: u64,
+        },
         RecoveryExit,
-        Rto { backoff: u32, flight_segs: u64 },
-        Idle { dt: Nanos, restart_segs: u64 },
-        Sent { dt: Nanos, flight_segs: u64 },
-        Undo { cwnd: u64, ssthresh: u64 },
-        SetCwnd { bytes: u64 },
+        Rto {
+            backoff: u32,
+            flight_segs: u64,
+        },
+        Idle {
+            dt: Nanos,
+            restart_segs: u64,
+        },
+        Sent {
+            dt: Nanos,
+            flight_segs: u64,
+        },
+        Undo {
+            cwnd: u64,
+            ssthresh: u64,
+        },
+        SetCwnd {
+            bytes: u64,
+        },
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -602,10 +767,18 @@ mod tests {
             })
     }
 
-    fn check_invariants(cc: &dyn CongestionControl, mss: u64, decreased: bool) -> Result<(), TestCaseError> {
+    fn check_invariants(
+        cc: &dyn CongestionControl,
+        mss: u64,
+        decreased: bool,
+    ) -> Result<(), TestCaseError> {
         prop_assert!(cc.cwnd() >= mss, "cwnd {} < 1 MSS", cc.cwnd());
         if decreased {
-            prop_assert!(cc.ssthresh() >= 2 * mss, "ssthresh {} < 2 MSS", cc.ssthresh());
+            prop_assert!(
+                cc.ssthresh() >= 2 * mss,
+                "ssthresh {} < 2 MSS",
+                cc.ssthresh()
+            );
         }
         let mut extra = [("", 0.0f64); 16];
         let n = cc.debug_vars(&mut extra);
@@ -621,7 +794,14 @@ mod tests {
         for o in ops {
             let mut decreased = false;
             match *o {
-                Op::Ack { dt, segs, partial, rtt, in_recovery, limited } => {
+                Op::Ack {
+                    dt,
+                    segs,
+                    partial,
+                    rtt,
+                    in_recovery,
+                    limited,
+                } => {
                     now += dt;
                     let bytes = u64::from(segs) * mssb + u64::from(partial % mss);
                     let srtt = rtt.unwrap_or(0);
@@ -651,8 +831,16 @@ mod tests {
                     decreased = true;
                 }
                 Op::RecoveryExit => cc.on_recovery_exit(now),
-                Op::Rto { backoff, flight_segs } => {
-                    cc.on_rto(&RtoEvent { now, in_flight: flight_segs * mssb, backoff_count: backoff, mss });
+                Op::Rto {
+                    backoff,
+                    flight_segs,
+                } => {
+                    cc.on_rto(&RtoEvent {
+                        now,
+                        in_flight: flight_segs * mssb,
+                        backoff_count: backoff,
+                        mss,
+                    });
                     decreased = true;
                 }
                 Op::Idle { dt, restart_segs } => {

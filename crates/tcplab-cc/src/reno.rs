@@ -27,12 +27,19 @@ pub struct Reno {
 impl Reno {
     /// A Reno controller named `"reno"`.
     pub fn new(init: &CcInit, basis: SsthreshBasis) -> Self {
-        Reno { name: "reno", win: WindowState::new(init), basis }
+        Reno {
+            name: "reno",
+            win: WindowState::new(init),
+            basis,
+        }
     }
 
     /// The same window rules, named `"newreno"` (RFC 6582 recovery is done by the stack).
     pub fn newreno(init: &CcInit, basis: SsthreshBasis) -> Self {
-        Reno { name: "newreno", ..Reno::new(init, basis) }
+        Reno {
+            name: "newreno",
+            ..Reno::new(init, basis)
+        }
     }
 
     /// The window and its counters.
@@ -174,7 +181,10 @@ mod tests {
                 let per_rtt = (segs(cc.cwnd()) - start) / 50.0;
                 // Packets: exactly +1 per cwnd ACKs. Bytes: SMSS²/cwnd per ACK rounds down and
                 // cwnd grows within the RTT: at most ~2 % below one segment at 30–80 segments.
-                assert!((per_rtt - 1.0).abs() < 0.03, "{unit:?} abc={abc}: {per_rtt}");
+                assert!(
+                    (per_rtt - 1.0).abs() < 0.03,
+                    "{unit:?} abc={abc}: {per_rtt}"
+                );
             }
         }
     }
@@ -205,20 +215,36 @@ mod tests {
     fn test_congestion_event_halves_window() {
         // Packets: Linux max(cwnd/2, 2) from cwnd, whatever the flight size.
         let mut cc = reno(CwndUnit::Packets, 0, 41, u64::MAX);
-        cc.on_congestion_event(&CongestionEvent { in_flight: 10_000, mss: MSS, ..Default::default() });
+        cc.on_congestion_event(&CongestionEvent {
+            in_flight: 10_000,
+            mss: MSS,
+            ..Default::default()
+        });
         assert_eq!(cc.ssthresh(), 20 * u64::from(MSS));
         cc.on_recovery_exit(0);
         assert_eq!(cc.cwnd(), 20 * u64::from(MSS));
         // Bytes: RFC 5681 eq. 4 from FlightSize.
         let mut cc = reno(CwndUnit::Bytes, 0, 41, u64::MAX);
-        cc.on_congestion_event(&CongestionEvent { in_flight: 30_500, mss: MSS, ..Default::default() });
+        cc.on_congestion_event(&CongestionEvent {
+            in_flight: 30_500,
+            mss: MSS,
+            ..Default::default()
+        });
         assert_eq!(cc.ssthresh(), 15_250);
         // Never below 2 SMSS.
         let mut cc = reno(CwndUnit::Bytes, 0, 3, u64::MAX);
-        cc.on_congestion_event(&CongestionEvent { in_flight: 1_000, mss: MSS, ..Default::default() });
+        cc.on_congestion_event(&CongestionEvent {
+            in_flight: 1_000,
+            mss: MSS,
+            ..Default::default()
+        });
         assert_eq!(cc.ssthresh(), 2 * u64::from(MSS));
         let mut cc = reno(CwndUnit::Packets, 0, 3, u64::MAX);
-        cc.on_congestion_event(&CongestionEvent { in_flight: 3_000, mss: MSS, ..Default::default() });
+        cc.on_congestion_event(&CongestionEvent {
+            in_flight: 3_000,
+            mss: MSS,
+            ..Default::default()
+        });
         assert_eq!(cc.ssthresh(), 2 * u64::from(MSS));
     }
 
@@ -228,10 +254,17 @@ mod tests {
             mss: MSS,
             initial_cwnd: 40_000,
             initial_ssthresh: u64::MAX,
-            growth: WindowGrowth { unit: CwndUnit::Packets, abc_limit: 0 },
+            growth: WindowGrowth {
+                unit: CwndUnit::Packets,
+                abc_limit: 0,
+            },
         };
         let mut cc = Reno::new(&init, SsthreshBasis::FlightSize);
-        cc.on_congestion_event(&CongestionEvent { in_flight: 10_000, mss: MSS, ..Default::default() });
+        cc.on_congestion_event(&CongestionEvent {
+            in_flight: 10_000,
+            mss: MSS,
+            ..Default::default()
+        });
         assert_eq!(cc.ssthresh(), 5_000);
     }
 
@@ -239,11 +272,21 @@ mod tests {
     fn test_rto_collapses_to_one_segment_and_holds_ssthresh_on_backoff() {
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
             let mut cc = reno(unit, 0, 40, u64::MAX);
-            cc.on_rto(&RtoEvent { in_flight: 40_000, backoff_count: 1, mss: MSS, ..Default::default() });
+            cc.on_rto(&RtoEvent {
+                in_flight: 40_000,
+                backoff_count: 1,
+                mss: MSS,
+                ..Default::default()
+            });
             assert_eq!(cc.cwnd(), u64::from(MSS));
             assert_eq!(cc.ssthresh(), 20_000);
             // Second timeout for the same data: ssthresh held constant (RFC 5681 §3.1).
-            cc.on_rto(&RtoEvent { in_flight: 1_000, backoff_count: 2, mss: MSS, ..Default::default() });
+            cc.on_rto(&RtoEvent {
+                in_flight: 1_000,
+                backoff_count: 2,
+                mss: MSS,
+                ..Default::default()
+            });
             assert_eq!(cc.ssthresh(), 20_000);
             assert_eq!(cc.cwnd(), u64::from(MSS));
             assert!(cc.in_slow_start());
@@ -253,9 +296,20 @@ mod tests {
     #[test]
     fn test_ack_in_recovery_or_app_limited_does_not_grow() {
         let mut cc = reno(CwndUnit::Bytes, 0, 10, u64::MAX);
-        let ev = AckEvent { bytes_acked: 1000, packets_acked: 1, mss: MSS, ..Default::default() };
-        cc.on_ack(&AckEvent { in_recovery: true, ..ev });
-        cc.on_ack(&AckEvent { app_limited: true, ..ev });
+        let ev = AckEvent {
+            bytes_acked: 1000,
+            packets_acked: 1,
+            mss: MSS,
+            ..Default::default()
+        };
+        cc.on_ack(&AckEvent {
+            in_recovery: true,
+            ..ev
+        });
+        cc.on_ack(&AckEvent {
+            app_limited: true,
+            ..ev
+        });
         assert_eq!(cc.cwnd(), 10_000);
         cc.on_ack(&ev);
         assert_eq!(cc.cwnd(), 11_000);

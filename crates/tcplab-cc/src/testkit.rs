@@ -29,7 +29,12 @@ pub(crate) struct Driver {
 
 impl Driver {
     pub fn new(mss: u32) -> Self {
-        Driver { now: 0, mss, min_rtt: 0, acks: 0 }
+        Driver {
+            now: 0,
+            mss,
+            min_rtt: 0,
+            acks: 0,
+        }
     }
 
     /// Runs one round of `rtt` with RTT samples `sample` and returns cwnd (bytes) at its end.

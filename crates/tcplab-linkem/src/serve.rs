@@ -181,6 +181,17 @@ pub struct FlowSeries {
     pub bytes: Vec<u64>,
 }
 
+/// Cumulative observations of the watched connections, per interval.
+#[derive(Serialize, Default)]
+pub struct WatchSeries {
+    pub flow: Vec<String>,
+    pub time_ns: Vec<u64>,
+    pub data_segments: Vec<u64>,
+    pub retransmitted_segments: Vec<u64>,
+    pub dupacks: Vec<u64>,
+    pub sack_blocks: Vec<u64>,
+}
+
 #[derive(Serialize)]
 pub struct Report {
     /// CLOCK_MONOTONIC when the emulator started and the experiment's time zero (`start`).
@@ -193,6 +204,7 @@ pub struct Report {
     pub flows: Vec<FlowObs>,
     pub counts: Vec<FlowCount>,
     pub flow_series: FlowSeries,
+    pub watch_series: WatchSeries,
     /// The SCHED_FIFO priority the loop ran at, if any.
     pub realtime_priority: Option<i32>,
 }
@@ -296,6 +308,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
         None => None,
     };
     let mut flow_series = FlowSeries::default();
+    let mut watch_series = WatchSeries::default();
     // Flush anything that arrived between bind and now (nothing should have).
     for p in &ports {
         let b = pool.buf_mut(0);
@@ -405,6 +418,16 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                 flow_series.time_ns.push(sample_k * interval);
                 flow_series.packets.push(c.packets);
                 flow_series.bytes.push(c.bytes);
+            }
+            for o in &obs {
+                watch_series.flow.push(o.flow.clone());
+                watch_series.time_ns.push(sample_k * interval);
+                watch_series.data_segments.push(o.data_segments);
+                watch_series
+                    .retransmitted_segments
+                    .push(o.retransmitted_segments);
+                watch_series.dupacks.push(o.dupacks);
+                watch_series.sack_blocks.push(o.sack_blocks);
             }
             next_sample = Some(ts + interval);
         }
@@ -594,6 +617,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
         flows: obs,
         counts,
         flow_series,
+        watch_series,
         realtime_priority: realtime,
     })
 }

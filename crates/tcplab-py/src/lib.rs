@@ -4,27 +4,38 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
+use tcplab_cc::ParamKind;
 
-/// Run one trial of a normalized config (docs/design.md §3); returns the raw result (§4) as a
-/// JSON string.
+mod linkem;
+
+/// Parse JSON text into Python objects with the standard library's `json` module.
+fn from_json<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// Run one trial of a normalized config (docs/design.md §3) given as JSON text; returns the raw
+/// result (§4) as a dict. The GIL is released while the simulation runs.
 #[pyfunction]
-fn run_json(py: Python<'_>, config_json: String) -> PyResult<String> {
+fn run<'py>(py: Python<'py>, config_json: String) -> PyResult<Bound<'py, PyAny>> {
     let out = py.allow_threads(move || {
         tcplab_sim::run_json(&config_json)
             .map(|r| serde_json::to_string(&r).expect("result serialises"))
     });
-    out.map_err(|e| PyValueError::new_err(e.to_string()))
+    let text = out.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    from_json(py, &text)
 }
 
-/// Every TCP knob: name, kind, default, documentation (JSON list).
+/// Every TCP knob: name, kind, default, documentation.
 #[pyfunction]
-fn tcp_knobs_json() -> String {
-    serde_json::to_string(&tcplab_sim::tcp::config::TcpConfig::schema()).expect("schema serialises")
+fn tcp_knobs(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let text = serde_json::to_string(&tcplab_sim::tcp::config::TcpConfig::schema())
+        .expect("schema serialises");
+    from_json(py, &text)
 }
 
-/// Every congestion-control algorithm with its parameters (JSON list).
+/// Every congestion-control algorithm with its parameters.
 #[pyfunction]
-fn ccas_json() -> String {
+fn list_ccas(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     let list: Vec<serde_json::Value> = tcplab_cc::list()
         .iter()
         .map(|c| {
@@ -32,23 +43,30 @@ fn ccas_json() -> String {
                 "name": c.name,
                 "summary": c.summary,
                 "source": c.source,
-                "params": c.params.iter().map(|p| serde_json::json!({
-                    "name": p.name,
-                    "kind": format!("{:?}", p.kind),
-                    "default": p.default,
-                    "doc": p.doc,
-                })).collect::<Vec<_>>(),
+                "params": c.params.iter().map(|p| {
+                    let (kind, choices): (&str, &[&str]) = match p.kind {
+                        ParamKind::Bool => ("bool", &[]),
+                        ParamKind::Float => ("float", &[]),
+                        ParamKind::Int => ("int", &[]),
+                        ParamKind::Choice(c) => ("choice", c),
+                    };
+                    serde_json::json!({
+                        "name": p.name, "kind": kind, "choices": choices,
+                        "default": p.default, "doc": p.doc,
+                    })
+                }).collect::<Vec<_>>(),
             })
         })
         .collect();
-    serde_json::to_string(&list).expect("list serialises")
+    from_json(py, &serde_json::to_string(&list).expect("list serialises"))
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_function(wrap_pyfunction!(run_json, m)?)?;
-    m.add_function(wrap_pyfunction!(tcp_knobs_json, m)?)?;
-    m.add_function(wrap_pyfunction!(ccas_json, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_knobs, m)?)?;
+    m.add_function(wrap_pyfunction!(list_ccas, m)?)?;
+    linkem::register(m)?;
     Ok(())
 }

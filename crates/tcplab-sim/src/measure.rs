@@ -100,7 +100,10 @@ impl FlowSeries {
 /// Monitored link samples, one row per channel per interval end.
 #[derive(Default, Serialize)]
 pub struct QueueSeries {
+    /// Link names, filled from `channel` when the run finishes (no per-sample strings).
     pub link: Vec<String>,
+    #[serde(skip)]
+    pub channel: Vec<u32>,
     pub dir: Vec<&'static str>,
     pub time_ns: Vec<u64>,
     pub queue_pkts: Vec<u32>,

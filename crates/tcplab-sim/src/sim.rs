@@ -335,8 +335,15 @@ impl Simulation {
 
     /// Run to the configured duration.
     pub fn run(&mut self) {
+        self.run_until(self.duration);
+        self.now = self.now.max(self.duration);
+    }
+
+    /// Process every event up to and including time `until` (at most the duration).
+    pub fn run_until(&mut self, until: Nanos) {
+        let until = until.min(self.duration);
         while let Some(t) = self.ev.peek_time() {
-            if t > self.duration {
+            if t > until {
                 break;
             }
             let e = self.ev.pop().expect("peeked");
@@ -369,7 +376,6 @@ impl Simulation {
                 }
             }
         }
-        self.now = self.now.max(self.duration);
     }
 
     fn delivered_bytes(&self, f: &FlowInfo) -> u64 {
@@ -430,9 +436,7 @@ impl Simulation {
             let (q, qb) = (c.queue_pkts(t), c.queue_bytes(t));
             let s = c.stats;
             let (pd, pl, pb) = self.prev_link[ci];
-            let name = self.net.channels[ci].name.clone();
-            let link_name = name.rsplit_once('.').map_or(name.clone(), |(l, _)| l.to_string());
-            self.queues.link.push(link_name);
+            self.queues.channel.push(ci as u32);
             self.queues.dir.push(self.net.channels[ci].dir);
             self.queues.time_ns.push(t);
             self.queues.queue_pkts.push(q);
@@ -535,6 +539,15 @@ impl Simulation {
                 }
             })
             .collect();
+        let mut queues = self.queues;
+        queues.link = queues
+            .channel
+            .iter()
+            .map(|&c| {
+                let n = &self.net.channels[c as usize].name;
+                n.rsplit_once('.').map_or(n.clone(), |(l, _)| l.to_string())
+            })
+            .collect();
         RunResult {
             engine: "sim",
             sim_packets: self.data_delivered,
@@ -545,7 +558,7 @@ impl Simulation {
             flows,
             links,
             series: self.series,
-            queue_series: self.queues,
+            queue_series: queues,
             changes: self.changes,
         }
     }

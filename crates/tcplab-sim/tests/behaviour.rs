@@ -216,3 +216,59 @@ fn test_reverse_path_congestion_slows_the_measured_flow() {
     let rev = r.links.iter().find(|l| l.name == "bottleneck" && l.dir == "ba").unwrap();
     assert!(rev.drops > 0, "ACKs and reverse data share the reverse queue and overflow it");
 }
+
+#[test]
+fn test_syn_retransmitted_after_initial_rto() {
+    // Lose the first packet on the forward bottleneck: the SYN. The client retries after the
+    // initial RTO (1 s, RFC 6298 §2.1) and the connection then runs normally.
+    let mut d = Dumbbell::new(10_000_000, 100 * MS, 100, 5 * SEC);
+    d.fwd_loss = json!({"model": "list", "packets": [0]});
+    let d = d.tcp("s", "reno", 0, json!({}));
+    let r = d.run();
+    assert_eq!(r.flows[0].syn_retransmits, 1);
+    assert!(r.flows[0].established);
+    assert_eq!(mean_goodput(&r, 0, 0, SEC), 0.0, "nothing before the SYN retry at 1 s");
+    assert!(mean_goodput(&r, 0, 3 * SEC, 5 * SEC) > 5e6);
+}
+
+#[test]
+fn test_zero_window_persist_and_reopen() {
+    // The receiving application reads only 1 Mbit/s from a 64 KB buffer on a 10 Mbit/s path:
+    // the window closes, the sender probes it (persist timer), and goodput settles at the read rate.
+    let d = Dumbbell::new(10_000_000, 50 * MS, 100, 30 * SEC).tcp(
+        "z",
+        "reno",
+        0,
+        json!({"rcvbuf": 65536, "app_read_rate": 1_000_000}),
+    );
+    let r = d.run();
+    let g = mean_goodput(&r, 0, 10 * SEC, 30 * SEC);
+    // Goodput counts bytes delivered in order to the socket, which the full buffer throttles to
+    // the application's read rate.
+    assert!((g - 1e6).abs() / 1e6 < 0.05, "goodput {g}");
+    let min_rwnd = (0..r.series.flow.len()).map(|i| r.series.rwnd_bytes[i]).fold(f64::MAX, f64::min);
+    assert!(min_rwnd < 2.0 * 1448.0, "the window should (nearly) close, min {min_rwnd}");
+}
+
+#[test]
+fn test_host_nic_rate_limits_sender() {
+    // A sender host whose NIC/processing path peaks at 5.4 Gbit/s on a 10 Gbit/s path
+    // (Kumazoe et al.'s senders): the flow cannot exceed the host rate.
+    let mut d = Dumbbell::new(10_000_000_000, 20 * MS, 5000, 10 * SEC)
+        .tcp("h", "cubic", 0, json!({"rcvbuf": 256u64 << 20, "sndbuf": 256u64 << 20}));
+    d.access_rate_bps = 10_000_000_000;
+    let mut cfg = d.config();
+    for n in cfg["nodes"].as_array_mut().unwrap() {
+        if n["name"] == "s0" {
+            n["nic_rate_bps"] = json!(5_400_000_000u64);
+            n["nic_ring_pkts"] = json!(1000);
+        }
+    }
+    let r = tcplab_sim::run_json(&cfg.to_string()).unwrap();
+    let g = mean_goodput(&r, 0, 5 * SEC, 10 * SEC);
+    let cap = 5.4e9 * 1448.0 / 1500.0;
+    assert!(g <= cap * 1.0001 && g > 0.9 * cap, "goodput {g} vs host cap {cap}");
+    // Back-pressure, not loss: the host ring never overflows.
+    let host = r.links.iter().find(|l| l.from == "s0").unwrap();
+    assert_eq!(host.drops, 0);
+}

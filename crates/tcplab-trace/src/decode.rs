@@ -29,7 +29,13 @@ pub struct TcpSegment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decoded {
     Tcp(TcpSegment),
-    Udp { src: IpAddr, dst: IpAddr, src_port: u16, dst_port: u16, payload_len: u32 },
+    Udp {
+        src: IpAddr,
+        dst: IpAddr,
+        src_port: u16,
+        dst_port: u16,
+        payload_len: u32,
+    },
     /// An IP fragment other than a whole datagram (not reassembled).
     Fragment,
     /// IP with another upper-layer protocol.
@@ -79,7 +85,9 @@ pub fn decode(lt: u32, data: &[u8]) -> Result<Decoded, Error> {
                 _ => return Ok(Decoded::NotIp),
             }
         }
-        linktype::RAW | linktype::RAW_12 | linktype::RAW_14 | linktype::IPV4 | linktype::IPV6 => data,
+        linktype::RAW | linktype::RAW_12 | linktype::RAW_14 | linktype::IPV4 | linktype::IPV6 => {
+            data
+        }
         other => return Ok(Decoded::UnsupportedLink(other)),
     };
     decode_ip(ip)
@@ -102,17 +110,37 @@ pub fn decode_ip(ip: &[u8]) -> Result<Decoded, Error> {
                 None if p.total_len() == 0 => ip.len() - hl, // TSO capture: length unknown
                 None => return Err(Error::Malformed("IPv4 total length below header length")),
             };
-            (IpAddr::V4(p.src_addr()), IpAddr::V4(p.dst_addr()), p.protocol(), &ip[hl..], l4_len, Some(p.ident()))
+            (
+                IpAddr::V4(p.src_addr()),
+                IpAddr::V4(p.dst_addr()),
+                p.protocol(),
+                &ip[hl..],
+                l4_len,
+                Some(p.ident()),
+            )
         }
         6 => {
             let p = Ipv6Packet::new_checked(ip)?;
             let (nh, off, len) = match p.upper_layer() {
                 Ok(x) => x,
-                Err(Error::Malformed("IPv6 fragment (not reassembled)")) => return Ok(Decoded::Fragment),
+                Err(Error::Malformed("IPv6 fragment (not reassembled)")) => {
+                    return Ok(Decoded::Fragment)
+                }
                 Err(e) => return Err(e),
             };
-            let len = if p.payload_len() == 0 { ip.len().saturating_sub(off) } else { len };
-            (IpAddr::V6(p.src_addr()), IpAddr::V6(p.dst_addr()), nh, &ip[off.min(ip.len())..], len, None)
+            let len = if p.payload_len() == 0 {
+                ip.len().saturating_sub(off)
+            } else {
+                len
+            };
+            (
+                IpAddr::V6(p.src_addr()),
+                IpAddr::V6(p.dst_addr()),
+                nh,
+                &ip[off.min(ip.len())..],
+                len,
+                None,
+            )
         }
         _ => return Err(Error::Malformed("IP version is neither 4 nor 6")),
     };
@@ -163,7 +191,10 @@ mod tests {
     fn test_decode_unknown_link_and_empty() {
         assert_eq!(decode(147, &[1, 2, 3]), Ok(Decoded::UnsupportedLink(147)));
         assert_eq!(decode(linktype::RAW, &[]), Err(Error::Truncated));
-        assert!(matches!(decode(linktype::RAW, &[0x50; 40]), Err(Error::Malformed(_))));
+        assert!(matches!(
+            decode(linktype::RAW, &[0x50; 40]),
+            Err(Error::Malformed(_))
+        ));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!   checks the studies needed (data beyond the advertised window, invalid SACK blocks,
 //!   zero-window probes) and time-sequence graph data.
 //! * [`report`]: the analysis result as a plain value tree (JSON, Python dict).
+//! * [`synth`]: deterministic synthetic bulk transfers (benchmarks, tests, fuzz seeds).
 //!
 //! No clock is read and no randomness is used: the same packets give the same bytes.
 //!
@@ -58,4 +59,5 @@ pub mod analysis;
 pub mod decode;
 pub mod pcap;
 pub mod report;
+pub mod synth;
 pub mod wire;

@@ -139,7 +139,9 @@ fn u(x: u64) -> Value {
 }
 
 fn secs(ts: Option<u64>, origin: u64) -> Value {
-    ts.map_or(Value::Null, |t| Value::Float(t.saturating_sub(origin) as f64 / 1e9))
+    ts.map_or(Value::Null, |t| {
+        Value::Float(t.saturating_sub(origin) as f64 / 1e9)
+    })
 }
 
 /// Names of the per-direction fields, in output order (the CSV columns after the connection
@@ -247,8 +249,14 @@ pub fn dir_value(st: &DirStats, origin: u64) -> Value {
         kv("win_avg", Value::Float(st.win_avg)),
         kv("win_zero_adv", u(st.win_zero_adv)),
         kv("rtt_samples", u(st.rtt.samples)),
-        kv("rtt_min_ms", opt_f(has_rtt.then(|| ms(st.rtt.min_ns as f64)))),
-        kv("rtt_max_ms", opt_f(has_rtt.then(|| ms(st.rtt.max_ns as f64)))),
+        kv(
+            "rtt_min_ms",
+            opt_f(has_rtt.then(|| ms(st.rtt.min_ns as f64))),
+        ),
+        kv(
+            "rtt_max_ms",
+            opt_f(has_rtt.then(|| ms(st.rtt.max_ns as f64))),
+        ),
         kv("rtt_avg_ms", opt_f(st.rtt.mean_ns().map(ms))),
         kv("rtt_stdev_ms", opt_f(st.rtt.stdev_ns().map(ms))),
         kv("rtt_ambiguous", u(st.rtt_ambiguous)),
@@ -266,7 +274,10 @@ pub fn dir_value(st: &DirStats, origin: u64) -> Value {
         kv("initial_seq", opt_u(st.initial_seq.map(u64::from))),
         kv("seq_span", u(st.seq_span)),
         kv("throughput_bytes_per_s", opt_f(st.throughput_bytes_per_s)),
-        kv("throughput_bps", opt_f(st.throughput_bytes_per_s.map(|b| b * 8.0))),
+        kv(
+            "throughput_bps",
+            opt_f(st.throughput_bytes_per_s.map(|b| b * 8.0)),
+        ),
     ];
     debug_assert_eq!(m.len(), DIR_FIELDS.len());
     Value::Map(m)
@@ -283,16 +294,25 @@ pub fn series_value(s: &DirSeries) -> Value {
         kv("seg_t", times(&s.seg_t_ns)),
         kv("seg_start", Value::IntArray(s.seg_start.clone())),
         kv("seg_end", Value::IntArray(s.seg_end.clone())),
-        kv("seg_kind", Value::IntArray(s.seg_kind.iter().map(|k| *k as i64).collect())),
+        kv(
+            "seg_kind",
+            Value::IntArray(s.seg_kind.iter().map(|k| *k as i64).collect()),
+        ),
         kv("ack_t", times(&s.ack_t_ns)),
         kv("ack", Value::IntArray(s.ack.clone())),
         kv("win_edge", Value::IntArray(s.win_edge.clone())),
         kv("sack_t", times(&s.sack_t_ns)),
         kv("sack_left", Value::IntArray(s.sack_left.clone())),
         kv("sack_right", Value::IntArray(s.sack_right.clone())),
-        kv("sack_valid", Value::IntArray(s.sack_valid.iter().map(|&b| i64::from(b)).collect())),
+        kv(
+            "sack_valid",
+            Value::IntArray(s.sack_valid.iter().map(|&b| i64::from(b)).collect()),
+        ),
         kv("rtt_t", times(&s.rtt_t_ns)),
-        kv("rtt_ms", Value::FloatArray(s.rtt_ns.iter().map(|&r| r as f64 / 1e6).collect())),
+        kv(
+            "rtt_ms",
+            Value::FloatArray(s.rtt_ns.iter().map(|&r| r as f64 / 1e6).collect()),
+        ),
         kv("out_t", times(&s.out_t_ns)),
         kv("outstanding", Value::IntArray(s.outstanding.clone())),
     ])
@@ -309,7 +329,10 @@ fn conn_value(c: &Connection, origin: u64, series: Option<&[DirSeries; 2]>) -> V
         kv("b_port", u(u64::from(c.b.port()))),
         kv("first_s", secs(Some(c.first_ts_ns), origin)),
         kv("last_s", secs(Some(c.last_ts_ns), origin)),
-        kv("duration_s", Value::Float(c.last_ts_ns.saturating_sub(c.first_ts_ns) as f64 / 1e9)),
+        kv(
+            "duration_s",
+            Value::Float(c.last_ts_ns.saturating_sub(c.first_ts_ns) as f64 / 1e9),
+        ),
         kv("first_ts_ns", u(c.first_ts_ns)),
         kv("packets", u(c.packets)),
         kv("complete", Value::Bool(c.complete())),
@@ -381,7 +404,12 @@ impl Report {
             ),
             kv(
                 "seg_kind_names",
-                Value::List(kinds.iter().map(|k| Value::Str(k.name().to_string())).collect()),
+                Value::List(
+                    kinds
+                        .iter()
+                        .map(|k| Value::Str(k.name().to_string()))
+                        .collect(),
+                ),
             ),
             kv("connections", Value::List(conns)),
         ])
@@ -397,13 +425,23 @@ mod tests {
         let v = Value::Map(vec![
             kv("s", Value::Str("a\"b\\c\n\u{1}".into())),
             kv("f", Value::FloatArray(vec![1.5, f64::NAN])),
-            kv("l", Value::List(vec![Value::Null, Value::Bool(true), Value::Int(-3)])),
+            kv(
+                "l",
+                Value::List(vec![Value::Null, Value::Bool(true), Value::Int(-3)]),
+            ),
         ]);
         assert_eq!(
             v.to_json(),
             r#"{"s":"a\"b\\c\n\u0001","f":[1.5,null],"l":[null,true,-3]}"#
         );
-        assert_eq!(v.get("l"), Some(&Value::List(vec![Value::Null, Value::Bool(true), Value::Int(-3)])));
+        assert_eq!(
+            v.get("l"),
+            Some(&Value::List(vec![
+                Value::Null,
+                Value::Bool(true),
+                Value::Int(-3)
+            ]))
+        );
     }
 
     #[test]

@@ -58,11 +58,22 @@ impl Default for BulkConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     /// Sender puts segment i on the wire (captured), `retx` for a retransmission.
-    Send { i: u64, retx: bool },
+    Send {
+        i: u64,
+        retx: bool,
+    },
     /// Segment i reaches the receiver (not captured).
-    Arrive { i: u64 },
+    Arrive {
+        i: u64,
+    },
     /// An ACK reaches the sender (captured): cumulative segment count, SACK ranges.
-    Ack { cum: u64, sack: [(u64, u64); 3], nsack: u8 },
+    Ack {
+        cum: u64,
+        sack: [(u64, u64); 3],
+        nsack: u8,
+    },
+    /// Retransmission timer after the last new segment (repairs tail losses).
+    Rto,
     Fin,
     FinAck,
 }
@@ -115,11 +126,20 @@ impl BulkTransfer {
                 IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 1, 1)),
             )
         } else {
-            (IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), IpAddr::V4(Ipv4Addr::new(10, 0, 1, 1)))
+            (
+                IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+                IpAddr::V4(Ipv4Addr::new(10, 0, 1, 1)),
+            )
         }
     }
 
-    fn frame(&self, from_a: bool, t: u64, tcp: TcpRepr, payload_len: usize) -> (u64, TcpFrame<'static>) {
+    fn frame(
+        &self,
+        from_a: bool,
+        t: u64,
+        tcp: TcpRepr,
+        payload_len: usize,
+    ) -> (u64, TcpFrame<'static>) {
         let (a, b) = self.addrs();
         let (src, dst) = if from_a { (a, b) } else { (b, a) };
         let mac = |ip: IpAddr| match ip {
@@ -132,7 +152,10 @@ impl BulkTransfer {
         let mut tcp = tcp;
         if self.cfg.timestamps {
             let tsval = (t / 1_000_000) as u32;
-            tcp.options.timestamp = Some((tsval, tsval.wrapping_sub((self.cfg.owd_ns / 1_000_000) as u32)));
+            tcp.options.timestamp = Some((
+                tsval,
+                tsval.wrapping_sub((self.cfg.owd_ns / 1_000_000) as u32),
+            ));
         }
         (
             self.cfg.t0_ns + t,
@@ -153,7 +176,10 @@ impl BulkTransfer {
     }
 
     fn seq_a(&self, i: u64) -> u32 {
-        self.cfg.isn_a.wrapping_add(1).wrapping_add((i * u64::from(self.cfg.mss)) as u32)
+        self.cfg
+            .isn_a
+            .wrapping_add(1)
+            .wrapping_add((i * u64::from(self.cfg.mss)) as u32)
     }
 
     fn base(&self, from_a: bool, flags: u16) -> TcpRepr {
@@ -212,7 +238,15 @@ impl BulkTransfer {
                     if !retx {
                         self.next_new = i + 1;
                         if self.next_new < c.segments {
-                            self.push(t + c.gap_ns, Ev::Send { i: i + 1, retx: false });
+                            self.push(
+                                t + c.gap_ns,
+                                Ev::Send {
+                                    i: i + 1,
+                                    retx: false,
+                                },
+                            );
+                        } else {
+                            self.push(t + 4 * rtt, Ev::Rto);
                         }
                     }
                     let lost = !retx && c.loss_every > 0 && i % c.loss_every == c.loss_every - 1;
@@ -247,7 +281,14 @@ impl BulkTransfer {
                     let mut sack = [(0, 0); 3];
                     let n = if c.sack { blocks.len().min(3) } else { 0 };
                     sack[..n].copy_from_slice(&blocks[..n]);
-                    self.push(t + c.owd_ns, Ev::Ack { cum: self.rcv_cum, sack, nsack: n as u8 });
+                    self.push(
+                        t + c.owd_ns,
+                        Ev::Ack {
+                            cum: self.rcv_cum,
+                            sack,
+                            nsack: n as u8,
+                        },
+                    );
                 }
                 Ev::Ack { cum, sack, nsack } => {
                     if cum == self.last_cum {
@@ -267,10 +308,26 @@ impl BulkTransfer {
                     r.seq = c.isn_b.wrapping_add(1);
                     r.ack = self.seq_a(cum);
                     r.window = 0x4000;
-                    let blocks: Vec<(u32, u32)> =
-                        sack[..usize::from(nsack)].iter().map(|&(s, e)| (self.seq_a(s), self.seq_a(e))).collect();
+                    let blocks: Vec<(u32, u32)> = sack[..usize::from(nsack)]
+                        .iter()
+                        .map(|&(s, e)| (self.seq_a(s), self.seq_a(e)))
+                        .collect();
                     r.options.set_sack_blocks(&blocks);
                     return Some(self.frame(false, t, r, 0));
+                }
+                Ev::Rto => {
+                    if self.last_cum < c.segments {
+                        if self.retransmitted.insert(self.last_cum) {
+                            self.push(
+                                t,
+                                Ev::Send {
+                                    i: self.last_cum,
+                                    retx: true,
+                                },
+                            );
+                        }
+                        self.push(t + 4 * rtt, Ev::Rto);
+                    }
                 }
                 Ev::Fin => {
                     self.push(t + rtt, Ev::FinAck);
@@ -296,11 +353,7 @@ impl BulkTransfer {
 
     /// Number of segments that will be lost (and retransmitted once each).
     pub fn expected_losses(cfg: &BulkConfig) -> u64 {
-        if cfg.loss_every == 0 {
-            0
-        } else {
-            cfg.segments / cfg.loss_every
-        }
+        cfg.segments.checked_div(cfg.loss_every).unwrap_or(0)
     }
 }
 

@@ -47,17 +47,23 @@ pub enum CwndUnitCfg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RecoveryCfg {
-    /// SACK-based loss recovery, RFC 6675 (falls back to NewReno when SACK is not negotiated).
+    /// SACK-based loss recovery, RFC 6675: cwnd = ssthresh on entry, send while pipe < cwnd
+    /// (falls back to NewReno when SACK is not negotiated).
     Sack,
     /// NewReno fast recovery, RFC 6582.
     Newreno,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) with RFC 6675 loss detection (Linux ≥ 3.2).
+    Prr,
+    /// Linux 2.4–3.1: FACK loss detection and rate-halving (cwnd −1 every second ACK towards
+    /// ssthresh, clamped to in_flight + 1; `tcp_cwnd_down`), stacks-and-ccas.md A.1.
+    Ratehalving,
 }
 
 /// Schema entry of one knob.
 #[derive(Clone, Debug, Serialize)]
 pub struct KnobInfo {
     pub name: &'static str,
-    /// "duration" (ns), "bytes", "rate" (bit/s), "bool", "int", "choice", "iw".
+    /// "duration" (ns), "bytes", "rate" (bit/s), "bool", "int", "float", "choice", "iw".
     pub kind: &'static str,
     pub optional: bool,
     pub choices: &'static [&'static str],
@@ -151,8 +157,11 @@ knobs! {
     abc: u32 = 0; kind "int";
     /// Unit of the congestion window: "packets" (Linux) or "bytes" (RFC 5681, BSD, Windows).
     cwnd_unit: CwndUnitCfg = CwndUnitCfg::Bytes; kind "choice", choices &["packets", "bytes"];
-    /// Loss recovery: "sack" (RFC 6675) or "newreno" (RFC 6582).
-    recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno"];
+    /// Loss recovery: "sack" (RFC 6675), "newreno" (RFC 6582), "prr" (RFC 6937), or
+    /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving).
+    recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving"];
+    /// RACK-TLP time-based loss detection (RFC 8985) in addition to the DupThresh rules.
+    rack: bool = false; kind "bool";
     /// Limited transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
     limited_transmit: bool = true; kind "bool";
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh: 3).
@@ -165,6 +174,28 @@ knobs! {
     pacing: bool = false; kind "bool";
     /// Rate at which the receiving application reads, bit/s; null = reads at once (iperf).
     app_read_rate: Option<u64> = None; kind "rate", optional true;
+    /// Receiver: the advertised window starts at this many segments and grows by two segments
+    /// per full-sized segment received, up to the buffer (Linux `rcv_ssthresh`,
+    /// `tcp_grow_window`; stacks-and-ccas.md B.1 "initial advertised 4·MSS"); 0 = the whole
+    /// buffer is offered at once (BSD, Windows).
+    rwnd_initial_segments: u32 = 0; kind "int";
+    /// Receiver: receive-buffer autotuning up to this many bytes (Linux `tcp_moderate_rcvbuf`,
+    /// Windows Vista+ auto-tuning): once per round trip the buffer grows to twice the bytes
+    /// delivered in the last round trip; null = fixed buffer.
+    rcvbuf_autotune_max: Option<u64> = None; kind "bytes", optional true;
+    /// Receiving host: bit/s the host can take off the wire and process; packets beyond `rx_ring` waiting are dropped before TCP sees them. Models the
+    /// end-host receive limit of the Windows XP/Vista clients (Iwanaga et al.: capped throughput
+    /// and duplicate ACKs on a clean path). Applies to the whole receiving host; null = unlimited.
+    rx_capacity: Option<u64> = None; kind "rate", optional true;
+    /// Receiving host: packets the receive ring holds while waiting for processing.
+    rx_ring: u32 = 256; kind "int";
+    /// Sender quirk (Windows XP, Jansen & McGregor 2005): during SACK loss recovery new data is
+    /// sent beyond the receiver's advertised window.
+    quirk_ignore_rwnd_in_recovery: bool = false; kind "bool";
+    /// Receiver quirk (FreeBSD 5.3 receiving from Windows, Jansen & McGregor 2005): this fraction
+    /// of SACK blocks carries wrong sequence numbers (the right edge moved one MSS too far, a
+    /// block no sender can match). 0 = off.
+    quirk_invalid_sack_fraction: f64 = 0.0; kind "float";
 }
 
 #[cfg(test)]

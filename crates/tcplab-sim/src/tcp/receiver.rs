@@ -507,12 +507,6 @@ impl Receiver {
             || out.duplicate
             || dsack.is_some()
             || out.fin_received;
-        if self.window_update_due() {
-            // The slow application opened the window enough since the last ACK (see
-            // `wnd_update_segments`): this ACK carries the update.
-            self.stats.window_updates += 1;
-            ack_now = true;
-        }
         if delivered > 0 {
             self.stats.bytes_delivered += delivered;
             match self.cfg.app_read_bps {
@@ -520,6 +514,14 @@ impl Receiver {
                 Some(_) => self.unread += delivered,
             }
             self.unacked_bytes += delivered;
+        }
+        if self.window_update_due() {
+            // The slow application opened the window enough since the last ACK (see
+            // `wnd_update_segments`): this ACK carries the update.
+            self.stats.window_updates += 1;
+            ack_now = true;
+        }
+        if delivered > 0 {
             if had_ooo {
                 // "an immediate ACK SHOULD be generated when a segment arrives that fills in
                 // all or part of a gap in the sequence space" (RFC 5681 §4.2).

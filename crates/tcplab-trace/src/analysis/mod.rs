@@ -47,7 +47,11 @@ pub struct AnalyzerConfig {
 
 impl Default for AnalyzerConfig {
     fn default() -> Self {
-        AnalyzerConfig { tsg_from_ns: None, tsg_to_ns: None, new_conn_idle_ns: 240_000_000_000 }
+        AnalyzerConfig {
+            tsg_from_ns: None,
+            tsg_to_ns: None,
+            new_conn_idle_ns: 240_000_000_000,
+        }
     }
 }
 
@@ -237,7 +241,10 @@ impl DirState {
 
     /// Unwraps an ACK number for this direction's data (received from the peer).
     fn unwrap_ack(&mut self, ack: u32) -> i64 {
-        let u = self.unwrap.get_or_insert(Unwrapper { base: ack.wrapping_sub(1), max: 0 });
+        let u = self.unwrap.get_or_insert(Unwrapper {
+            base: ack.wrapping_sub(1),
+            max: 0,
+        });
         u.unwrap(ack)
     }
 
@@ -269,7 +276,9 @@ impl Connection {
 
     /// Both SYNs and both FINs seen (tcptrace's "complete conn").
     pub fn complete(&self) -> bool {
-        self.dirs.iter().all(|d| d.stats.syn_pkts > 0 && d.stats.fin_pkts > 0)
+        self.dirs
+            .iter()
+            .all(|d| d.stats.syn_pkts > 0 && d.stats.fin_pkts > 0)
     }
 
     pub fn reset(&self) -> bool {
@@ -282,8 +291,16 @@ impl Connection {
             let st = &mut d.stats;
             // tcptrace output.c: averaged over window-scaled packets once scaling is in force,
             // otherwise over all packets of the direction.
-            let n = if d.win_scaled_stats { d.win_scaled_pkts } else { st.packets };
-            st.win_avg = if n > 0 { d.win_tot as f64 / n as f64 } else { 0.0 };
+            let n = if d.win_scaled_stats {
+                d.win_scaled_pkts
+            } else {
+                st.packets
+            };
+            st.win_avg = if n > 0 {
+                d.win_tot as f64 / n as f64
+            } else {
+                0.0
+            };
             st.throughput_bytes_per_s =
                 (elapsed_s > 0.0).then(|| st.unique_bytes as f64 / elapsed_s);
             if let (Some(a), Some(b)) = (d.first_seq64, d.snd_max) {
@@ -293,7 +310,14 @@ impl Connection {
     }
 
     #[allow(clippy::too_many_lines)]
-    fn process<S: TsgSink>(&mut self, d: Dir, ts: u64, seg: &TcpSegment, trel: Option<u64>, sink: &mut S) {
+    fn process<S: TsgSink>(
+        &mut self,
+        d: Dir,
+        ts: u64,
+        seg: &TcpSegment,
+        trel: Option<u64>,
+        sink: &mut S,
+    ) {
         let ci = self.index;
         self.last_ts_ns = ts;
         self.packets += 1;
@@ -357,7 +381,7 @@ impl Connection {
         if o.timestamp.is_some() {
             st.timestamps = true;
         }
-        if !syn && !(th.f1323_ws && ot.f1323_ws) {
+        if !(syn || th.f1323_ws && ot.f1323_ws) {
             th.ws_shift = 0;
             ot.ws_shift = 0;
         }
@@ -584,7 +608,9 @@ fn check_sacks<S: TsgSink>(
     trel: Option<u64>,
     sink: &mut S,
 ) {
-    let u = sender.unwrap.expect("ACK processing initialised the unwrapper");
+    let u = sender
+        .unwrap
+        .expect("ACK processing initialised the unwrapper");
     let mut first_dsack = false;
     let b0 = (u.peek(blocks[0].0), u.peek(blocks[0].1));
     if b0.1 <= ack64 {
@@ -668,7 +694,13 @@ pub struct Analyzer {
 
 impl Analyzer {
     pub fn new(cfg: AnalyzerConfig) -> Self {
-        Analyzer { cfg, conns: Vec::new(), index: BTreeMap::new(), cache: None, cap: CaptureStats::default() }
+        Analyzer {
+            cfg,
+            conns: Vec::new(),
+            index: BTreeMap::new(),
+            cache: None,
+            cap: CaptureStats::default(),
+        }
     }
 
     /// Number of connections seen so far.
@@ -708,22 +740,30 @@ impl Analyzer {
             self.note_time(ts_ns);
         }
         let trel = ts_ns.saturating_sub(self.cap.first_ts_ns.unwrap_or(ts_ns));
-        let in_window = self.cfg.tsg_from_ns.map_or(true, |f| trel >= f)
-            && self.cfg.tsg_to_ns.map_or(true, |t| trel <= t);
+        let in_window = self.cfg.tsg_from_ns.is_none_or(|f| trel >= f)
+            && self.cfg.tsg_to_ns.is_none_or(|t| trel <= t);
         let (ci, d) = self.lookup(ts_ns, seg);
         self.conns[ci].process(d, ts_ns, seg, in_window.then_some(trel), sink);
     }
 
     fn lookup(&mut self, ts: u64, seg: &TcpSegment) -> (usize, Dir) {
         let (s, sp, dd, dp) = (seg.src, seg.tcp.src_port, seg.dst, seg.tcp.dst_port);
-        let key: Key = if (s, sp) <= (dd, dp) { (s, sp, dd, dp) } else { (dd, dp, s, sp) };
+        let key: Key = if (s, sp) <= (dd, dp) {
+            (s, sp, dd, dp)
+        } else {
+            (dd, dp, s, sp)
+        };
         let found = match self.cache {
             Some((k, i)) if k == key => Some(i),
             _ => self.index.get(&key).copied(),
         };
         if let Some(i) = found {
             let c = &self.conns[i];
-            let d = if c.a == SocketAddr::new(s, sp) { Dir::AtoB } else { Dir::BtoA };
+            let d = if c.a == SocketAddr::new(s, sp) {
+                Dir::AtoB
+            } else {
+                Dir::BtoA
+            };
             if !self.starts_new_connection(c, d, ts, seg) {
                 self.cache = Some((key, i));
                 return (i, d);
@@ -758,7 +798,10 @@ impl Analyzer {
         let th = &c.dirs[d.index()];
         let ot = &c.dirs[d.other().index()];
         let seq = seg.tcp.seq;
-        let closed = c.dirs.iter().any(|x| x.fin_count > 0 || x.stats.rst_pkts > 0);
+        let closed = c
+            .dirs
+            .iter()
+            .any(|x| x.fin_count > 0 || x.stats.rst_pkts > 0);
         // tcptrace compares these as plain (not modular) numbers.
         let rule2 = closed && (seq > ot.windowend_raw || seq < th.syn_raw);
         let rule3 = th.syn_count > 1 && th.syn_raw != seq;
@@ -770,7 +813,11 @@ impl Analyzer {
         for c in &mut self.conns {
             c.finish();
         }
-        Report { format: None, capture: self.cap, connections: self.conns }
+        Report {
+            format: None,
+            capture: self.cap,
+            connections: self.conns,
+        }
     }
 }
 

@@ -108,7 +108,16 @@ impl SeqSpace {
                     out.out_of_order = true;
                 }
                 let piece_end = end.min(rs);
-                self.ranges.insert(i, Range { start: s, end: piece_end, time: now, retrans: 0, acked: 0 });
+                self.ranges.insert(
+                    i,
+                    Range {
+                        start: s,
+                        end: piece_end,
+                        time: now,
+                        retrans: 0,
+                        acked: 0,
+                    },
+                );
                 i += 1;
                 if end <= rs {
                     self.trim();
@@ -131,7 +140,13 @@ impl SeqSpace {
             s = re;
             i += 1;
         }
-        self.ranges.push_back(Range { start: s, end, time: now, retrans: 0, acked: 0 });
+        self.ranges.push_back(Range {
+            start: s,
+            end,
+            time: now,
+            retrans: 0,
+            acked: 0,
+        });
         self.trim();
         out
     }
@@ -214,7 +229,9 @@ impl SeqSpace {
 
     /// Forgets ranges far behind the newest one so memory stays bounded across wraps.
     fn trim(&mut self) {
-        let Some(last) = self.ranges.back() else { return };
+        let Some(last) = self.ranges.back() else {
+            return;
+        };
         let horizon = last.end - FORGET;
         while self.ranges.front().is_some_and(|r| r.end < horizon) {
             self.ranges.pop_front();
@@ -310,7 +327,13 @@ mod tests {
         assert_eq!(s.add(0, 100, 5).rexmit_bytes, 100);
         // Repacketized: spans the end of one range and 50 new bytes.
         let o = s.add(150, 250, 6);
-        assert_eq!(o, AddOutcome { rexmit_bytes: 50, out_of_order: false });
+        assert_eq!(
+            o,
+            AddOutcome {
+                rexmit_bytes: 50,
+                out_of_order: false
+            }
+        );
         // Spans two recorded ranges.
         assert_eq!(s.add(50, 180, 7).rexmit_bytes, 130);
     }
@@ -321,14 +344,26 @@ mod tests {
         s.add(0, 100, 0);
         s.add(200, 300, 0); // 100..200 not seen (lost before the capture point)
         let o = s.add(100, 200, 1);
-        assert_eq!(o, AddOutcome { rexmit_bytes: 0, out_of_order: true });
+        assert_eq!(
+            o,
+            AddOutcome {
+                rexmit_bytes: 0,
+                out_of_order: true
+            }
+        );
         // Starts in a hole but ends past the next range's end: a resend that collapsed several
         // segments, not out of order.
         let mut s = SeqSpace::new();
         s.add(0, 100, 0);
         s.add(200, 300, 0);
         let o = s.add(100, 350, 1);
-        assert_eq!(o, AddOutcome { rexmit_bytes: 100, out_of_order: false });
+        assert_eq!(
+            o,
+            AddOutcome {
+                rexmit_bytes: 100,
+                out_of_order: false
+            }
+        );
     }
 
     #[test]

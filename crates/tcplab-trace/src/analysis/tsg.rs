@@ -66,11 +66,21 @@ impl SegKind {
 /// (sequence space) the event belongs to, also for ACKs and SACKs, which travel the other way.
 pub trait TsgSink {
     /// A segment occupying `[start, end)` of sequence space (SYN and FIN count one each).
-    fn segment(&mut self, _conn: usize, _dir: Dir, _t_ns: u64, _start: i64, _end: i64, _kind: SegKind) {}
+    fn segment(
+        &mut self,
+        _conn: usize,
+        _dir: Dir,
+        _t_ns: u64,
+        _start: i64,
+        _end: i64,
+        _kind: SegKind,
+    ) {
+    }
     /// A cumulative ACK and the right edge of the window it advertises (ack + scaled window).
     fn ack(&mut self, _conn: usize, _dir: Dir, _t_ns: u64, _ack: i64, _right_edge: i64) {}
     /// A SACK block, with whether it passed the validity checks.
-    fn sack(&mut self, _conn: usize, _dir: Dir, _t_ns: u64, _left: i64, _right: i64, _valid: bool) {}
+    fn sack(&mut self, _conn: usize, _dir: Dir, _t_ns: u64, _left: i64, _right: i64, _valid: bool) {
+    }
     /// An RTT sample (taken when the ACK arrived).
     fn rtt(&mut self, _conn: usize, _dir: Dir, _t_ns: u64, _rtt_ns: u64) {}
     /// Bytes sent and not yet acknowledged, after a send or an ACK.

@@ -133,7 +133,11 @@ pub fn emit_tcp_frame(buf: &mut Vec<u8>, f: &TcpFrame<'_>) -> Result<usize, Erro
     let (ip_len, ethertype) = match (f.src, f.dst) {
         (IpAddr::V4(_), IpAddr::V4(_)) => (20, EtherType::IPV4),
         (IpAddr::V6(_), IpAddr::V6(_)) => (40, EtherType::IPV6),
-        _ => return Err(Error::Malformed("source and destination of different IP versions")),
+        _ => {
+            return Err(Error::Malformed(
+                "source and destination of different IP versions",
+            ))
+        }
     };
     if (ip_len == 20 && 20 + tcp_len > 65535) || (ip_len == 40 && tcp_len > 65535) {
         return Err(Error::Malformed("packet too long for the IP length field"));
@@ -144,7 +148,8 @@ pub fn emit_tcp_frame(buf: &mut Vec<u8>, f: &TcpFrame<'_>) -> Result<usize, Erro
     emit_link(&mut buf[..l2], f.link, f.src_mac, f.dst_mac, ethertype);
     let (ipb, tcpb) = buf[l2..].split_at_mut(ip_len);
     let th = f.tcp.header_len();
-    f.tcp.emit(&mut crate::wire::TcpPacket::new_unchecked(&mut tcpb[..]));
+    f.tcp
+        .emit(&mut crate::wire::TcpPacket::new_unchecked(&mut tcpb[..]));
     tcpb[th..th + given].copy_from_slice(&f.payload[..given]);
     // Checksum over pseudo-header, header and the supplied payload bytes: the zero fill adds
     // nothing to a ones' complement sum. The payload starts at a multiple of 4, so word
@@ -183,15 +188,23 @@ pub fn emit_tcp_frame(buf: &mut Vec<u8>, f: &TcpFrame<'_>) -> Result<usize, Erro
     Ok(total)
 }
 
-fn emit_link(b: &mut [u8], link: LinkKind, src: EthernetAddress, dst: EthernetAddress, et: EtherType) {
+fn emit_link(
+    b: &mut [u8],
+    link: LinkKind,
+    src: EthernetAddress,
+    dst: EthernetAddress,
+    et: EtherType,
+) {
     match link {
-        LinkKind::Ethernet => EthernetRepr { src_addr: src, dst_addr: dst, ethertype: et }
-            .emit(&mut EthernetFrame::new_unchecked(b)),
-        LinkKind::LinuxSll => SllHeader::new_unchecked(b).emit(
-            crate::wire::sll::packet_type::OUTGOING,
-            src.0,
-            et,
-        ),
+        LinkKind::Ethernet => EthernetRepr {
+            src_addr: src,
+            dst_addr: dst,
+            ethertype: et,
+        }
+        .emit(&mut EthernetFrame::new_unchecked(b)),
+        LinkKind::LinuxSll => {
+            SllHeader::new_unchecked(b).emit(crate::wire::sll::packet_type::OUTGOING, src.0, et)
+        }
         LinkKind::LinuxSll2 => Sll2Header::new_unchecked(b).emit(et, 1, 4, src.0),
         LinkKind::RawIp => {}
         LinkKind::Null => {
@@ -206,13 +219,21 @@ fn emit_link(b: &mut [u8], link: LinkKind, src: EthernetAddress, dst: EthernetAd
 /// frame length. Panics if the datagram is longer than 65507 bytes of payload.
 pub fn emit_udp_ipv4(buf: &mut Vec<u8>, p: &UdpPacketRepr<'_>) -> usize {
     let udp_len = 8 + p.payload_len;
-    assert!(20 + udp_len <= 65535, "emit_udp_ipv4: payload_len {} too long", p.payload_len);
+    assert!(
+        20 + udp_len <= 65535,
+        "emit_udp_ipv4: payload_len {} too long",
+        p.payload_len
+    );
     let total = 14 + 20 + udp_len;
     let given = p.payload.len().min(p.payload_len);
     buf.clear();
     buf.resize(total, 0);
-    EthernetRepr { src_addr: p.src_mac, dst_addr: p.dst_mac, ethertype: EtherType::IPV4 }
-        .emit(&mut EthernetFrame::new_unchecked(&mut buf[..14]));
+    EthernetRepr {
+        src_addr: p.src_mac,
+        dst_addr: p.dst_mac,
+        ethertype: EtherType::IPV4,
+    }
+    .emit(&mut EthernetFrame::new_unchecked(&mut buf[..14]));
     Ipv4Repr {
         src_addr: p.src_addr,
         dst_addr: p.dst_addr,
@@ -225,8 +246,12 @@ pub fn emit_udp_ipv4(buf: &mut Vec<u8>, p: &UdpPacketRepr<'_>) -> usize {
     }
     .emit(&mut Ipv4Packet::new_unchecked(&mut buf[14..34]));
     let udpb = &mut buf[34..];
-    UdpRepr { src_port: p.src_port, dst_port: p.dst_port, payload_len: p.payload_len }
-        .emit(&mut UdpPacket::new_unchecked(&mut udpb[..]));
+    UdpRepr {
+        src_port: p.src_port,
+        dst_port: p.dst_port,
+        payload_len: p.payload_len,
+    }
+    .emit(&mut UdpPacket::new_unchecked(&mut udpb[..]));
     udpb[8..8 + given].copy_from_slice(&p.payload[..given]);
     let pseudo = checksum::pseudo_header_v4(p.src_addr, p.dst_addr, ip_proto::UDP, udp_len as u32);
     let mut c = !checksum::fold(checksum::accumulate(pseudo, &udpb[..8 + given]));
@@ -244,7 +269,10 @@ mod tests {
     use crate::wire::TcpPacket;
 
     fn repr(payload_len: usize) -> TcpPacketRepr<'static> {
-        let mut options = TcpOptions { timestamp: Some((7, 9)), ..Default::default() };
+        let mut options = TcpOptions {
+            timestamp: Some((7, 9)),
+            ..Default::default()
+        };
         options.set_sack_blocks(&[(100, 200)]);
         TcpPacketRepr {
             src_mac: EthernetAddress([2, 0, 10, 0, 0, 1]),
@@ -307,7 +335,13 @@ mod tests {
 
     #[test]
     fn test_emit_tcp_frame_all_links_and_v6_parse_back() {
-        for link in [LinkKind::Ethernet, LinkKind::LinuxSll, LinkKind::LinuxSll2, LinkKind::RawIp, LinkKind::Null] {
+        for link in [
+            LinkKind::Ethernet,
+            LinkKind::LinuxSll,
+            LinkKind::LinuxSll2,
+            LinkKind::RawIp,
+            LinkKind::Null,
+        ] {
             for v6 in [false, true] {
                 let r = repr(10);
                 let (src, dst): (IpAddr, IpAddr) = if v6 {
@@ -380,6 +414,9 @@ mod tests {
         let ip = Ipv4Packet::new_checked(&buf[14..]).unwrap();
         assert!(ip.verify_checksum());
         let acc = checksum::pseudo_header_v4(p.src_addr, p.dst_addr, 17, 1478);
-        assert_eq!(checksum::fold(checksum::accumulate(acc, ip.payload())), 0xffff);
+        assert_eq!(
+            checksum::fold(checksum::accumulate(acc, ip.payload())),
+            0xffff
+        );
     }
 }

@@ -69,7 +69,11 @@ pub enum CaptureErrorKind {
     BadMagic(u32),
     /// The file ends inside a structure: `what` needed `needed` bytes and only `available`
     /// were left.
-    Truncated { what: &'static str, needed: u64, available: u64 },
+    Truncated {
+        what: &'static str,
+        needed: u64,
+        available: u64,
+    },
     Corrupt(String),
     Unsupported(String),
 }
@@ -81,9 +85,16 @@ impl std::fmt::Display for CaptureError {
             CaptureErrorKind::Io(e) => write!(f, "I/O error: {e}"),
             CaptureErrorKind::Empty => write!(f, "file is empty: not a pcap or pcapng capture"),
             CaptureErrorKind::BadMagic(m) => {
-                write!(f, "unrecognized magic number 0x{m:08x}: not a pcap or pcapng capture")
+                write!(
+                    f,
+                    "unrecognized magic number 0x{m:08x}: not a pcap or pcapng capture"
+                )
             }
-            CaptureErrorKind::Truncated { what, needed, available } => write!(
+            CaptureErrorKind::Truncated {
+                what,
+                needed,
+                available,
+            } => write!(
                 f,
                 "truncated {what}: needs {needed} bytes but the file ends after {available}"
             ),

@@ -20,7 +20,10 @@ const NG_BOM: u32 = 0x1a2b_3c4d;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Classic pcap; `nanos` for the nanosecond variant; `big_endian` for the file byte order.
-    Pcap { nanos: bool, big_endian: bool },
+    Pcap {
+        nanos: bool,
+        big_endian: bool,
+    },
     Pcapng,
 }
 
@@ -94,7 +97,11 @@ impl<R: Read> CaptureReader<R> {
         if got < 4 {
             return Err(err(
                 0,
-                CaptureErrorKind::Truncated { what: "file magic", needed: 4, available: got as u64 },
+                CaptureErrorKind::Truncated {
+                    what: "file magic",
+                    needed: 4,
+                    available: got as u64,
+                },
             ));
         }
         let le = u32::from_le_bytes(m);
@@ -137,7 +144,10 @@ impl<R: Read> CaptureReader<R> {
         // Bits 0-27 of the link-type field are the link type; 28-31 hold FCS information
         // (draft-ietf-opsawg-pcap §4, "LinkType and additional information").
         me.pcap_linktype = u32at(&h, 16) & 0x0fff_ffff;
-        me.format = Format::Pcap { nanos: magic == PCAP_MAGIC_NS, big_endian };
+        me.format = Format::Pcap {
+            nanos: magic == PCAP_MAGIC_NS,
+            big_endian,
+        };
         if magic == PCAP_MAGIC_KUZNETZOV {
             me.pcap_record_hdr_len = 24;
         }
@@ -193,7 +203,11 @@ impl<R: Read> CaptureReader<R> {
         if got < b.len() {
             return Err(err(
                 start,
-                CaptureErrorKind::Truncated { what, needed: total, available: already + got as u64 },
+                CaptureErrorKind::Truncated {
+                    what,
+                    needed: total,
+                    available: already + got as u64,
+                },
             ));
         }
         Ok(())
@@ -257,7 +271,13 @@ impl<R: Read> CaptureReader<R> {
             ));
         }
         let n = incl as usize;
-        self.read_into_buf(n, start, "pcap packet data", hl as u64 + u64::from(incl), hl as u64)?;
+        self.read_into_buf(
+            n,
+            start,
+            "pcap packet data",
+            hl as u64 + u64::from(incl),
+            hl as u64,
+        )?;
         let ts_ns = u64::from(sec) * 1_000_000_000 + u64::from(frac) * if nanos { 1 } else { 1000 };
         Ok(Some(CaptureRecord {
             ts_ns,
@@ -318,7 +338,7 @@ impl<R: Read> CaptureReader<R> {
         let btype = self.ng_u32(&type_bytes);
         let total = self.ng_u32(&lb);
         let min = if is_shb { 28 } else { 12 };
-        if total < min || total % 4 != 0 || total > MAX_RECORD_LEN {
+        if total < min || !total.is_multiple_of(4) || total > MAX_RECORD_LEN {
             return Err(corrupt(
                 start + 4,
                 format!(
@@ -330,7 +350,13 @@ impl<R: Read> CaptureReader<R> {
         // Body after what we have read, plus the trailing length.
         let consumed_hdr: usize = if is_shb { 12 } else { 8 };
         let rest = total as usize - consumed_hdr;
-        self.read_into_buf(rest, start, "pcapng block", u64::from(total), consumed_hdr as u64)?;
+        self.read_into_buf(
+            rest,
+            start,
+            "pcapng block",
+            u64::from(total),
+            consumed_hdr as u64,
+        )?;
         let trailer = self.ng_u32(&self.buf[rest - 4..rest]);
         if trailer != total {
             return Err(corrupt(
@@ -357,12 +383,20 @@ impl<R: Read> CaptureReader<R> {
 
     fn parse_idb(&mut self, body_len: usize, start: u64) -> Result<(), CaptureError> {
         if body_len < 8 {
-            return Err(corrupt(start, format!("interface description block body of {body_len} bytes")));
+            return Err(corrupt(
+                start,
+                format!("interface description block body of {body_len} bytes"),
+            ));
         }
         let b = &self.buf[..body_len];
         let linktype = u32::from(self.ng_u16(&b[0..2]));
         let snaplen = self.ng_u32(&b[4..8]);
-        let mut iface = Interface { linktype, snaplen, tsresol: (false, 6), tsoffset_s: 0 };
+        let mut iface = Interface {
+            linktype,
+            snaplen,
+            tsresol: (false, 6),
+            tsoffset_s: 0,
+        };
         // Options: code (2), length (2), value padded to 4 (pcapng §3.5).
         let mut at = 8;
         while at + 4 <= body_len {
@@ -381,8 +415,11 @@ impl<R: Read> CaptureReader<R> {
                 (9, 1) => iface.tsresol = (v[0] & 0x80 != 0, v[0] & 0x7f),
                 (14, 8) => {
                     let x = [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]];
-                    iface.tsoffset_s =
-                        if self.ng_big_endian { i64::from_be_bytes(x) } else { i64::from_le_bytes(x) };
+                    iface.tsoffset_s = if self.ng_big_endian {
+                        i64::from_be_bytes(x)
+                    } else {
+                        i64::from_le_bytes(x)
+                    };
                 }
                 _ => {}
             }
@@ -432,7 +469,10 @@ impl<R: Read> CaptureReader<R> {
                 NG_EPB | NG_OPB => {
                     let b = &self.buf[..body_len];
                     if body_len < 20 {
-                        return Err(corrupt(start, format!("packet block body of {body_len} bytes")));
+                        return Err(corrupt(
+                            start,
+                            format!("packet block body of {body_len} bytes"),
+                        ));
                     }
                     let (if_id, ts_hi) = if btype == NG_EPB {
                         (self.ng_u32(&b[0..4]), self.ng_u32(&b[4..8]))

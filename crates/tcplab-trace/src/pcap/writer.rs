@@ -93,12 +93,20 @@ impl<W: Write> PcapngWriter<W> {
         b.extend_from_slice(&(-1i64).to_le_bytes());
         b.extend_from_slice(&28u32.to_le_bytes());
         w.write_all(&b)?;
-        Ok(PcapngWriter { w, ifaces: Vec::new() })
+        Ok(PcapngWriter {
+            w,
+            ifaces: Vec::new(),
+        })
     }
 
     /// Adds an interface; returns its id. `tsresol_exp` is the decimal exponent of the timestamp
-    /// unit (6 = µs, 9 = ns).
-    pub fn add_interface(&mut self, linktype: u32, snaplen: u32, tsresol_exp: u8) -> io::Result<u32> {
+    /// unit (6 = µs, 9 = ns); `snaplen` 0 means no limit.
+    pub fn add_interface(
+        &mut self,
+        linktype: u32,
+        snaplen: u32,
+        tsresol_exp: u8,
+    ) -> io::Result<u32> {
         let mut b = Vec::with_capacity(32);
         b.extend_from_slice(&1u32.to_le_bytes());
         b.extend_from_slice(&32u32.to_le_bytes());
@@ -112,7 +120,9 @@ impl<W: Write> PcapngWriter<W> {
         b.extend_from_slice(&0u32.to_le_bytes());
         b.extend_from_slice(&32u32.to_le_bytes());
         self.w.write_all(&b)?;
-        self.ifaces.push((snaplen.max(1), tsresol_exp & 0x7f));
+        // pcapng §4.2: snaplen 0 means no limit.
+        let limit = if snaplen == 0 { u32::MAX } else { snaplen };
+        self.ifaces.push((limit, tsresol_exp & 0x7f));
         Ok(self.ifaces.len() as u32 - 1)
     }
 
@@ -159,9 +169,7 @@ mod tests {
         let w = PcapWriter::new(Vec::new()).unwrap().into_inner().unwrap();
         assert_eq!(
             w,
-            [
-                0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0
-            ]
+            [0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0]
         );
     }
 
@@ -173,7 +181,10 @@ mod tests {
         let bytes = w.into_inner().unwrap();
         let mut r = CaptureReader::new(&bytes[..]).unwrap();
         let a = r.next_record().unwrap().unwrap();
-        assert_eq!((a.ts_ns, a.orig_len, a.data.len(), a.linktype), (1_000_000_123, 30, 10, 101));
+        assert_eq!(
+            (a.ts_ns, a.orig_len, a.data.len(), a.linktype),
+            (1_000_000_123, 30, 10, 101)
+        );
         let b = r.next_record().unwrap().unwrap();
         assert_eq!((b.ts_ns, b.data), (2_500_000_000, &[1u8, 2, 3][..]));
         assert!(r.next_record().unwrap().is_none());
@@ -190,9 +201,15 @@ mod tests {
         let mut r = CaptureReader::new(&bytes[..]).unwrap();
         let a = r.next_record().unwrap().unwrap();
         // Microsecond interface: the sub-microsecond part is lost.
-        assert_eq!((a.interface, a.linktype, a.ts_ns, a.data.len()), (1, 101, 3_000_001_000, 5));
+        assert_eq!(
+            (a.interface, a.linktype, a.ts_ns, a.data.len()),
+            (1, 101, 3_000_001_000, 5)
+        );
         let b = r.next_record().unwrap().unwrap();
-        assert_eq!((b.interface, b.linktype, b.ts_ns, b.data.len()), (0, 1, 42, 64));
+        assert_eq!(
+            (b.interface, b.linktype, b.ts_ns, b.data.len()),
+            (0, 1, 42, 64)
+        );
         assert!(r.next_record().unwrap().is_none());
     }
 

@@ -32,7 +32,11 @@ impl EthernetAddress {
 impl std::fmt::Display for EthernetAddress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let b = self.0;
-        write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3], b[4], b[5])
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            b[0], b[1], b[2], b[3], b[4], b[5]
+        )
     }
 }
 
@@ -124,7 +128,11 @@ impl EthernetRepr {
     /// Parses the header; VLAN tags are skipped and the inner EtherType reported.
     pub fn parse<T: AsRef<[u8]>>(frame: &EthernetFrame<T>) -> Result<EthernetRepr> {
         let (ethertype, _) = frame.payload_offset()?;
-        Ok(EthernetRepr { src_addr: frame.src_addr(), dst_addr: frame.dst_addr(), ethertype })
+        Ok(EthernetRepr {
+            src_addr: frame.src_addr(),
+            dst_addr: frame.dst_addr(),
+            ethertype,
+        })
     }
 
     pub const fn buffer_len(&self) -> usize {
@@ -159,7 +167,7 @@ mod tests {
 
     #[test]
     fn test_ethernet_vlan_tags_skipped() {
-        let mut buf = vec![0u8; 22];
+        let mut buf = [0u8; 22];
         buf[12..14].copy_from_slice(&[0x88, 0xa8]);
         buf[16..18].copy_from_slice(&[0x81, 0x00]);
         buf[20..22].copy_from_slice(&[0x86, 0xdd]);
@@ -167,12 +175,20 @@ mod tests {
         assert_eq!(f.payload_offset().unwrap(), (EtherType::IPV6, 22));
         assert_eq!(f.payload_offset().map(|x| x.1), Ok(22));
         // A tag whose inner EtherType is cut off is truncated, not a panic.
-        assert_eq!(EthernetFrame::new_checked(&buf[..19]).unwrap().payload_offset(), Err(Error::Truncated));
+        assert_eq!(
+            EthernetFrame::new_checked(&buf[..19])
+                .unwrap()
+                .payload_offset(),
+            Err(Error::Truncated)
+        );
     }
 
     #[test]
     fn test_ethernet_short_buffer_rejected() {
-        assert_eq!(EthernetFrame::new_checked(&[0u8; 13][..]).err(), Some(Error::Truncated));
+        assert_eq!(
+            EthernetFrame::new_checked(&[0u8; 13][..]).err(),
+            Some(Error::Truncated)
+        );
     }
 
     #[test]

@@ -105,12 +105,22 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
 
     pub fn src_addr(&self) -> Ipv4Addr {
         let b = self.buffer.as_ref();
-        Ipv4Addr::new(b[field::SRC], b[field::SRC + 1], b[field::SRC + 2], b[field::SRC + 3])
+        Ipv4Addr::new(
+            b[field::SRC],
+            b[field::SRC + 1],
+            b[field::SRC + 2],
+            b[field::SRC + 3],
+        )
     }
 
     pub fn dst_addr(&self) -> Ipv4Addr {
         let b = self.buffer.as_ref();
-        Ipv4Addr::new(b[field::DST], b[field::DST + 1], b[field::DST + 2], b[field::DST + 3])
+        Ipv4Addr::new(
+            b[field::DST],
+            b[field::DST + 1],
+            b[field::DST + 2],
+            b[field::DST + 3],
+        )
     }
 
     /// True if the header checksum verifies.
@@ -135,7 +145,11 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         let b = self.buffer.as_ref();
         let hl = self.header_len();
         let tl = usize::from(self.total_len());
-        let end = if tl == 0 { b.len() } else { tl.max(hl).min(b.len()) };
+        let end = if tl == 0 {
+            b.len()
+        } else {
+            tl.max(hl).min(b.len())
+        };
         &b[hl..end.max(hl)]
     }
 }
@@ -233,7 +247,7 @@ mod tests {
 
     #[test]
     fn test_ipv4_emit_then_parse_roundtrip_with_checksum() {
-        let mut buf = vec![0u8; 52];
+        let mut buf = [0u8; 52];
         repr().emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]));
         let p = Ipv4Packet::new_checked(&buf[..]).unwrap();
         assert!(p.verify_checksum());
@@ -243,7 +257,7 @@ mod tests {
 
     #[test]
     fn test_ipv4_corrupted_checksum_detected() {
-        let mut buf = vec![0u8; 52];
+        let mut buf = [0u8; 52];
         repr().emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]));
         buf[8] ^= 1;
         let p = Ipv4Packet::new_checked(&buf[..]).unwrap();
@@ -253,10 +267,13 @@ mod tests {
 
     #[test]
     fn test_ipv4_truncated_payload_and_padding() {
-        let mut buf = vec![0u8; 60];
+        let mut buf = [0u8; 60];
         repr().emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]));
         // Padding beyond total length is not payload.
-        assert_eq!(Ipv4Packet::new_checked(&buf[..]).unwrap().payload().len(), 32);
+        assert_eq!(
+            Ipv4Packet::new_checked(&buf[..]).unwrap().payload().len(),
+            32
+        );
         // Snaplen cut: payload is what was captured, repr still has the stated length.
         let p = Ipv4Packet::new_checked(&buf[..30]).unwrap();
         assert_eq!(p.payload().len(), 10);
@@ -265,29 +282,41 @@ mod tests {
 
     #[test]
     fn test_ipv4_bad_version_and_ihl_rejected() {
-        let mut buf = vec![0u8; 40];
+        let mut buf = [0u8; 40];
         repr().emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]));
         buf[0] = 0x65;
-        assert!(matches!(Ipv4Packet::new_checked(&buf[..]), Err(Error::Malformed(_))));
+        assert!(matches!(
+            Ipv4Packet::new_checked(&buf[..]),
+            Err(Error::Malformed(_))
+        ));
         buf[0] = 0x44;
-        assert!(matches!(Ipv4Packet::new_checked(&buf[..]), Err(Error::Malformed(_))));
+        assert!(matches!(
+            Ipv4Packet::new_checked(&buf[..]),
+            Err(Error::Malformed(_))
+        ));
         buf[0] = 0x4f; // 60-byte header in a 40-byte buffer
-        assert_eq!(Ipv4Packet::new_checked(&buf[..]).err(), Some(Error::Truncated));
+        assert_eq!(
+            Ipv4Packet::new_checked(&buf[..]).err(),
+            Some(Error::Truncated)
+        );
     }
 
     #[test]
     fn test_ipv4_total_len_below_header_is_malformed() {
-        let mut buf = vec![0u8; 40];
+        let mut buf = [0u8; 40];
         repr().emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]));
         buf[2..4].copy_from_slice(&10u16.to_be_bytes());
         let p = Ipv4Packet::new_checked(&buf[..]).unwrap();
-        assert!(matches!(Ipv4Repr::parse(&p, false), Err(Error::Malformed(_))));
+        assert!(matches!(
+            Ipv4Repr::parse(&p, false),
+            Err(Error::Malformed(_))
+        ));
         assert!(p.payload().is_empty());
     }
 
     #[test]
     fn test_ipv4_fragment_fields() {
-        let mut buf = vec![0u8; 20];
+        let mut buf = [0u8; 20];
         repr().emit(&mut Ipv4Packet::new_unchecked(&mut buf[..]));
         buf[6..8].copy_from_slice(&0x2003u16.to_be_bytes());
         let p = Ipv4Packet::new_unchecked(&buf[..]);

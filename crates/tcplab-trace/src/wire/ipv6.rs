@@ -108,7 +108,9 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
                 ip_proto::IPV6_NONXT => return Ok((nh, at, 0)),
                 _ => {
                     if at > stated_end {
-                        return Err(Error::Malformed("IPv6 extension headers exceed payload length"));
+                        return Err(Error::Malformed(
+                            "IPv6 extension headers exceed payload length",
+                        ));
                     }
                     return Ok((nh, at, stated_end - at));
                 }
@@ -176,7 +178,7 @@ mod tests {
 
     #[test]
     fn test_ipv6_emit_then_parse_roundtrip() {
-        let mut buf = vec![0u8; 60];
+        let mut buf = [0u8; 60];
         repr().emit(&mut Ipv6Packet::new_unchecked(&mut buf[..]));
         let p = Ipv6Packet::new_checked(&buf[..]).unwrap();
         assert_eq!(Ipv6Repr::parse(&p).unwrap(), repr());
@@ -189,7 +191,7 @@ mod tests {
         let mut r = repr();
         r.next_header = ip_proto::HOPOPT;
         r.payload_len = 8 + 8 + 20;
-        let mut buf = vec![0u8; 40 + 36];
+        let mut buf = [0u8; 40 + 36];
         r.emit(&mut Ipv6Packet::new_unchecked(&mut buf[..]));
         buf[40] = ip_proto::IPV6_FRAG; // hop-by-hop: next = fragment, len 0 → 8 bytes
         buf[48] = ip_proto::TCP; // fragment header, offset 0, M=0 (atomic fragment)
@@ -205,9 +207,15 @@ mod tests {
     fn test_ipv6_truncated_chain_is_error_not_panic() {
         let mut r = repr();
         r.next_header = ip_proto::IPV6_OPTS;
-        let mut buf = vec![0u8; 41];
+        let mut buf = [0u8; 41];
         r.emit(&mut Ipv6Packet::new_unchecked(&mut buf[..]));
-        assert_eq!(Ipv6Packet::new_checked(&buf[..]).unwrap().upper_layer(), Err(Error::Truncated));
-        assert_eq!(Ipv6Packet::new_checked(&buf[..39]).err(), Some(Error::Truncated));
+        assert_eq!(
+            Ipv6Packet::new_checked(&buf[..]).unwrap().upper_layer(),
+            Err(Error::Truncated)
+        );
+        assert_eq!(
+            Ipv6Packet::new_checked(&buf[..39]).err(),
+            Some(Error::Truncated)
+        );
     }
 }

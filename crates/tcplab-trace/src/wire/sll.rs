@@ -7,7 +7,7 @@
 //!
 //! Source: tcpdump.org, "LINKTYPE_LINUX_SLL" and "LINKTYPE_LINUX_SLL2" pages.
 
-use super::{be16, be32, put16, put32, EtherType, Error, Result};
+use super::{be16, be32, put16, put32, Error, EtherType, Result};
 
 pub const SLL_HEADER_LEN: usize = 16;
 pub const SLL2_HEADER_LEN: usize = 20;
@@ -136,7 +136,11 @@ mod tests {
     #[test]
     fn test_sll_emit_then_parse_roundtrip() {
         let mut buf = [0u8; SLL_HEADER_LEN];
-        SllHeader::new_unchecked(&mut buf[..]).emit(packet_type::OUTGOING, [1, 2, 3, 4, 5, 6], EtherType::IPV6);
+        SllHeader::new_unchecked(&mut buf[..]).emit(
+            packet_type::OUTGOING,
+            [1, 2, 3, 4, 5, 6],
+            EtherType::IPV6,
+        );
         let h = SllHeader::new_checked(&buf[..]).unwrap();
         assert_eq!(h.packet_type(), packet_type::OUTGOING);
         assert_eq!(h.arphrd_type(), 1);
@@ -158,8 +162,14 @@ mod tests {
 
     #[test]
     fn test_sll_short_buffers_rejected() {
-        assert_eq!(SllHeader::new_checked(&[0u8; 15][..]).err(), Some(Error::Truncated));
-        assert_eq!(Sll2Header::new_checked(&[0u8; 19][..]).err(), Some(Error::Truncated));
+        assert_eq!(
+            SllHeader::new_checked(&[0u8; 15][..]).err(),
+            Some(Error::Truncated)
+        );
+        assert_eq!(
+            Sll2Header::new_checked(&[0u8; 19][..]).err(),
+            Some(Error::Truncated)
+        );
     }
 
     #[test]

@@ -106,9 +106,18 @@ pub enum TcpOption<'a> {
     WindowScale(u8),
     SackPermitted,
     /// SACK blocks (left edge, right edge); `count` of them are valid.
-    Sack { blocks: [(u32, u32); MAX_SACK_BLOCKS], count: u8 },
-    Timestamp { tsval: u32, tsecr: u32 },
-    Unknown { kind: u8, data: &'a [u8] },
+    Sack {
+        blocks: [(u32, u32); MAX_SACK_BLOCKS],
+        count: u8,
+    },
+    Timestamp {
+        tsval: u32,
+        tsecr: u32,
+    },
+    Unknown {
+        kind: u8,
+        data: &'a [u8],
+    },
 }
 
 /// Iterator over the options area; stops after End of Option List. A malformed option (length
@@ -153,26 +162,48 @@ impl<'a> Iterator for TcpOptionIter<'a> {
             return Some(Err(Error::Malformed("TCP option length below 2")));
         }
         if len > self.data.len() {
-            return Some(Err(Error::Malformed("TCP option longer than the options area")));
+            return Some(Err(Error::Malformed(
+                "TCP option longer than the options area",
+            )));
         }
         let body = &self.data[2..len];
         let opt = match (k, len) {
             (kind::MSS, 4) => TcpOption::Mss(be16(body, 0)),
             (kind::WINDOW_SCALE, 3) => TcpOption::WindowScale(body[0]),
             (kind::SACK_PERMITTED, 2) => TcpOption::SackPermitted,
-            (kind::TIMESTAMP, 10) => TcpOption::Timestamp { tsval: be32(body, 0), tsecr: be32(body, 4) },
-            (kind::SACK, _) if (len - 2) % 8 == 0 && len >= 10 && len <= 2 + 8 * MAX_SACK_BLOCKS => {
+            (kind::TIMESTAMP, 10) => TcpOption::Timestamp {
+                tsval: be32(body, 0),
+                tsecr: be32(body, 4),
+            },
+            (kind::SACK, _)
+                if (len - 2) % 8 == 0 && (10..=2 + 8 * MAX_SACK_BLOCKS).contains(&len) =>
+            {
                 let mut blocks = [(0u32, 0u32); MAX_SACK_BLOCKS];
                 let n = (len - 2) / 8;
                 for (i, b) in blocks.iter_mut().enumerate().take(n) {
                     *b = (be32(body, 8 * i), be32(body, 8 * i + 4));
                 }
-                TcpOption::Sack { blocks, count: n as u8 }
+                TcpOption::Sack {
+                    blocks,
+                    count: n as u8,
+                }
             }
-            (kind::MSS | kind::WINDOW_SCALE | kind::SACK_PERMITTED | kind::TIMESTAMP | kind::SACK, _) => {
-                return Some(Err(Error::Malformed("TCP option length wrong for its kind")));
+            (
+                kind::MSS
+                | kind::WINDOW_SCALE
+                | kind::SACK_PERMITTED
+                | kind::TIMESTAMP
+                | kind::SACK,
+                _,
+            ) => {
+                return Some(Err(Error::Malformed(
+                    "TCP option length wrong for its kind",
+                )));
             }
-            _ => TcpOption::Unknown { kind: k, data: body },
+            _ => TcpOption::Unknown {
+                kind: k,
+                data: body,
+            },
         };
         self.data = &self.data[len..];
         self.done = false;
@@ -389,8 +420,12 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
 
 fn pseudo(src: IpAddr, dst: IpAddr, len: u32) -> u64 {
     match (src, dst) {
-        (IpAddr::V4(s), IpAddr::V4(d)) => checksum::pseudo_header_v4(s, d, super::ip_proto::TCP, len),
-        (IpAddr::V6(s), IpAddr::V6(d)) => checksum::pseudo_header_v6(s, d, super::ip_proto::TCP, len),
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            checksum::pseudo_header_v4(s, d, super::ip_proto::TCP, len)
+        }
+        (IpAddr::V6(s), IpAddr::V6(d)) => {
+            checksum::pseudo_header_v6(s, d, super::ip_proto::TCP, len)
+        }
         (IpAddr::V4(s), IpAddr::V6(d)) => {
             checksum::pseudo_header_v6(s.to_ipv6_mapped(), d, super::ip_proto::TCP, len)
         }
@@ -472,7 +507,11 @@ impl TcpRepr {
         put16(b, field::DST_PORT, self.dst_port);
         put32(b, field::SEQ, self.seq);
         put32(b, field::ACK, self.ack);
-        put16(b, field::FLAGS, ((hl as u16 / 4) << 12) | (self.flags.0 & 0x01ff));
+        put16(
+            b,
+            field::FLAGS,
+            ((hl as u16 / 4) << 12) | (self.flags.0 & 0x01ff),
+        );
         put16(b, field::WINDOW, self.window);
         put16(b, field::CHECKSUM, 0);
         put16(b, field::URGENT, self.urgent);
@@ -485,7 +524,12 @@ mod tests {
     use super::*;
 
     fn syn_repr() -> TcpRepr {
-        let mut o = TcpOptions { mss: Some(1460), window_scale: Some(7), sack_permitted: true, ..Default::default() };
+        let mut o = TcpOptions {
+            mss: Some(1460),
+            window_scale: Some(7),
+            sack_permitted: true,
+            ..Default::default()
+        };
         o.timestamp = Some((1000, 0));
         TcpRepr {
             src_port: 40000,
@@ -509,7 +553,7 @@ mod tests {
     fn test_tcp_syn_options_roundtrip_in_linux_layout() {
         let r = syn_repr();
         assert_eq!(r.header_len(), 40);
-        let mut buf = vec![0u8; 40];
+        let mut buf = [0u8; 40];
         r.emit(&mut TcpPacket::new_unchecked(&mut buf[..]));
         // MSS, SACK_PERM, TS, NOP, WS as Linux sends them.
         assert_eq!(&buf[20..24], &[2, 4, 0x05, 0xb4]);
@@ -522,8 +566,12 @@ mod tests {
     fn test_tcp_sack_blocks_roundtrip_and_limit_with_timestamps() {
         let mut r = syn_repr();
         r.flags = TcpFlags(TcpFlags::ACK);
-        r.options = TcpOptions { timestamp: Some((5, 6)), ..Default::default() };
-        r.options.set_sack_blocks(&[(10, 20), (30, 40), (50, 60), (70, 80)]);
+        r.options = TcpOptions {
+            timestamp: Some((5, 6)),
+            ..Default::default()
+        };
+        r.options
+            .set_sack_blocks(&[(10, 20), (30, 40), (50, 60), (70, 80)]);
         // With timestamps only three blocks fit in 40 bytes (RFC 2018 §3).
         assert_eq!(r.header_len(), 20 + 12 + 4 + 24);
         let back = roundtrip(&r);
@@ -548,12 +596,15 @@ mod tests {
         assert!(!p.verify_checksum(d.into(), IpAddr::V4(Ipv4Addr::new(10, 0, 0, 3))));
         assert_eq!(p.payload(), b"hello");
 
-        let (s6, d6): (Ipv6Addr, Ipv6Addr) = ("fd00::1".parse().unwrap(), "fd00::2".parse().unwrap());
+        let (s6, d6): (Ipv6Addr, Ipv6Addr) =
+            ("fd00::1".parse().unwrap(), "fd00::2".parse().unwrap());
         let mut buf6 = vec![0u8; r.header_len()];
         let mut p6 = TcpPacket::new_unchecked(&mut buf6[..]);
         r.emit(&mut p6);
         p6.fill_checksum_v6(s6, d6);
-        assert!(TcpPacket::new_checked(&buf6[..]).unwrap().verify_checksum(s6.into(), d6.into()));
+        assert!(TcpPacket::new_checked(&buf6[..])
+            .unwrap()
+            .verify_checksum(s6.into(), d6.into()));
     }
 
     #[test]
@@ -566,9 +617,17 @@ mod tests {
         assert!(back.options.malformed);
         assert_eq!(back.options.mss, None);
         buf[21] = 200; // beyond the options area
-        assert!(TcpRepr::parse(&TcpPacket::new_checked(&buf[..]).unwrap()).options.malformed);
+        assert!(
+            TcpRepr::parse(&TcpPacket::new_checked(&buf[..]).unwrap())
+                .options
+                .malformed
+        );
         buf[21] = 3; // wrong length for MSS
-        assert!(TcpRepr::parse(&TcpPacket::new_checked(&buf[..]).unwrap()).options.malformed);
+        assert!(
+            TcpRepr::parse(&TcpPacket::new_checked(&buf[..]).unwrap())
+                .options
+                .malformed
+        );
     }
 
     #[test]
@@ -579,18 +638,33 @@ mod tests {
         assert_eq!(o.window_scale, None, "options after EOL are not read");
         assert!(!o.malformed);
         let kinds: Vec<_> = TcpOptionIter::new(&opts).map(|x| x.unwrap()).collect();
-        assert_eq!(kinds[1], TcpOption::Unknown { kind: 30, data: &[0xaa, 0xbb] });
+        assert_eq!(
+            kinds[1],
+            TcpOption::Unknown {
+                kind: 30,
+                data: &[0xaa, 0xbb]
+            }
+        );
         assert_eq!(kinds.last(), Some(&TcpOption::EndOfList));
     }
 
     #[test]
     fn test_tcp_header_checks() {
-        assert_eq!(TcpPacket::new_checked(&[0u8; 19][..]).err(), Some(Error::Truncated));
+        assert_eq!(
+            TcpPacket::new_checked(&[0u8; 19][..]).err(),
+            Some(Error::Truncated)
+        );
         let mut buf = [0u8; 20];
         buf[12] = 0x40;
-        assert!(matches!(TcpPacket::new_checked(&buf[..]), Err(Error::Malformed(_))));
+        assert!(matches!(
+            TcpPacket::new_checked(&buf[..]),
+            Err(Error::Malformed(_))
+        ));
         buf[12] = 0x60;
-        assert_eq!(TcpPacket::new_checked(&buf[..]).err(), Some(Error::Truncated));
+        assert_eq!(
+            TcpPacket::new_checked(&buf[..]).err(),
+            Some(Error::Truncated)
+        );
     }
 
     #[test]

@@ -57,13 +57,23 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
     /// zero is sent as 0xffff (RFC 768: zero means "no checksum").
     pub fn fill_checksum_v4(&mut self, src: Ipv4Addr, dst: Ipv4Addr) {
         let len = self.buffer.as_ref().len() as u32;
-        self.fill_with(checksum::pseudo_header_v4(src, dst, super::ip_proto::UDP, len));
+        self.fill_with(checksum::pseudo_header_v4(
+            src,
+            dst,
+            super::ip_proto::UDP,
+            len,
+        ));
     }
 
     /// As [`Self::fill_checksum_v4`] with the IPv6 pseudo-header (mandatory in IPv6).
     pub fn fill_checksum_v6(&mut self, src: Ipv6Addr, dst: Ipv6Addr) {
         let len = self.buffer.as_ref().len() as u32;
-        self.fill_with(checksum::pseudo_header_v6(src, dst, super::ip_proto::UDP, len));
+        self.fill_with(checksum::pseudo_header_v6(
+            src,
+            dst,
+            super::ip_proto::UDP,
+            len,
+        ));
     }
 
     fn fill_with(&mut self, pseudo: u64) {
@@ -115,7 +125,11 @@ mod tests {
 
     #[test]
     fn test_udp_emit_then_parse_roundtrip_with_checksum() {
-        let r = UdpRepr { src_port: 1234, dst_port: 5678, payload_len: 3 };
+        let r = UdpRepr {
+            src_port: 1234,
+            dst_port: 5678,
+            payload_len: 3,
+        };
         let mut buf = vec![0u8; 11];
         buf[8..].copy_from_slice(b"abc");
         let mut p = UdpPacket::new_unchecked(&mut buf[..]);
@@ -133,7 +147,13 @@ mod tests {
     fn test_udp_bad_length_rejected() {
         let mut buf = [0u8; 8];
         buf[5] = 7;
-        assert!(matches!(UdpPacket::new_checked(&buf[..]), Err(Error::Malformed(_))));
-        assert_eq!(UdpPacket::new_checked(&buf[..7]).err(), Some(Error::Truncated));
+        assert!(matches!(
+            UdpPacket::new_checked(&buf[..]),
+            Err(Error::Malformed(_))
+        ));
+        assert_eq!(
+            UdpPacket::new_checked(&buf[..7]).err(),
+            Some(Error::Truncated)
+        );
     }
 }
