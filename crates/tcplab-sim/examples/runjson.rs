@@ -5,7 +5,9 @@ fn main() {
     let text = std::fs::read_to_string(&path).expect("read config");
     let r = tcplab_sim::run_json(&text).unwrap_or_else(|e| panic!("{e}"));
     let s = &r.series;
-    println!("flow time_s goodput_mbps cwnd_seg ssthresh srtt_ms rto_ms inflight rwnd retx fr to dup");
+    println!(
+        "flow time_s goodput_mbps cwnd_seg ssthresh srtt_ms rto_ms inflight rwnd retx fr to dup"
+    );
     for i in 0..s.flow.len() {
         println!(
             "{} {:.1} {:.3} {:.1} {:.0} {:.1} {:.0} {:.0} {:.0} {} {} {} {}",
@@ -27,7 +29,10 @@ fn main() {
     println!("sim_packets {} events {}", r.sim_packets, r.events);
     for l in &r.links {
         if l.monitor {
-            println!("link {} {} pkts {} drops {} lost {}", l.name, l.dir, l.packets, l.drops, l.lost);
+            println!(
+                "link {} {} pkts {} drops {} lost {}",
+                l.name, l.dir, l.packets, l.drops, l.lost
+            );
         }
     }
 }

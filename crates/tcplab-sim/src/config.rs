@@ -151,7 +151,10 @@ pub struct CcaCfg {
 
 impl Default for CcaCfg {
     fn default() -> Self {
-        CcaCfg { name: "cubic".into(), params: BTreeMap::new() }
+        CcaCfg {
+            name: "cubic".into(),
+            params: BTreeMap::new(),
+        }
     }
 }
 
@@ -206,7 +209,10 @@ impl std::fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 pub fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
-    ConfigError { field: field.into(), message: message.into() }
+    ConfigError {
+        field: field.into(),
+        message: message.into(),
+    }
 }
 
 impl Config {

@@ -18,7 +18,12 @@ pub struct Cx<'a> {
 
 impl<'a> Cx<'a> {
     pub fn new(now: Nanos, out: &'a mut Vec<Packet>, nic_room: u32, nic_free_at: Nanos) -> Self {
-        Cx { now, out, nic_room, nic_free_at }
+        Cx {
+            now,
+            out,
+            nic_room,
+            nic_free_at,
+        }
     }
 
     /// Hand a packet to the host's NIC.

@@ -101,13 +101,19 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Nanos, class: Class, target: Target) {
         let seq = self.take_seq();
-        self.heap.push(Event { key: pack_key(time, class, seq), target });
+        self.heap.push(Event {
+            key: pack_key(time, class, seq),
+            target,
+        });
     }
 
     /// Schedule with a sequence number taken earlier by [`EventQueue::take_seq`].
     #[inline]
     pub fn schedule_with_seq(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
-        self.heap.push(Event { key: pack_key(time, class, seq), target });
+        self.heap.push(Event {
+            key: pack_key(time, class, seq),
+            target,
+        });
     }
 
     #[inline]
@@ -150,7 +156,9 @@ mod tests {
         q.schedule(10, Class::Timer, Target::Endpoint(2));
         q.schedule(5, Class::Sample, Target::Sampler);
         q.schedule(10, Class::Arrival, Target::Channel(0));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|e| (e.time(), e.target)).collect();
+        let order: Vec<_> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time(), e.target))
+            .collect();
         assert_eq!(
             order,
             vec![

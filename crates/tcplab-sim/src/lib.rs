@@ -35,4 +35,4 @@ pub mod time;
 pub mod udp;
 
 pub use config::{Config, ConfigError};
-pub use sim::{RunResult, Simulation, run_json};
+pub use sim::{run_json, RunResult, Simulation};

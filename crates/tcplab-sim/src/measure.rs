@@ -128,7 +128,11 @@ pub fn jain_index(xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
     let s: f64 = xs.iter().sum();
     let s2: f64 = xs.iter().map(|x| x * x).sum();
-    if n == 0.0 || s2 == 0.0 { 1.0 } else { s * s / (n * s2) }
+    if n == 0.0 || s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (n * s2)
+    }
 }
 
 #[cfg(test)]

@@ -17,11 +17,11 @@
 //! queue: they are serialised (they use capacity, like a corrupted frame on the wire) but never
 //! arrive. Link rates count IP bytes (no Ethernet framing), as Dummynet and `tc` rate limits do.
 
-use crate::config::{ChanCfg, Config, ConfigError, LossCfg, NodeKind, err};
+use crate::config::{err, ChanCfg, Config, ConfigError, LossCfg, NodeKind};
 use crate::event::{Class, EventQueue, Target};
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::time::{Nanos, ps_to_ns_ceil, tx_time_ps};
+use crate::time::{ps_to_ns_ceil, tx_time_ps, Nanos};
 use std::collections::VecDeque;
 
 /// Per-packet loss model with its own random stream.
@@ -46,7 +46,13 @@ impl LossModel {
             }
             c => c,
         };
-        LossModel { cfg, rng, bad: false, count: 0, next: 0 }
+        LossModel {
+            cfg,
+            rng,
+            bad: false,
+            count: 0,
+            next: 0,
+        }
     }
 
     /// Decide whether the next packet is lost.
@@ -57,7 +63,12 @@ impl LossModel {
         match self.cfg {
             LossCfg::None => false,
             LossCfg::Bernoulli { p } => self.rng.chance(p),
-            LossCfg::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+            LossCfg::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => {
                 // State transition first, then loss in the new state.
                 if self.bad {
                     if self.rng.chance(p_bg) {
@@ -160,7 +171,11 @@ impl Channel {
             mtu,
             monitor,
             limit_pkts: ring.or(cfg.queue.limit_pkts),
-            limit_bytes: if ring.is_some() { None } else { cfg.queue.limit_bytes },
+            limit_bytes: if ring.is_some() {
+                None
+            } else {
+                cfg.queue.limit_bytes
+            },
             loss: LossModel::new(cfg.loss.clone(), rng),
             outages: cfg.outages.clone(),
             busy_until_ps: 0,
@@ -242,7 +257,8 @@ impl Channel {
         self.stats.bytes += pkt.wire_len as u64;
         self.stats.busy_ps += tx;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
-        let down = !self.outages.is_empty() && self.outages.iter().any(|&(a, b)| now >= a && now < b);
+        let down =
+            !self.outages.is_empty() && self.outages.iter().any(|&(a, b)| now >= a && now < b);
         if self.loss.lose() || down {
             self.stats.lost += 1;
             return Offer::Lost;
@@ -259,7 +275,10 @@ impl Channel {
     /// Take the head packet (its arrival event fired) and schedule the next head.
     #[inline]
     pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> Packet {
-        let head = self.flight.pop_front().expect("arrival event without packet");
+        let head = self
+            .flight
+            .pop_front()
+            .expect("arrival event without packet");
         if let Some(next) = self.flight.front() {
             ev.schedule_with_seq(next.arrival, Class::Arrival, next.seq, Target::Channel(id));
         }
@@ -276,6 +295,9 @@ pub struct Node {
     /// The channel a host sends on (hosts have one link in the topologies built so far; with
     /// several, routing picks per destination and this is the first).
     pub egress: Option<u32>,
+    /// Receive processing of a host with limited capacity: a zero-delay channel from the host to
+    /// itself that packets addressed to the host pass before delivery (see `add_ingress`).
+    pub ingress: Option<u32>,
 }
 
 /// Nodes, channels and routes.
@@ -291,9 +313,18 @@ impl Network {
         let mut nodes: Vec<Node> = Vec::with_capacity(cfg.nodes.len());
         for (i, n) in cfg.nodes.iter().enumerate() {
             if nodes.iter().any(|m| m.name == n.name) {
-                return Err(err(format!("nodes[{i}].name"), format!("duplicate node {:?}", n.name)));
+                return Err(err(
+                    format!("nodes[{i}].name"),
+                    format!("duplicate node {:?}", n.name),
+                ));
             }
-            nodes.push(Node { name: n.name.clone(), kind: n.kind, route: Vec::new(), egress: None });
+            nodes.push(Node {
+                name: n.name.clone(),
+                kind: n.kind,
+                route: Vec::new(),
+                egress: None,
+                ingress: None,
+            });
         }
         if nodes.len() > u16::MAX as usize {
             return Err(err("nodes", "at most 65535 nodes"));
@@ -379,6 +410,43 @@ impl Network {
         }
     }
 
+    /// Give host `node` a receive-processing stage: packets addressed to it queue in a ring of
+    /// `ring` packets and are taken off at `rate_bps`; overflow is dropped before the transport
+    /// sees it (an end host slower than its link, e.g. the Windows XP/Vista clients of Iwanaga
+    /// et al.; stacks-and-ccas.md B.4). Idempotent: the first call's parameters stay.
+    pub fn add_ingress(&mut self, node: u16, rate_bps: u64, ring: u32, mtu: u32) {
+        if self.nodes[node as usize].ingress.is_some() || rate_bps == 0 {
+            return;
+        }
+        let cfg = ChanCfg {
+            rate_bps,
+            delay_ns: 0,
+            queue: crate::config::QueueCfg {
+                kind: "droptail".into(),
+                limit_pkts: Some(ring.max(1)),
+                limit_bytes: None,
+            },
+            loss: LossCfg::None,
+            outages: Vec::new(),
+        };
+        let name = format!("{}.rx", self.nodes[node as usize].name);
+        let ch = Channel::new(
+            name,
+            usize::MAX,
+            "rx",
+            node,
+            node,
+            mtu,
+            false,
+            &cfg,
+            None,
+            None,
+            Rng::new(0),
+        );
+        self.channels.push(ch);
+        self.nodes[node as usize].ingress = Some(self.channels.len() as u32 - 1);
+    }
+
     /// The channel `from` uses to reach `to`.
     #[inline]
     pub fn next_hop(&self, from: u16, to: u16) -> u32 {
@@ -395,15 +463,34 @@ mod tests {
         let cfg = ChanCfg {
             rate_bps: rate,
             delay_ns: 1_000_000,
-            queue: QueueCfg { kind: "droptail".into(), limit_pkts: limit, limit_bytes: None },
+            queue: QueueCfg {
+                kind: "droptail".into(),
+                limit_pkts: limit,
+                limit_bytes: None,
+            },
             loss,
             outages: Vec::new(),
         };
-        Channel::new("t".into(), 0, "ab", 0, 1, 1500, true, &cfg, None, None, Rng::new(1))
+        Channel::new(
+            "t".into(),
+            0,
+            "ab",
+            0,
+            1,
+            1500,
+            true,
+            &cfg,
+            None,
+            None,
+            Rng::new(1),
+        )
     }
 
     fn pkt(len: u32) -> Packet {
-        Packet { wire_len: len, ..Packet::default() }
+        Packet {
+            wire_len: len,
+            ..Packet::default()
+        }
     }
 
     #[test]
@@ -473,7 +560,12 @@ mod tests {
     #[test]
     fn test_gilbert_elliott_mean_loss_and_burstiness() {
         let mut m = LossModel::new(
-            LossCfg::GilbertElliott { p_gb: 0.01, p_bg: 0.2, loss_good: 0.0, loss_bad: 1.0 },
+            LossCfg::GilbertElliott {
+                p_gb: 0.01,
+                p_bg: 0.2,
+                loss_good: 0.0,
+                loss_bad: 1.0,
+            },
             Rng::new(3),
         );
         let n = 400_000;

@@ -1,11 +1,11 @@
 //! The simulation: builds network and endpoints from a [`Config`], runs the event loop, samples
 //! measurements, and returns a [`RunResult`] (docs/design.md §4).
 
-use crate::config::{Config, ConfigError, FlowKind, NodeKind, ParamValue, err};
+use crate::config::{err, Config, ConfigError, FlowKind, NodeKind, ParamValue};
 use crate::endpoint::{Cx, Endpoint};
 use crate::event::{Class, EventQueue, Target};
 use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
-use crate::net::{NO_ROUTE, Network};
+use crate::net::{Network, NO_ROUTE};
 use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
 use crate::tcp::config::{CwndUnitCfg, TcpConfig};
@@ -46,10 +46,16 @@ pub struct FlowTotals {
     pub dupacks: u64,
     pub sack_blocks: u64,
     pub dsack_blocks: u64,
+    pub invalid_sack_blocks: u64,
+    pub sent_beyond_rwnd: u64,
     pub zero_window_probes: u64,
     pub syn_retransmits: u64,
     pub completion_ns: Option<u64>,
     pub established: bool,
+    /// Receiver: segments that arrived out of order, duplicated, or beyond the offered window.
+    pub rx_out_of_order: u64,
+    pub rx_duplicates: u64,
+    pub rx_beyond_window: u64,
     pub udp_sent: u64,
     pub udp_received: u64,
 }
@@ -134,6 +140,22 @@ fn growth_of(t: &TcpConfig) -> WindowGrowth {
     }
 }
 
+/// The node id of host `name`, or an error naming `field`.
+fn host_id(net: &Network, name: &str, field: String) -> Result<u16, ConfigError> {
+    let i = net
+        .nodes
+        .iter()
+        .position(|n| n.name == name)
+        .ok_or_else(|| err(field.clone(), format!("unknown node {name:?}")))?;
+    if net.nodes[i].kind != NodeKind::Host {
+        return Err(err(
+            field,
+            format!("{name:?} is a router; flows run between hosts"),
+        ));
+    }
+    Ok(i as u16)
+}
+
 impl Simulation {
     pub fn new(cfg: &Config) -> Result<Simulation, ConfigError> {
         if cfg.duration_ns == 0 {
@@ -142,29 +164,24 @@ impl Simulation {
         if cfg.interval_ns == 0 {
             return Err(err("interval_ns", "must be > 0"));
         }
-        let net = Network::build(cfg)?;
-        let node_id = |name: &str, field: String| -> Result<u16, ConfigError> {
-            let i = net
-                .nodes
-                .iter()
-                .position(|n| n.name == name)
-                .ok_or_else(|| err(field.clone(), format!("unknown node {name:?}")))?;
-            if net.nodes[i].kind != NodeKind::Host {
-                return Err(err(field, format!("{name:?} is a router; flows run between hosts")));
-            }
-            Ok(i as u16)
-        };
+        let mut net = Network::build(cfg)?;
         let mut eps = Vec::new();
         let mut ep_node = Vec::new();
         let mut flows = Vec::new();
         for (fi, f) in cfg.flows.iter().enumerate() {
-            let src = node_id(&f.src, format!("flows[{fi}].src"))?;
-            let dst = node_id(&f.dst, format!("flows[{fi}].dst"))?;
+            let src = host_id(&net, &f.src, format!("flows[{fi}].src"))?;
+            let dst = host_id(&net, &f.dst, format!("flows[{fi}].dst"))?;
             if src == dst {
-                return Err(err(format!("flows[{fi}].dst"), "source and destination are the same host"));
+                return Err(err(
+                    format!("flows[{fi}].dst"),
+                    "source and destination are the same host",
+                ));
             }
             if net.next_hop(src, dst) == NO_ROUTE || net.next_hop(dst, src) == NO_ROUTE {
-                return Err(err(format!("flows[{fi}]"), format!("no route between {:?} and {:?}", f.src, f.dst)));
+                return Err(err(
+                    format!("flows[{fi}]"),
+                    format!("no route between {:?} and {:?}", f.src, f.dst),
+                ));
             }
             let sender = eps.len() as u32;
             let receiver = sender + 1;
@@ -173,12 +190,14 @@ impl Simulation {
                 FlowKind::Tcp => {
                     let mtu = net.channels[net.next_hop(src, dst) as usize].mtu;
                     if mtu < 576 {
-                        return Err(err(format!("flows[{fi}]"), format!("first-hop MTU {mtu} < 576")));
+                        return Err(err(
+                            format!("flows[{fi}]"),
+                            format!("first-hop MTU {mtu} < 576"),
+                        ));
                     }
-                    let isn = f
-                        .tcp
-                        .isn
-                        .unwrap_or_else(|| Rng::for_entity(cfg.seed, "isn", &f.name).next_u64() as u32);
+                    let isn = f.tcp.isn.unwrap_or_else(|| {
+                        Rng::for_entity(cfg.seed, "isn", &f.name).next_u64() as u32
+                    });
                     let spec = FlowSpec {
                         flow: fi as u32,
                         me: sender,
@@ -204,24 +223,45 @@ impl Simulation {
                     };
                     let cc = tcplab_cc::build(&spec.cca_name, &spec.cca_params, init)
                         .map_err(|e| err(format!("flows[{fi}].cca"), e.to_string()))?;
-                    eps.push(Endpoint::TcpSender(Box::new(TcpSender::new(spec, f.tcp.clone(), cc))));
+                    eps.push(Endpoint::TcpSender(Box::new(TcpSender::new(
+                        spec,
+                        f.tcp.clone(),
+                        cc,
+                    ))));
                     let rcfg = f.receiver_tcp.clone().unwrap_or_else(|| f.tcp.clone());
                     let rmtu = net.channels[net.next_hop(dst, src) as usize].mtu;
-                    let mut rx = TcpReceiver::new(fi as u32, receiver, sender, dst, src, rcfg, rmtu);
+                    if let Some(cap) = rcfg.rx_capacity {
+                        net.add_ingress(dst, cap, rcfg.rx_ring, rmtu);
+                    }
+                    let rng = Rng::for_entity(cfg.seed, "receiver", &f.name);
+                    let mut rx =
+                        TcpReceiver::new(fi as u32, receiver, sender, dst, src, rcfg, rmtu, rng);
                     rx.set_target(f.bytes);
                     eps.push(Endpoint::TcpReceiver(Box::new(rx)));
                 }
                 FlowKind::Udp => {
-                    let rate = f
-                        .rate_bps
-                        .filter(|&r| r > 0)
-                        .ok_or_else(|| err(format!("flows[{fi}].rate_bps"), "UDP flows need rate_bps > 0"))?;
+                    let rate = f.rate_bps.filter(|&r| r > 0).ok_or_else(|| {
+                        err(
+                            format!("flows[{fi}].rate_bps"),
+                            "UDP flows need rate_bps > 0",
+                        )
+                    })?;
                     if f.payload_bytes == 0 || f.payload_bytes > 65507 {
-                        return Err(err(format!("flows[{fi}].payload_bytes"), "must be 1..65507"));
+                        return Err(err(
+                            format!("flows[{fi}].payload_bytes"),
+                            "must be 1..65507",
+                        ));
                     }
                     let stop = stop.unwrap_or(cfg.duration_ns);
                     eps.push(Endpoint::UdpSource(UdpSource::new(
-                        fi as u32, receiver, src, dst, f.start_ns, stop, rate, f.payload_bytes,
+                        fi as u32,
+                        receiver,
+                        src,
+                        dst,
+                        f.start_ns,
+                        stop,
+                        rate,
+                        f.payload_bytes,
                     )));
                     eps.push(Endpoint::UdpSink(UdpSink::default()));
                 }
@@ -265,7 +305,11 @@ impl Simulation {
         for id in 0..n_eps {
             sim.reschedule(id);
         }
-        sim.ev.schedule(cfg.interval_ns.min(cfg.duration_ns), Class::Sample, Target::Sampler);
+        sim.ev.schedule(
+            cfg.interval_ns.min(cfg.duration_ns),
+            Class::Sample,
+            Target::Sampler,
+        );
         Ok(sim)
     }
 
@@ -275,7 +319,8 @@ impl Simulation {
             match self.ep_sched[id] {
                 Some(s) if s <= t => {}
                 _ => {
-                    self.ev.schedule(t, Class::Timer, Target::Endpoint(id as u32));
+                    self.ev
+                        .schedule(t, Class::Timer, Target::Endpoint(id as u32));
                     self.ep_sched[id] = Some(t);
                 }
             }
@@ -315,7 +360,11 @@ impl Simulation {
                     log.flow.push(f as u32);
                     log.time_ns.push(now);
                     log.cwnd_bytes.push(cur.0);
-                    log.ssthresh_bytes.push(if cur.1 == u64::MAX { f64::INFINITY } else { cur.1 as f64 });
+                    log.ssthresh_bytes.push(if cur.1 == u64::MAX {
+                        f64::INFINITY
+                    } else {
+                        cur.1 as f64
+                    });
                     log.in_flight_bytes.push(s.in_flight());
                 }
             }
@@ -353,6 +402,13 @@ impl Simulation {
                     let p = self.net.channels[ch as usize].take_arrival(ch, &mut self.ev);
                     let at = self.net.channels[ch as usize].to;
                     if at == p.dst {
+                        if let Some(ig) = self.net.nodes[at as usize].ingress {
+                            if ig != ch {
+                                // Through the host's receive processing first.
+                                self.net.channels[ig as usize].offer(ig, self.now, p, &mut self.ev);
+                                continue;
+                            }
+                        }
                         if p.payload > 0 && (p.proto == Proto::Udp || p.is_tcp_data()) {
                             self.data_delivered += 1;
                         }
@@ -394,7 +450,11 @@ impl Simulation {
                 SenderVars {
                     cwnd_bytes: s.cwnd() as f64,
                     cwnd_segments: s.cwnd() as f64 / smss,
-                    ssthresh_bytes: if ss == u64::MAX { f64::INFINITY } else { ss as f64 },
+                    ssthresh_bytes: if ss == u64::MAX {
+                        f64::INFINITY
+                    } else {
+                        ss as f64
+                    },
                     srtt_ns: s.rtt.srtt as f64,
                     rttvar_ns: s.rtt.rttvar as f64,
                     rto_ns: s.rto_now() as f64,
@@ -443,7 +503,9 @@ impl Simulation {
             self.queues.queue_bytes.push(qb);
             self.queues.drops.push(s.drops - pd);
             self.queues.lost.push(s.lost - pl);
-            self.queues.utilization.push(((s.busy_ps - pb) as f64 / (dt as f64 * 1000.0)).min(1.0));
+            self.queues
+                .utilization
+                .push(((s.busy_ps - pb) as f64 / (dt as f64 * 1000.0)).min(1.0));
             self.prev_link[ci] = (s.drops, s.lost, s.busy_ps);
         }
         self.last_sample = t;
@@ -472,10 +534,15 @@ impl Simulation {
                 dupacks: 0,
                 sack_blocks: 0,
                 dsack_blocks: 0,
+                invalid_sack_blocks: 0,
+                sent_beyond_rwnd: 0,
                 zero_window_probes: 0,
                 syn_retransmits: 0,
                 completion_ns: None,
                 established: false,
+                rx_out_of_order: 0,
+                rx_duplicates: 0,
+                rx_beyond_window: 0,
                 udp_sent: 0,
                 udp_received: 0,
             };
@@ -490,6 +557,8 @@ impl Simulation {
                     t.dupacks = st.dupacks;
                     t.sack_blocks = st.sack_blocks;
                     t.dsack_blocks = st.dsack_blocks;
+                    t.invalid_sack_blocks = st.invalid_sack_blocks;
+                    t.sent_beyond_rwnd = st.sent_beyond_rwnd;
                     t.zero_window_probes = st.zero_window_probes;
                     t.syn_retransmits = st.syn_retransmits;
                     t.established = s.established();
@@ -504,6 +573,11 @@ impl Simulation {
             match &self.eps[f.receiver as usize] {
                 Endpoint::TcpReceiver(r) => {
                     t.data_packets_delivered = r.segments_received();
+                    if let Some(st) = r.receiver().map(|x| *x.stats()) {
+                        t.rx_out_of_order = st.ooo_segments;
+                        t.rx_duplicates = st.dup_segments;
+                        t.rx_beyond_window = st.beyond_window_segments;
+                    }
                     if let Some(target) = f.bytes_target {
                         t.completion_ns = r.completion_time(target);
                     }
@@ -521,7 +595,11 @@ impl Simulation {
             .channels
             .iter()
             .map(|c| {
-                let name = c.name.rsplit_once('.').map_or(c.name.clone(), |(l, _)| l.to_string());
+                // Host receive stages are reported as a link named "<host>.rx", direction "rx".
+                let name = c
+                    .name
+                    .rsplit_once('.')
+                    .map_or(c.name.clone(), |(l, _)| l.to_string());
                 LinkTotals {
                     name,
                     dir: c.dir,

@@ -24,8 +24,30 @@ pub struct UdpSource {
 
 impl UdpSource {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(flow: u32, peer: u32, src: u16, dst: u16, start: Nanos, stop: Nanos, rate_bps: u64, payload: u32) -> Self {
-        UdpSource { flow, peer, src, dst, start, stop, rate_bps, payload, next: start, next_ps_rem: 0, sent: 0, local_drops: 0 }
+    pub fn new(
+        flow: u32,
+        peer: u32,
+        src: u16,
+        dst: u16,
+        start: Nanos,
+        stop: Nanos,
+        rate_bps: u64,
+        payload: u32,
+    ) -> Self {
+        UdpSource {
+            flow,
+            peer,
+            src,
+            dst,
+            start,
+            stop,
+            rate_bps,
+            payload,
+            next: start,
+            next_ps_rem: 0,
+            sent: 0,
+            local_drops: 0,
+        }
     }
 
     pub fn poll_at(&self) -> Option<Nanos> {

@@ -8,7 +8,8 @@ use serde_json::json;
 #[ignore]
 fn dump_configs() {
     let big = json!({"rcvbuf": 256u64 << 20, "sndbuf": 256u64 << 20});
-    let mut s1 = Dumbbell::new(100_000_000, 50 * MS, 417, 60 * SEC).tcp("f0", "cubic", 0, big.clone());
+    let mut s1 =
+        Dumbbell::new(100_000_000, 50 * MS, 417, 60 * SEC).tcp("f0", "cubic", 0, big.clone());
     s1.access_rate_bps = 1_000_000_000;
     dump(&s1, "/tmp/s1.json");
     let mut s2 = Dumbbell::new(1_000_000_000, 180 * MS, 64, 100 * SEC)

@@ -189,8 +189,8 @@ knobs! {
     rx_capacity: Option<u64> = None; kind "rate", optional true;
     /// Receiving host: packets the receive ring holds while waiting for processing.
     rx_ring: u32 = 256; kind "int";
-    /// Sender quirk (Windows XP, Jansen & McGregor 2005): during SACK loss recovery new data is
-    /// sent beyond the receiver's advertised window.
+    /// Sender quirk (Windows XP, Jansen & McGregor 2005): during loss periods (from the first
+    /// duplicate ACK until recovery ends) new data is sent beyond the receiver's advertised window.
     quirk_ignore_rwnd_in_recovery: bool = false; kind "bool";
     /// Receiver quirk (FreeBSD 5.3 receiving from Windows, Jansen & McGregor 2005): this fraction
     /// of SACK blocks carries wrong sequence numbers (the right edge moved one MSS too far, a
@@ -216,8 +216,12 @@ mod tests {
     #[test]
     fn test_schema_lists_every_knob_with_default() {
         let s = TcpConfig::schema();
-        assert!(s.iter().any(|k| k.name == "min_rto" && k.default == 1_000_000_000u64));
-        assert!(s.iter().any(|k| k.name == "cwnd_unit" && k.choices.contains(&"packets")));
+        assert!(s
+            .iter()
+            .any(|k| k.name == "min_rto" && k.default == 1_000_000_000u64));
+        assert!(s
+            .iter()
+            .any(|k| k.name == "cwnd_unit" && k.choices.contains(&"packets")));
         let parsed: TcpConfig = serde_json::from_str(r#"{"initial_window": "rfc6928"}"#).unwrap();
         assert_eq!(parsed.initial_window, InitialWindow::Rule(IwRule::Rfc6928));
         let parsed: TcpConfig = serde_json::from_str(r#"{"initial_window": 10}"#).unwrap();

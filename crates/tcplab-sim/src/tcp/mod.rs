@@ -3,6 +3,7 @@
 pub mod config;
 pub mod rate;
 pub mod receiver;
+pub mod recovery;
 pub mod rtt;
 pub mod rx;
 pub mod scoreboard;

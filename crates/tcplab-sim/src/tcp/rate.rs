@@ -124,7 +124,11 @@ mod tests {
             sent.push((t * ms, r.on_send(t * ms, empty)));
         }
         let rs = last.unwrap();
-        assert!((rs.delivery_rate_bps - 8e6).abs() / 8e6 < 0.01, "{}", rs.delivery_rate_bps);
+        assert!(
+            (rs.delivery_rate_bps - 8e6).abs() / 8e6 < 0.01,
+            "{}",
+            rs.delivery_rate_bps
+        );
         assert!(!rs.is_app_limited);
     }
 }

@@ -303,6 +303,9 @@ pub struct Receiver {
     dsack: Option<(u64, u64)>,
     /// Right edge (offset in ACK space) of the last window advertised; never decreases.
     adv_edge: u64,
+    /// Upper bound on the offered window below the buffer (Linux `rcv_ssthresh`); `u64::MAX` =
+    /// none. Grown by the caller (see `TcpReceiver`).
+    clamp: u64,
     /// In-order bytes delivered since the last ACK.
     unacked_bytes: u64,
     delack_deadline: Option<u64>,
@@ -343,6 +346,7 @@ impl Receiver {
             n_recent: 0,
             dsack: None,
             adv_edge: syn_window,
+            clamp: u64::MAX,
             unacked_bytes: 0,
             delack_deadline: None,
             quick_left: cfg.quickack_segments,
@@ -460,7 +464,7 @@ impl Receiver {
                 // space; see Limits) and no queued data lies after it.
                 None if !out.beyond_window
                     && fin_at >= self.rcv_nxt
-                    && !self.ooo.back().is_some_and(|r| r.1 > fin_at) =>
+                    && self.ooo.back().is_none_or(|r| r.1 <= fin_at) =>
                 {
                     self.fin_off = Some(fin_at);
                 }
@@ -677,7 +681,31 @@ impl Receiver {
 
     /// The window to put in our SYN or SYN-ACK: never scaled (RFC 7323 §2.2), so at most 65535.
     pub fn syn_window(&self) -> u16 {
-        self.cfg.rcvbuf.min(0xFFFF) as u16
+        self.cfg.rcvbuf.min(self.clamp).min(0xFFFF) as u16
+    }
+
+    /// Start with an offered window of at most `bytes` (call before any segment arrives): the
+    /// window of the SYN exchange and every later window stay within the clamp until it grows.
+    pub fn set_initial_clamp(&mut self, bytes: u64) {
+        self.clamp = bytes.max(1);
+        self.adv_edge = self
+            .adv_edge
+            .min(self.cfg.rcvbuf.min(self.clamp).min(0xFFFF));
+    }
+
+    /// The current window clamp.
+    pub fn clamp(&self) -> u64 {
+        self.clamp
+    }
+
+    /// Raise the window clamp (never lowers it).
+    pub fn raise_clamp(&mut self, bytes: u64) {
+        self.clamp = self.clamp.max(bytes);
+    }
+
+    /// Grow the receive buffer (autotuning); never shrinks it.
+    pub fn grow_rcvbuf(&mut self, bytes: u64) {
+        self.cfg.rcvbuf = self.cfg.rcvbuf.max(bytes);
     }
 
     /// The configuration.
@@ -747,6 +775,7 @@ impl Receiver {
     fn free_space(&self) -> u64 {
         self.cfg
             .rcvbuf
+            .min(self.clamp)
             .saturating_sub(self.unread + self.ooo_charged())
     }
 

@@ -21,7 +21,13 @@ pub struct RttEstimator {
 }
 
 impl RttEstimator {
-    pub fn new(initial_rto: Nanos, min_rto: Nanos, max_rto: Nanos, g: Nanos, min_on_var: bool) -> Self {
+    pub fn new(
+        initial_rto: Nanos,
+        min_rto: Nanos,
+        max_rto: Nanos,
+        g: Nanos,
+        min_on_var: bool,
+    ) -> Self {
         RttEstimator {
             srtt: 0,
             rttvar: 0,
@@ -53,7 +59,11 @@ impl RttEstimator {
     pub fn on_sample(&mut self, r: Nanos) {
         let r = r.max(1);
         self.latest = r;
-        self.min_rtt = if self.has_sample { self.min_rtt.min(r) } else { r };
+        self.min_rtt = if self.has_sample {
+            self.min_rtt.min(r)
+        } else {
+            r
+        };
         if !self.has_sample {
             self.srtt = r;
             self.rttvar = r / 2;
@@ -136,7 +146,7 @@ mod tests {
     fn test_quantise_to_ticks() {
         let e = RttEstimator::new(SEC, SEC, 60 * SEC, 10 * MS, false);
         assert_eq!(e.quantise(5 * MS, 14 * MS), 10 * MS);
-        assert_eq!(e.quantise(1 * MS, 2 * MS), 10 * MS); // zero ticks counts as one
+        assert_eq!(e.quantise(MS, 2 * MS), 10 * MS); // zero ticks counts as one
         assert_eq!(e.quantise(9 * MS, 31 * MS), 30 * MS);
     }
 }

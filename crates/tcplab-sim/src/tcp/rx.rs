@@ -8,7 +8,8 @@ use super::receiver::{Receiver, ReceiverConfig};
 use super::sender::wscale_for;
 use super::seq::Seq;
 use crate::endpoint::Cx;
-use crate::packet::{self, Packet, Proto, TcpHdr, flags, opts};
+use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
+use crate::rng::Rng;
 use crate::time::Nanos;
 
 pub struct TcpReceiver {
@@ -30,10 +31,29 @@ pub struct TcpReceiver {
     /// Bytes after which a sized transfer counts as complete, and when that happened.
     target: Option<u64>,
     completed_at: Option<Nanos>,
+    /// Payload bytes of a full segment from the peer.
+    seg_mss: u32,
+    synack_at: Nanos,
+    /// Round-trip time measured from the handshake (SYN-ACK sent → first ACK), for autotuning.
+    rtt_est: Option<Nanos>,
+    tune_at: Nanos,
+    tune_bytes: u64,
+    /// Stream for `quirk_invalid_sack_fraction`.
+    rng: Rng,
 }
 
 impl TcpReceiver {
-    pub fn new(flow: u32, _me: u32, peer: u32, node: u16, peer_node: u16, cfg: TcpConfig, mtu: u32) -> Self {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        flow: u32,
+        _me: u32,
+        peer: u32,
+        node: u16,
+        peer_node: u16,
+        cfg: TcpConfig,
+        mtu: u32,
+        rng: Rng,
+    ) -> Self {
         TcpReceiver {
             flow,
             peer,
@@ -52,6 +72,12 @@ impl TcpReceiver {
             last_ack_sent: 0,
             target: None,
             completed_at: None,
+            seg_mss: 536,
+            synack_at: 0,
+            rtt_est: None,
+            tune_at: 0,
+            tune_bytes: 0,
+            rng,
         }
     }
 
@@ -77,7 +103,11 @@ impl TcpReceiver {
     }
 
     fn own_mss(&self) -> u32 {
-        if self.cfg.mss > 0 { self.cfg.mss } else { self.mtu - packet::IPV4_HEADER - packet::TCP_HEADER }
+        if self.cfg.mss > 0 {
+            self.cfg.mss
+        } else {
+            self.mtu - packet::IPV4_HEADER - packet::TCP_HEADER
+        }
     }
 
     fn ts_now(&self, now: Nanos) -> u32 {
@@ -118,8 +148,17 @@ impl TcpReceiver {
         self.ts_on = self.cfg.timestamps && h.opts & opts::TS != 0;
         self.sack_on = self.cfg.sack && h.opts & opts::SACK_PERM != 0;
         let ws_on = self.cfg.window_scaling && h.opts & opts::WSCALE != 0;
-        self.wscale = if ws_on { wscale_for(self.cfg.rcvbuf) } else { 0 };
-        self.peer_mss = if h.opts & opts::MSS != 0 { h.mss as u32 } else { 536 };
+        // The shift must cover the largest buffer autotuning may reach (RFC 7323 §2.3).
+        let max_buf = self
+            .cfg
+            .rcvbuf
+            .max(self.cfg.rcvbuf_autotune_max.unwrap_or(0));
+        self.wscale = if ws_on { wscale_for(max_buf) } else { 0 };
+        self.peer_mss = if h.opts & opts::MSS != 0 {
+            h.mss as u32
+        } else {
+            536
+        };
         // Our ISN: any value works for a receiver that sends no data; derived from the peer's so
         // it is deterministic without another random stream.
         self.iss = h.seq.wrapping_mul(0x9E37_79B9).wrapping_add(0x1234_5678);
@@ -143,8 +182,17 @@ impl TcpReceiver {
                 wnd_update_segments: 2,
             };
             let irs = h.seq.wrapping_add(1);
+            self.seg_mss = rcfg.mss;
             match Receiver::new(rcfg, irs) {
-                Ok(r) => self.rx = Some(r),
+                Ok(mut r) => {
+                    if self.cfg.rwnd_initial_segments > 0 {
+                        // Linux: the offered window starts small (rcv_ssthresh) and grows.
+                        r.set_initial_clamp(
+                            self.cfg.rwnd_initial_segments as u64 * self.seg_mss as u64,
+                        );
+                    }
+                    self.rx = Some(r);
+                }
                 Err(_) => return,
             }
         }
@@ -175,7 +223,12 @@ impl TcpReceiver {
             ..TcpHdr::default()
         };
         self.last_ack_sent = h.seq.wrapping_add(1);
-        self.emit(cx, hdr, packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN);
+        self.synack_at = cx.now;
+        self.emit(
+            cx,
+            hdr,
+            packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN,
+        );
     }
 
     fn send_ack(&mut self, cx: &mut Cx) {
@@ -193,9 +246,22 @@ impl TcpReceiver {
             ..TcpHdr::default()
         };
         hdr.sack = f.sack;
+        let p = self.cfg.quirk_invalid_sack_fraction;
+        if p > 0.0 {
+            // Quirk (FreeBSD 5.3 as a receiver, Jansen & McGregor 2005): some SACK blocks carry
+            // wrong sequence numbers. The exact corruption is not published; modelled as the
+            // right edge one segment too far (a block claiming data never received).
+            for b in hdr.sack.iter_mut().take(f.n_sack as usize) {
+                if self.rng.chance(p) {
+                    b.1 = b.1.wrapping_add(self.seg_mss);
+                }
+            }
+        }
         rx.on_ack_sent(cx.now);
         self.last_ack_sent = f.ack;
-        let wire = packet::IPV4_HEADER + packet::TCP_HEADER + packet::tcp_options_len(self.ts_on, f.n_sack);
+        let wire = packet::IPV4_HEADER
+            + packet::TCP_HEADER
+            + packet::tcp_options_len(self.ts_on, f.n_sack);
         self.emit(cx, hdr, wire);
     }
 
@@ -212,7 +278,29 @@ impl TcpReceiver {
             self.ts_recent = h.ts_val;
         }
         let fin = h.flags & flags::FIN != 0;
-        let out = rx.on_segment(cx.now, h.seq, p.payload, fin);
+        let now = cx.now;
+        if self.rtt_est.is_none() {
+            self.rtt_est = Some(now.saturating_sub(self.synack_at).max(1));
+            self.tune_at = now;
+        }
+        let out = rx.on_segment(now, h.seq, p.payload, fin);
+        if out.delivered > 0 && !out.out_of_order {
+            if rx.clamp() != u64::MAX && p.payload >= self.seg_mss {
+                // Linux `tcp_grow_window`: two segments more per full-sized in-order segment.
+                let c = rx.clamp() + 2 * self.seg_mss as u64;
+                rx.raise_clamp(c);
+            }
+            if let (Some(max), Some(rtt)) = (self.cfg.rcvbuf_autotune_max, self.rtt_est) {
+                // Dynamic right-sizing (Fisher et al.; Linux `tcp_rcv_space_adjust`): once per
+                // round trip, the buffer grows to twice what the application took in that round.
+                if now >= self.tune_at + rtt {
+                    let d = rx.stats().bytes_delivered - self.tune_bytes;
+                    rx.grow_rcvbuf((2 * d).min(max));
+                    self.tune_bytes = rx.stats().bytes_delivered;
+                    self.tune_at = now;
+                }
+            }
+        }
         if let (Some(t), None) = (self.target, self.completed_at) {
             if rx.stats().bytes_delivered >= t {
                 self.completed_at = Some(cx.now);

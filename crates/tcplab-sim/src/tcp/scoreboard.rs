@@ -132,7 +132,14 @@ impl Scoreboard {
     #[inline]
     pub fn on_send_new(&mut self, start: u64, len: u32, now: Nanos) {
         let snap = self.rate.on_send(now, self.pipe() == 0);
-        self.segs.push_back(Seg { start, len, flags: 0, tx_count: 1, xmit: now, snap });
+        self.segs.push_back(Seg {
+            start,
+            len,
+            flags: 0,
+            tx_count: 1,
+            xmit: now,
+            snap,
+        });
         self.out_bytes += len as u64;
     }
 
@@ -276,6 +283,38 @@ impl Scoreboard {
         newly
     }
 
+    /// FACK loss marking (Mathis & Mahdavi, SIGCOMM 1996; Linux 2.4–3.1 `tcp_mark_head_lost`
+    /// with FACK): every un-SACKed record more than DupThresh − 1 records below the forward-most
+    /// SACKed record is lost, however many records in between were SACKed. Returns bytes newly
+    /// marked.
+    pub fn mark_lost_fack(&mut self) -> u64 {
+        if self.high_sacked == 0 {
+            return 0;
+        }
+        let top = self.index_of(self.high_sacked - 1);
+        let Some(limit) = (top + 1).checked_sub(self.dupthresh) else {
+            return 0;
+        };
+        let boundary = self.segs.get(limit).map_or(self.high_sacked, |s| s.start);
+        if boundary <= self.lost_scan {
+            return 0;
+        }
+        let mut newly = 0;
+        let mut i = self.index_of(self.lost_scan);
+        while i < limit {
+            let s = &mut self.segs[i];
+            if s.flags & (SACKED | LOST) == 0 {
+                s.flags |= LOST;
+                self.lost_bytes += s.len as u64;
+                newly += s.len as u64;
+                self.retx_hint = self.retx_hint.min(s.start);
+            }
+            i += 1;
+        }
+        self.lost_scan = boundary;
+        newly
+    }
+
     /// Mark the first record lost (fast retransmit of the segment at snd_una; NewReno partial
     /// ACK, RFC 6582 §3.2 step 3). Returns bytes newly marked.
     pub fn mark_head_lost(&mut self) -> u64 {
@@ -357,7 +396,11 @@ impl Scoreboard {
             out += s.len as u64;
             if s.flags & SACKED != 0 {
                 sk += s.len as u64;
-                assert_eq!(s.flags & (LOST | RETRANS), 0, "SACKED record also lost/retrans");
+                assert_eq!(
+                    s.flags & (LOST | RETRANS),
+                    0,
+                    "SACKED record also lost/retrans"
+                );
             }
             if s.flags & LOST != 0 {
                 lo += s.len as u64;
@@ -367,7 +410,15 @@ impl Scoreboard {
                 assert!(s.flags & LOST != 0);
             }
         }
-        assert_eq!((out, sk, lo, re), (self.out_bytes, self.sacked_bytes, self.lost_bytes, self.retrans_bytes));
+        assert_eq!(
+            (out, sk, lo, re),
+            (
+                self.out_bytes,
+                self.sacked_bytes,
+                self.lost_bytes,
+                self.retrans_bytes
+            )
+        );
     }
 }
 
@@ -423,6 +474,18 @@ mod tests {
         b.on_sack_block(5000, 7000, 0, &mut r); // now three above segment 3
         assert_eq!(b.mark_lost_by_sack(), 1000);
         assert_eq!(b.next_lost(), Some(3));
+        b.check_invariants();
+    }
+
+    #[test]
+    fn test_fack_marks_by_distance_from_forward_most_sack() {
+        // Only segment 6 is SACKed: with FACK, segments 0..=3 (more than 2 below it) are lost;
+        // RFC 6675 IsLost would mark none (one SACKed segment above them).
+        let mut b = board(10, 1000);
+        let mut r = AckResult::default();
+        b.on_sack_block(6000, 7000, 0, &mut r);
+        assert_eq!(b.mark_lost_by_sack(), 0);
+        assert_eq!(b.mark_lost_fack(), 4000);
         b.check_invariants();
     }
 

@@ -11,11 +11,12 @@
 //! wire numbers (ISN + 1 + offset, wrapping) only when a segment is built, so transfers beyond
 //! 4 GiB never compare wrapped numbers.
 
-use super::config::{CwndUnitCfg, RecoveryCfg, TcpConfig};
+use super::config::{CwndUnitCfg, TcpConfig};
+use super::recovery::{AckInfo, Mode, Recovery};
 use super::rtt::RttEstimator;
-use super::scoreboard::{AckResult, LOST, Scoreboard};
+use super::scoreboard::{AckResult, Scoreboard, LOST};
 use crate::endpoint::Cx;
-use crate::packet::{self, Packet, Proto, TcpHdr, flags, opts};
+use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::time::Nanos;
 use tcplab_cc::{AckEvent, CongestionControl, CongestionEvent, RtoEvent, SentEvent};
 
@@ -36,6 +37,10 @@ pub struct SenderStats {
     pub sack_blocks: u64,
     /// D-SACK blocks received (RFC 2883).
     pub dsack_blocks: u64,
+    /// SACK blocks ignored because they cannot be valid (beyond snd_nxt, inverted, ...).
+    pub invalid_sack_blocks: u64,
+    /// Segments sent (partly) beyond the receiver's advertised window (only with the quirk).
+    pub sent_beyond_rwnd: u64,
     pub syn_retransmits: u64,
     pub zero_window_probes: u64,
 }
@@ -82,8 +87,6 @@ pub struct TcpSender {
     pub smss: u32,
     ts_on: bool,
     sack_on: bool,
-    /// SACK negotiated and RFC 6675 recovery chosen; otherwise NewReno (RFC 6582).
-    sack_recovery: bool,
     /// Shift applied to windows the peer advertises.
     snd_wscale: u8,
     /// Shift we announce.
@@ -100,12 +103,10 @@ pub struct TcpSender {
     last_wnd_raw: u16,
     dupacks: u32,
     // Recovery.
-    in_recovery: bool,
-    recovery_point: u64,
-    /// NewReno: last recovery point ("recover", RFC 6582 §3.2), guarding re-entry.
+    /// Loss-recovery part (RFC 6675, NewReno, PRR, rate-halving).
+    rec: Recovery,
+    /// Last recovery point ("recover", RFC 6582 §3.2), guarding NewReno re-entry.
     recover: Option<u64>,
-    newreno_cwnd: u64,
-    first_partial_ack: bool,
     /// After an RTO, until this offset is acknowledged (Linux "Loss" state; RFC 6582 recover).
     loss_point: Option<u64>,
     pub sb: Scoreboard,
@@ -140,7 +141,6 @@ impl TcpSender {
             smss: 0,
             ts_on: false,
             sack_on: false,
-            sack_recovery: false,
             snd_wscale: 0,
             rcv_wscale: 0,
             snd_una: 0,
@@ -151,11 +151,8 @@ impl TcpSender {
             rwnd: 0,
             last_wnd_raw: 0,
             dupacks: 0,
-            in_recovery: false,
-            recovery_point: 0,
+            rec: Recovery::new(Mode::select(cfg.recovery, false), 0, dupthresh),
             recover: None,
-            newreno_cwnd: 0,
-            first_partial_ack: false,
             loss_point: None,
             sb: Scoreboard::new(dupthresh),
             rtt,
@@ -213,13 +210,13 @@ impl TcpSender {
     }
 
     pub fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.rec.active
     }
 
     /// Congestion window in bytes as the stack uses it now (NewReno inflation included).
     pub fn cwnd(&self) -> u64 {
-        if self.in_recovery && !self.sack_recovery {
-            self.newreno_cwnd
+        if self.rec.active && !self.cc.governs_recovery() {
+            self.rec.window(self.cc.cwnd())
         } else {
             self.cc.cwnd()
         }
@@ -305,7 +302,11 @@ impl TcpSender {
         self.syn_tries += 1;
         self.syn_sent_at = now;
         // Window scale: the smallest shift that lets the receive buffer be advertised (RFC 7323 §2.3).
-        self.rcv_wscale = if self.cfg.window_scaling { wscale_for(self.cfg.rcvbuf) } else { 0 };
+        self.rcv_wscale = if self.cfg.window_scaling {
+            wscale_for(self.cfg.rcvbuf)
+        } else {
+            0
+        };
         let mut o = opts::MSS;
         if self.cfg.window_scaling {
             o |= opts::WSCALE;
@@ -331,7 +332,10 @@ impl TcpSender {
         let wire = packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN;
         self.emit(cx, hdr, 0, wire);
         // SYN retransmission with exponential backoff from the initial RTO (RFC 6298 §5.7).
-        let rto = self.cfg.initial_rto.saturating_mul(1 << (self.syn_tries - 1).min(20));
+        let rto = self
+            .cfg
+            .initial_rto
+            .saturating_mul(1 << (self.syn_tries - 1).min(20));
         self.rto_deadline = Some(now + rto.min(self.cfg.max_rto));
     }
 
@@ -341,10 +345,13 @@ impl TcpSender {
         if h.ack != self.spec.isn.wrapping_add(1) {
             return;
         }
-        let peer_mss = if h.opts & opts::MSS != 0 { h.mss as u32 } else { 536 };
+        let peer_mss = if h.opts & opts::MSS != 0 {
+            h.mss as u32
+        } else {
+            536
+        };
         self.ts_on = self.cfg.timestamps && h.opts & opts::TS != 0;
         self.sack_on = self.cfg.sack && h.opts & opts::SACK_PERM != 0;
-        self.sack_recovery = self.sack_on && self.cfg.recovery == RecoveryCfg::Sack;
         let ws_on = self.cfg.window_scaling && h.opts & opts::WSCALE != 0;
         self.snd_wscale = if ws_on { h.wscale.min(14) } else { 0 };
         if !ws_on {
@@ -352,6 +359,11 @@ impl TcpSender {
         }
         let mss = self.own_mss().min(peer_mss);
         self.smss = mss - if self.ts_on { packet::TS_OPTION_LEN } else { 0 };
+        self.rec = Recovery::new(
+            Mode::select(self.cfg.recovery, self.sack_on),
+            self.smss,
+            self.cfg.dupthresh,
+        );
         self.rwnd = h.wnd as u64; // SYN-ACK window is unscaled
         self.last_wnd_raw = h.wnd;
         self.ts_recent = h.ts_val;
@@ -430,6 +442,7 @@ impl TcpSender {
         self.emit(cx, hdr, len, wire);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
+        self.rec.on_sent(len);
         if retransmit {
             self.stats.retransmits += 1;
         }
@@ -447,8 +460,8 @@ impl TcpSender {
         }
         // Pacing: the next departure is one packet time at the pacing rate later.
         if let Some(rate) = self.pacing_rate() {
-            if rate > 0 {
-                self.pace_next = now + (wire as u64 * 8 * 1_000_000_000) / rate;
+            if let Some(gap) = (wire as u64 * 8 * 1_000_000_000).checked_div(rate) {
+                self.pace_next = now + gap;
             }
         }
     }
@@ -468,7 +481,7 @@ impl TcpSender {
     fn send_window(&self) -> u64 {
         let w = self.cwnd();
         if self.cfg.limited_transmit
-            && !self.in_recovery
+            && !self.rec.active
             && self.loss_point.is_none()
             && self.dupacks > 0
             && self.dupacks < self.cfg.dupthresh
@@ -507,24 +520,36 @@ impl TcpSender {
                 }
             }
             // NextSeg() rule 2: new data.
-            let app_room = self.app_end.map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
-            let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
+            let app_room = self
+                .app_end
+                .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
+            // Quirk (Windows XP, Jansen & McGregor 2005): during loss periods — from the first
+            // duplicate ACK until recovery ends — new data goes out beyond the receiver's window;
+            // what arrives before the hole is repaired is discarded and sent again later.
+            let loss_period = self.rec.active || self.dupacks > 0;
+            let rwnd = if self.cfg.quirk_ignore_rwnd_in_recovery && loss_period {
+                u64::MAX / 4
+            } else {
+                self.rwnd
+            };
+            let rwnd_room = (self.snd_una + rwnd).saturating_sub(self.snd_nxt);
             let buf_room = (self.snd_una + self.cfg.sndbuf).saturating_sub(self.snd_nxt);
-            let len = (self.smss as u64).min(app_room).min(rwnd_room).min(buf_room);
-            if len == 0 {
-                if app_room > 0 && rwnd_room == 0 && self.sb.is_empty() {
-                    // Zero window with nothing outstanding: persist timer (RFC 9293 §3.8.6.1).
+            let len = (self.smss as u64)
+                .min(app_room)
+                .min(rwnd_room)
+                .min(buf_room);
+            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): no small segment unless it ends the data.
+            if len == 0 || (len < self.smss as u64 && len < app_room) {
+                if app_room > 0 && rwnd_room < self.smss as u64 && self.sb.is_empty() {
+                    // A zero (or sub-MSS) window with nothing outstanding: the persist timer
+                    // probes it (RFC 9293 §3.8.6.1) and doubles as the SWS override timer.
                     if self.persist_deadline.is_none() {
                         self.persist_deadline = Some(now + self.persist_interval());
                     }
                 }
-                if app_room > 0 {
+                if app_room > 0 && len == 0 {
                     self.sb.rate.mark_app_limited(pipe);
                 }
-                break;
-            }
-            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): no small segment unless it ends the data.
-            if len < self.smss as u64 && len < app_room {
                 break;
             }
             if pipe + len > wnd {
@@ -533,6 +558,9 @@ impl TcpSender {
             }
             self.maybe_idle_restart(now);
             let off = self.snd_nxt;
+            if off + len > self.snd_una + self.rwnd {
+                self.stats.sent_beyond_rwnd += 1;
+            }
             self.sb.on_send_new(off, len as u32, now);
             self.snd_nxt += len;
             self.send_segment(cx, off, len as u32, false);
@@ -543,7 +571,10 @@ impl TcpSender {
 
     fn maybe_idle_restart(&mut self, now: Nanos) {
         // RFC 5681 §4.1: after an idle period longer than the RTO, restart from the restart window.
-        if self.sb.is_empty() && now.saturating_sub(self.last_send) > self.rtt.rto() && self.snd_nxt > 0 {
+        if self.sb.is_empty()
+            && now.saturating_sub(self.last_send) > self.rtt.rto()
+            && self.snd_nxt > 0
+        {
             let rw = self.cfg.initial_window.bytes(self.smss);
             self.cc.on_idle_restart(now, rw);
         }
@@ -567,12 +598,27 @@ impl TcpSender {
     fn persist_interval(&self) -> Nanos {
         // Persist timer: RTO-based with exponential backoff, bounded by the maximum RTO.
         let base = self.rtt.base_rto();
-        base.saturating_mul(1 << self.persist_backoff.min(20)).min(self.cfg.max_rto)
+        base.saturating_mul(1 << self.persist_backoff.min(20))
+            .min(self.cfg.max_rto)
     }
 
     fn send_window_probe(&mut self, cx: &mut Cx) {
-        if self.rwnd > 0 || !self.sb.is_empty() {
+        if !self.sb.is_empty() {
             self.persist_backoff = 0;
+            return;
+        }
+        let app_room = self
+            .app_end
+            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
+        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
+        if rwnd_room > 0 && app_room > 0 {
+            // A window smaller than one segment: send what fits (the SWS override, RFC 9293
+            // §3.8.6.2.1; Linux `tcp_write_wakeup` does the same).
+            let len = rwnd_room.min(app_room).min(self.smss as u64) as u32;
+            let off = self.snd_nxt;
+            self.sb.on_send_new(off, len, cx.now);
+            self.snd_nxt += len as u64;
+            self.send_segment(cx, off, len, false);
             return;
         }
         // A segment with an old sequence number elicits an ACK with the current window
@@ -589,10 +635,8 @@ impl TcpSender {
 
     pub fn on_packet(&mut self, p: &Packet, cx: &mut Cx) {
         match self.state {
-            State::SynSent => {
-                if p.has_flag(flags::SYN) && p.has_flag(flags::ACK) {
-                    self.on_syn_ack(p, cx);
-                }
+            State::SynSent if p.has_flag(flags::SYN) && p.has_flag(flags::ACK) => {
+                self.on_syn_ack(p, cx);
             }
             State::Established => {
                 if p.has_flag(flags::SYN) {
@@ -646,8 +690,13 @@ impl TcpSender {
             self.sb.on_cum_ack(ack_data, now, &mut res);
             self.snd_una = ack_data;
         }
-        if self.sack_on {
+        // A NewReno sender ignores SACK information even when SACK was negotiated (RFC 6582
+        // recovery works from duplicate ACKs and the cumulative ACK only); blocks are counted.
+        let use_sack = self.sack_on && self.rec.mode != Mode::NewReno;
+        if use_sack {
             self.process_sack_blocks(h, now, &mut res);
+        } else {
+            self.stats.sack_blocks += h.n_sack as u64;
         }
         let advanced = self.snd_una > prior_una;
 
@@ -671,7 +720,11 @@ impl TcpSender {
             && p.payload == 0
             && h.flags & (flags::SYN | flags::FIN) == 0
             && prior_in_flight > 0
-            && if self.sack_on { res.new_sack_info } else { !wnd_changed };
+            && if use_sack {
+                res.new_sack_info
+            } else {
+                !wnd_changed
+            };
         if advanced {
             self.dupacks = 0;
         } else if is_dup {
@@ -679,34 +732,58 @@ impl TcpSender {
             self.stats.dupacks += 1;
         }
 
-        let lost_new = if self.sack_recovery { self.sb.mark_lost_by_sack() } else { 0 };
+        // Loss detection from SACK information: RFC 6675 IsLost, or FACK for rate-halving.
+        let lost_new = if use_sack {
+            if self.rec.mode.uses_fack() {
+                self.sb.mark_lost_fack()
+            } else {
+                self.sb.mark_lost_by_sack()
+            }
+        } else {
+            0
+        };
 
         // Leave recovery states whose point is now acknowledged.
-        if self.in_recovery && self.snd_una >= self.recovery_point {
+        if self.rec.active && self.snd_una >= self.rec.point {
             self.exit_recovery();
         }
         if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
             self.loss_point = None;
         }
 
-        if !self.in_recovery && self.loss_point.is_none() {
+        let delivered = res.bytes_acked + res.bytes_sacked;
+        if !self.rec.active && self.loss_point.is_none() {
             let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
-            let enter = if self.sack_recovery {
-                // RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b) IsLost(HighACK + 1).
+            let enter = if self.rec.mode != Mode::NewReno {
+                // RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b) IsLost(HighACK + 1) (FACK alike).
                 self.dupacks >= self.cfg.dupthresh || (head_lost && lost_new > 0)
             } else {
                 // RFC 6582 §3.2 step 1: only if the ACK covers more than `recover`.
                 self.dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
             };
             if enter && !self.sb.is_empty() {
-                self.enter_recovery(now, lost_new);
+                self.enter_recovery(now, lost_new, delivered);
             }
-        } else if self.in_recovery && !self.sack_recovery {
-            self.newreno_on_ack(advanced, is_dup, res.bytes_acked, now);
+        } else if self.rec.active {
+            let act = self.rec.on_ack(&AckInfo {
+                advanced,
+                is_dup,
+                bytes_acked: res.bytes_acked,
+                delivered,
+                pipe: self.sb.pipe(),
+                ssthresh: self.cc.ssthresh(),
+                snd_una: self.snd_una,
+            });
+            if act.retransmit_head {
+                self.sb.mark_head_lost();
+            }
+            if act.restart_rto {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
         }
 
         // Inform the congestion controller.
-        if advanced || res.bytes_sacked > 0 || (self.in_recovery && is_dup) {
+        if advanced || res.bytes_sacked > 0 || (self.rec.active && is_dup) {
             let rate = self.sb.rate.end_ack(self.rtt.min_rtt);
             let in_flight = self.sb.pipe();
             let cwnd = self.cc.cwnd();
@@ -720,37 +797,26 @@ impl TcpSender {
                 rtt_sample: sample,
                 srtt: self.rtt.srtt,
                 min_rtt: self.rtt.min_rtt,
-                in_recovery: self.in_recovery,
+                in_recovery: self.rec.active,
                 app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= cwnd),
                 rate,
                 mss: self.smss,
             };
-            if !self.in_recovery || self.cc.governs_recovery() {
-                self.cc.on_ack(&ev);
-            } else {
-                self.cc.on_ack(&AckEvent { in_recovery: true, ..ev });
-            }
+            self.cc.on_ack(&ev);
         }
 
         // Retransmission timer (RFC 6298 §5.2–5.3).
         if advanced {
-            if self.sb.is_empty() && !(self.fin_sent && !self.fin_acked) {
+            if self.sb.is_empty() && (!self.fin_sent || self.fin_acked) {
                 self.rto_deadline = None;
-            } else if !(self.in_recovery && !self.sack_recovery && !self.first_partial_ack_pending()) {
+            } else if self.rec.restart_rto_on_ack() {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
         }
-        if let Some(end) = self.app_end {
-            if self.snd_una >= end && (!self.fin_sent || self.fin_acked) && self.fin_sent {
-                self.state = State::Done;
-                self.rto_deadline = None;
-            }
+        if self.fin_acked {
+            self.state = State::Done;
+            self.rto_deadline = None;
         }
-    }
-
-    fn first_partial_ack_pending(&self) -> bool {
-        // NewReno resets the timer on the first partial ACK only (RFC 6582 §3.2 step 5, "Impatient").
-        self.first_partial_ack
     }
 
     fn process_sack_blocks(&mut self, h: &TcpHdr, now: Nanos, res: &mut AckResult) {
@@ -772,18 +838,18 @@ impl TcpSender {
                 continue;
             }
             if right <= left || left < self.snd_una as i64 || right > self.snd_nxt as i64 {
-                continue; // invalid block: ignore
+                // A block no correct receiver can send (RFC 2018 §3, §4): ignore and count it.
+                self.stats.invalid_sack_blocks += 1;
+                continue;
             }
             self.sb.on_sack_block(left as u64, right as u64, now, res);
         }
     }
 
-    fn enter_recovery(&mut self, now: Nanos, lost_new: u64) {
-        self.in_recovery = true;
-        self.recovery_point = self.snd_nxt;
+    fn enter_recovery(&mut self, now: Nanos, lost_new: u64, delivered: u64) {
         self.stats.fast_retransmits += 1;
-        self.first_partial_ack = true;
         let flight = self.sb.out_bytes;
+        let prior_cwnd = self.cc.cwnd();
         self.cc.on_congestion_event(&CongestionEvent {
             now,
             in_flight: flight,
@@ -795,48 +861,29 @@ impl TcpSender {
         // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment.
         self.sb.mark_head_lost();
         let ssthresh = self.cc.ssthresh();
-        if self.sack_recovery {
-            // RFC 6675 §5 (4.2): cwnd = ssthresh.
+        let set = self.rec.enter(
+            self.snd_nxt,
+            flight,
+            prior_cwnd,
+            ssthresh,
+            delivered,
+            self.sb.pipe(),
+        );
+        if let Some(w) = set {
             if !self.cc.governs_recovery() {
-                self.cc.set_cwnd(ssthresh);
-            }
-        } else {
-            // RFC 5681 §3.2 step 3 / RFC 6582: cwnd = ssthresh + 3·SMSS (inflation).
-            self.newreno_cwnd = ssthresh + self.cfg.dupthresh as u64 * self.smss as u64;
-        }
-    }
-
-    fn newreno_on_ack(&mut self, advanced: bool, is_dup: bool, acked: u64, now: Nanos) {
-        let smss = self.smss as u64;
-        if is_dup {
-            // RFC 5681 §3.2 step 4: inflate by one segment per further duplicate ACK.
-            self.newreno_cwnd += smss;
-        } else if advanced && self.snd_una < self.recovery_point {
-            // Partial ACK (RFC 6582 §3.2 step 5): retransmit the next hole, deflate by the amount
-            // acknowledged, add back one SMSS if at least one SMSS was acknowledged.
-            self.sb.mark_head_lost();
-            self.newreno_cwnd = self.newreno_cwnd.saturating_sub(acked);
-            if acked >= smss {
-                self.newreno_cwnd += smss;
-            }
-            self.newreno_cwnd = self.newreno_cwnd.max(smss);
-            if self.first_partial_ack {
-                self.first_partial_ack = false;
-                self.rto_deadline = Some(now + self.rtt.rto());
+                self.cc.set_cwnd(w);
             }
         }
     }
 
     fn exit_recovery(&mut self) {
-        self.in_recovery = false;
-        self.recover = Some(self.recovery_point);
+        self.recover = Some(self.rec.point);
+        let set = self.rec.exit(self.cc.ssthresh(), self.sb.out_bytes);
         self.cc.on_recovery_exit(0);
-        if !self.sack_recovery {
-            // RFC 6582 §3.2 step 6 option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
-            let flight = self.sb.out_bytes;
-            let smss = self.smss as u64;
-            let w = self.cc.ssthresh().min(flight.max(smss) + smss);
-            self.cc.set_cwnd(w);
+        if let Some(w) = set {
+            if !self.cc.governs_recovery() {
+                self.cc.set_cwnd(w);
+            }
         }
     }
 
@@ -872,9 +919,8 @@ impl TcpSender {
         });
         self.sb.on_rto();
         self.rtt.back_off();
-        if self.in_recovery {
-            self.in_recovery = false;
-            self.recover = Some(self.recovery_point);
+        if self.rec.active {
+            self.rec.abort();
         }
         self.loss_point = Some(self.snd_nxt);
         self.recover = Some(self.snd_nxt);

@@ -2,7 +2,7 @@
 //! expands (hosts — r1 — bottleneck — r2 — hosts), written directly as normalized config.
 #![allow(dead_code)]
 
-use serde_json::{Value, json};
+use serde_json::{json, Value};
 use tcplab_sim::RunResult;
 
 pub const MS: u64 = 1_000_000;
@@ -78,7 +78,10 @@ impl Dumbbell {
     pub fn config(&self) -> Value {
         let access_delay = 50_000u64; // 0.05 ms each way on each access link
         let bott_delay = self.rtt_ns / 2 - 2 * access_delay;
-        let mut nodes = vec![json!({"name": "r1", "kind": "router"}), json!({"name": "r2", "kind": "router"})];
+        let mut nodes = vec![
+            json!({"name": "r1", "kind": "router"}),
+            json!({"name": "r2", "kind": "router"}),
+        ];
         let q = |limit: u32| json!({"kind": "droptail", "limit_pkts": limit});
         let mut links = vec![json!({
             "name": "bottleneck", "a": "r1", "b": "r2", "mtu": 1500, "monitor": true,

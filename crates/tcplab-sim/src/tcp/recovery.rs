@@ -1,0 +1,342 @@
+//! Loss recovery: how much the sender may send between detecting a loss and the recovery point
+//! being acknowledged. A part of its own (style.md habit 3): the congestion controller sets
+//! `ssthresh` when recovery starts; loss *detection* (which segments are lost) is the
+//! scoreboard's; this module only decides the window during recovery and when it ends.
+//!
+//! | mode | window during recovery | source |
+//! |---|---|---|
+//! | RFC 6675 | cwnd = ssthresh from the start; send while pipe < cwnd | RFC 6675 §5 (4.2) |
+//! | NewReno | ssthresh + 3·SMSS, +SMSS per further dupACK, deflated by partial ACKs | RFC 6582 §3.2, RFC 5681 §3.2 |
+//! | PRR | PRR-SSRB: sending proportional to delivered data towards ssthresh | RFC 6937 §3 |
+//! | rate-halving | cwnd −1 segment every second ACK down to ssthresh, ≤ in_flight + 1 | Linux 2.4–3.1 `tcp_cwnd_down` (stacks-and-ccas.md A.1) |
+
+use crate::tcp::config::RecoveryCfg;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Rfc6675,
+    NewReno,
+    Prr,
+    RateHalving,
+}
+
+impl Mode {
+    /// The mode for a configuration and whether SACK was negotiated: every SACK-based mode falls
+    /// back to NewReno without SACK.
+    pub fn select(cfg: RecoveryCfg, sack: bool) -> Mode {
+        match (cfg, sack) {
+            (_, false) | (RecoveryCfg::Newreno, _) => Mode::NewReno,
+            (RecoveryCfg::Sack, true) => Mode::Rfc6675,
+            (RecoveryCfg::Prr, true) => Mode::Prr,
+            (RecoveryCfg::Ratehalving, true) => Mode::RateHalving,
+        }
+    }
+
+    /// Whether loss is detected with FACK (Linux 2.4–3.1) rather than RFC 6675 `IsLost`.
+    pub fn uses_fack(self) -> bool {
+        self == Mode::RateHalving
+    }
+}
+
+/// What the ACK being processed did, as recovery needs it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckInfo {
+    pub advanced: bool,
+    pub is_dup: bool,
+    pub bytes_acked: u64,
+    /// Bytes newly acknowledged or SACKed (RFC 6937 DeliveredData).
+    pub delivered: u64,
+    /// Pipe after the ACK was processed.
+    pub pipe: u64,
+    pub ssthresh: u64,
+    pub snd_una: u64,
+}
+
+/// Actions the sender must take after an ACK in recovery.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Actions {
+    /// Mark the segment at snd_una lost (NewReno partial ACK).
+    pub retransmit_head: bool,
+    /// Restart the retransmission timer (NewReno's first partial ACK).
+    pub restart_rto: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Recovery {
+    pub mode: Mode,
+    pub active: bool,
+    /// RecoveryPoint (RFC 6675) / recover (RFC 6582): snd_nxt at entry.
+    pub point: u64,
+    smss: u64,
+    dupthresh: u64,
+    /// NewReno's inflated window or rate-halving's shrinking window.
+    cwnd: u64,
+    first_partial: bool,
+    // PRR state (RFC 6937 §3).
+    recover_fs: u64,
+    prr_delivered: u64,
+    prr_out: u64,
+    prr_window: u64,
+    // Rate-halving: ACKs since the last decrement.
+    rh_acks: u32,
+}
+
+impl Recovery {
+    pub fn new(mode: Mode, smss: u32, dupthresh: u32) -> Self {
+        Recovery {
+            mode,
+            active: false,
+            point: 0,
+            smss: smss.max(1) as u64,
+            dupthresh: dupthresh as u64,
+            cwnd: 0,
+            first_partial: false,
+            recover_fs: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            prr_window: 0,
+            rh_acks: 0,
+        }
+    }
+
+    /// Enter recovery. `flight` is FlightSize (snd_nxt − snd_una), `cc_cwnd` the window before the
+    /// controller's reduction, `ssthresh` after it. Returns the controller window to set, if the
+    /// mode sets one at entry.
+    pub fn enter(
+        &mut self,
+        snd_nxt: u64,
+        flight: u64,
+        cc_cwnd: u64,
+        ssthresh: u64,
+        delivered: u64,
+        pipe: u64,
+    ) -> Option<u64> {
+        self.active = true;
+        self.point = snd_nxt;
+        self.first_partial = true;
+        match self.mode {
+            // RFC 6675 §5 (4.2): cwnd = ssthresh.
+            Mode::Rfc6675 => Some(ssthresh),
+            // RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS.
+            Mode::NewReno => {
+                self.cwnd = ssthresh + self.dupthresh * self.smss;
+                None
+            }
+            // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; counters start at zero, then the ACK
+            // that triggered recovery is processed like any other.
+            Mode::Prr => {
+                self.recover_fs = flight.max(1);
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.prr_update(delivered, pipe, ssthresh);
+                None
+            }
+            // Rate-halving starts from the current window and walks it down.
+            Mode::RateHalving => {
+                self.cwnd = cc_cwnd;
+                self.rh_acks = 0;
+                None
+            }
+        }
+    }
+
+    fn prr_update(&mut self, delivered: u64, pipe: u64, ssthresh: u64) {
+        self.prr_delivered += delivered;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional part: ⌈prr_delivered·ssthresh/RecoverFS⌉ − prr_out.
+            let target = (self.prr_delivered as u128 * ssthresh as u128)
+                .div_ceil(self.recover_fs as u128) as u64;
+            target.saturating_sub(self.prr_out)
+        } else {
+            // Slow-start reduction bound (PRR-SSRB).
+            let limit = self
+                .prr_delivered
+                .saturating_sub(self.prr_out)
+                .max(delivered)
+                + self.smss;
+            ssthresh.saturating_sub(pipe).min(limit)
+        };
+        // Whole segments, as Linux counts PRR; the fast retransmit always goes out (RFC 6937 §3:
+        // "the first retransmission").
+        let mut sndcnt = sndcnt.div_ceil(self.smss) * self.smss;
+        if self.prr_out == 0 {
+            sndcnt = sndcnt.max(self.smss);
+        }
+        self.prr_window = pipe + sndcnt;
+    }
+
+    /// Process an ACK during recovery.
+    pub fn on_ack(&mut self, a: &AckInfo) -> Actions {
+        let mut act = Actions::default();
+        match self.mode {
+            Mode::Rfc6675 => {}
+            Mode::NewReno => {
+                if a.is_dup {
+                    // RFC 5681 §3.2 step 4: inflate by one segment per further dupACK.
+                    self.cwnd += self.smss;
+                } else if a.advanced && a.snd_una < self.point {
+                    // RFC 6582 §3.2 step 5: partial ACK — retransmit the next hole, deflate by the
+                    // amount acknowledged, add back one SMSS if at least one SMSS was acknowledged,
+                    // restart the timer on the first partial ACK only ("Impatient" variant).
+                    act.retransmit_head = true;
+                    self.cwnd = self.cwnd.saturating_sub(a.bytes_acked);
+                    if a.bytes_acked >= self.smss {
+                        self.cwnd += self.smss;
+                    }
+                    self.cwnd = self.cwnd.max(self.smss);
+                    if self.first_partial {
+                        self.first_partial = false;
+                        act.restart_rto = true;
+                    }
+                }
+            }
+            Mode::Prr => self.prr_update(a.delivered, a.pipe, a.ssthresh),
+            Mode::RateHalving => {
+                // Linux `tcp_cwnd_down`: one segment less every second ACK while above ssthresh,
+                // and never more than one segment beyond what is in flight.
+                self.rh_acks += 1;
+                if self.rh_acks >= 2 {
+                    self.rh_acks = 0;
+                    if self.cwnd > a.ssthresh {
+                        self.cwnd = self.cwnd.saturating_sub(self.smss).max(self.smss);
+                    }
+                }
+                self.cwnd = self.cwnd.min(a.pipe + self.smss);
+            }
+        }
+        act
+    }
+
+    /// Bytes sent during recovery (PRR's prr_out).
+    pub fn on_sent(&mut self, len: u32) {
+        if self.active {
+            self.prr_out += len as u64;
+        }
+    }
+
+    /// The window the send loop may fill during recovery (`cc_cwnd` is the controller's).
+    pub fn window(&self, cc_cwnd: u64) -> u64 {
+        match self.mode {
+            Mode::Rfc6675 => cc_cwnd,
+            Mode::NewReno | Mode::RateHalving => self.cwnd,
+            Mode::Prr => self.prr_window,
+        }
+    }
+
+    /// Whether the retransmission timer is restarted by every advancing ACK in recovery
+    /// (RFC 6298 §5.3), or only by NewReno's first partial ACK (RFC 6582 §3.2 step 5).
+    pub fn restart_rto_on_ack(&self) -> bool {
+        !(self.active && self.mode == Mode::NewReno)
+    }
+
+    /// Leave recovery. Returns the controller window to set on top of its own exit rule.
+    pub fn exit(&mut self, ssthresh: u64, flight: u64) -> Option<u64> {
+        self.active = false;
+        match self.mode {
+            // RFC 6675 / RFC 6937: cwnd = ssthresh (the controller's default exit).
+            Mode::Rfc6675 | Mode::Prr => None,
+            // RFC 6582 §3.2 step 6, option (1): min(ssthresh, max(FlightSize, SMSS) + SMSS).
+            Mode::NewReno => Some(ssthresh.min(flight.max(self.smss) + self.smss)),
+            // Linux `tcp_complete_cwr`: cwnd = min(cwnd, ssthresh).
+            Mode::RateHalving => Some(self.cwnd.min(ssthresh)),
+        }
+    }
+
+    /// Abandon recovery (a timeout took over).
+    pub fn abort(&mut self) {
+        self.active = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    #[test]
+    fn test_prr_sends_half_per_delivered_when_halving() {
+        // RFC 6937 §3 example: ssthresh = RecoverFS/2, pipe above ssthresh: one segment sent for
+        // every two delivered.
+        let mut r = Recovery::new(Mode::Prr, MSS as u32, 3);
+        let flight = 20 * MSS;
+        r.enter(20 * MSS, flight, flight, 10 * MSS, MSS, 19 * MSS);
+        // The fast retransmit goes out on the first ACK.
+        assert_eq!(r.window(0), 19 * MSS + MSS);
+        r.on_sent(MSS as u32);
+        let mut sent = 1;
+        let mut pipe = 19 * MSS;
+        for _ in 0..10 {
+            pipe -= MSS; // one more segment delivered
+            r.on_ack(&AckInfo {
+                delivered: MSS,
+                pipe,
+                ssthresh: 10 * MSS,
+                ..Default::default()
+            });
+            while pipe + MSS <= r.window(0) {
+                r.on_sent(MSS as u32);
+                pipe += MSS;
+                sent += 1;
+            }
+        }
+        // 11 segments delivered → ⌈11·10/20⌉ = 6 sent.
+        assert_eq!(sent, 6);
+    }
+
+    #[test]
+    fn test_newreno_inflation_and_partial_ack() {
+        let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+        r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 0);
+        assert_eq!(r.window(0), 13 * MSS);
+        r.on_ack(&AckInfo {
+            is_dup: true,
+            ..Default::default()
+        });
+        assert_eq!(r.window(0), 14 * MSS);
+        let a = r.on_ack(&AckInfo {
+            advanced: true,
+            bytes_acked: 5 * MSS,
+            snd_una: 5 * MSS,
+            ..Default::default()
+        });
+        assert!(a.retransmit_head && a.restart_rto);
+        assert_eq!(r.window(0), 10 * MSS);
+        let a = r.on_ack(&AckInfo {
+            advanced: true,
+            bytes_acked: MSS,
+            snd_una: 6 * MSS,
+            ..Default::default()
+        });
+        assert!(a.retransmit_head && !a.restart_rto);
+        assert_eq!(r.exit(10 * MSS, 4 * MSS), Some(5 * MSS));
+    }
+
+    #[test]
+    fn test_rate_halving_one_segment_per_two_acks() {
+        let mut r = Recovery::new(Mode::RateHalving, MSS as u32, 3);
+        r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 0);
+        for _ in 0..8 {
+            r.on_ack(&AckInfo {
+                pipe: 30 * MSS,
+                ssthresh: 10 * MSS,
+                ..Default::default()
+            });
+        }
+        assert_eq!(r.window(0), 16 * MSS);
+        // Clamped to in_flight + 1.
+        r.on_ack(&AckInfo {
+            pipe: 5 * MSS,
+            ssthresh: 10 * MSS,
+            ..Default::default()
+        });
+        assert_eq!(r.window(0), 6 * MSS);
+        assert_eq!(r.exit(10 * MSS, 5 * MSS), Some(6 * MSS));
+    }
+
+    #[test]
+    fn test_mode_falls_back_to_newreno_without_sack() {
+        assert_eq!(Mode::select(RecoveryCfg::Prr, false), Mode::NewReno);
+        assert_eq!(Mode::select(RecoveryCfg::Sack, true), Mode::Rfc6675);
+    }
+}
