@@ -47,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--engine", choices=("sim", "kernel"), help="engine (default: the scenario's)")
     r.add_argument("--jobs", type=int, metavar="N", help="parallel trials (default: CPU count)")
+    r.add_argument(
+        "--pcap",
+        metavar="LINK|host:NAME[,...]",
+        help="record trial 0's packets on these links/hosts as pcap files in <out>/pcap/",
+    )
     r.add_argument("--quiet", action="store_true", help="print only where the results went")
     r.add_argument(
         "--progress", action="store_true", help="show a progress bar even if stderr is not a TTY"
@@ -110,7 +115,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     out = args.out if args.out is not None else results.default_out(sc.name)
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty()) and sc.trials > 1
-    result = runner.run(sc, out=out, progress=show_bar, jobs=args.jobs)
+    pcap = [x for x in args.pcap.split(",") if x] if args.pcap else None
+    result = runner.run(sc, out=out, progress=show_bar, jobs=args.jobs, pcap=pcap)
     if args.quiet:
         print(result.out)
     else:

@@ -427,6 +427,8 @@ class Result:
         self.timeseries: pd.DataFrame = timeseries_frame(raws)
         self.queues: pd.DataFrame = queues_frame(raws)
         self.changes: pd.DataFrame | None = changes_frame(raws)
+        #: pcap files of trial 0 (see tcplab.capture); moved into ``<out>/pcap/`` by write().
+        self.captures: list[Path] = []
         self.out: Path | None = None
 
     def __repr__(self) -> str:
@@ -446,8 +448,18 @@ class Result:
                 self.changes.to_parquet(d / "changes.parquet", index=False)
             (d / "scenario.toml").write_text(self.scenario.resolved_toml(), encoding="utf-8")
             plots.write_plots(self, d)
+            if self.captures:
+                (d / "pcap").mkdir()
+                for c in self.captures:
+                    shutil.copyfile(c, d / "pcap" / c.name)
 
         self.out = write_atomic(Path(out), fill)
+        if self.captures:
+            # The scratch copies are no longer needed; point at the ones in the run directory.
+            scratch = {c.parent for c in self.captures}
+            self.captures = [self.out / "pcap" / c.name for c in self.captures]
+            for sdir in scratch:
+                shutil.rmtree(sdir, ignore_errors=True)
         return self.out
 
 

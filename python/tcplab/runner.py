@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TextIO
 
 from . import engines, results
 from . import scenario as scenario_mod
+from .capture import capture_specs
 from .catalog import Catalog
-from .errors import EngineError
+from .errors import EngineError, UserError
 from .results import Result
 from .seeds import trial_seeds
 
@@ -104,6 +107,7 @@ def run(
     progress: bool | Progress = False,
     jobs: int | None = None,
     catalog: Catalog | None = None,
+    pcap: Iterable[str] | None = None,
 ) -> Result:
     """Run a scenario and return its :class:`~tcplab.results.Result`.
 
@@ -112,6 +116,8 @@ def run(
     ``--set``. With *out*, the run directory is written atomically (it must not exist or be empty);
     without, nothing is written. *progress*: True for a bar on stderr, or a callable
     ``(done, total)``. *jobs*: threads for simulator trials (default ``os.cpu_count()``).
+    *pcap*: links or ``host:NAME``s whose packets trial 0 records (default: the scenario's
+    ``capture``); the files are in ``result.captures`` and, with *out*, in ``<out>/pcap/``.
     """
     from . import __version__
 
@@ -138,6 +144,13 @@ def run(
     run_engine = engines.get_engine(sc.engine)
     seeds = trial_seeds(sc.seed, sc.trials)
     configs = [sc.config(s) for s in seeds]
+    pcap_names = list(pcap) if pcap is not None else list(sc.capture)
+    capture_dir: Path | None = None
+    if pcap_names:
+        if sc.engine != "sim":
+            raise UserError("packet capture (--pcap / capture) needs the sim engine")
+        capture_dir = Path(tempfile.mkdtemp(prefix="tcplab-pcap-"))
+        configs[0]["capture"] = capture_specs(configs[0], pcap_names, capture_dir)
     if jobs is None:
         jobs = os.cpu_count() or 1
     if not engines.parallel_ok(sc.engine):
@@ -153,6 +166,8 @@ def run(
     raws = run_trials(run_engine, configs, jobs=jobs, progress=callback, engine_name=sc.engine)
     wall = time.perf_counter() - t0
     result = Result(sc, seeds, configs, raws, wall, __version__)
+    if capture_dir is not None:
+        result.captures = [Path(c["path"]) for c in configs[0]["capture"]]
     if out is not None:
         result.write(out)
     return result

@@ -24,12 +24,11 @@ import copy
 import hashlib
 import os
 import re
+import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from . import units
 from .catalog import Catalog, ParamError, default_catalog
@@ -56,6 +55,7 @@ TOP_KEYS = (
     "trials",
     "engine",
     "record_changes",
+    "capture",
     "path",
     "tcp",
     "host",
@@ -230,6 +230,8 @@ class Scenario:
     nodes: list[dict[str, Any]]
     links: list[dict[str, Any]]
     resolved: dict[str, Any] = field(repr=False)
+    #: Links or hosts ("host:NAME") whose packets trial 0 records as pcap (see tcplab.capture).
+    capture: tuple[str, ...] = ()
 
     def config(self, seed: int) -> dict[str, Any]:
         """The normalized config (§3) of a trial whose seed is *seed*."""
@@ -474,6 +476,15 @@ def _tname(v: Any) -> str:
     if isinstance(v, list):
         return "array"
     return type(v).__name__
+
+
+def _str_list(v: Any) -> list[str]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise _Invalid(
+            f"is a {_tname(v)}, not a list of strings",
+            'link or host names, e.g. ["bottleneck", "host:cubic.snd"]',
+        )
+    return list(v)
 
 
 def _bool(v: Any) -> bool:
@@ -828,6 +839,7 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
     trials = top.take("trials", _int(1, 100_000), default=1, literal=1)
     engine = top.take("engine", _choice(ENGINES), default="sim", literal="sim")
     record_changes = top.take("record_changes", _bool, default=False, literal=False)
+    capture = tuple(top.take("capture", _str_list, default=[], literal=[]))
 
     if not top.has("path"):
         raise ctx.error("path", "missing (required)", allowed="a [path] table with at least rate")
@@ -927,6 +939,7 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
         trials=trials,
         engine=engine,
         record_changes=record_changes,
+        capture=capture,
         path=path,
         hosts=all_hosts,
         flows=flows,

@@ -49,8 +49,12 @@ pub mod growth;
 pub mod hystart;
 pub mod registry;
 pub mod reno;
+pub(crate) mod round;
 #[cfg(test)]
 pub(crate) mod testkit;
+pub mod vegas;
+#[cfg(test)]
+pub(crate) mod delaykit;
 
 pub use cubic::{Cubic, CubicParams, HystartMode};
 pub use growth::{CwndUnit, SsthreshBasis, WindowGrowth, WindowState};
@@ -59,6 +63,7 @@ pub use registry::{
     build, find, list, CcError, CcInfo, Constructor, ParamInfo, ParamKind, ParamValue, Params,
 };
 pub use reno::Reno;
+pub use vegas::{Vegas, VegasParams};
 
 /// Simulation time or a duration, in nanoseconds.
 pub type Nanos = u64;

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyModule;
 use tcplab_cc::ParamKind;
 
+mod capture;
 mod linkem;
 
 /// Parse JSON text into Python objects with the standard library's `json` module.
@@ -17,12 +18,23 @@ fn from_json<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 /// result (§4) as a dict. The GIL is released while the simulation runs.
 #[pyfunction]
 fn run<'py>(py: Python<'py>, config_json: String) -> PyResult<Bound<'py, PyAny>> {
-    let out = py.allow_threads(move || {
-        tcplab_sim::run_json(&config_json)
-            .map(|r| serde_json::to_string(&r).expect("result serialises"))
-    });
-    let text = out.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let out = py.allow_threads(move || run_trial(&config_json));
+    let text = out.map_err(PyValueError::new_err)?;
     from_json(py, &text)
+}
+
+/// One trial, with pcap captures when the config asks for them.
+fn run_trial(config_json: &str) -> Result<String, String> {
+    let cfg = tcplab_sim::Config::from_json(config_json).map_err(|e| e.to_string())?;
+    let mut sim = tcplab_sim::Simulation::new(&cfg).map_err(|e| e.to_string())?;
+    if !cfg.capture.is_empty() {
+        let flow_src = sim.flow_sources();
+        let tap = capture::PcapTap::open(&cfg, flow_src).map_err(|e| format!("capture: {e}"))?;
+        sim.set_tap(Box::new(tap));
+    }
+    sim.run();
+    sim.close_tap().map_err(|e| format!("capture: {e}"))?;
+    Ok(serde_json::to_string(&sim.finish()).expect("result serialises"))
 }
 
 /// Every TCP knob: name, kind, default, documentation.

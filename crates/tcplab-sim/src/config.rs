@@ -18,9 +18,25 @@ pub struct Config {
     pub nodes: Vec<NodeCfg>,
     pub links: Vec<LinkCfg>,
     pub flows: Vec<FlowCfg>,
+    /// Packet captures: which link directions to record (written by the caller's tap).
+    #[serde(default)]
+    pub capture: Vec<CaptureCfg>,
     /// Free-form metadata (scenario name, ...), ignored by the engine.
     #[serde(default)]
     pub meta: serde_json::Value,
+}
+
+/// One capture: the packets handed to these link directions ("<link>.ab" / "<link>.ba"),
+/// timestamped when their serialisation starts (what a tap on the wire at the sending end sees;
+/// queue overflows are not on the wire and not captured).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureCfg {
+    pub name: String,
+    pub channels: Vec<String>,
+    /// Where the caller writes the capture (the engine itself does no I/O).
+    #[serde(default)]
+    pub path: Option<String>,
 }
 
 fn default_interval() -> u64 {

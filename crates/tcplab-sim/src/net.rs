@@ -222,6 +222,12 @@ impl Channel {
         }
     }
 
+    /// When a packet offered at `now` would start serialisation.
+    #[inline]
+    pub fn start_time(&self, now: Nanos) -> Nanos {
+        ps_to_ns_ceil(self.busy_until_ps.max(now.saturating_mul(1000)))
+    }
+
     /// When the packet now being serialised finishes (a slot frees up then).
     pub fn next_departure(&self) -> Option<Nanos> {
         self.backlog.front().map(|&(f, _)| ps_to_ns_ceil(f))

@@ -5,7 +5,7 @@ use crate::config::{err, Config, ConfigError, FlowKind, NodeKind, ParamValue};
 use crate::endpoint::{Cx, Endpoint};
 use crate::event::{Class, EventQueue, Target};
 use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
-use crate::net::{Network, NO_ROUTE};
+use crate::net::{Channel, Network, Offer, NO_ROUTE};
 use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
 use crate::tcp::config::{CwndUnitCfg, TcpConfig};
@@ -15,6 +15,17 @@ use crate::time::Nanos;
 use crate::udp::{UdpSink, UdpSource};
 use serde::Serialize;
 use tcplab_cc::{CcInit, CwndUnit, WindowGrowth};
+
+/// Receives the packets of the configured captures (docs/design.md; `Config::capture`). The
+/// engine stays free of I/O: the caller decides what to do with them (the Python glue writes pcap).
+pub trait PacketTap {
+    /// Packet `pkt` starts serialisation at `ts` on a channel of capture `capture`.
+    fn on_packet(&mut self, capture: usize, channel: &Channel, ts: Nanos, pkt: &Packet);
+    /// The run is over: flush, and report the first error, if any.
+    fn close(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
 
 /// A flow as the engine tracks it.
 pub struct FlowInfo {
@@ -113,6 +124,9 @@ pub struct Simulation {
     prev_delivered: Vec<u64>,
     prev_link: Vec<(u64, u64, u64)>,
     last_sample: Nanos,
+    /// Capture index per channel (`u32::MAX` = not captured).
+    capture_of: Vec<u32>,
+    tap: Option<Box<dyn PacketTap + Send>>,
 }
 
 fn cc_params(cfg: &crate::config::CcaCfg) -> Vec<(String, tcplab_cc::ParamValue)> {
@@ -301,7 +315,20 @@ impl Simulation {
             prev_delivered: vec![0; n_flows],
             prev_link: vec![(0, 0, 0); n_ch],
             last_sample: 0,
+            capture_of: vec![u32::MAX; n_ch],
+            tap: None,
         };
+        for (ci, c) in cfg.capture.iter().enumerate() {
+            for name in &c.channels {
+                let ch = sim.net.channels.iter().position(|x| &x.name == name).ok_or_else(|| {
+                    err(
+                        format!("capture[{ci}].channels"),
+                        format!("unknown link direction {name:?} (use \"<link>.ab\" or \"<link>.ba\")"),
+                    )
+                })?;
+                sim.capture_of[ch] = ci as u32;
+            }
+        }
         for id in 0..n_eps {
             sim.reschedule(id);
         }
@@ -372,6 +399,11 @@ impl Simulation {
         self.reschedule(id);
     }
 
+    /// Attach the receiver of captured packets (only called when captures are configured).
+    pub fn set_tap(&mut self, tap: Box<dyn PacketTap + Send>) {
+        self.tap = Some(tap);
+    }
+
     /// Put a packet on the channel from `node` towards its destination.
     #[inline]
     fn forward(&mut self, node: u16, p: Packet) {
@@ -379,7 +411,39 @@ impl Simulation {
         if ch == NO_ROUTE {
             return;
         }
+        if self.tap.is_some() && self.capture_of[ch as usize] != u32::MAX {
+            self.offer_captured(ch, p);
+            return;
+        }
         self.net.channels[ch as usize].offer(ch, self.now, p, &mut self.ev);
+    }
+
+    /// `offer` plus the capture record; kept out of the common path.
+    #[cold]
+    fn offer_captured(&mut self, ch: u32, p: Packet) {
+        let c = &mut self.net.channels[ch as usize];
+        let ts = c.start_time(self.now);
+        if c.offer(ch, self.now, p, &mut self.ev) != Offer::Dropped {
+            let cap = self.capture_of[ch as usize] as usize;
+            if let Some(tap) = self.tap.as_mut() {
+                tap.on_packet(cap, &self.net.channels[ch as usize], ts, &p);
+            }
+        }
+    }
+
+    /// The sending host of each flow (node id), in flow order.
+    pub fn flow_sources(&self) -> Vec<u16> {
+        self.flows.iter().map(|f| self.ep_node[f.sender as usize]).collect()
+    }
+
+    /// Close the tap, if any (see [`PacketTap::close`]).
+    pub fn close_tap(&mut self) -> Result<(), String> {
+        self.tap.as_mut().map_or(Ok(()), |t| t.close())
+    }
+
+    /// The node's name (for taps that label packets).
+    pub fn node_name(&self, id: u16) -> &str {
+        &self.net.nodes[id as usize].name
     }
 
     /// Run to the configured duration.

@@ -2,7 +2,8 @@
 //! repaired by fast retransmit, SACK blocks and sequence wrap, for benchmarks, tests and fuzz
 //! seeds. This is not a TCP model (the simulator is); it only has to produce traffic whose
 //! analysis result is known: every `loss_every`-th new segment is lost once downstream of the
-//! capture point and retransmitted after three duplicate ACKs.
+//! capture point and retransmitted once, as soon as three segments above it were SACKed
+//! (RFC 6675 §4, DupThresh = 3) or, without SACK, after three duplicate ACKs.
 
 use crate::pcap::{emit_tcp_frame, LinkKind, PcapWriter, TcpFrame};
 use crate::wire::{EthernetAddress, TcpFlags, TcpOptions, TcpRepr};
@@ -71,6 +72,8 @@ enum Ev {
         cum: u64,
         sack: [(u64, u64); 3],
         nsack: u8,
+        /// The segment whose arrival triggered this ACK.
+        newest: u64,
     },
     /// Retransmission timer after the last new segment (repairs tail losses).
     Rto,
@@ -92,6 +95,8 @@ pub struct BulkTransfer {
     last_cum: u64,
     dups: u32,
     retransmitted: BTreeSet<u64>,
+    sacked: BTreeSet<u64>,
+    next_check: u64,
     fin_sent: bool,
     done: bool,
 }
@@ -109,6 +114,8 @@ impl BulkTransfer {
             last_cum: 0,
             dups: 0,
             retransmitted: BTreeSet::new(),
+            sacked: BTreeSet::new(),
+            next_check: 0,
             fin_sent: false,
             done: false,
         }
@@ -287,13 +294,26 @@ impl BulkTransfer {
                             cum: self.rcv_cum,
                             sack,
                             nsack: n as u8,
+                            newest: i,
                         },
                     );
                 }
-                Ev::Ack { cum, sack, nsack } => {
+                Ev::Ack {
+                    cum,
+                    sack,
+                    nsack,
+                    newest,
+                } => {
+                    if c.sack {
+                        self.sack_recovery(t, cum, newest);
+                    }
                     if cum == self.last_cum {
                         self.dups += 1;
-                        if self.dups == 3 && cum < c.segments && self.retransmitted.insert(cum) {
+                        if !c.sack
+                            && self.dups == 3
+                            && cum < c.segments
+                            && self.retransmitted.insert(cum)
+                        {
                             self.push(t, Ev::Send { i: cum, retx: true });
                         }
                     } else {
@@ -349,6 +369,32 @@ impl BulkTransfer {
                 }
             }
         }
+    }
+
+    /// SACK-based loss detection: a hole with three SACKed segments above it is retransmitted.
+    fn sack_recovery(&mut self, t: u64, cum: u64, newest: u64) {
+        if newest >= cum {
+            self.sacked.insert(newest);
+        }
+        self.sacked = self.sacked.split_off(&cum);
+        let Some(&highest) = self.sacked.last() else {
+            return;
+        };
+        let mut h = self.next_check.max(cum);
+        while h < highest {
+            if self.sacked.contains(&h) {
+                h += 1;
+                continue;
+            }
+            if self.sacked.range(h + 1..).nth(2).is_none() {
+                break;
+            }
+            if self.retransmitted.insert(h) {
+                self.push(t, Ev::Send { i: h, retx: true });
+            }
+            h += 1;
+        }
+        self.next_check = h;
     }
 
     /// Number of segments that will be lost (and retransmitted once each).

@@ -1,9 +1,13 @@
 //! Capture reader: formats, byte orders, resolutions, and every way a file can be cut or
 //! corrupted (a clear error naming the offset, never a panic).
 
-use tcplab_trace::pcap::{linktype, CaptureErrorKind, CaptureReader, Format, PcapWriter, PcapngWriter};
+use tcplab_trace::pcap::{
+    linktype, CaptureErrorKind, CaptureReader, Format, PcapWriter, PcapngWriter,
+};
 
-fn read_all(bytes: &[u8]) -> Result<Vec<(u64, u32, Vec<u8>, u64)>, tcplab_trace::pcap::CaptureError> {
+fn read_all(
+    bytes: &[u8],
+) -> Result<Vec<(u64, u32, Vec<u8>, u64)>, tcplab_trace::pcap::CaptureError> {
     let mut r = CaptureReader::new(bytes)?;
     let mut out = Vec::new();
     while let Some(rec) = r.next_record()? {
@@ -56,18 +60,36 @@ fn to_big_endian_us(le: &[u8]) -> Vec<u8> {
 fn test_reader_pcap_ns_roundtrip_and_offsets() {
     let bytes = sample_pcap();
     let mut r = CaptureReader::new(&bytes[..]).unwrap();
-    assert_eq!(r.format(), Format::Pcap { nanos: true, big_endian: false });
+    assert_eq!(
+        r.format(),
+        Format::Pcap {
+            nanos: true,
+            big_endian: false
+        }
+    );
     let first = r.next_record().unwrap().unwrap();
-    assert_eq!((first.ts_ns, first.offset, first.data.len()), (1_000_000_001, 24, 60));
+    assert_eq!(
+        (first.ts_ns, first.offset, first.data.len()),
+        (1_000_000_001, 24, 60)
+    );
     let recs = read_all(&bytes).unwrap();
-    assert_eq!(recs.iter().map(|r| r.3).collect::<Vec<_>>(), vec![24, 24 + 76, 24 + 76 + 77]);
+    assert_eq!(
+        recs.iter().map(|r| r.3).collect::<Vec<_>>(),
+        vec![24, 24 + 76, 24 + 76 + 77]
+    );
 }
 
 #[test]
 fn test_reader_pcap_big_endian_microseconds() {
     let be = to_big_endian_us(&sample_pcap());
     let mut r = CaptureReader::new(&be[..]).unwrap();
-    assert_eq!(r.format(), Format::Pcap { nanos: false, big_endian: true });
+    assert_eq!(
+        r.format(),
+        Format::Pcap {
+            nanos: false,
+            big_endian: true
+        }
+    );
     let a = r.next_record().unwrap().unwrap();
     assert_eq!((a.ts_ns, a.linktype, a.data.len()), (1_000_000_000, 1, 60));
     assert_eq!(read_all(&be).unwrap().len(), 3);
@@ -108,7 +130,10 @@ fn test_reader_pcapng_big_endian_section() {
     be32(&mut b, 36);
     let recs = read_all(&b).unwrap();
     assert_eq!(recs.len(), 1);
-    assert_eq!((recs[0].0, recs[0].1, recs[0].2.clone()), (2_500_000_000, 101, vec![0x45, 0, 0]));
+    assert_eq!(
+        (recs[0].0, recs[0].1, recs[0].2.clone()),
+        (2_500_000_000, 101, vec![0x45, 0, 0])
+    );
 }
 
 #[test]
@@ -118,17 +143,28 @@ fn test_reader_truncated_everywhere_pcap() {
     for cut in 0..bytes.len() {
         let res = read_all(&bytes[..cut]);
         if boundaries.contains(&cut) {
-            assert!(res.is_ok(), "cut at record boundary {cut} must read cleanly");
+            assert!(
+                res.is_ok(),
+                "cut at record boundary {cut} must read cleanly"
+            );
             continue;
         }
         let e = res.expect_err(&format!("cut at {cut} must fail"));
         let msg = e.to_string();
-        assert!(msg.starts_with(&format!("at byte offset {}", e.offset)), "{msg}");
+        assert!(
+            msg.starts_with(&format!("at byte offset {}", e.offset)),
+            "{msg}"
+        );
         match e.kind {
             CaptureErrorKind::Empty => assert_eq!(cut, 0),
             CaptureErrorKind::Truncated { .. } => {
                 // The offset names the structure that is cut: file header or a record.
-                let start = boundaries.iter().rev().find(|&&b| b <= cut).copied().unwrap_or(0);
+                let start = boundaries
+                    .iter()
+                    .rev()
+                    .find(|&&b| b <= cut)
+                    .copied()
+                    .unwrap_or(0);
                 assert_eq!(e.offset, start as u64, "cut at {cut}: {msg}");
             }
             other => panic!("cut at {cut}: unexpected {other:?}"),
@@ -157,7 +193,10 @@ fn test_reader_truncated_everywhere_pcapng() {
         let start = starts.iter().rev().find(|&&b| b <= cut).copied().unwrap();
         if cut > 0 {
             assert_eq!(e.offset, start as u64, "cut at {cut}: {e}");
-            assert!(matches!(e.kind, CaptureErrorKind::Truncated { .. }), "cut at {cut}: {e}");
+            assert!(
+                matches!(e.kind, CaptureErrorKind::Truncated { .. }),
+                "cut at {cut}: {e}"
+            );
         }
     }
 }
@@ -167,8 +206,14 @@ fn test_reader_bad_magic_and_empty() {
     let e = read_all(b"GIF89a....................").unwrap_err();
     assert!(matches!(e.kind, CaptureErrorKind::BadMagic(_)));
     assert_eq!(e.offset, 0);
-    assert!(e.to_string().contains("not a pcap or pcapng capture"), "{e}");
-    assert!(matches!(read_all(b"").unwrap_err().kind, CaptureErrorKind::Empty));
+    assert!(
+        e.to_string().contains("not a pcap or pcapng capture"),
+        "{e}"
+    );
+    assert!(matches!(
+        read_all(b"").unwrap_err().kind,
+        CaptureErrorKind::Empty
+    ));
 }
 
 #[test]

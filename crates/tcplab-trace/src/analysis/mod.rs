@@ -10,11 +10,15 @@
 //! only; they are validated against the tcptrace binary by `tests/test_trace_tcptrace.py`.
 //! On top of that we check what the studies (seed experiment J4) needed:
 //!
-//! * **Window violations**: data ending beyond the highest right edge (ACK + scaled window) the
-//!   receiver had advertised before the segment. RFC 9293 §3.8.6 discourages shrinking the
-//!   window and says a sender that used an earlier, larger window is not at fault, hence the
-//!   highest edge. A one-byte probe into a zero window is allowed (RFC 9293 §3.8.6.1). Only
-//!   checked when both SYNs were seen, since window scaling is unknown otherwise.
+//! * **Window violations**: a segment carrying new data (beyond the highest sequence number sent
+//!   before) that ends beyond the right edge (ACK + scaled window) of the receiver's current
+//!   window. The current window is taken from ACKs as RFC 9293 §3.10.7.4 updates SND.WND: an ACK
+//!   older than the one that set the window does not change it (reordered ACKs). If the
+//!   receiver shrinks its window (RFC 9293 §3.8.6), data sent before is not at fault, and
+//!   retransmissions are not checked ("SHOULD retransmit normally the old unacknowledged data");
+//!   new data beyond the shrunken edge is. A one-byte probe into a zero window is allowed
+//!   (RFC 9293 §3.8.6.1). Only checked when both SYNs were seen: window scaling is unknown
+//!   otherwise.
 //! * **Invalid SACK blocks** (RFC 2018 §3-4, RFC 2883 §4 for D-SACK): right edge not above left
 //!   edge; a block starting below the cumulative ACK unless it is the first block and a D-SACK;
 //!   a block ending beyond the highest sequence number sent; a block covering bytes never sent.
@@ -225,7 +229,9 @@ struct DirState {
     sent: RangeSet,
     /// Highest ACK the peer sent for this direction's data.
     peer_ack_max: Option<i64>,
-    /// Highest right edge the peer advertised for this direction's data.
+    /// ACK of the peer's segment that last set the window (RFC 9293 SND.WL2).
+    peer_wnd_ack: Option<i64>,
+    /// Right edge of the peer's current window for this direction's data (SND.UNA + SND.WND).
     peer_right_edge: Option<i64>,
 }
 
@@ -413,6 +419,7 @@ impl Connection {
         }
 
         // Sequence space: retransmissions, out of order, unique bytes, probes.
+        let prev_snd_max = th.snd_max;
         let seq64 = th.unwrap_seq(t.seq, syn);
         th.first_seq64.get_or_insert(seq64);
         let occupies = dlen + u64::from(syn) + u64::from(fin);
@@ -445,6 +452,10 @@ impl Connection {
                     rc -= 1;
                 }
             }
+            // tcptrace lets `rc` go negative when a repeated SYN/FIN was not a retransmission
+            // in sequence space (a SYN with a new ISN), counting one byte that was never sent
+            // as unique; we do not.
+            let rc = rc.max(0);
             if !probe && rc < l {
                 th.stats.unique_bytes += (l - rc) as u64;
             }
@@ -453,18 +464,19 @@ impl Connection {
             th.snd_max = Some(th.snd_max.map_or(end64, |m| m.max(end64)));
         }
 
-        // Window violation: data beyond the highest right edge the receiver advertised.
+        // Window violation: new data beyond the right edge of the receiver's current window.
         let data_start = seq64 + i64::from(syn);
         let data_end = data_start + dlen as i64;
         let mut violation = false;
         if dlen > 0 && th.syn_seen && ot.syn_seen {
             if let Some(edge) = th.peer_right_edge {
                 th.stats.window_checked = true;
+                let new_from = prev_snd_max.map_or(data_start, |m| m.max(data_start));
                 let allowed_probe = ot.win_last == 0 && dlen <= 1;
-                if data_end > edge && !allowed_probe {
+                if data_end > edge && data_end > new_from && !allowed_probe {
                     violation = true;
                     th.stats.window_violations += 1;
-                    th.stats.window_violation_bytes += (data_end - data_start.max(edge)) as u64;
+                    th.stats.window_violation_bytes += (data_end - new_from.max(edge)) as u64;
                 }
             }
         }
@@ -566,7 +578,10 @@ impl Connection {
             // Our view of the other direction: ACK line, window edge, SACK validity.
             ot.peer_ack_max = Some(ot.peer_ack_max.map_or(ack64, |m| m.max(ack64)));
             let edge = ack64 + eff_win as i64;
-            ot.peer_right_edge = Some(ot.peer_right_edge.map_or(edge, |m| m.max(edge)));
+            if ot.peer_wnd_ack.is_none_or(|w| ack64 >= w) {
+                ot.peer_wnd_ack = Some(ack64);
+                ot.peer_right_edge = Some(edge);
+            }
             if let Some(m) = ot.peer_ack_max {
                 ot.sent.trim_below(m);
             }
@@ -706,6 +721,27 @@ impl Analyzer {
     /// Number of connections seen so far.
     pub fn connections(&self) -> usize {
         self.conns.len()
+    }
+
+    /// Sequence ranges held in memory over all connections (sent-segment records and sent-byte
+    /// ranges): what the analyzer's memory grows with.
+    pub fn debug_dump(&self) {
+        eprintln!("{:?}", &self.conns[0].dirs[0].ss);
+    }
+    pub fn debug_ranges(&self) -> Vec<(usize, usize)> {
+        self.conns
+            .iter()
+            .flat_map(|c| c.dirs.iter())
+            .map(|d| (d.ss.len(), d.sent.len()))
+            .collect()
+    }
+
+    pub fn tracked_ranges(&self) -> usize {
+        self.conns
+            .iter()
+            .flat_map(|c| c.dirs.iter())
+            .map(|d| d.ss.len() + d.sent.len())
+            .sum()
     }
 
     /// Feeds one capture record: decodes it and, if it is TCP, analyses it.

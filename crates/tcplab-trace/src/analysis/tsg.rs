@@ -38,7 +38,7 @@ impl Dir {
 pub enum SegKind {
     Data = 0,
     Retransmission = 1,
-    /// Ends beyond the highest right edge (ACK + window) the receiver had advertised.
+    /// New data ending beyond the right edge (ACK + window) of the receiver's current window.
     WindowViolation = 2,
     ZeroWindowProbe = 3,
     /// Filled a hole below data already seen (typical at a receiver-side capture point).

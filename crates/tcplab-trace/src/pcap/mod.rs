@@ -96,7 +96,7 @@ impl std::fmt::Display for CaptureError {
                 available,
             } => write!(
                 f,
-                "truncated {what}: needs {needed} bytes but the file ends after {available}"
+                "truncated {what}: it needs {needed} bytes but only {available} remain in the file"
             ),
             CaptureErrorKind::Corrupt(s) => write!(f, "corrupt capture: {s}"),
             CaptureErrorKind::Unsupported(s) => write!(f, "unsupported: {s}"),

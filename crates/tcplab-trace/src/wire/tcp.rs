@@ -212,7 +212,8 @@ impl<'a> Iterator for TcpOptionIter<'a> {
 }
 
 /// The options of one segment, in parsed form (fixed size: no allocation per packet).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Equality ignores the unused SACK slots.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct TcpOptions {
     pub mss: Option<u16>,
     pub window_scale: Option<u8>,
@@ -226,15 +227,29 @@ pub struct TcpOptions {
     pub malformed: bool,
 }
 
+impl PartialEq for TcpOptions {
+    fn eq(&self, o: &Self) -> bool {
+        self.mss == o.mss
+            && self.window_scale == o.window_scale
+            && self.sack_permitted == o.sack_permitted
+            && self.timestamp == o.timestamp
+            && self.sack_blocks() == o.sack_blocks()
+            && self.malformed == o.malformed
+    }
+}
+
+impl Eq for TcpOptions {}
+
 impl TcpOptions {
     /// The SACK blocks (left, right) in the order they appear.
     pub fn sack_blocks(&self) -> &[(u32, u32)] {
-        &self.sack[..usize::from(self.sack_count)]
+        &self.sack[..usize::from(self.sack_count).min(MAX_SACK_BLOCKS)]
     }
 
     /// Sets the SACK blocks; at most [`MAX_SACK_BLOCKS`] are kept.
     pub fn set_sack_blocks(&mut self, blocks: &[(u32, u32)]) {
         let n = blocks.len().min(MAX_SACK_BLOCKS);
+        self.sack = [(0, 0); MAX_SACK_BLOCKS];
         self.sack[..n].copy_from_slice(&blocks[..n]);
         self.sack_count = n as u8;
     }
