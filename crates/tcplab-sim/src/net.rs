@@ -121,6 +121,9 @@ pub struct Channel {
     pub from: u16,
     pub to: u16,
     pub rate_bps: u64,
+    /// Serialisation time per byte in picoseconds when it is a whole number (most rates), to
+    /// avoid a 128-bit division per packet.
+    ps_per_byte: Option<u64>,
     pub delay_ns: Nanos,
     pub mtu: u32,
     pub monitor: bool,
@@ -167,6 +170,7 @@ impl Channel {
             from,
             to,
             rate_bps: rate,
+            ps_per_byte: (8_000_000_000_000u64 % rate == 0).then(|| 8_000_000_000_000u64 / rate),
             delay_ns: cfg.delay_ns,
             mtu,
             monitor,
@@ -217,6 +221,9 @@ impl Channel {
     /// How many more packets the queue accepts now (`u32::MAX` when unlimited in packets).
     pub fn room(&mut self, now: Nanos) -> u32 {
         match self.limit_pkts {
+            // `backlog.len() − 1` bounds the waiting packets from above, so this is exact enough
+            // while far from full; only a nearly full queue needs the finished entries dropped.
+            Some(l) if (self.backlog.len() as u32) < l / 2 => l - self.backlog.len() as u32,
             Some(l) => l.saturating_sub(self.queue_pkts(now)),
             None => u32::MAX,
         }
@@ -254,7 +261,10 @@ impl Channel {
         }
         let now_ps = now.saturating_mul(1000);
         let start = self.busy_until_ps.max(now_ps);
-        let tx = tx_time_ps(pkt.wire_len, self.rate_bps);
+        let tx = match self.ps_per_byte {
+            Some(k) => pkt.wire_len as u64 * k,
+            None => tx_time_ps(pkt.wire_len, self.rate_bps),
+        };
         let finish = start + tx;
         self.busy_until_ps = finish;
         self.backlog.push_back((finish, pkt.wire_len));

@@ -94,6 +94,10 @@ fn test_window_limited_throughput_is_window_over_rtt() {
     // and of an ACK on the way back.
     let rtt = 0.100 + 1500.0 * 8.0 / 100e6 + 2.0 * 1500.0 * 8.0 / 1e9 + 3.0 * 52.0 * 8.0 / 1e9;
     let expect = rcvbuf as f64 * 8.0 / rtt;
+    eprintln!(
+        "window-limited: {got:.0} bit/s, window/RTT {expect:.0} ({:+.3}%)",
+        (got / expect - 1.0) * 100.0
+    );
     assert!(
         (got - expect).abs() / expect < 0.02,
         "got {got} expected {expect}"
@@ -108,6 +112,10 @@ fn test_window_limited_throughput_is_window_over_rtt() {
     let r = d.run();
     let got = mean_goodput(&r, 0, 10 * SEC, 30 * SEC);
     let payload_rate = 10e6 * 1448.0 / 1500.0;
+    eprintln!(
+        "link-limited: {got:.0} bit/s, payload rate {payload_rate:.0} ({:+.3}%)",
+        (got / payload_rate - 1.0) * 100.0
+    );
     assert!(
         (got - payload_rate).abs() / payload_rate < 0.02,
         "got {got} expected {payload_rate}"
@@ -142,6 +150,7 @@ fn test_slow_start_growth_per_rtt() {
         let w3 = cwnd_at(&r, 4 * 200 * MS + 10 * MS) as f64;
         let w6 = cwnd_at(&r, 7 * 200 * MS + 10 * MS) as f64;
         let per_rtt = (w6 / w3).powf(1.0 / 3.0);
+        eprintln!("slow start, delayed ACKs {delack}: ×{per_rtt:.3} per RTT (RFC 5681 without ABC: ×{factor})");
         assert!(
             (per_rtt - factor).abs() < 0.12,
             "delack {delack}: growth {per_rtt} per RTT, want {factor}"
@@ -190,6 +199,7 @@ fn test_two_identical_flows_are_fair() {
     let a = r.flows[0].bytes_delivered as f64;
     let b = r.flows[1].bytes_delivered as f64;
     let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
+    eprintln!("two CUBIC flows, 100 s: Jain {jain:.4}");
     assert!(jain >= 0.95, "Jain {jain} ({a} vs {b})");
 }
 
@@ -222,6 +232,11 @@ fn test_rto_backoff_during_blackout_and_recovery() {
     let d = d.tcp("bo", "reno", 0, json!({}));
     let r = d.run();
     let f = &r.flows[0];
+    eprintln!(
+        "blackout 5–25 s: {} timeouts, goodput after {:.0} bit/s",
+        f.timeouts,
+        mean_goodput(&r, 0, 45 * SEC, 60 * SEC)
+    );
     assert!((4..=6).contains(&f.timeouts), "timeouts {}", f.timeouts);
     assert_eq!(mean_goodput(&r, 0, 7 * SEC, 25 * SEC), 0.0);
     let after = mean_goodput(&r, 0, 45 * SEC, 60 * SEC);
@@ -245,6 +260,10 @@ fn test_udp_cbr_at_exact_rate_when_uncongested() {
     );
     assert_eq!(f.udp_received, f.udp_sent);
     let g = mean_goodput(&r, 0, 2 * SEC, 10 * SEC);
+    eprintln!(
+        "UDP CBR 10 Mbit/s: sent {}, received {}, goodput {g:.0} bit/s",
+        f.udp_sent, f.udp_received
+    );
     assert!((g - 10e6).abs() / 10e6 < 0.002, "goodput {g}");
 }
 
@@ -256,6 +275,7 @@ fn test_reverse_path_congestion_slows_the_measured_flow() {
     let both = base.tcp_reverse("rev", "reno", 0, linux_like());
     let r = both.run();
     let with_rev = mean_goodput(&r, 0, 10 * SEC, 60 * SEC);
+    eprintln!("reverse-path congestion: alone {alone:.0}, with reverse flow {with_rev:.0} bit/s");
     assert!(
         with_rev < 0.97 * alone,
         "alone {alone}, with reverse traffic {with_rev}"
@@ -400,6 +420,7 @@ fn test_prr_and_sack_recovery_beat_newreno_under_loss() {
         mean_goodput(&r, 0, 10 * SEC, 120 * SEC)
     };
     let (nr, sack, prr) = (goodput("newreno"), goodput("sack"), goodput("prr"));
+    eprintln!("0.5% loss, 80 ms: NewReno {nr:.0}, RFC 6675 {sack:.0}, PRR {prr:.0} bit/s");
     // Multiple losses in one window cost NewReno one RTT each (RFC 6582 §1) and often a timeout;
     // SACK-based recovery repairs them in one RTT.
     assert!(
@@ -426,6 +447,10 @@ fn test_receive_capacity_caps_goodput_and_makes_dupacks_on_clean_path() {
     );
     let r = d.run();
     let g = mean_goodput(&r, 0, 10 * SEC, 30 * SEC);
+    eprintln!(
+        "receive capacity 200 Mbit/s on a clean 1 Gbit/s path: goodput {g:.0}, dupacks {}",
+        r.flows[0].dupacks
+    );
     assert!(g < 200e6 && g > 0.6 * 200e6, "goodput {g}");
     let bott = r
         .links
