@@ -59,6 +59,7 @@ pub struct FlowTotals {
     pub dsack_blocks: u64,
     pub invalid_sack_blocks: u64,
     pub sent_beyond_rwnd: u64,
+    pub tlp_probes: u64,
     pub zero_window_probes: u64,
     pub syn_retransmits: u64,
     pub completion_ns: Option<u64>,
@@ -433,7 +434,10 @@ impl Simulation {
 
     /// The sending host of each flow (node id), in flow order.
     pub fn flow_sources(&self) -> Vec<u16> {
-        self.flows.iter().map(|f| self.ep_node[f.sender as usize]).collect()
+        self.flows
+            .iter()
+            .map(|f| self.ep_node[f.sender as usize])
+            .collect()
     }
 
     /// Close the tap, if any (see [`PacketTap::close`]).
@@ -600,6 +604,7 @@ impl Simulation {
                 dsack_blocks: 0,
                 invalid_sack_blocks: 0,
                 sent_beyond_rwnd: 0,
+                tlp_probes: 0,
                 zero_window_probes: 0,
                 syn_retransmits: 0,
                 completion_ns: None,
@@ -623,6 +628,7 @@ impl Simulation {
                     t.dsack_blocks = st.dsack_blocks;
                     t.invalid_sack_blocks = st.invalid_sack_blocks;
                     t.sent_beyond_rwnd = st.sent_beyond_rwnd;
+                    t.tlp_probes = st.tlp_probes;
                     t.zero_window_probes = st.zero_window_probes;
                     t.syn_retransmits = st.syn_retransmits;
                     t.established = s.established();

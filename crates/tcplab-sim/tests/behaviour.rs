@@ -530,3 +530,46 @@ fn test_quirk_invalid_sack_blocks() {
     assert_eq!(run(0.0), 0);
     assert!(run(0.2) > 0);
 }
+
+#[test]
+fn test_rack_tlp_repairs_tail_loss_without_timeout() {
+    // A 100-segment transfer whose last data packet is lost (packet 102 on the bottleneck: SYN,
+    // ACK, then segments 0..=99). Without RACK-TLP only the RTO (1 s) repairs it; with it, the
+    // probe after ≈ 2·SRTT does (RFC 8985 §7).
+    let run = |rack: bool| {
+        let mut d = Dumbbell::new(10_000_000, 50 * MS, 200, 5 * SEC);
+        d.fwd_loss = json!({"model": "list", "packets": [101]});
+        let d = d
+            .tcp("t", "reno", 0, json!({"rack": rack, "initial_window": 10}))
+            .flow_field(0, "bytes", json!(100 * 1448));
+        let r = d.run();
+        (
+            r.flows[0].completion_ns.unwrap(),
+            r.flows[0].timeouts,
+            r.flows[0].tlp_probes,
+        )
+    };
+    let (t_plain, to_plain, _) = run(false);
+    let (t_rack, to_rack, probes) = run(true);
+    eprintln!("tail loss: completion {t_plain} ns without RACK-TLP ({to_plain} RTO), {t_rack} ns with ({probes} probe)");
+    assert_eq!(to_plain, 1);
+    assert_eq!(to_rack, 0);
+    assert!(probes >= 1);
+    assert!(t_rack + 500 * MS < t_plain);
+}
+
+#[test]
+fn test_rack_reduces_timeouts_under_heavy_loss() {
+    let run = |rack: bool| {
+        let mut d = Dumbbell::new(20_000_000, 60 * MS, 100, 120 * SEC);
+        d.fwd_loss = json!({"model": "bernoulli", "p": 0.03});
+        let r = d
+            .tcp("t", "cubic", 0, json!({"rack": rack, "recovery": "prr"}))
+            .run();
+        (r.flows[0].timeouts, mean_goodput(&r, 0, 0, 120 * SEC))
+    };
+    let (to_plain, g_plain) = run(false);
+    let (to_rack, g_rack) = run(true);
+    eprintln!("3% loss: {to_plain} RTOs / {g_plain:.0} bit/s without RACK-TLP, {to_rack} / {g_rack:.0} with");
+    assert!(to_rack < to_plain, "{to_rack} vs {to_plain}");
+}

@@ -58,6 +58,8 @@ pub struct AckResult {
     /// Transmission time of the newest record acked or SACKed by this ACK that was never
     /// retransmitted (Karn's rule), for RTT samples without timestamps.
     pub rtt_xmit: Option<Nanos>,
+    /// End offset of that record (RACK orders transmissions by (time, end), RFC 8985 §6.1).
+    pub rtt_end: u64,
     /// Some acked record had been retransmitted.
     pub acked_retransmitted: bool,
     /// New SACK information arrived (RFC 6675 duplicate-ACK definition).
@@ -82,6 +84,22 @@ pub struct Scoreboard {
     /// Every LOST, not RETRANS, not SACKED record starts at or above this offset.
     retx_hint: u64,
     pub rate: RateSampler,
+    /// RACK (RFC 8985): first transmissions below this offset were examined and found lost or
+    /// delivered; first transmissions are sent in sequence order, so their send times increase
+    /// with the offset and the lost ones form a prefix (amortised O(1) per ACK).
+    rack_scan: u64,
+    /// Outstanding retransmissions in the order sent: (offset, send time). Entries whose record
+    /// was acknowledged, SACKed or sent again are skipped when met.
+    retx_order: VecDeque<(u64, Nanos)>,
+}
+
+/// Outcome of a RACK loss-detection pass.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RackOutcome {
+    pub newly_lost: u64,
+    /// When the next segment would be deemed lost if nothing is delivered meanwhile (the RACK
+    /// reordering timer, RFC 8985 §6.2 step 5).
+    pub timeout: Option<Nanos>,
 }
 
 impl Scoreboard {
@@ -99,6 +117,8 @@ impl Scoreboard {
             lost_scan: 0,
             retx_hint: u64::MAX,
             rate: RateSampler::default(),
+            rack_scan: 0,
+            retx_order: VecDeque::with_capacity(64),
         }
     }
 
@@ -185,6 +205,7 @@ impl Scoreboard {
                 res.acked_retransmitted = true;
             } else if s.flags & SACKED == 0 {
                 res.rtt_xmit = Some(s.xmit);
+                res.rtt_end = s.end();
             }
         }
         self.lost_scan = self.lost_scan.max(ack);
@@ -229,8 +250,13 @@ impl Scoreboard {
                 self.sacked_bytes += len;
                 res.bytes_sacked += len;
                 res.new_sack_info = true;
-                if s.flags & EVER_RETRANS == 0 {
-                    res.rtt_xmit = Some(res.rtt_xmit.map_or(s.xmit, |t| t.max(s.xmit)));
+                if s.flags & EVER_RETRANS == 0
+                    && res
+                        .rtt_xmit
+                        .is_none_or(|t| (s.xmit, s.end()) > (t, res.rtt_end))
+                {
+                    res.rtt_xmit = Some(s.xmit);
+                    res.rtt_end = s.end();
                 }
                 self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
                 self.high_sacked = self.high_sacked.max(s.end());
@@ -342,6 +368,7 @@ impl Scoreboard {
         self.high_sacked = 0;
         self.lost_scan = self.segs.front().map_or(0, |s| s.start);
         self.retx_hint = self.lost_scan;
+        self.retx_order.clear();
     }
 
     /// RFC 6675 `NextSeg()` rule 1: the first lost record not yet retransmitted. Returns its index.
@@ -381,7 +408,94 @@ impl Scoreboard {
         s.xmit = now;
         s.snap = snap;
         self.retrans_bytes += s.len as u64;
-        (s.start, s.len)
+        let out = (s.start, s.len);
+        self.retx_order.push_back((out.0, now));
+        out
+    }
+
+    /// Tail loss probe without new data (RFC 8985 §7.3): resend the last segment. It stays
+    /// counted once in pipe; Karn's rule applies to it from now on.
+    pub fn on_probe_retransmit(&mut self, now: Nanos) -> Option<(u64, u32)> {
+        let s = self.segs.back_mut()?;
+        if s.flags & SACKED != 0 {
+            return None;
+        }
+        s.flags |= EVER_RETRANS;
+        s.xmit = now;
+        Some((s.start, s.len))
+    }
+
+    /// RACK loss detection (RFC 8985 §6.2): an un-SACKed segment sent no later than the most
+    /// recently sent delivered segment (`rack_xmit`) is lost once `rack_rtt + reo_wnd` have
+    /// passed since it was sent. Lost retransmissions are detected the same way and become
+    /// eligible for another retransmission.
+    /// `rack` is (send time, end offset) of the most recently sent delivered segment.
+    pub fn rack_detect(
+        &mut self,
+        now: Nanos,
+        rack: (Nanos, u64),
+        rack_rtt: Nanos,
+        reo_wnd: Nanos,
+    ) -> RackOutcome {
+        let mut out = RackOutcome::default();
+        let wait = rack_rtt + reo_wnd;
+        // RFC 8985 §6.2 RACK_sent_after: compare send times, then end sequence numbers.
+        let mut consider = |xmit: Nanos, end: u64, out: &mut RackOutcome| -> bool {
+            if (xmit, end) >= rack {
+                return false;
+            }
+            let deadline = xmit + wait;
+            if deadline <= now {
+                true
+            } else {
+                out.timeout = Some(out.timeout.map_or(deadline, |t: Nanos| t.min(deadline)));
+                false
+            }
+        };
+        // First transmissions, in sequence (= send) order.
+        self.rack_scan = self.rack_scan.max(self.segs.front().map_or(0, |s| s.start));
+        let mut i = self.index_of(self.rack_scan);
+        while i < self.segs.len() {
+            let s = self.segs[i];
+            if s.flags & EVER_RETRANS == 0 && s.flags & SACKED == 0 {
+                if !consider(s.xmit, s.end(), &mut out) {
+                    break;
+                }
+                if s.flags & LOST == 0 {
+                    self.segs[i].flags |= LOST;
+                    self.lost_bytes += s.len as u64;
+                    out.newly_lost += s.len as u64;
+                    self.retx_hint = self.retx_hint.min(s.start);
+                }
+            }
+            self.rack_scan = s.end();
+            i += 1;
+        }
+        // Outstanding retransmissions, in the order they were sent.
+        while let Some(&(start, xmit)) = self.retx_order.front() {
+            let live = self.segs.front().is_some_and(|f| start >= f.start) && {
+                let j = self.index_of(start);
+                j < self.segs.len()
+                    && self.segs[j].start == start
+                    && self.segs[j].xmit == xmit
+                    && self.segs[j].flags & (RETRANS | SACKED) == RETRANS
+            };
+            if !live {
+                self.retx_order.pop_front();
+                continue;
+            }
+            let j = self.index_of(start);
+            if !consider(xmit, self.segs[j].end(), &mut out) {
+                break;
+            }
+            // The retransmission is lost too: it leaves pipe and may be sent again.
+            self.segs[j].flags &= !RETRANS;
+            self.retrans_bytes -= self.segs[j].len as u64;
+            out.newly_lost += self.segs[j].len as u64;
+            self.retx_hint = self.retx_hint.min(start);
+            self.retx_order.pop_front();
+        }
+        out
     }
 
     /// Iterate over records (for tests and invariant checks).
@@ -486,6 +600,37 @@ mod tests {
         b.on_sack_block(6000, 7000, 0, &mut r);
         assert_eq!(b.mark_lost_by_sack(), 0);
         assert_eq!(b.mark_lost_fack(), 4000);
+        b.check_invariants();
+    }
+
+    #[test]
+    fn test_rack_marks_by_time_and_detects_lost_retransmission() {
+        // Segments 0..10 sent at 0..10 ms; segment 9 (sent at 9 ms) is SACKed at 60 ms.
+        let ms = 1_000_000;
+        let mut b = Scoreboard::new(3);
+        for i in 0..10u64 {
+            b.on_send_new(i * 1000, 1000, i * ms);
+        }
+        let mut r = AckResult::default();
+        b.on_sack_block(9000, 10_000, 60 * ms, &mut r);
+        // RACK.rtt = 51 ms, reo_wnd 5 ms: segment k is lost at k + 56 ms.
+        let o = b.rack_detect(60 * ms, (9 * ms, 10_000), 51 * ms, 5 * ms);
+        assert_eq!(o.newly_lost, 5000); // segments 0..=4 (deadline ≤ 60 ms)
+        assert_eq!(o.timeout, Some(61 * ms)); // segment 5 at 5 + 56 ms
+        b.check_invariants();
+        // Retransmit segment 0 at 61 ms; a later new segment sent at 70 ms is SACKed at 125 ms,
+        // while the retransmission never arrives: it is lost at 61 + 56 = 117 ms ≤ 125 ms.
+        let i = b.next_lost().unwrap();
+        b.on_retransmit(i, 61 * ms);
+        b.on_send_new(10_000, 1000, 70 * ms);
+        b.on_sack_block(10_000, 11_000, 125 * ms, &mut r);
+        let o = b.rack_detect(125 * ms, (70 * ms, 11_000), 55 * ms, ms);
+        assert!(o.newly_lost >= 1000);
+        assert_eq!(
+            b.next_lost(),
+            Some(0),
+            "the lost retransmission is eligible again"
+        );
         b.check_invariants();
     }
 

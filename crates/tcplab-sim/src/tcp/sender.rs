@@ -37,6 +37,8 @@ pub struct SenderStats {
     pub sack_blocks: u64,
     /// D-SACK blocks received (RFC 2883).
     pub dsack_blocks: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub tlp_probes: u64,
     /// SACK blocks ignored because they cannot be valid (beyond snd_nxt, inverted, ...).
     pub invalid_sack_blocks: u64,
     /// Segments sent (partly) beyond the receiver's advertised window (only with the quirk).
@@ -107,6 +109,14 @@ pub struct TcpSender {
     rec: Recovery,
     /// Last recovery point ("recover", RFC 6582 §3.2), guarding NewReno re-entry.
     recover: Option<u64>,
+    /// RACK-TLP (RFC 8985): send time and RTT of the most recently sent delivered segment,
+    /// the reordering timer and the probe timeout.
+    rack_xmit: Nanos,
+    rack_end: u64,
+    rack_rtt: Nanos,
+    rack_deadline: Option<Nanos>,
+    tlp_deadline: Option<Nanos>,
+    tlp_out: bool,
     /// After an RTO, until this offset is acknowledged (Linux "Loss" state; RFC 6582 recover).
     loss_point: Option<u64>,
     pub sb: Scoreboard,
@@ -153,6 +163,12 @@ impl TcpSender {
             dupacks: 0,
             rec: Recovery::new(Mode::select(cfg.recovery, false), 0, dupthresh),
             recover: None,
+            rack_xmit: 0,
+            rack_end: 0,
+            rack_rtt: 0,
+            rack_deadline: None,
+            tlp_deadline: None,
+            tlp_out: false,
             loss_point: None,
             sb: Scoreboard::new(dupthresh),
             rtt,
@@ -240,6 +256,8 @@ impl TcpSender {
             _ => {
                 min(self.rto_deadline);
                 min(self.persist_deadline);
+                min(self.rack_deadline);
+                min(self.tlp_deadline);
                 min(self.nic_wake);
                 if self.state == State::Established && self.app_end.is_none() {
                     min(self.spec.stop);
@@ -285,6 +303,17 @@ impl TcpSender {
         if self.persist_deadline.is_some_and(|t| now >= t) {
             self.persist_deadline = None;
             self.send_window_probe(cx);
+        }
+        if self.rack_deadline.is_some_and(|t| now >= t) {
+            self.rack_deadline = None;
+            let lost = self.rack_detect(now);
+            if lost > 0 && !self.rec.active && self.loss_point.is_none() {
+                self.enter_recovery(now, lost, 0);
+            }
+        }
+        if self.tlp_deadline.is_some_and(|t| now >= t) {
+            self.tlp_deadline = None;
+            self.send_tail_probe(cx);
         }
         if self.state == State::Established {
             self.try_send(cx);
@@ -743,6 +772,22 @@ impl TcpSender {
             0
         };
 
+        // RACK (RFC 8985 §6.2): remember the newest delivered transmission, then time-based loss.
+        let mut lost_new = lost_new;
+        if self.cfg.rack && use_sack {
+            if let Some(x) = res.rtt_xmit {
+                if (x, res.rtt_end) > (self.rack_xmit, self.rack_end) {
+                    self.rack_xmit = x;
+                    self.rack_end = res.rtt_end;
+                    self.rack_rtt = now.saturating_sub(x);
+                }
+            }
+            lost_new += self.rack_detect(now);
+        }
+        if advanced {
+            self.tlp_out = false;
+        }
+
         // Leave recovery states whose point is now acknowledged.
         if self.rec.active && self.snd_una >= self.rec.point {
             self.exit_recovery();
@@ -813,9 +858,67 @@ impl TcpSender {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
         }
+        self.arm_tlp(now);
         if self.fin_acked {
             self.state = State::Done;
             self.rto_deadline = None;
+        }
+    }
+
+    /// Run RACK loss detection now; arms the reordering timer. Returns bytes newly marked lost.
+    fn rack_detect(&mut self, now: Nanos) -> u64 {
+        if self.rack_xmit == 0 && self.rack_rtt == 0 {
+            return 0;
+        }
+        // reo_wnd = min_RTT/4, at most SRTT (RFC 8985 §6.2; the D-SACK-driven adaptation of
+        // the multiplier is not modelled).
+        let reo = (self.rtt.min_rtt / 4).min(self.rtt.srtt);
+        let o = self
+            .sb
+            .rack_detect(now, (self.rack_xmit, self.rack_end), self.rack_rtt, reo);
+        self.rack_deadline = o.timeout;
+        o.newly_lost
+    }
+
+    /// Arm the probe timeout (RFC 8985 §7.2): 2·SRTT, plus the worst-case delayed-ACK time when
+    /// one segment is in flight, never beyond the RTO.
+    fn arm_tlp(&mut self, now: Nanos) {
+        if !self.cfg.rack || !self.sack_on || self.rec.active || self.tlp_out || self.sb.is_empty()
+        {
+            self.tlp_deadline = None;
+            return;
+        }
+        if !self.rtt.has_sample() {
+            return;
+        }
+        let mut pto = 2 * self.rtt.srtt;
+        if self.sb.len() == 1 {
+            pto += 200_000_000;
+        }
+        let pto = pto.min(self.rtt.rto());
+        self.tlp_deadline = Some(now + pto.max(1));
+    }
+
+    /// The probe (RFC 8985 §7.3): one new segment if the receiver's window allows, else the last
+    /// segment again; either way an ACK with SACK information follows if anything arrives.
+    fn send_tail_probe(&mut self, cx: &mut Cx) {
+        if self.rec.active || self.sb.is_empty() || self.state != State::Established {
+            return;
+        }
+        self.tlp_out = true;
+        self.stats.tlp_probes += 1;
+        let app_room = self
+            .app_end
+            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
+        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
+        let len = (self.smss as u64).min(app_room).min(rwnd_room);
+        if len == self.smss as u64 || (len > 0 && len == app_room) {
+            let off = self.snd_nxt;
+            self.sb.on_send_new(off, len as u32, cx.now);
+            self.snd_nxt += len;
+            self.send_segment(cx, off, len as u32, false);
+        } else if let Some((start, len)) = self.sb.on_probe_retransmit(cx.now) {
+            self.send_segment(cx, start, len, true);
         }
     }
 
