@@ -95,3 +95,14 @@ pub fn tcp_options_len(ts: bool, n_sack: u8) -> u32 {
     }
     len
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_packet_stays_compact() {
+        // Packets are copied through link FIFOs; keep them small.
+        assert!(std::mem::size_of::<Packet>() <= 96, "{}", std::mem::size_of::<Packet>());
+    }
+}
