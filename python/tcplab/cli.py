@@ -3,8 +3,10 @@
     tcplab run SCENARIO [--out DIR] [--trials N] [--seed S] [--set F=V ...] [--engine sim|kernel]
                         [--jobs N] [--quiet] [--progress]
     tcplab validate SCENARIO [--set F=V ...]
-    tcplab list ccas|knobs
+    tcplab list ccas|knobs|stacks
+    tcplab show stack NAME
     tcplab bench [--json] [--only s1,s2,s3]
+    tcplab reproduce STUDY|all|list [--out DIR] [--quick] [--only IDS] [--jobs N]
 
 Exit status: 0 success; 2 bad input (scenario, value, override, output directory, or a config the
 engine rejects) with the message on stderr and no traceback; 1 the engine is not available.
@@ -61,8 +63,18 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("scenario", metavar="SCENARIO")
     v.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
 
+    _add_reproduce_parser(sub)
+
+    from .trace import add_subcommand as add_trace
+
+    add_trace(sub)
+
     ls = sub.add_parser("list", help="list what the engine provides")
-    ls.add_argument("what", choices=("ccas", "knobs"))
+    ls.add_argument("what", choices=("ccas", "knobs", "stacks"))
+
+    sh = sub.add_parser("show", help="show one item in full (an OS stack personality)")
+    sh.add_argument("what", choices=("stack",))
+    sh.add_argument("name", metavar="NAME", help="a stack name (see `tcplab list stacks`)")
 
     b = sub.add_parser("bench", help="run the fixed benchmark scenarios s1, s2, s3")
     b.add_argument("--json", action="store_true", help="print a JSON list")
@@ -79,8 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(args)
         if args.command == "list":
             return _list(args)
+        if args.command == "show":
+            return _show(args)
         if args.command == "bench":
             return _bench(args)
+        if args.command == "trace":
+            from .trace import main_trace
+
+            return main_trace(args)
+        if args.command == "reproduce":
+            return _reproduce(args)
     except UserError as e:
         print(f"tcplab: error: {e}", file=sys.stderr)
         return 2
@@ -106,6 +126,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UserError("--jobs must be at least 1")
+    if _is_sweep(args.scenario):
+        return _run_sweep(args)
     sc = scenario_mod.load(
         args.scenario,
         overrides=args.overrides,
@@ -128,16 +150,101 @@ def _run(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from . import scenario as scenario_mod
 
+    if _is_sweep(args.scenario):
+        return _validate_sweep(args)
     sc = scenario_mod.load(args.scenario, overrides=args.overrides)
     print(f"ok: {sc.file}")
     print(sc.topology_text())
     return 0
 
 
+# Sweeps (tcplab.sweep) and `tcplab reproduce` (tcplab.reproduce) --------------------------------
+
+
+def _is_sweep(path: str) -> bool:
+    from . import sweep
+
+    return sweep.has_sweep(path)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    """``tcplab run`` on a scenario with a [sweep]: one row per point, ``sweep.csv`` and
+    ``points/<label>/`` in the output directory."""
+    from . import results, runner, sweep
+
+    if args.pcap:
+        raise UserError("--pcap is not supported for a sweep; set capture = [...] in the file")
+    loaded = sweep.load_points(
+        args.scenario,
+        overrides=args.overrides,
+        trials=args.trials,
+        seed=args.seed,
+        engine=args.engine,
+    )
+    name = loaded[0][1].name
+    out = args.out if args.out is not None else results.default_out(name)
+    total = sum(sc.trials for _, sc in loaded)
+    bar = None
+    if not args.quiet and (args.progress or sys.stderr.isatty()) and total > 1:
+        bar = runner.ProgressBar(total)
+    res = sweep.run_sweep(loaded, file=args.scenario, out=out, jobs=args.jobs, progress=bar)
+    if args.quiet:
+        print(res.out)
+    else:
+        print(sweep.format_table(res))
+        print(f"results: {res.out} (sweep.csv, points/<label>/)")
+    return 0
+
+
+def _validate_sweep(args: argparse.Namespace) -> int:
+    from . import sweep
+
+    loaded = sweep.load_points(args.scenario, overrides=args.overrides)
+    print(f"ok: {args.scenario}: sweep of {len(loaded)} point(s)")
+    for p, sc in loaded:
+        print(f"point {p.label}:")
+        print("  " + sc.topology_text().replace("\n", "\n  "))
+    return 0
+
+
+def _add_reproduce_parser(sub: Any) -> None:
+    rp = sub.add_parser(
+        "reproduce",
+        help="reproduce a published study (scenarios/studies/<study>) and write its report",
+    )
+    rp.add_argument(
+        "study",
+        metavar="STUDY",
+        help="a study (jansen2005, iwanaga2010, kumazoe2007, zhou2012, slac2003), 'all' or 'list'",
+    )
+    rp.add_argument("--out", metavar="DIR", help="report directory (default runs/reproduce-<time>)")
+    rp.add_argument(
+        "--quick", action="store_true", help="fewer trials and shorter runs (minutes, for CI)"
+    )
+    rp.add_argument("--only", metavar="IDS", help="comma-separated experiment IDs, e.g. J1,J3")
+    rp.add_argument("--jobs", type=int, metavar="N", help="parallel trials (default: CPU count)")
+    rp.add_argument("--studies-dir", metavar="DIR", help="where the study scenarios are")
+    rp.add_argument("--quiet", action="store_true", help="print only where the report went")
+    rp.add_argument(
+        "--progress", action="store_true", help="show a progress bar even if stderr is not a TTY"
+    )
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import cli_main
+
+    return cli_main(args)
+
+
 def _list(args: argparse.Namespace) -> int:
     from .catalog import default_catalog
 
     cat = default_catalog()
+    if args.what == "stacks":
+        from . import stacks
+
+        print(stacks.format_list(cat))
+        return 0
     if args.what == "ccas":
         for c in cat.ccas.values():
             src = f" [{c.source}]" if c.source else ""
@@ -152,6 +259,17 @@ def _list(args: argparse.Namespace) -> int:
         for k in cat.knobs.values():
             extra = f" {{{'|'.join(k.choices)}}}" if k.choices else ""
             print(f"{k.name} ({k.kind}{extra}, default {k.show_default()}): {_oneline(k.doc)}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    """``tcplab show stack NAME``: every knob with its value, difference from the default and
+    source (python/tcplab/stacks)."""
+    from . import stacks
+    from .catalog import default_catalog
+
+    cat = default_catalog()
+    print(stacks.format_show(stacks.get(args.name, cat), cat))
     return 0
 
 

@@ -330,7 +330,7 @@ def write_outputs(
             g.mkdir()
             labels = _labels([r["file"] for r in reports])
             chosen = [_graphed(r, conns, max_graphed) for r in reports]
-            for r, label, idx in zip(reports, labels, chosen):
+            for r, label, idx in zip(reports, labels, chosen, strict=True):
                 prefix = "" if len(reports) == 1 else f"{label}_"
                 for c in r["connections"]:
                     if c["index"] in idx:
@@ -340,7 +340,7 @@ def write_outputs(
                 for i in common:
                     pairs = [
                         (label, next(c for c in r["connections"] if c["index"] == i))
-                        for r, label in zip(reports, labels)
+                        for r, label in zip(reports, labels, strict=True)
                     ]
                     trace_plots.compare_graphs(pairs, g, formats, i)
 
@@ -460,9 +460,11 @@ def _main(args: argparse.Namespace) -> int:
                 print(format_table(r))
             print(f"results: {out}")
     if args.json:
-        body = _strip_series(reports[0]) if len(reports) == 1 else {
-            "captures": [_strip_series(r) for r in reports]
-        }
+        body = (
+            _strip_series(reports[0])
+            if len(reports) == 1
+            else {"captures": [_strip_series(r) for r in reports]}
+        )
         print(json.dumps(body, indent=1, allow_nan=False))
     elif not args.out:
         print("\n\n".join(format_table(r) for r in reports))

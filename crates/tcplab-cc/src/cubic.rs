@@ -49,7 +49,38 @@
 //! (Linux's `bic_scale` 41 gives 410/1024 ≈ 0.4004); the old (≤ 3.x) `delayed_ack` ratio
 //! compensation is not modelled; the cube root is computed with basic IEEE operations only, so
 //! results are identical on every platform.
+//!
+//! # Version 2.0 (`version = "2.0"`)
+//!
+//! CUBIC v2.0 as Linux shipped it from 2.6.16 until v2.1 (L: net/ipv4/tcp_cubic.c
+//! `MODULE_VERSION("2.0")`; stacks-and-ccas.md A.2), selected by [`CubicParams::version`]. Same
+//! `W_max`/`K`/origin logic and fast convergence, but:
+//! * β = 819/1024 (used when `beta` is left at the RFC default 0.7), `initial_ssthresh` = 100
+//!   segments at connection start, no HyStart (added in 2.6.29; the hystart parameters are
+//!   ignored), no idle shift of the epoch.
+//! * `cnt` per ACK: `cnt = cwnd/(target − cwnd)` (`100·cwnd` if not above) from the curve
+//!   `target = origin ± C_g·|t + delay_min − K|³`; then the max-increment floor
+//!   `cnt ≥ cwnd·0.1 s/(max_increment·delay_min)` (max_increment 16: at most 16 segments per
+//!   100 ms of RTT) when `delay_min` is known; **`cnt = 50` before the first loss** (and after
+//!   an RTO), i.e. +2 % per RTT; the Reno estimate (`tcp_cwnd`, +1 per `cwnd·beta_scale/8` ACK
+//!   units, beta_scale = 23 for β' 819) caps `cnt ≤ cwnd/(tcp_cwnd − cwnd)` when ahead; then
+//!   BIC's delayed-ACK compensation `cnt = cnt·16/delayed_ack` (integer EWMA of packets per ACK,
+//!   gain 1/16, Open state only, initially 2; see `bic.rs`) and `cnt ≥ 1` — no `cnt ≥ 2` cap.
+//! * The scaling error of 2.6.18 ([`CubicParams::v2_scaling_bug`], default on; "tcp: cubic
+//!   scaling error", S. Hemminger / Sangtae Ha, LKML Nov 2006, fixed in 2.6.19 and 2.6.18.2,
+//!   reported by Doug Leith: "A math error related to scaling causes Cubic to grow too slowly"):
+//!   the growth term used `cube_rtt_scale = (bic_scale << 3)/10 = 32` instead of
+//!   `bic_scale·10 = 410`, so the curve's `C_g = C·32/410 ≈ 0.031` while `K` still used
+//!   `C ≈ 0.4` (the curve jumps close to `W_max` at the epoch start and then barely moves), and
+//!   `delay_min` was stored in jiffies while the max-increment formula expected jiffies·8, so
+//!   that floor was 8× stricter (≈ 2 segments per 100 ms of RTT). Off: `C_g = C`, floor 16 per
+//!   100 ms. The first v2.0 (2.6.16) computed K and the curve consistently but already had the
+//!   unscaled `delay_min`; which release introduced `cube_rtt_scale` is UNVERIFIED.
+//!
+//! Both units use this `cnt` form (`aimd::increase_per_cnt`): integer as Linux in
+//! packets, the same rules on the fractional window in bytes.
 
+use crate::aimd::increase_per_cnt;
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
 use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartDetect};
 use crate::{
@@ -81,6 +112,28 @@ impl HystartMode {
     }
 }
 
+/// Which CUBIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CubicVersion {
+    /// RFC 9438 / Linux v2.3 (current).
+    #[default]
+    Rfc9438,
+    /// Linux CUBIC v2.0 (2.6.16 until v2.1; see the module doc).
+    V2_0,
+}
+
+impl CubicVersion {
+    pub const CHOICES: &'static [&'static str] = &["rfc9438", "2.0"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "rfc9438" => Some(CubicVersion::Rfc9438),
+            "2.0" => Some(CubicVersion::V2_0),
+            _ => None,
+        }
+    }
+}
+
 /// CUBIC's parameters. Defaults: RFC 9438 §5 / Linux v2.3 (stacks-and-ccas.md A.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CubicParams {
@@ -101,6 +154,10 @@ pub struct CubicParams {
     pub c: f64,
     /// Basis of the multiplicative decrease.
     pub ssthresh_from: SsthreshBasis,
+    /// Current CUBIC or Linux v2.0.
+    pub version: CubicVersion,
+    /// Version 2.0 only: the 2.6.18 scaling error (module doc).
+    pub v2_scaling_bug: bool,
 }
 
 impl Default for CubicParams {
@@ -115,6 +172,8 @@ impl Default for CubicParams {
             beta: 0.7,
             c: 0.4,
             ssthresh_from: SsthreshBasis::Auto,
+            version: CubicVersion::Rfc9438,
+            v2_scaling_bug: true,
         }
     }
 }
@@ -129,6 +188,18 @@ const CNT_MIN: u64 = 2;
 const DISCARD_AFTER_EPOCH: Nanos = SEC;
 /// RFC 9438 §4.2: the target is at most 1.5·cwnd.
 const MAX_TARGET_RATIO: f64 = 1.5;
+/// v2.0: β = 819/1024 (replaces the RFC default 0.7), `initial_ssthresh` 100 segments,
+/// `max_increment` 16 segments per 100 ms of RTT, `cnt = 50` before the first loss.
+const V2_BETA: f64 = 819.0 / 1024.0;
+const V2_INITIAL_SSTHRESH: u64 = 100;
+const V2_MAX_INCREMENT: f64 = 16.0;
+const V2_CNT_NO_LOSS: f64 = 50.0;
+/// v2.0 with the 2.6.18 scaling error: growth term 32/410 of C, max-increment floor 8× stricter.
+const V2_BUG_GROWTH_SCALE: f64 = 32.0 / 410.0;
+const V2_BUG_DELAY_FACTOR: f64 = 8.0;
+/// BIC's delayed-ACK EWMA (v2.0): packets per ACK ×16, initially 2.
+const V2_ACK_RATIO_SHIFT: u32 = 4;
+const V2_DELAYED_ACK_INIT: u32 = 2 << V2_ACK_RATIO_SHIFT;
 
 /// Cube root of a non-negative finite `x` with Newton's iteration on basic IEEE-754 operations
 /// (exactly rounded, so the result is the same on every platform, unlike a libm `cbrt`).
@@ -196,18 +267,35 @@ pub struct Cubic {
 
     /// Time of the last packet sent (Linux `lsndtime`), for the idle shift.
     last_send: Option<Nanos>,
+
+    // Version 2.0: delayed-ACK EWMA (×16), a loss seen since the start or the last RTO (Linux
+    // `loss_cwnd != 0`), the Reno estimate and its ACK counter in segments.
+    v2_delayed_ack: u32,
+    v2_loss_seen: bool,
+    v2_ack_cnt: f64,
+    v2_tcp_cwnd: f64,
 }
 
 impl Cubic {
     /// A CUBIC controller. Parameters are assumed valid (`0 < beta < 1`, `c > 0` finite); the
     /// registry checks them.
     pub fn new(init: &CcInit, p: CubicParams) -> Self {
+        let mut p = p;
+        let mut win = WindowState::new(init);
+        if p.version == CubicVersion::V2_0 {
+            // v2.0: no HyStart (2.6.29), β 819/1024 unless set, initial_ssthresh 100.
+            p.hystart = HystartMode::Off;
+            if p.beta == CubicParams::default().beta {
+                p.beta = V2_BETA;
+            }
+            win.set_ssthresh(V2_INITIAL_SSTHRESH.saturating_mul(win.mss()));
+        }
         let beta_int = ((p.beta * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1);
         // Linux cubictcp_register: beta_scale = 8*(1024 + beta) / 3 / (1024 - beta).
         let beta_scale = 8 * (BETA_SCALE + beta_int) / 3 / (BETA_SCALE - beta_int);
         Cubic {
             p,
-            win: WindowState::new(init),
+            win,
             beta_int,
             beta_scale,
             w_max: 0.0,
@@ -227,6 +315,10 @@ impl Cubic {
             hystart: HyStartLinux::new(p.hystart_detect, p.hystart_low_window, p.hystart_ack_delta),
             hystart_pp: HyStartPlusPlus::default(),
             last_send: None,
+            v2_delayed_ack: V2_DELAYED_ACK_INIT,
+            v2_loss_seen: false,
+            v2_ack_cnt: 0.0,
+            v2_tcp_cwnd: 0.0,
         }
     }
 
@@ -250,6 +342,9 @@ impl Cubic {
     }
     /// Reno-friendly estimate in segments (`tcp_cwnd` in packets, `W_est` in bytes).
     pub fn reno_estimate_segments(&self) -> f64 {
+        if self.p.version == CubicVersion::V2_0 {
+            return self.v2_tcp_cwnd;
+        }
         match self.win.growth().unit {
             CwndUnit::Packets => self.tcp_cwnd as f64,
             CwndUnit::Bytes => self.w_est,
@@ -383,9 +478,78 @@ impl Cubic {
         }
     }
 
+    /// Linux v2.0 `bictcp_update` + increase (both units; module doc "Version 2.0").
+    fn avoid_v2(&mut self, now: Nanos, credit: u64) {
+        let int = self.win.growth().unit == CwndUnit::Packets;
+        let q = |x: f64| if int { x.floor() } else { x };
+        let cwnd = crate::aimd::cwnd_segments(&self.win);
+        // ACK units (segments of credit) for the Reno estimate.
+        let units = if int {
+            credit as f64
+        } else {
+            credit as f64 / self.win.mss() as f64
+        };
+        self.v2_ack_cnt += units;
+        if self.epoch_start.is_none() {
+            self.start_epoch(now, cwnd);
+            self.v2_ack_cnt = units;
+            self.v2_tcp_cwnd = cwnd;
+        }
+        let epoch = self.epoch_start.unwrap_or(now);
+        let t = now.saturating_sub(epoch).saturating_add(self.delay_min) as f64 / SEC as f64;
+        let offs = (t - self.k).abs();
+        let c_growth = if self.p.v2_scaling_bug {
+            self.p.c * V2_BUG_GROWTH_SCALE
+        } else {
+            self.p.c
+        };
+        let delta = q(c_growth * offs * offs * offs);
+        let target = if t < self.k {
+            self.origin - delta
+        } else {
+            self.origin + delta
+        };
+        let mut cnt = if target > cwnd {
+            q(cwnd / (target - cwnd))
+        } else {
+            100.0 * cwnd
+        };
+        if self.delay_min > 0 {
+            // max increment = Smax·rtt/0.1 s: cnt ≥ cwnd·0.1 s/(Smax·delay_min).
+            let d = self.delay_min as f64 / SEC as f64;
+            let bug = if self.p.v2_scaling_bug {
+                V2_BUG_DELAY_FACTOR
+            } else {
+                1.0
+            };
+            let min_cnt = q(cwnd * 0.1 * bug / (V2_MAX_INCREMENT * d));
+            cnt = cnt.max(min_cnt);
+        }
+        if !self.v2_loss_seen {
+            // "slow start and low utilization": could be aggressive, cnt = 50.
+            cnt = V2_CNT_NO_LOSS;
+        }
+        if self.p.tcp_friendliness {
+            let per = q(cwnd * self.beta_scale as f64 / 8.0);
+            if per > 0.0 && self.v2_ack_cnt > per {
+                let n = (self.v2_ack_cnt / per).ceil() - 1.0;
+                self.v2_ack_cnt -= n * per;
+                self.v2_tcp_cwnd += n;
+            }
+            if self.v2_tcp_cwnd > cwnd {
+                cnt = cnt.min(q(cwnd / (self.v2_tcp_cwnd - cwnd)));
+            }
+        }
+        cnt =
+            q(cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.v2_delayed_ack.max(1)));
+        self.cnt = cnt.max(1.0) as u64;
+        increase_per_cnt(&mut self.win, credit, cnt);
+    }
+
     /// RFC 9438 §4.6–4.7 / Linux `cubictcp_recalc_ssthresh`: new W_max and ssthresh.
     fn reduce(&mut self, in_flight: u64) {
         self.epoch_start = None;
+        self.v2_loss_seen = true;
         self.prior_w_max = self.w_max;
         self.prior_cwnd_prior = self.cwnd_prior;
         let basis = self.p.ssthresh_from.bytes(&self.win, in_flight);
@@ -421,6 +585,9 @@ impl Cubic {
 
     /// Moves the epoch start forward by the idle time since the last send (Linux TX_START).
     fn shift_epoch_for_idle(&mut self, now: Nanos) {
+        if self.p.version == CubicVersion::V2_0 {
+            return; // v2.0 had no cwnd_event hook.
+        }
         if let (Some(epoch), Some(last)) = (self.epoch_start, self.last_send) {
             let idle = now.saturating_sub(last);
             if idle > 0 {
@@ -437,6 +604,13 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, ev: &AckEvent) {
         self.acked_total = self.acked_total.saturating_add(ev.bytes_acked);
+        if self.p.version == CubicVersion::V2_0 && !ev.in_recovery && ev.packets_acked > 0 {
+            // v2.0 bictcp_acked: delayed-ACK ratio EWMA (Open state).
+            self.v2_delayed_ack = self
+                .v2_delayed_ack
+                .saturating_add(ev.packets_acked)
+                .saturating_sub(self.v2_delayed_ack >> V2_ACK_RATIO_SHIFT);
+        }
 
         // RTT samples: delay_min and Linux HyStart (cubictcp_acked, also during recovery).
         if let Some(sample) = ev.rtt_sample {
@@ -493,6 +667,10 @@ impl CongestionControl for Cubic {
         if credit == 0 {
             return;
         }
+        if self.p.version == CubicVersion::V2_0 {
+            self.avoid_v2(ev.now, credit);
+            return;
+        }
         match self.win.growth().unit {
             CwndUnit::Packets => self.avoid_packets(ev.now, credit),
             CwndUnit::Bytes => self.avoid_bytes(ev, credit),
@@ -523,6 +701,10 @@ impl CongestionControl for Cubic {
         self.frac_bytes = 0.0;
         self.hystart.reset();
         self.hystart_pp.finish();
+        self.v2_delayed_ack = V2_DELAYED_ACK_INIT;
+        self.v2_loss_seen = false;
+        self.v2_ack_cnt = 0.0;
+        self.v2_tcp_cwnd = 0.0;
         self.win.on_timeout();
     }
 
@@ -1235,5 +1417,147 @@ mod tests {
         assert_eq!(cc.w_max_segments(), 1000.0);
         assert_eq!(cc.cwnd(), 900_000);
         assert_eq!(cc.ssthresh(), 700_000);
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Version 2.0 (Linux CUBIC v2.0, stacks-and-ccas.md A.2).
+
+    fn v2(bug: bool) -> CubicParams {
+        CubicParams {
+            version: CubicVersion::V2_0,
+            v2_scaling_bug: bug,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn test_v2_congestion_event_beta_819_versus_rfc9438_717() {
+        // v2.0: ssthresh = ⌊cwnd·819/1024⌋ (β ≈ 0.8); current: ⌊cwnd·717/1024⌋ (β ≈ 0.7).
+        // Fast convergence with β' 819: W_max = ⌊cwnd·1843/2048⌋.
+        for (p, keep, fc) in [
+            (v2(true), 799_000, 809.0),
+            (CubicParams::default(), 700_000, 765.0),
+        ] {
+            let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, p);
+            loss(&mut cc, 0);
+            assert_eq!(cc.ssthresh(), keep, "{:?}", p.version);
+            assert_eq!(cc.w_max_segments(), 1000.0);
+            cc.set_cwnd(900_000);
+            loss(&mut cc, SEC);
+            assert_eq!(cc.w_max_segments(), fc, "{:?}", p.version);
+        }
+        // Bytes: β·FlightSize with β = 819/1024.
+        let mut cc = cubic(CwndUnit::Bytes, 1000, u64::MAX, v2(true));
+        loss(&mut cc, 0);
+        assert_eq!(cc.ssthresh(), (1_000_000.0 * 819.0 / 1024.0) as u64);
+        // An explicit beta still wins.
+        let p = CubicParams {
+            beta: 0.5,
+            ..v2(true)
+        };
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, p);
+        loss(&mut cc, 0);
+        assert_eq!(cc.ssthresh(), 500_000);
+    }
+
+    #[test]
+    fn test_v2_initial_ssthresh_100_and_no_hystart() {
+        let cc = cubic(CwndUnit::Packets, 10, u64::MAX, v2(true));
+        assert_eq!(cc.ssthresh(), 100_000);
+        assert_eq!(cc.params().hystart, HystartMode::Off);
+        let cc = cubic(CwndUnit::Packets, 10, u64::MAX, CubicParams::default());
+        assert_eq!(cc.ssthresh(), u64::MAX);
+    }
+
+    #[test]
+    fn test_v2_avoidance_before_first_loss_cnt_50() {
+        // v2.0 sets cnt = 50 until the first loss: with delayed ACKs the compensation (EWMA 2
+        // packets per ACK) halves it and the ACK count halves too: +W/50 per RTT, 100 → 102.
+        // With an ACK per segment the integer EWMA sits at 31/16 (see bic.rs): cnt =
+        // ⌊50·16/31⌋ = 25, 100 ACKs → +4 (bytes: 100·31/800 = 3.875). The current version
+        // grows ≥ 5 %/RTT there (cnt ≤ 20, test_slow_start_without_wmax_caps_cnt_at_twenty).
+        for (unit, per_ack, want) in [
+            (CwndUnit::Packets, 2, 102.0),
+            (CwndUnit::Bytes, 2, 102.0),
+            (CwndUnit::Packets, 1, 104.0),
+            (CwndUnit::Bytes, 1, 103.875),
+        ] {
+            let mut cc = cubic(unit, 100, u64::MAX, v2(true));
+            let mut d = Driver::new(MSS);
+            // One round to settle the EWMA (31/16 after the first ACK), then measure.
+            d.round(&mut cc, 100 * MS, 100 * MS, per_ack, AckSpacing::Spread);
+            cc.set_cwnd(100_000);
+            let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, per_ack, AckSpacing::Spread));
+            assert!((w - want).abs() < 0.01, "{unit:?} per_ack={per_ack}: {w}");
+        }
+    }
+
+    /// v2.0 after a loss at 1000 segments, RTT 100 ms, an ACK per two segments (EWMA exactly
+    /// 2): cwnd at each of `rounds` round ends and the time since the epoch started.
+    fn v2_after_loss(unit: CwndUnit, bug: bool, rounds: u32) -> Vec<(f64, f64)> {
+        let mut cc = cubic(unit, 1000, u64::MAX, v2(bug));
+        let mut d = Driver::new(MSS);
+        prime_rtt(&mut cc, 0, 100 * MS);
+        loss(&mut cc, 0);
+        (0..rounds)
+            .map(|_| {
+                let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 2, AckSpacing::Spread));
+                let t = (d.now - cc.epoch_start().unwrap()) as f64 / 1e9;
+                (t, w)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn test_v2_avoidance_follows_curve_without_scaling_bug() {
+        // Fixed v2.0 (2.6.19+): the cubic curve with C = 0.4 from W_max = 1000 and
+        // cwnd_epoch = 799 (β 819/1024), K = ∛(201/0.4) ≈ 7.95 s; tolerance as check_curve:
+        // half an RTT of curve movement plus two segments of integer rounding.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            for (t, w) in v2_after_loss(unit, false, 30) {
+                let want = w_ref(0.4, 1000.0, 799.0, t);
+                let tol = 0.5 * (w_ref(0.4, 1000.0, 799.0, t + 0.1) - want).abs() + 2.0;
+                assert!(
+                    (w - want).abs() <= tol,
+                    "{unit:?} t={t:.2}: {w} vs W(t) {want:.1}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn test_v2_scaling_bug_grows_two_segments_per_100ms() {
+        // 2.6.18: the curve's growth term is 32/410 of C, so the target sits ~15 segments
+        // below W_max from the start (far above cwnd), and the max-increment floor, 8× too
+        // strict, rules: cnt ≥ cwnd·0.1 s·8/(16·delay_min) → 2 segments per RTT at 100 ms
+        // (20 segments per second) instead of the curve's 7–8 per RTT after the loss.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let bug = v2_after_loss(unit, true, 30);
+            let fixed = v2_after_loss(unit, false, 30);
+            let per_rtt = (bug[29].1 - bug[0].1) / 29.0;
+            assert!((per_rtt - 2.0).abs() <= 0.1, "{unit:?}: {per_rtt} per RTT");
+            assert!(
+                fixed[29].1 > bug[29].1 + 80.0,
+                "{unit:?}: {fixed:?} vs {bug:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn test_v2_rto_forgets_loss_and_restores_cnt_50() {
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, v2(true));
+        loss(&mut cc, 0);
+        cc.on_rto(&RtoEvent {
+            in_flight: 799_000,
+            backoff_count: 1,
+            mss: MSS,
+            ..Default::default()
+        });
+        assert_eq!(cc.w_max_segments(), 0.0);
+        cc.set_cwnd(100_000);
+        cc.set_ssthresh(100_000);
+        let mut d = Driver::new(MSS);
+        let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 2, AckSpacing::Spread));
+        assert_eq!(w, 102.0);
     }
 }

@@ -146,7 +146,6 @@ pub(crate) struct Flow<C> {
     pub cc: C,
     /// Propagation RTT of this flow (everything but the bottleneck's queueing and serialisation).
     pub base_rtt: Nanos,
-    pub start: Nanos,
     pub started: bool,
     pub in_flight: u64,
     pub delivered: u64,
@@ -170,10 +169,8 @@ pub(crate) struct Sample {
     /// Packets waiting behind the one in service (the backlog a newly sent packet sees beyond
     /// the serialisation it always pays; what Vegas/FAST's `diff` estimates).
     pub backlog: usize,
-    /// Per flow: cwnd (bytes), in flight (bytes), last RTT sample.
-    pub cwnd: Vec<u64>,
+    /// Per flow: data in flight, bytes.
     pub in_flight: Vec<u64>,
-    pub rtt: Vec<Nanos>,
 }
 
 pub(crate) struct Bottleneck<C> {
@@ -224,7 +221,6 @@ impl<C: CongestionControl> Bottleneck<C> {
         self.flows.push(Flow {
             cc,
             base_rtt,
-            start,
             started: false,
             in_flight: 0,
             delivered: 0,
@@ -240,11 +236,6 @@ impl<C: CongestionControl> Bottleneck<C> {
         });
         self.schedule(start, Ev::Start(i));
         i
-    }
-
-    /// Packets in the bottleneck now (waiting or in service).
-    pub fn queue_len(&self) -> usize {
-        self.queue.len()
     }
 
     /// Bandwidth-delay product of flow `i`'s path in packets.
@@ -311,7 +302,11 @@ impl<C: CongestionControl> Bottleneck<C> {
 
     /// Runs until simulated time `until`.
     pub fn run_until(&mut self, until: Nanos) {
-        while self.events.peek().is_some_and(|Reverse((t, _, _))| *t <= until) {
+        while self
+            .events
+            .peek()
+            .is_some_and(|Reverse((t, _, _))| *t <= until)
+        {
             self.step();
         }
         self.now = until;
@@ -322,9 +317,7 @@ impl<C: CongestionControl> Bottleneck<C> {
             t: self.now,
             queue: self.queue.len(),
             backlog: self.queue.len().saturating_sub(1),
-            cwnd: self.flows.iter().map(|f| f.cc.cwnd()).collect(),
             in_flight: self.flows.iter().map(|f| f.in_flight).collect(),
-            rtt: self.flows.iter().map(|f| f.last_rtt).collect(),
         });
     }
 
@@ -403,7 +396,11 @@ impl<C: CongestionControl> Bottleneck<C> {
         f.acks += 1;
         let rtt = now - p.sent;
         f.last_rtt = rtt;
-        f.min_rtt = if f.min_rtt == 0 { rtt } else { f.min_rtt.min(rtt) };
+        f.min_rtt = if f.min_rtt == 0 {
+            rtt
+        } else {
+            f.min_rtt.min(rtt)
+        };
         // RFC 6298 §2: SRTT ← 7/8 SRTT + 1/8 R.
         f.srtt = if f.srtt == 0 {
             rtt
@@ -443,9 +440,63 @@ impl<C: CongestionControl> Bottleneck<C> {
     }
 }
 
+/// Lets the model run boxed controllers (e.g. from the registry) next to concrete ones.
+impl CongestionControl for Box<dyn CongestionControl> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn on_ack(&mut self, ev: &AckEvent) {
+        (**self).on_ack(ev)
+    }
+    fn on_congestion_event(&mut self, ev: &crate::CongestionEvent) {
+        (**self).on_congestion_event(ev)
+    }
+    fn on_recovery_exit(&mut self, now: Nanos) {
+        (**self).on_recovery_exit(now)
+    }
+    fn on_rto(&mut self, ev: &crate::RtoEvent) {
+        (**self).on_rto(ev)
+    }
+    fn on_packet_sent(&mut self, ev: &SentEvent) {
+        (**self).on_packet_sent(ev)
+    }
+    fn on_idle_restart(&mut self, now: Nanos, restart_window: u64) {
+        (**self).on_idle_restart(now, restart_window)
+    }
+    fn on_undo(&mut self, now: Nanos, prior_cwnd: u64, prior_ssthresh: u64) {
+        (**self).on_undo(now, prior_cwnd, prior_ssthresh)
+    }
+    fn cwnd(&self) -> u64 {
+        (**self).cwnd()
+    }
+    fn ssthresh(&self) -> u64 {
+        (**self).ssthresh()
+    }
+    fn set_cwnd(&mut self, cwnd: u64) {
+        (**self).set_cwnd(cwnd)
+    }
+    fn set_ssthresh(&mut self, ssthresh: u64) {
+        (**self).set_ssthresh(ssthresh)
+    }
+    fn pacing_rate(&self) -> Option<u64> {
+        (**self).pacing_rate()
+    }
+    fn governs_recovery(&self) -> bool {
+        (**self).governs_recovery()
+    }
+    fn in_slow_start(&self) -> bool {
+        (**self).in_slow_start()
+    }
+    fn debug_vars(&self, extra: &mut [(&'static str, f64)]) -> usize {
+        (**self).debug_vars(extra)
+    }
+}
+
 /// Mean of `xs` (0 for an empty slice).
 pub(crate) fn mean(xs: impl IntoIterator<Item = f64>) -> f64 {
-    let (s, n) = xs.into_iter().fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    let (s, n) = xs
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     if n == 0 {
         0.0
     } else {
@@ -526,5 +577,313 @@ mod tests {
         m.run_until(3 * SEC);
         let last = *m.flows[0].cc.1.last().unwrap();
         assert!((last - 10e6).abs() / 10e6 < 0.01, "{last}");
+    }
+}
+
+/// Property tests for the delay- and rate-based controllers with random parameters and random
+/// event sequences that include delivery-rate samples, sent packets and recovery: cwnd ≥ 1 MSS,
+/// ssthresh ≥ 2 MSS after a decrease, finite debug variables and pacing rates, no panic or
+/// arithmetic overflow (the test profile checks overflow).
+#[cfg(test)]
+mod props {
+    use crate::registry::{build, ParamValue};
+    use crate::{
+        AckEvent, CcInit, CongestionControl, CongestionEvent, CwndUnit, Nanos, RateSample,
+        RtoEvent, SentEvent, WindowGrowth,
+    };
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Ack {
+            dt: Nanos,
+            segs: u32,
+            sacked: u32,
+            rtt: Option<Nanos>,
+            in_recovery: bool,
+            limited: bool,
+            rate: Option<(f64, Nanos, bool, u64)>,
+            in_flight_segs: u64,
+        },
+        Sent {
+            dt: Nanos,
+            n: u32,
+            retrans: bool,
+            in_flight_segs: u64,
+        },
+        Congestion {
+            flight_segs: u64,
+        },
+        RecoveryExit,
+        Rto {
+            backoff: u32,
+            flight_segs: u64,
+        },
+        Idle {
+            dt: Nanos,
+            restart_segs: u64,
+        },
+        Undo {
+            cwnd: u64,
+            ssthresh: u64,
+        },
+        SetCwnd {
+            bytes: u64,
+        },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let rtt = prop_oneof![
+            Just(None),
+            (1u64..3_000_000_000).prop_map(Some),
+            (1u64..1000).prop_map(Some),
+        ];
+        let rate = prop_oneof![
+            Just(None),
+            (
+                prop_oneof![
+                    Just(0.0),
+                    1.0f64..1e11,
+                    Just(f64::MAX),
+                    Just(f64::INFINITY),
+                    Just(f64::NAN)
+                ],
+                0u64..5_000_000_000,
+                any::<bool>(),
+                0u64..(1 << 40),
+            )
+                .prop_map(Some),
+        ];
+        prop_oneof![
+            10 => (0u64..300_000_000, 0u32..64, 0u32..8, rtt, proptest::bool::weighted(0.1),
+                   proptest::bool::weighted(0.1), rate, 0u64..10_000)
+                .prop_map(|(dt, segs, sacked, rtt, in_recovery, limited, rate, in_flight_segs)| {
+                    Op::Ack { dt, segs, sacked, rtt, in_recovery, limited, rate, in_flight_segs }
+                }),
+            6 => (0u64..50_000_000, 1u32..64, proptest::bool::weighted(0.1), 0u64..10_000)
+                .prop_map(|(dt, n, retrans, in_flight_segs)| {
+                    Op::Sent { dt, n, retrans, in_flight_segs }
+                }),
+            1 => (0u64..100_000).prop_map(|flight_segs| Op::Congestion { flight_segs }),
+            1 => Just(Op::RecoveryExit),
+            1 => (1u32..8, 0u64..100_000)
+                .prop_map(|(backoff, flight_segs)| Op::Rto { backoff, flight_segs }),
+            1 => (0u64..100_000_000_000, 0u64..100)
+                .prop_map(|(dt, restart_segs)| Op::Idle { dt, restart_segs }),
+            1 => (0u64..u64::MAX, 0u64..u64::MAX)
+                .prop_map(|(cwnd, ssthresh)| Op::Undo { cwnd, ssthresh }),
+            1 => (0u64..(1u64 << 40)).prop_map(|bytes| Op::SetCwnd { bytes }),
+        ]
+    }
+
+    fn p(name: &str, v: ParamValue) -> (String, ParamValue) {
+        (name.to_string(), v)
+    }
+
+    /// (algorithm, random parameters).
+    fn algo() -> impl Strategy<Value = (&'static str, Vec<(String, ParamValue)>)> {
+        let basis = prop_oneof![Just("auto"), Just("cwnd"), Just("flight_size")];
+        prop_oneof![
+            (0i64..10, 0i64..10, 0i64..10, basis.clone()).prop_map(|(a, extra, g, b)| (
+                "vegas",
+                vec![
+                    p("alpha", ParamValue::Int(a)),
+                    p("beta", ParamValue::Int(a + extra)),
+                    p("gamma", ParamValue::Int(g)),
+                    p("ssthresh_from", ParamValue::Str(b.into())),
+                ]
+            )),
+            (0.0f64..1000.0, 0.01f64..=1.0, basis.clone()).prop_map(|(a, g, b)| (
+                "fast",
+                vec![
+                    p("alpha", ParamValue::Float(a)),
+                    p("gamma", ParamValue::Float(g)),
+                    p("ssthresh_from", ParamValue::Str(b.into())),
+                ]
+            )),
+            (
+                (0.001f64..2.0, 0.01f64..0.99, 0.1f64..1.9, 0.0f64..3.0),
+                (
+                    0.0f64..100.0,
+                    any::<bool>(),
+                    0.0f64..10.0,
+                    0.0f64..50.0,
+                    0.01f64..=1.0
+                ),
+                (0i64..200, basis),
+            )
+                .prop_map(|((a, b, k, z), (g, t, lo, span, l), (low, basis))| (
+                    "ctcp",
+                    vec![
+                        p("alpha", ParamValue::Float(a)),
+                        p("beta", ParamValue::Float(b)),
+                        p("k", ParamValue::Float(k)),
+                        p("zeta", ParamValue::Float(z)),
+                        p("gamma", ParamValue::Float(g)),
+                        p("gamma_tuning", ParamValue::Bool(t)),
+                        p("gamma_low", ParamValue::Float(lo)),
+                        p("gamma_high", ParamValue::Float(lo + span)),
+                        p("lambda", ParamValue::Float(l)),
+                        p("low_window", ParamValue::Int(low)),
+                        p("ssthresh_from", ParamValue::Str(basis.into())),
+                    ]
+                )),
+            (
+                (1.01f64..5.0, 1.0f64..4.0, 1i64..=64),
+                (1i64..20_000, 0i64..1000, 0.0f64..0.5, any::<bool>()),
+                prop_oneof![Just("auto"), Just("0"), Just("2"), Just("7")],
+            )
+                .prop_map(|((sg, cg, rounds), (win, prt, margin, qb), cs)| (
+                    "bbr",
+                    vec![
+                        p("startup_gain", ParamValue::Float(sg)),
+                        p("cwnd_gain", ParamValue::Float(cg)),
+                        p("bw_window_rounds", ParamValue::Int(rounds)),
+                        p("min_rtt_window_ms", ParamValue::Int(win)),
+                        p("probe_rtt_ms", ParamValue::Int(prt)),
+                        p("pacing_margin", ParamValue::Float(margin)),
+                        p("quantization_budget", ParamValue::Bool(qb)),
+                        p("cycle_start", ParamValue::Str(cs.into())),
+                    ]
+                )),
+        ]
+    }
+
+    fn check(cc: &dyn CongestionControl, mss: u64, decreased: bool) -> Result<(), TestCaseError> {
+        prop_assert!(cc.cwnd() >= mss, "cwnd {} < 1 MSS", cc.cwnd());
+        if decreased {
+            prop_assert!(cc.ssthresh() >= 2 * mss, "ssthresh {}", cc.ssthresh());
+        }
+        if let Some(r) = cc.pacing_rate() {
+            prop_assert!(r > 0, "pacing rate 0");
+        }
+        let mut extra = [("", 0.0f64); 16];
+        let n = cc.debug_vars(&mut extra);
+        for (name, v) in &extra[..n] {
+            prop_assert!(v.is_finite(), "{name} = {v}");
+        }
+        Ok(())
+    }
+
+    fn run(cc: &mut dyn CongestionControl, mss: u32, ops: &[Op]) -> Result<(), TestCaseError> {
+        let m = u64::from(mss);
+        let mut now: Nanos = 0;
+        let mut delivered: u64 = 0;
+        for o in ops {
+            let mut decreased = false;
+            match *o {
+                Op::Ack {
+                    dt,
+                    segs,
+                    sacked,
+                    rtt,
+                    in_recovery,
+                    limited,
+                    rate,
+                    in_flight_segs,
+                } => {
+                    now += dt;
+                    let bytes = u64::from(segs) * m;
+                    delivered += bytes + u64::from(sacked) * m;
+                    let rate = rate.map(|(bps, interval, app, jump)| RateSample {
+                        delivery_rate_bps: bps,
+                        delivered: bytes,
+                        interval,
+                        is_app_limited: app,
+                        prior_in_flight: in_flight_segs * m,
+                        // Sometimes the stack's count jumps (SACKed data, other ACKs).
+                        total_delivered: delivered + jump % 3 * jump,
+                    });
+                    let srtt = rtt.unwrap_or(0);
+                    cc.on_ack(&AckEvent {
+                        now,
+                        bytes_acked: bytes,
+                        packets_acked: segs,
+                        bytes_sacked: u64::from(sacked) * m,
+                        prior_in_flight: (in_flight_segs + u64::from(segs)) * m,
+                        in_flight: in_flight_segs * m,
+                        rtt_sample: rtt,
+                        srtt,
+                        min_rtt: srtt,
+                        in_recovery,
+                        app_limited: limited,
+                        rate,
+                        mss,
+                    });
+                }
+                Op::Sent {
+                    dt,
+                    n,
+                    retrans,
+                    in_flight_segs,
+                } => {
+                    now += dt;
+                    for k in 0..u64::from(n) {
+                        cc.on_packet_sent(&SentEvent {
+                            now,
+                            bytes: mss,
+                            in_flight: (in_flight_segs + k + 1) * m,
+                            is_retransmission: retrans,
+                            total_delivered: delivered,
+                        });
+                    }
+                }
+                Op::Congestion { flight_segs } => {
+                    cc.on_congestion_event(&CongestionEvent {
+                        now,
+                        in_flight: flight_segs * m,
+                        lost_bytes: m,
+                        mss,
+                        ..Default::default()
+                    });
+                    decreased = true;
+                }
+                Op::RecoveryExit => cc.on_recovery_exit(now),
+                Op::Rto {
+                    backoff,
+                    flight_segs,
+                } => {
+                    cc.on_rto(&RtoEvent {
+                        now,
+                        in_flight: flight_segs * m,
+                        backoff_count: backoff,
+                        mss,
+                    });
+                    decreased = true;
+                }
+                Op::Idle { dt, restart_segs } => {
+                    now += dt;
+                    cc.on_idle_restart(now, restart_segs * m);
+                }
+                Op::Undo { cwnd, ssthresh } => cc.on_undo(now, cwnd, ssthresh),
+                Op::SetCwnd { bytes } => cc.set_cwnd(bytes),
+            }
+            check(cc, m, decreased)?;
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        #[test]
+        fn prop_delay_and_rate_controllers_keep_invariants(
+            (name, params) in algo(),
+            unit in prop_oneof![Just(CwndUnit::Packets), Just(CwndUnit::Bytes)],
+            abc_limit in prop_oneof![Just(0u32), Just(2), Just(u32::MAX)],
+            mss in prop_oneof![Just(1u32), Just(536), Just(1448), Just(9000)],
+            iw_segs in 1u64..100,
+            ops in proptest::collection::vec(op(), 1..400),
+        ) {
+            let init = CcInit {
+                mss,
+                initial_cwnd: iw_segs * u64::from(mss),
+                initial_ssthresh: u64::MAX,
+                growth: WindowGrowth { unit, abc_limit },
+            };
+            let mut cc = build(name, &params, init).unwrap();
+            check(cc.as_ref(), u64::from(mss), false)?;
+            run(cc.as_mut(), mss, &ops)?;
+        }
     }
 }

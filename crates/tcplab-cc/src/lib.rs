@@ -28,7 +28,17 @@
 //! |---|---|---|---|
 //! | `reno` | slow start, +1 SMSS/RTT, `ssthresh = max(basis/2, 2·SMSS)`, cwnd 1 SMSS after an RTO | `ssthresh_from` (`"auto"`: cwnd in packets, FlightSize in bytes; `"cwnd"`, `"flight_size"`) | RFC 5681 §3.1–3.2, RFC 3465, L: net/ipv4/tcp_cong.c |
 //! | `newreno` | `reno`'s window rules under its own name; the partial-ACK recovery is the stack's | `ssthresh_from` (`"auto"`) | RFC 5681, RFC 6582 §3 |
-//! | `cubic` | `W(t) = C(t−K)³ + W_max`, Reno-friendly region, fast convergence, β decrease, HyStart / HyStart++ | `hystart` (`"linux"`; `"off"`, `"rfc9406"`), `hystart_detect` (`"both"`; `"ack_train"`, `"delay"`), `hystart_low_window` (16), `hystart_ack_delta_us` (2000), `fast_convergence` (true), `tcp_friendliness` (true), `beta` (0.7), `c` (0.4), `ssthresh_from` (`"auto"`) | RFC 9438, RFC 9406, Ha/Rhee/Xu 2008, L: net/ipv4/tcp_cubic.c v2.3 |
+//! | `cubic` | `W(t) = C(t−K)³ + W_max`, Reno-friendly region, fast convergence, β decrease, HyStart / HyStart++ | `hystart` (`"linux"`; `"off"`, `"rfc9406"`), `hystart_detect` (`"both"`; `"ack_train"`, `"delay"`), `hystart_low_window` (16), `hystart_ack_delta_us` (2000), `fast_convergence` (true), `tcp_friendliness` (true), `beta` (0.7; 819/1024 with version 2.0), `c` (0.4), `ssthresh_from` (`"auto"`), `version` (`"rfc9438"`; `"2.0"`: Linux v2.0 — β 819/1024, initial ssthresh 100, max increment 16, cnt 50 before the first loss, delayed-ACK compensation, no HyStart), `v2_scaling_bug` (true: 2.6.18's cube_rtt_scale 32 and 8× max-increment floor) | RFC 9438, RFC 9406, Ha/Rhee/Xu 2008, L: net/ipv4/tcp_cubic.c v2.3 and v2.0, LKML "tcp: cubic scaling error" (Nov 2006) |
+//! | `vegas` | once per RTT `diff = cwnd·(minRTT − baseRTT)/baseRTT`: +1 if `diff < α`, −1 if `diff > β`; leaves slow start when `diff > γ`; Reno with < 3 RTT samples per round; Reno halving on loss | `alpha` (2), `beta` (4), `gamma` (1), `ssthresh_from` (`"auto"`) | Brakmo & Peterson 1995, L: net/ipv4/tcp_vegas.c |
+//! | `fast` | once per RTT `w ← min{2w, (1−γ)w + γ(baseRTT/RTT·w + α)}` (≈ α packets queued per flow), increase spread over the RTT; Reno halving on loss (assumed) | `alpha` (200, UNVERIFIED), `gamma` (0.5, UNVERIFIED), `ssthresh_from` (`"auto"`) | Jin, Wei & Low, INFOCOM 2004 |
+//! | `ctcp` | `win = cwnd + dwnd`; per RTT `dwnd += (α·win^k − 1)⁺` if `diff < γ`, else `(dwnd − ζ·diff)⁺`; loss `dwnd = (win(1−β) − cwnd/2)⁺`, `cwnd/2`; RTO `dwnd = 0`; γ auto-tuning | `alpha` (0.125), `beta` (0.5), `k` (0.75), `zeta` (1), `gamma` (30), `gamma_tuning` (true), `gamma_low` (5), `gamma_high` (30), `lambda` (0.5), `low_window` (41, UNVERIFIED), `ssthresh_from` (`"auto"`) | draft-sridharan-tcpm-ctcp-02, Tan et al. INFOCOM 2006 |
+//! | `bbr` | BBR v1: BtlBw (max delivery rate, 10 rounds), RTprop (min RTT, 10 s); STARTUP 2.885 → DRAIN → PROBE_BW gain cycle [5/4, 3/4, 1×6] → PROBE_RTT (4 packets, 200 ms); pacing `gain·BtlBw·0.99`, cwnd `2·BDP` + allowances; governs recovery (packet conservation) | `startup_gain` (2.885), `cwnd_gain` (2), `bw_window_rounds` (10), `min_rtt_window_ms` (10000), `probe_rtt_ms` (200), `pacing_margin` (0.01), `quantization_budget` (true), `cycle_start` (`"auto"`) | Cardwell et al., ACM Queue 2016, L: net/ipv4/tcp_bbr.c |
+//! | `bic` | BIC: binary search toward `W_max` (`min((W_max−w)/4, 16)`/RTT, 0.2 near it), max probing above, Reno ≤ 14 segments, ≥ 5 %/RTT before the first loss, delayed-ACK compensation (integer EWMA 1/16); `ssthresh = cwnd·819/1024` (½ at ≤ 14), fast convergence `W_max = cwnd·1843/2048` | `variant` (`"linux"`; `"2.6.10"`: β 7/8, max increment 32 and func-of-min-incr 11 UNVERIFIED), `fast_convergence` (true), `fast_convergence_bug` (true, 2.6.10 only: `W_max = cwnd·15/4`), `initial_ssthresh` (0 = keep), `ssthresh_from` (`"auto"`) | Xu/Harfoush/Rhee INFOCOM 2004, L: net/ipv4/tcp_bic.c, LKML "BicTCP Implementation Bug" (Feb 2005) |
+//! | `hstcp` | HighSpeed TCP: `w += a(w)/w` per ACK, `w ← (1 − b(w))·w`, `a`, `b` from RFC 3649 Appendix B (72 rows, Linux's `md = ⌊256·b⌋`); standard TCP up to 38 segments | `ssthresh_from` (`"auto"`) | RFC 3649 §5, App. B, L: net/ipv4/tcp_highspeed.c |
+//! | `htcp` | H-TCP: `cwnd += 2(1−β)·α(Δ)/cwnd`, `α(Δ) = 1 + 10(Δ−1) + ((Δ−1)/2)²` after 1 s since the last event; β = RTTmin/RTTmax ∈ [0.5, 0.8] (RTTmin > 10 ms), 0.5 after a > 20 % throughput change | `rtt_scaling` (true), `bandwidth_switch` (true), `adaptive_backoff` (true), `ssthresh_from` (`"auto"`) | Leith & Shorten PFLDnet 2004, L: net/ipv4/tcp_htcp.c |
+//! | `scalable` | Scalable TCP: +1 segment per `min(cwnd, ai_cnt)` ACK units (×1.02/RTT with an ACK per segment, ×1.01 with delayed ACKs), `ssthresh = cwnd − cwnd/8` | `ai_cnt` (50; 100 with packet counting as Linux ≥ 5.7), `legacy_window` (0 = none; Kelly's 16 UNVERIFIED), `ssthresh_from` (`"auto"`) | Kelly CCR 2003, L: net/ipv4/tcp_scalable.c |
+//! | `illinois` | TCP-Illinois: once per RTT α ∈ [0.3, 10] and β ∈ [1/8, 1/2] from the average queueing delay vs its maximum; `cwnd += α/cwnd`, loss `cwnd·(1 − β)`; Reno below 15 segments | `win_thresh` (15), `theta` (5), `ssthresh_from` (`"auto"`) | Liu/Başar/Srikant 2008, L: net/ipv4/tcp_illinois.c |
+//! | `westwood` | Westwood+: Reno probing; bandwidth from ACKed bytes over ≥ max(RTT, 50 ms), two 7/8 EWMAs; recovery exit `cwnd = ssthresh = max(bw·RTTmin/MSS, 2)`, RTO `ssthresh` likewise | `ssthresh_from` (`"auto"`, for the halving during recovery) | Mascolo et al. MobiCom 2001, Grieco & Mascolo CCR 2004, L: net/ipv4/tcp_westwood.c |
 //!
 //! # Window arithmetic
 //!
@@ -44,26 +54,45 @@
 
 #![forbid(unsafe_code)]
 
+pub(crate) mod aimd;
+pub mod bbr;
+pub mod bic;
+pub mod ctcp;
 pub mod cubic;
+#[cfg(test)]
+pub(crate) mod delaykit;
+pub mod fast;
 pub mod growth;
+pub mod hstcp;
+pub mod htcp;
 pub mod hystart;
+pub mod illinois;
 pub mod registry;
 pub mod reno;
 pub(crate) mod round;
+pub mod scalable;
 #[cfg(test)]
 pub(crate) mod testkit;
 pub mod vegas;
-#[cfg(test)]
-pub(crate) mod delaykit;
+pub mod westwood;
 
-pub use cubic::{Cubic, CubicParams, HystartMode};
+pub use bbr::{Bbr, BbrParams};
+pub use bic::{Bic, BicParams, BicVariant};
+pub use ctcp::{Ctcp, CtcpParams};
+pub use cubic::{Cubic, CubicParams, CubicVersion, HystartMode};
+pub use fast::{Fast, FastParams};
 pub use growth::{CwndUnit, SsthreshBasis, WindowGrowth, WindowState};
+pub use hstcp::HighSpeed;
+pub use htcp::{Htcp, HtcpParams};
 pub use hystart::HystartDetect;
+pub use illinois::{Illinois, IllinoisParams};
 pub use registry::{
     build, find, list, CcError, CcInfo, Constructor, ParamInfo, ParamKind, ParamValue, Params,
 };
 pub use reno::Reno;
+pub use scalable::{Scalable, ScalableParams};
 pub use vegas::{Vegas, VegasParams};
+pub use westwood::Westwood;
 
 /// Simulation time or a duration, in nanoseconds.
 pub type Nanos = u64;

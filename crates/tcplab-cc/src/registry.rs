@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::cubic::{Cubic, CubicParams, HystartMode};
+use crate::cubic::{Cubic, CubicParams, CubicVersion, HystartMode};
 use crate::growth::SsthreshBasis;
 use crate::hystart::HystartDetect;
 use crate::reno::Reno;
@@ -414,6 +414,21 @@ const CUBIC_PARAMS: &[ParamInfo] = &[
         doc: "cubic scaling constant C, segments/s³, > 0",
     },
     SSTHRESH_FROM,
+    ParamInfo {
+        name: "version",
+        kind: ParamKind::Choice(CubicVersion::CHOICES),
+        default: "rfc9438",
+        doc: "\"rfc9438\" (current: RFC 9438 / Linux v2.3) or \"2.0\" (Linux CUBIC v2.0: β \
+              819/1024 unless beta is set, initial ssthresh 100, max increment 16, cnt 50 \
+              before the first loss, delayed-ACK compensation, no HyStart)",
+    },
+    ParamInfo {
+        name: "v2_scaling_bug",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "version 2.0 only: the 2.6.18 scaling error (growth term cube_rtt_scale 32 instead \
+              of 410, max-increment floor 8× too strict; fixed in 2.6.19)",
+    },
 ];
 
 fn basis(p: &Params) -> SsthreshBasis {
@@ -460,6 +475,8 @@ fn build_cubic(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, 
         beta,
         c,
         ssthresh_from: basis(p),
+        version: CubicVersion::from_name(p.choice("version")).unwrap_or_default(),
+        v2_scaling_bug: p.bool("v2_scaling_bug"),
     };
     Ok(Box::new(Cubic::new(init, params)))
 }
@@ -489,6 +506,90 @@ static ALGORITHMS: &[CcInfo] = &[
                  (net/ipv4/tcp_cubic.c)",
         params: CUBIC_PARAMS,
         constructor: build_cubic,
+    },
+    CcInfo {
+        name: "vegas",
+        summary: "TCP Vegas: ±1 segment per RTT to keep between alpha and beta packets queued; \
+                  slow-start exit when more than gamma are",
+        source: "Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c",
+        params: crate::vegas::PARAMS,
+        constructor: crate::vegas::build,
+    },
+    CcInfo {
+        name: "fast",
+        summary: "FAST TCP: w ← min{2w, (1−γ)w + γ(baseRTT/RTT·w + α)} once per RTT, about \
+                  alpha packets queued per flow",
+        source: "Jin, Wei & Low, IEEE INFOCOM 2004 (alpha, gamma, update period, loss rule: \
+                 documented assumptions)",
+        params: crate::fast::PARAMS,
+        constructor: crate::fast::build,
+    },
+    CcInfo {
+        name: "ctcp",
+        summary: "Compound TCP: win = cwnd + dwnd, a Reno window plus a delay-based window \
+                  grown by α·win^k per RTT while the backlog is below γ (γ auto-tuned)",
+        source: "draft-sridharan-tcpm-ctcp-02; Tan, Song, Zhang & Sridharan, IEEE INFOCOM 2006",
+        params: crate::ctcp::PARAMS,
+        constructor: crate::ctcp::build,
+    },
+    CcInfo {
+        name: "bbr",
+        summary: "BBR v1: paces at gain·BtlBw (windowed max delivery rate), cwnd = \
+                  2·BtlBw·RTprop; STARTUP, DRAIN, PROBE_BW gain cycle, PROBE_RTT",
+        source: "Cardwell et al., ACM Queue 14(5) 2016; Linux net/ipv4/tcp_bbr.c",
+        params: crate::bbr::PARAMS,
+        constructor: crate::bbr::build,
+    },
+    CcInfo {
+        name: "bic",
+        summary: "BIC-TCP: binary search toward the last maximum W_max, max probing above it, \
+                  β 819/1024; or Linux 2.6.10's built-in BIC (β 7/8, fast-convergence bug)",
+        source: "Xu, Harfoush & Rhee, IEEE INFOCOM 2004; Linux net/ipv4/tcp_bic.c; LKML \
+                 \"BicTCP Implementation Bug\" (Feb 2005)",
+        params: crate::bic::PARAMS,
+        constructor: crate::bic::build,
+    },
+    CcInfo {
+        name: "hstcp",
+        summary: "HighSpeed TCP: w += a(w)/w per ACK, w ← (1 − b(w))·w on loss, a and b from \
+                  RFC 3649's table (standard TCP up to 38 segments)",
+        source: "RFC 3649 §5 and Appendix B; Linux net/ipv4/tcp_highspeed.c",
+        params: crate::hstcp::PARAMS,
+        constructor: crate::hstcp::build,
+    },
+    CcInfo {
+        name: "htcp",
+        summary: "H-TCP: α grows with the time since the last congestion event, adaptive \
+                  backoff β = RTTmin/RTTmax, bandwidth switch, RTT scaling",
+        source: "Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c",
+        params: crate::htcp::PARAMS,
+        constructor: crate::htcp::build,
+    },
+    CcInfo {
+        name: "scalable",
+        summary: "Scalable TCP: +1 segment per min(cwnd, ai_cnt) ACKs (×1.01–1.02 per RTT), \
+                  keep 7/8 on loss",
+        source: "Kelly, ACM CCR 33(2) 2003; Linux net/ipv4/tcp_scalable.c",
+        params: crate::scalable::PARAMS,
+        constructor: crate::scalable::build,
+    },
+    CcInfo {
+        name: "illinois",
+        summary: "TCP-Illinois: additive increase α ∈ [0.3, 10] and decrease β ∈ [1/8, 1/2] \
+                  from the average queueing delay, once per RTT",
+        source: "Liu, Başar & Srikant, Performance Evaluation 2008; Linux \
+                 net/ipv4/tcp_illinois.c",
+        params: crate::illinois::PARAMS,
+        constructor: crate::illinois::build,
+    },
+    CcInfo {
+        name: "westwood",
+        summary: "Westwood+: Reno probing; after loss cwnd = ssthresh = bandwidth estimate × \
+                  RTTmin",
+        source: "Mascolo et al., MobiCom 2001; Grieco & Mascolo, CCR 2004; Linux \
+                 net/ipv4/tcp_westwood.c",
+        params: crate::westwood::PARAMS,
+        constructor: crate::westwood::build,
     },
 ];
 
@@ -544,7 +645,13 @@ mod tests {
     #[test]
     fn test_registry_builds_every_algorithm_with_defaults() {
         let names: Vec<_> = list().iter().map(|i| i.name).collect();
-        assert_eq!(names, ["reno", "newreno", "cubic"]);
+        assert_eq!(
+            names,
+            [
+                "reno", "newreno", "cubic", "vegas", "fast", "ctcp", "bbr", "bic", "hstcp", "htcp",
+                "scalable", "illinois", "westwood"
+            ]
+        );
         for info in list() {
             for prm in info.params {
                 assert!(parse_default(prm).is_some(), "{}: {}", info.name, prm.name);
@@ -562,7 +669,8 @@ mod tests {
         let e = build("cubik", &[], init(CwndUnit::Bytes, 0)).err().unwrap();
         assert_eq!(
             e.to_string(),
-            "unknown congestion control \"cubik\"; known: reno, newreno, cubic"
+            "unknown congestion control \"cubik\"; known: reno, newreno, cubic, vegas, fast, ctcp, \
+             bbr, bic, hstcp, htcp, scalable, illinois, westwood"
         );
     }
 
@@ -753,8 +861,10 @@ mod tests {
             0.01f64..0.99,
             0.001f64..100.0,
             prop_oneof![Just("auto"), Just("cwnd"), Just("flight_size")],
+            prop_oneof![Just("rfc9438"), Just("2.0")],
+            any::<bool>(),
         )
-            .prop_map(|(h, d, fc, tf, beta, c, basis)| {
+            .prop_map(|(h, d, fc, tf, beta, c, basis, version, bug)| {
                 vec![
                     p("hystart", ParamValue::Str(h.into())),
                     p("hystart_detect", ParamValue::Str(d.into())),
@@ -763,8 +873,65 @@ mod tests {
                     p("beta", ParamValue::Float(beta)),
                     p("c", ParamValue::Float(c)),
                     p("ssthresh_from", ParamValue::Str(basis.into())),
+                    p("version", ParamValue::Str(version.into())),
+                    p("v2_scaling_bug", ParamValue::Bool(bug)),
                 ]
             })
+    }
+
+    /// Random parameters for the loss-based controllers (bic, hstcp, htcp, scalable, illinois,
+    /// westwood).
+    fn loss_based_params() -> impl Strategy<Value = (&'static str, Vec<(String, ParamValue)>)> {
+        let basis = || prop_oneof![Just("auto"), Just("cwnd"), Just("flight_size")];
+        let s = |v: &str| ParamValue::Str(v.into());
+        prop_oneof![
+            (
+                prop_oneof![Just("linux"), Just("2.6.10")],
+                any::<bool>(),
+                any::<bool>(),
+                prop_oneof![Just(0i64), 1i64..1000],
+                basis(),
+            )
+                .prop_map(move |(v, fc, bug, iss, b)| (
+                    "bic",
+                    vec![
+                        p("variant", s(v)),
+                        p("fast_convergence", ParamValue::Bool(fc)),
+                        p("fast_convergence_bug", ParamValue::Bool(bug)),
+                        p("initial_ssthresh", ParamValue::Int(iss)),
+                        p("ssthresh_from", s(b)),
+                    ]
+                )),
+            basis().prop_map(move |b| ("hstcp", vec![p("ssthresh_from", s(b))])),
+            (any::<bool>(), any::<bool>(), any::<bool>(), basis()).prop_map(
+                move |(r, bw, ab, b)| (
+                    "htcp",
+                    vec![
+                        p("rtt_scaling", ParamValue::Bool(r)),
+                        p("bandwidth_switch", ParamValue::Bool(bw)),
+                        p("adaptive_backoff", ParamValue::Bool(ab)),
+                        p("ssthresh_from", s(b)),
+                    ]
+                )
+            ),
+            (1i64..200, 0i64..100, basis()).prop_map(move |(ai, lw, b)| (
+                "scalable",
+                vec![
+                    p("ai_cnt", ParamValue::Int(ai)),
+                    p("legacy_window", ParamValue::Int(lw)),
+                    p("ssthresh_from", s(b)),
+                ]
+            )),
+            (0i64..100, 0i64..10, basis()).prop_map(move |(wt, th, b)| (
+                "illinois",
+                vec![
+                    p("win_thresh", ParamValue::Int(wt)),
+                    p("theta", ParamValue::Int(th)),
+                    p("ssthresh_from", s(b)),
+                ]
+            )),
+            basis().prop_map(move |b| ("westwood", vec![p("ssthresh_from", s(b))])),
+        ]
     }
 
     fn check_invariants(
@@ -898,6 +1065,19 @@ mod tests {
             let init = CcInit { mss: 1448, initial_cwnd: 14_480, initial_ssthresh: u64::MAX, growth: g };
             let mut cc = build("cubic", &params, init).unwrap();
             run_ops(cc.as_mut(), 1448, &ops)?;
+        }
+
+        #[test]
+        fn prop_loss_based_with_random_params_keep_invariants(
+            (name, params) in loss_based_params(),
+            g in growth(),
+            mss in prop_oneof![Just(1u32), Just(536), Just(1448), Just(9000)],
+            iw_segs in 1u64..100,
+            ops in proptest::collection::vec(op(), 1..400),
+        ) {
+            let init = CcInit { mss, initial_cwnd: iw_segs * u64::from(mss), initial_ssthresh: u64::MAX, growth: g };
+            let mut cc = build(name, &params, init).unwrap();
+            run_ops(cc.as_mut(), mss, &ops)?;
         }
     }
 }

@@ -10,8 +10,8 @@
 //!
 //! The controller sees neither `snd_nxt` nor per-packet send state, so [`RoundTracker`]
 //! rebuilds them from the events: `snd_nxt` is the sum of the new (non-retransmitted) bytes of
-//! [`SentEvent`]s, `snd_una` the sum of [`AckEvent::bytes_acked`], and the delivered count the
-//! newest [`crate::RateSample::total_delivered`]. A delivered count above the round's `snd_nxt`
+//! [`SentEvent`]s, `snd_una` the sum of [`crate::AckEvent::bytes_acked`], and the delivered
+//! count the newest [`crate::RateSample::total_delivered`]. A delivered count above the round's `snd_nxt`
 //! mark proves that a byte sent after the mark was delivered (delivered bytes are counted once
 //! and never exceed `snd_nxt`), which is BBR's condition; without loss or reordering it holds on
 //! exactly the ACK Linux's test fires on, with holes it fires when they are repaired.
@@ -76,11 +76,6 @@ impl RoundTracker {
     /// Rounds completed so far.
     pub fn count(&self) -> u64 {
         self.count
-    }
-
-    /// The current round's `snd_nxt` mark.
-    pub fn mark(&self) -> u64 {
-        self.mark
     }
 
     /// Vegas' test `after(ack, beg_snd_nxt)`: the cumulative ACK passed the round's mark.
@@ -177,7 +172,7 @@ mod tests {
             r.on_sent(&sent(1000));
         }
         r.start(0);
-        assert_eq!(r.mark(), 10_000);
+        assert_eq!(r.mark, 10_000);
         // New data sent during the round does not move the mark.
         r.on_sent(&sent(1000));
         r.on_acked(10_000);
@@ -186,7 +181,7 @@ mod tests {
         assert!(r.acked_past_mark());
         r.advance(0);
         assert_eq!(r.count(), 1);
-        assert_eq!(r.mark(), 11_000);
+        assert_eq!(r.mark, 11_000);
     }
 
     #[test]
@@ -222,7 +217,7 @@ mod tests {
         let mut r = RoundTracker::default();
         r.on_acked(3000);
         r.start(7000);
-        assert_eq!(r.mark(), 10_000);
+        assert_eq!(r.mark, 10_000);
     }
 
     #[test]

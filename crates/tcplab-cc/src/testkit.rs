@@ -7,7 +7,7 @@
 //! during the round belong to the next round, so `in_flight` after an ACK is what is left of the
 //! current round's window.
 
-use crate::{AckEvent, CongestionControl, Nanos};
+use crate::{AckEvent, CongestionControl, CongestionEvent, Nanos};
 
 /// When the ACKs of a round arrive.
 #[derive(Clone, Copy, Debug)]
@@ -82,5 +82,87 @@ impl Driver {
         }
         self.now = (start + rtt).max(last);
         cc.cwnd()
+    }
+}
+
+/// A deterministic loss process: every `every`-th segment delivered is lost (one loss per `1/p`
+/// segments, the textbook model behind TCP response functions — Mathis et al. 1997, RFC 3649
+/// §5 and Appendix A).
+pub(crate) struct LossEvery {
+    every: u64,
+    count: u64,
+}
+
+impl LossEvery {
+    pub fn new(every: u64) -> Self {
+        LossEvery {
+            every: every.max(1),
+            count: 0,
+        }
+    }
+}
+
+impl Driver {
+    /// One round like [`Driver::round`] (ACKs spread over the RTT, RTT samples `rtt`) under the
+    /// loss process. When the loss counter passes `every` the controller gets a congestion event
+    /// (FlightSize = the whole window) before that ACK; that ACK and the rest of the round arrive
+    /// in recovery (no growth, their segments still count as delivered: the lost one is repaired
+    /// within the round), and recovery ends at the round's end. At most one congestion event
+    /// per round, as one recovery episode per window. Returns (segments delivered, loss?).
+    pub fn round_with_loss(
+        &mut self,
+        cc: &mut dyn CongestionControl,
+        rtt: Nanos,
+        per_ack: u32,
+        loss: &mut LossEvery,
+    ) -> (u64, bool) {
+        let mss = u64::from(self.mss);
+        let start = self.now;
+        let w = (cc.cwnd() / mss).max(1);
+        let per_ack = u64::from(per_ack.max(1));
+        let n = w.div_ceil(per_ack);
+        if self.min_rtt == 0 || rtt < self.min_rtt {
+            self.min_rtt = rtt;
+        }
+        let mut acked = 0;
+        let mut lost = false;
+        for i in 0..n {
+            let segs = per_ack.min(w - acked);
+            let t = start + rtt * (i + 1) / n;
+            loss.count += segs;
+            if !lost && loss.count >= loss.every {
+                loss.count -= loss.every;
+                lost = true;
+                cc.on_congestion_event(&CongestionEvent {
+                    now: t,
+                    in_flight: w * mss,
+                    lost_bytes: mss,
+                    srtt: rtt,
+                    min_rtt: self.min_rtt,
+                    mss: self.mss,
+                });
+            }
+            let prior = (w - acked) * mss;
+            acked += segs;
+            cc.on_ack(&AckEvent {
+                now: t,
+                bytes_acked: segs * mss,
+                packets_acked: segs as u32,
+                prior_in_flight: prior,
+                in_flight: (w - acked) * mss,
+                rtt_sample: Some(rtt),
+                srtt: rtt,
+                min_rtt: self.min_rtt,
+                in_recovery: lost,
+                mss: self.mss,
+                ..Default::default()
+            });
+            self.acks += 1;
+        }
+        self.now = start + rtt;
+        if lost {
+            cc.on_recovery_exit(self.now);
+        }
+        (w, lost)
     }
 }

@@ -533,7 +533,11 @@ mod tests {
             let rtt = BASE + BASE / (4 * before);
             d.round(&mut cc, rtt, rtt);
             assert!(cc.window().in_slow_start(), "round {r}");
-            assert!(segs(&cc) >= 2 * before - 1, "round {r}: {before} -> {}", segs(&cc));
+            assert!(
+                segs(&cc) >= 2 * before - 1,
+                "round {r}: {before} -> {}",
+                segs(&cc)
+            );
         }
     }
 
@@ -640,7 +644,11 @@ mod tests {
         let q = mean(late.iter().map(|s| s.backlog as f64));
         let lo = late.iter().map(|s| s.backlog).min().unwrap();
         let hi = late.iter().map(|s| s.backlog).max().unwrap();
-        let w = m.flows.iter().map(|f| f.cc.cwnd() / u64::from(MSS)).collect();
+        let w = m
+            .flows
+            .iter()
+            .map(|f| f.cc.cwnd() / u64::from(MSS))
+            .collect();
         eprintln!("flows {flows}: backlog mean {q:.2} range {lo}..={hi}, cwnd {w:?}");
         (q, lo, hi, w)
     }

@@ -8,6 +8,7 @@ use tcplab_cc::ParamKind;
 
 mod capture;
 mod linkem;
+mod trace;
 
 /// Parse JSON text into Python objects with the standard library's `json` module.
 fn from_json<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -80,5 +81,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tcp_knobs, m)?)?;
     m.add_function(wrap_pyfunction!(list_ccas, m)?)?;
     linkem::register(m)?;
+    trace::register(m)?;
     Ok(())
 }

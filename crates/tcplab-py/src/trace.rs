@@ -61,7 +61,9 @@ fn secs_to_ns(name: &str, s: Option<f64>) -> PyResult<Option<u64>> {
     match s {
         None => Ok(None),
         Some(x) if x.is_finite() && x >= 0.0 => Ok(Some((x * 1e9).round() as u64)),
-        Some(x) => Err(PyValueError::new_err(format!("{name} must be a time ≥ 0 s, got {x}"))),
+        Some(x) => Err(PyValueError::new_err(format!(
+            "{name} must be a time ≥ 0 s, got {x}"
+        ))),
     }
 }
 
@@ -91,7 +93,7 @@ fn analyze_capture<'py>(
     let value = py.allow_threads(move || {
         if want_tsg {
             let mut sink = SeriesSink::default();
-            analyze_path(&p, cfg, &mut sink).map(|rep| rep.to_value(Some(&sink)))
+            analyze_path(&p, cfg, &mut sink).map(|rep| rep.to_value_moving(Some(sink)))
         } else {
             analyze_path(&p, cfg, &mut NoSink).map(|rep| rep.to_value(None))
         }
@@ -147,7 +149,11 @@ const PACKET_KEYS: &[&str] = &[
 ];
 
 /// One packet dict → (timestamp ns, frame description).
-fn packet_from_dict(i: usize, d: &Bound<'_, PyDict>, link: LinkKind) -> PyResult<(u64, TcpFrame<'static>)> {
+fn packet_from_dict(
+    i: usize,
+    d: &Bound<'_, PyDict>,
+    link: LinkKind,
+) -> PyResult<(u64, TcpFrame<'static>)> {
     let ctx = |e: PyErr| PyValueError::new_err(format!("packet {i}: {e}"));
     for k in d.keys() {
         let k: String = k.extract()?;
@@ -165,13 +171,19 @@ fn packet_from_dict(i: usize, d: &Bound<'_, PyDict>, link: LinkKind) -> PyResult
             let s: f64 = v.extract().map_err(ctx)?;
             secs_to_ns("t", Some(s)).map_err(ctx)?.unwrap_or(0)
         }
-        (None, None) => return Err(PyValueError::new_err(format!("packet {i}: needs t or t_ns"))),
+        (None, None) => {
+            return Err(PyValueError::new_err(format!(
+                "packet {i}: needs t or t_ns"
+            )))
+        }
     };
     let addr = |k: &str| -> PyResult<IpAddr> {
         let s: String = get(k)?
             .ok_or_else(|| PyValueError::new_err(format!("packet {i}: needs {k}")))?
             .extract()?;
-        s.parse().map_err(|_| PyValueError::new_err(format!("packet {i}: {k} {s:?} is not an IP address")))
+        s.parse().map_err(|_| {
+            PyValueError::new_err(format!("packet {i}: {k} {s:?} is not an IP address"))
+        })
     };
     let int = |k: &str, dflt: u64, max: u64| -> PyResult<u64> {
         match get(k)? {
@@ -179,7 +191,9 @@ fn packet_from_dict(i: usize, d: &Bound<'_, PyDict>, link: LinkKind) -> PyResult
             Some(v) => {
                 let x: u64 = v.extract().map_err(ctx)?;
                 if x > max {
-                    return Err(PyValueError::new_err(format!("packet {i}: {k} = {x} exceeds {max}")));
+                    return Err(PyValueError::new_err(format!(
+                        "packet {i}: {k} = {x} exceeds {max}"
+                    )));
                 }
                 Ok(x)
             }
@@ -189,14 +203,20 @@ fn packet_from_dict(i: usize, d: &Bound<'_, PyDict>, link: LinkKind) -> PyResult
     let mut options = TcpOptions {
         mss: get("mss")?.map(|v| v.extract()).transpose().map_err(ctx)?,
         window_scale: get("ws")?.map(|v| v.extract()).transpose().map_err(ctx)?,
-        sack_permitted: get("sackok")?.map(|v| v.extract()).transpose().map_err(ctx)?.unwrap_or(false),
+        sack_permitted: get("sackok")?
+            .map(|v| v.extract())
+            .transpose()
+            .map_err(ctx)?
+            .unwrap_or(false),
         timestamp: get("ts")?.map(|v| v.extract()).transpose().map_err(ctx)?,
         ..TcpOptions::default()
     };
     if let Some(v) = get("sack")? {
         let blocks: Vec<(u32, u32)> = v.extract().map_err(ctx)?;
         if blocks.len() > 4 {
-            return Err(PyValueError::new_err(format!("packet {i}: at most 4 SACK blocks")));
+            return Err(PyValueError::new_err(format!(
+                "packet {i}: at most 4 SACK blocks"
+            )));
         }
         options.set_sack_blocks(&blocks);
     }
@@ -258,7 +278,9 @@ fn write_tcp_capture(
     let lk = link_kind(link)?;
     let mut frames = Vec::with_capacity(packets.len());
     for (i, p) in packets.iter().enumerate() {
-        let d = p.downcast::<PyDict>().map_err(|_| PyValueError::new_err(format!("packet {i}: not a dict")))?;
+        let d = p
+            .downcast::<PyDict>()
+            .map_err(|_| PyValueError::new_err(format!("packet {i}: not a dict")))?;
         frames.push(packet_from_dict(i, d, lk)?);
     }
     let io_err = |e: std::io::Error| PyOSError::new_err(format!("{}: {e}", path.display()));
@@ -268,7 +290,8 @@ fn write_tcp_capture(
         "pcap" => {
             let mut w = PcapWriter::with_options(file, lk.linktype(), snaplen).map_err(io_err)?;
             for (i, (ts, f)) in frames.iter().enumerate() {
-                emit_tcp_frame(&mut buf, f).map_err(|e| PyValueError::new_err(format!("packet {i}: {e}")))?;
+                emit_tcp_frame(&mut buf, f)
+                    .map_err(|e| PyValueError::new_err(format!("packet {i}: {e}")))?;
                 w.write_packet(*ts, &buf).map_err(io_err)?;
             }
             w.into_inner().map_err(io_err)?;
@@ -277,13 +300,16 @@ fn write_tcp_capture(
             let mut w = PcapngWriter::new(file).map_err(io_err)?;
             let iface = w.add_interface(lk.linktype(), snaplen, 9).map_err(io_err)?;
             for (i, (ts, f)) in frames.iter().enumerate() {
-                emit_tcp_frame(&mut buf, f).map_err(|e| PyValueError::new_err(format!("packet {i}: {e}")))?;
+                emit_tcp_frame(&mut buf, f)
+                    .map_err(|e| PyValueError::new_err(format!("packet {i}: {e}")))?;
                 w.write_packet(iface, *ts, &buf).map_err(io_err)?;
             }
             w.into_inner().map_err(io_err)?;
         }
         other => {
-            return Err(PyValueError::new_err(format!("unknown format {other:?}: pcap or pcapng")))
+            return Err(PyValueError::new_err(format!(
+                "unknown format {other:?}: pcap or pcapng"
+            )))
         }
     }
     Ok(frames.len())
@@ -307,7 +333,15 @@ fn synth_bulk_capture(
     snaplen: u32,
     sack: bool,
 ) -> PyResult<u64> {
-    let cfg = BulkConfig { segments, loss_every, isn_a: isn, link: link_kind(link)?, ipv6, sack, ..BulkConfig::default() };
+    let cfg = BulkConfig {
+        segments,
+        loss_every,
+        isn_a: isn,
+        link: link_kind(link)?,
+        ipv6,
+        sack,
+        ..BulkConfig::default()
+    };
     let p = path.clone();
     py.allow_threads(move || {
         let f = std::fs::File::create(&p)?;

@@ -123,9 +123,7 @@ pub fn decode_ip(ip: &[u8]) -> Result<Decoded, Error> {
             let p = Ipv6Packet::new_checked(ip)?;
             let (nh, off, len) = match p.upper_layer() {
                 Ok(x) => x,
-                Err(Error::Malformed("IPv6 fragment (not reassembled)")) => {
-                    return Ok(Decoded::Fragment)
-                }
+                Err(e) if e == crate::wire::ipv6::FRAGMENT => return Ok(Decoded::Fragment),
                 Err(e) => return Err(e),
             };
             let len = if p.payload_len() == 0 {
@@ -204,6 +202,17 @@ mod tests {
         ip[2..4].copy_from_slice(&40u16.to_be_bytes());
         ip[6] = 0x20; // MF
         ip[9] = 6;
+        assert_eq!(decode_ip(&ip), Ok(Decoded::Fragment));
+    }
+
+    #[test]
+    fn test_decode_ipv6_fragment_reported() {
+        let mut ip = vec![0u8; 40 + 8 + 20];
+        ip[0] = 0x60;
+        ip[4..6].copy_from_slice(&28u16.to_be_bytes());
+        ip[6] = crate::wire::ip_proto::IPV6_FRAG;
+        ip[40] = crate::wire::ip_proto::TCP;
+        ip[43] = 1; // more fragments
         assert_eq!(decode_ip(&ip), Ok(Decoded::Fragment));
     }
 

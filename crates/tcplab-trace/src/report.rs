@@ -289,21 +289,22 @@ fn times(v: &[u64]) -> Value {
 
 /// Graph series of one direction: times in seconds since the capture start, sequence numbers
 /// relative, segment kinds as [`SegKind`] codes (names in the report's `seg_kind_names`).
-pub fn series_value(s: &DirSeries) -> Value {
+/// Takes the vectors out of `s` rather than copying them (series can be long).
+pub fn series_value(s: DirSeries) -> Value {
     Value::Map(vec![
         kv("seg_t", times(&s.seg_t_ns)),
-        kv("seg_start", Value::IntArray(s.seg_start.clone())),
-        kv("seg_end", Value::IntArray(s.seg_end.clone())),
+        kv("seg_start", Value::IntArray(s.seg_start)),
+        kv("seg_end", Value::IntArray(s.seg_end)),
         kv(
             "seg_kind",
             Value::IntArray(s.seg_kind.iter().map(|k| *k as i64).collect()),
         ),
         kv("ack_t", times(&s.ack_t_ns)),
-        kv("ack", Value::IntArray(s.ack.clone())),
-        kv("win_edge", Value::IntArray(s.win_edge.clone())),
+        kv("ack", Value::IntArray(s.ack)),
+        kv("win_edge", Value::IntArray(s.win_edge)),
         kv("sack_t", times(&s.sack_t_ns)),
-        kv("sack_left", Value::IntArray(s.sack_left.clone())),
-        kv("sack_right", Value::IntArray(s.sack_right.clone())),
+        kv("sack_left", Value::IntArray(s.sack_left)),
+        kv("sack_right", Value::IntArray(s.sack_right)),
         kv(
             "sack_valid",
             Value::IntArray(s.sack_valid.iter().map(|&b| i64::from(b)).collect()),
@@ -314,11 +315,11 @@ pub fn series_value(s: &DirSeries) -> Value {
             Value::FloatArray(s.rtt_ns.iter().map(|&r| r as f64 / 1e6).collect()),
         ),
         kv("out_t", times(&s.out_t_ns)),
-        kv("outstanding", Value::IntArray(s.outstanding.clone())),
+        kv("outstanding", Value::IntArray(s.outstanding)),
     ])
 }
 
-fn conn_value(c: &Connection, origin: u64, series: Option<&[DirSeries; 2]>) -> Value {
+fn conn_value(c: &Connection, origin: u64, series: Option<[DirSeries; 2]>) -> Value {
     let mut m = vec![
         kv("index", u(c.index as u64)),
         kv("a", Value::Str(c.a.to_string())),
@@ -338,10 +339,12 @@ fn conn_value(c: &Connection, origin: u64, series: Option<&[DirSeries; 2]>) -> V
         kv("complete", Value::Bool(c.complete())),
         kv("reset", Value::Bool(c.reset())),
     ];
+    let mut series = series.map(|[a, b]| [Some(a), Some(b)]);
     for d in [Dir::AtoB, Dir::BtoA] {
         let mut dv = dir_value(c.stats(d), origin);
-        if let (Some(s), Value::Map(ref mut mm)) = (series, &mut dv) {
-            mm.push(kv("series", series_value(&s[d.index()])));
+        let s = series.as_mut().and_then(|s| s[d.index()].take());
+        if let (Some(s), Value::Map(ref mut mm)) = (s, &mut dv) {
+            mm.push(kv("series", series_value(s)));
         }
         m.push(kv(d.name(), dv));
     }
@@ -349,8 +352,14 @@ fn conn_value(c: &Connection, origin: u64, series: Option<&[DirSeries; 2]>) -> V
 }
 
 impl Report {
-    /// The report as a value tree; with `series`, each direction gets a `series` map.
+    /// The report as a value tree; with `series`, each direction gets a `series` map (copied
+    /// from the sink; see [`Report::to_value_moving`] to avoid the copy).
     pub fn to_value(&self, series: Option<&SeriesSink>) -> Value {
+        self.to_value_moving(series.cloned())
+    }
+
+    /// As [`Report::to_value`], moving the series out of the sink.
+    pub fn to_value_moving(&self, series: Option<SeriesSink>) -> Value {
         let origin = self.capture.first_ts_ns.unwrap_or(0);
         let cap = &self.capture;
         let fmt = match self.format {
@@ -359,12 +368,14 @@ impl Report {
             Some(Format::Pcapng) => "pcapng",
             None => "unknown",
         };
-        let empty = [DirSeries::default(), DirSeries::default()];
+        let mut series = series.map(|s| s.series);
         let conns = self
             .connections
             .iter()
             .map(|c| {
-                let s = series.map(|s| s.series.get(c.index).unwrap_or(&empty));
+                let s = series
+                    .as_mut()
+                    .map(|s| s.get_mut(c.index).map(std::mem::take).unwrap_or_default());
                 conn_value(c, origin, s)
             })
             .collect();

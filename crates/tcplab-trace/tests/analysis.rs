@@ -374,7 +374,7 @@ fn test_memory_follows_outstanding_data_not_packets() {
         };
         a.feed_record(&rec, &mut NoSink);
         n += 1;
-        if n % 1000 == 0 {
+        if n.is_multiple_of(1000) {
             peak = peak.max(a.tracked_ranges());
             if n == 50000 {
                 a.debug_dump();

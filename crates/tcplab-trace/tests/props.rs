@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr};
-use tcplab_trace::analysis::{analyze_reader, Analyzer, AnalyzerConfig, Dir, NoSink, SeriesSink};
+use tcplab_trace::analysis::{analyze_reader, Analyzer, AnalyzerConfig, Dir, SeriesSink};
 use tcplab_trace::decode::{decode, TcpSegment};
 use tcplab_trace::pcap::{linktype, CaptureReader, PcapngWriter};
 use tcplab_trace::synth::{write_bulk_pcap, BulkConfig};
@@ -109,7 +109,10 @@ fn arb_segment() -> impl Strategy<Value = TcpSegment> {
 
 /// A segment near a running sequence position, so random traffic exercises retransmission,
 /// out-of-order, SACK and window paths rather than only wild jumps.
-fn arb_nearby() -> impl Strategy<Value = (bool, i32, i32, u16, u16, u32, Vec<(i32, i32)>)> {
+/// (from A, seq step, ack offset, flags, window, length, SACK (offset, width) pairs).
+type Nearby = (bool, i32, i32, u16, u16, u32, Vec<(i32, i32)>);
+
+fn arb_nearby() -> impl Strategy<Value = Nearby> {
     (
         any::<bool>(),
         -5000i32..5000,

@@ -5,9 +5,10 @@ use tcplab_trace::pcap::{
     linktype, CaptureErrorKind, CaptureReader, Format, PcapWriter, PcapngWriter,
 };
 
-fn read_all(
-    bytes: &[u8],
-) -> Result<Vec<(u64, u32, Vec<u8>, u64)>, tcplab_trace::pcap::CaptureError> {
+/// (timestamp, link type, data, offset) of each record.
+type Records = Vec<(u64, u32, Vec<u8>, u64)>;
+
+fn read_all(bytes: &[u8]) -> Result<Records, tcplab_trace::pcap::CaptureError> {
     let mut r = CaptureReader::new(bytes)?;
     let mut out = Vec::new();
     while let Some(rec) = r.next_record()? {
@@ -311,4 +312,19 @@ fn test_reader_io_error_reported_with_offset() {
     let e = r.next_record().unwrap_err();
     assert!(e.to_string().contains("disk on fire"), "{e}");
     assert_eq!(e.offset, 50);
+}
+
+#[test]
+fn test_writers_are_deterministic() {
+    use tcplab_trace::synth::{write_bulk_pcap, BulkConfig};
+    let cfg = BulkConfig {
+        segments: 300,
+        loss_every: 13,
+        ..BulkConfig::default()
+    };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    write_bulk_pcap(cfg, &mut a, 262_144).unwrap();
+    write_bulk_pcap(cfg, &mut b, 262_144).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(sample_pcapng(), sample_pcapng());
 }

@@ -315,7 +315,6 @@ impl Connection {
         }
     }
 
-    #[allow(clippy::too_many_lines)]
     fn process<S: TsgSink>(
         &mut self,
         d: Dir,
@@ -772,9 +771,7 @@ impl Analyzer {
 
     /// Feeds one decoded TCP segment captured at `ts_ns`.
     pub fn feed_segment<S: TsgSink>(&mut self, ts_ns: u64, seg: &TcpSegment, sink: &mut S) {
-        if self.cap.first_ts_ns.is_none() {
-            self.note_time(ts_ns);
-        }
+        self.note_time(ts_ns);
         let trel = ts_ns.saturating_sub(self.cap.first_ts_ns.unwrap_or(ts_ns));
         let in_window = self.cfg.tsg_from_ns.is_none_or(|f| trel >= f)
             && self.cfg.tsg_to_ns.is_none_or(|t| trel <= t);

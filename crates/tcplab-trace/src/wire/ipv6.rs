@@ -6,6 +6,9 @@ use std::net::Ipv6Addr;
 
 pub const HEADER_LEN: usize = 40;
 
+/// The error [`Ipv6Packet::upper_layer`] gives for a fragment other than an atomic one.
+pub const FRAGMENT: Error = Error::Malformed("IPv6 fragment (not reassembled)");
+
 /// A zero-copy view of an IPv6 packet (fixed header present once `new_checked` succeeds).
 #[derive(Debug, Clone)]
 pub struct Ipv6Packet<T: AsRef<[u8]>> {
@@ -100,7 +103,7 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
                     let off = be16(b, at + 2) >> 3;
                     let more = be16(b, at + 2) & 1 != 0;
                     if off != 0 || more {
-                        return Err(Error::Malformed("IPv6 fragment (not reassembled)"));
+                        return Err(FRAGMENT);
                     }
                     nh = b[at];
                     at += 8;
