@@ -11,10 +11,11 @@
 //! The controller sees neither `snd_nxt` nor per-packet send state, so [`RoundTracker`]
 //! rebuilds them from the events: `snd_nxt` is the sum of the new (non-retransmitted) bytes of
 //! [`SentEvent`]s, `snd_una` the sum of [`crate::AckEvent::bytes_acked`], and the delivered
-//! count the newest [`crate::RateSample::total_delivered`]. A delivered count above the round's `snd_nxt`
-//! mark proves that a byte sent after the mark was delivered (delivered bytes are counted once
-//! and never exceed `snd_nxt`), which is BBR's condition; without loss or reordering it holds on
-//! exactly the ACK Linux's test fires on, with holes it fires when they are repaired.
+//! count the newest [`crate::RateSample::total_delivered`]. A delivered count above the round's
+//! `snd_nxt` mark proves that a byte sent after the mark was delivered (delivered bytes are
+//! counted once and never exceed `snd_nxt`), which is BBR's condition; without loss or
+//! reordering it holds on exactly the ACK Linux's test fires on, with holes it fires when they
+//! are repaired.
 //!
 //! If the stack never reports a sent packet (a test driver or a stack without that hook), the
 //! mark falls back to `snd_una + in_flight` at the round's start.

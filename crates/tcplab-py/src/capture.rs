@@ -10,11 +10,13 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::net::Ipv4Addr;
 
-use tcplab_sim::Config;
 use tcplab_sim::net::Channel;
-use tcplab_sim::packet::{Packet, Proto, flags, opts};
+use tcplab_sim::packet::{flags, opts, Packet, Proto};
 use tcplab_sim::sim::PacketTap;
-use tcplab_trace::pcap::{PcapWriter, TcpPacketRepr, UdpPacketRepr, emit_tcp_ipv4, emit_udp_ipv4, linktype};
+use tcplab_sim::Config;
+use tcplab_trace::pcap::{
+    emit_tcp_ipv4, emit_udp_ipv4, linktype, PcapWriter, TcpPacketRepr, UdpPacketRepr,
+};
 use tcplab_trace::wire::ethernet::EthernetAddress;
 use tcplab_trace::wire::tcp::{TcpFlags, TcpOptions, TcpRepr};
 
@@ -45,9 +47,13 @@ impl PcapTap {
             let f = BufWriter::with_capacity(1 << 20, File::create(path)?);
             writers.push(PcapWriter::with_options(f, linktype::ETHERNET, SNAPLEN)?);
         }
-        Ok(PcapTap { writers, buf: Vec::with_capacity(2048), flow_src, error: None })
+        Ok(PcapTap {
+            writers,
+            buf: Vec::with_capacity(2048),
+            flow_src,
+            error: None,
+        })
     }
-
 }
 
 impl PacketTap for PcapTap {
@@ -55,8 +61,15 @@ impl PacketTap for PcapTap {
         let (sa, da) = (node_addr(p.src), node_addr(p.dst));
         let from_client = self.flow_src.get(p.flow as usize) == Some(&p.src);
         let client_port = 40000 + (p.flow % 20000) as u16;
-        let (sp, dp) = if from_client { (client_port, SERVER_PORT) } else { (SERVER_PORT, client_port) };
-        let mac = (EthernetAddress::from_ipv4(sa), EthernetAddress::from_ipv4(da));
+        let (sp, dp) = if from_client {
+            (client_port, SERVER_PORT)
+        } else {
+            (SERVER_PORT, client_port)
+        };
+        let mac = (
+            EthernetAddress::from_ipv4(sa),
+            EthernetAddress::from_ipv4(da),
+        );
         let n = match p.proto {
             Proto::Tcp => {
                 let h = &p.tcp;

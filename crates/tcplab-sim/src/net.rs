@@ -170,7 +170,9 @@ impl Channel {
             from,
             to,
             rate_bps: rate,
-            ps_per_byte: (8_000_000_000_000u64 % rate == 0).then(|| 8_000_000_000_000u64 / rate),
+            ps_per_byte: 8_000_000_000_000u64
+                .is_multiple_of(rate)
+                .then(|| 8_000_000_000_000u64 / rate),
             delay_ns: cfg.delay_ns,
             mtu,
             monitor,

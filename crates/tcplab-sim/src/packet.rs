@@ -103,6 +103,10 @@ mod tests {
     #[test]
     fn test_packet_stays_compact() {
         // Packets are copied through link FIFOs; keep them small.
-        assert!(std::mem::size_of::<Packet>() <= 96, "{}", std::mem::size_of::<Packet>());
+        assert!(
+            std::mem::size_of::<Packet>() <= 96,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
     }
 }

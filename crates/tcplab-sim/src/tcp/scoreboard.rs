@@ -440,7 +440,7 @@ impl Scoreboard {
         let mut out = RackOutcome::default();
         let wait = rack_rtt + reo_wnd;
         // RFC 8985 §6.2 RACK_sent_after: compare send times, then end sequence numbers.
-        let mut consider = |xmit: Nanos, end: u64, out: &mut RackOutcome| -> bool {
+        let consider = |xmit: Nanos, end: u64, out: &mut RackOutcome| -> bool {
             if (xmit, end) >= rack {
                 return false;
             }

@@ -127,6 +127,8 @@ pub struct TcpSender {
     persist_deadline: Option<Nanos>,
     persist_backoff: u32,
     pace_next: Nanos,
+    /// The send loop last stopped because of pacing (so `pace_next` is a wake-up time).
+    pace_blocked: bool,
     nic_wake: Option<Nanos>,
     syn_sent_at: Nanos,
     syn_tries: u32,
@@ -177,6 +179,7 @@ impl TcpSender {
             persist_deadline: None,
             persist_backoff: 0,
             pace_next: 0,
+            pace_blocked: false,
             nic_wake: None,
             syn_sent_at: 0,
             syn_tries: 0,
@@ -262,17 +265,12 @@ impl TcpSender {
                 if self.state == State::Established && self.app_end.is_none() {
                     min(self.spec.stop);
                 }
-                if self.pace_next > self.last_send && self.has_sendable() {
+                if self.pace_blocked {
                     min(Some(self.pace_next));
                 }
             }
         }
         t
-    }
-
-    fn has_sendable(&self) -> bool {
-        self.state == State::Established
-            && (self.app_end.is_none_or(|e| self.snd_nxt < e) || self.sb.lost_bytes > 0)
     }
 
     pub fn on_timer(&mut self, cx: &mut Cx) {
@@ -487,9 +485,10 @@ impl TcpSender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        // Pacing: the next departure is one packet time at the pacing rate later.
+        // Pacing: the next departure is one segment's payload at the pacing rate later (rates,
+        // like delivery-rate samples, count payload bytes, as Linux's do).
         if let Some(rate) = self.pacing_rate() {
-            if let Some(gap) = (wire as u64 * 8 * 1_000_000_000).checked_div(rate) {
+            if let Some(gap) = (len as u64 * 8 * 1_000_000_000).checked_div(rate) {
                 self.pace_next = now + gap;
             }
         }
@@ -525,8 +524,10 @@ impl TcpSender {
     fn try_send(&mut self, cx: &mut Cx) {
         let now = cx.now;
         let mut stopped_by_cwnd = false;
+        self.pace_blocked = false;
         loop {
             if self.pace_next > now && self.pacing_rate().is_some() {
+                self.pace_blocked = true;
                 break;
             }
             if !cx.nic_has_room() {
