@@ -88,6 +88,7 @@ def test_defaults_and_normalized_config_shape():
         "bytes": None,
         "cca": {"name": "cubic", "params": {}},
         "tcp": {},
+        "receiver_tcp": {},
     }
 
 
@@ -633,7 +634,7 @@ def test_receiver_tcp_overrides_the_flow_knobs_for_the_receiver():
         "delack_timeout": 300_000_000,
         "sack": True,
     }
-    assert "receiver_tcp" not in b
+    assert b["receiver_tcp"] == b["tcp"] == {"sack": True}
     doc["flow"][0]["receiver_tcp"] = {"rcvbuff": 1}
     e = err(doc)
     assert e.field == "flow.0.receiver_tcp.rcvbuff" and "did you mean 'rcvbuf'" in str(e)

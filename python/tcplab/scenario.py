@@ -4,6 +4,7 @@ The format is documented in docs/scenario-format.md; keep the two in sync. In sh
 
     name = "quickstart"          # top level: name, description, seed, duration, interval, trials,
     duration = "20s"             #            engine, record_changes
+    stack = "linux-6"            # OS personality of every TCP host (python/tcplab/stacks)
     [path]                       # the dumbbell bottleneck r1 → r2 (+ optional [path.reverse])
     rate = "100Mbit"
     rtt = "50ms"
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import stacks as stacks_mod
 from . import units
 from .catalog import Catalog, ParamError, default_catalog
 from .errors import ScenarioError, nearest
@@ -57,9 +59,12 @@ TOP_KEYS = (
     "record_changes",
     "capture",
     "path",
+    "stack",
     "tcp",
     "host",
     "flow",
+    "sweep",
+    "report",
 )
 PATH_KEYS = (
     "rate",
@@ -86,7 +91,17 @@ FLOW_COMMON_KEYS = (
     "stop",
     "rtt",
 )
-FLOW_TCP_KEYS = (*FLOW_COMMON_KEYS, "bytes", "streams", "window", "cca", "tcp", "receiver_tcp")
+FLOW_TCP_KEYS = (
+    *FLOW_COMMON_KEYS,
+    "bytes",
+    "streams",
+    "window",
+    "sender_stack",
+    "receiver_stack",
+    "cca",
+    "tcp",
+    "receiver_tcp",
+)
 FLOW_UDP_KEYS = (*FLOW_COMMON_KEYS, "rate", "payload")
 LOSS_MODELS = ("none", "bernoulli", "gilbert-elliott", "list")
 ENGINES = ("sim", "kernel")
@@ -103,6 +118,9 @@ DEFAULT_ACCESS_DELAY = "0.1ms"
 DEFAULT_HOST_QUEUE = "1000pkt"
 DEFAULT_PAYLOAD = "1470B"
 DEFAULT_CCA = "cubic"
+#: The stack of every TCP flow's hosts unless `stack`, `sender_stack` or `receiver_stack` say
+#: otherwise: the engine's knob defaults (python/tcplab/stacks/generic.toml).
+DEFAULT_STACK = stacks_mod.GENERIC
 ACCESS_RATE_FACTOR = 10
 #: IPv4 (20 B) + UDP (8 B) headers: a UDP payload must fit the MTU with them (no fragmentation).
 UDP_IP_HEADERS = 28
@@ -176,6 +194,8 @@ class Flow:
     cca: dict[str, Any] | None = None
     tcp: dict[str, Any] | None = None
     receiver_tcp: dict[str, Any] | None = None
+    sender_stack: str | None = None
+    receiver_stack: str | None = None
     rate_bps: int | None = None
     payload_bytes: int | None = None
     start_jitter_ns: int = 0
@@ -203,8 +223,10 @@ class Flow:
             d["bytes"] = self.bytes
             d["cca"] = copy.deepcopy(self.cca)
             d["tcp"] = dict(self.tcp or {})
-            if self.receiver_tcp is not None:
-                d["receiver_tcp"] = dict(self.receiver_tcp)
+            # The receiving host's knobs, always written out (docs/design.md §3; they differ
+            # from "tcp" when the receiver runs another stack or has [flow.receiver_tcp]).
+            rtcp = self.receiver_tcp if self.receiver_tcp is not None else d["tcp"]
+            d["receiver_tcp"] = dict(rtcp)
         else:
             d["rate_bps"] = self.rate_bps
             d["payload_bytes"] = self.payload_bytes
@@ -299,6 +321,8 @@ class Scenario:
         lines.append("  flows:")
         for f in self.flows:
             what = f"{f.kind} {f.cca['name']}" if f.kind == "tcp" and f.cca else f.kind
+            if f.kind == "tcp" and (f.sender_stack, f.receiver_stack) != (DEFAULT_STACK,) * 2:
+                what += f" [{f.sender_stack} -> {f.receiver_stack}]"
             if f.kind == "udp" and f.rate_bps is not None:
                 what += f" {h(f.rate_bps)}"
             span = f"{d(f.start_ns)}..{d(f.stop_ns)}"
@@ -756,19 +780,23 @@ def load(
     seed: int | None = None,
     engine: str | None = None,
     catalog: Catalog | None = None,
+    file: str | None = None,
+    origins: Mapping[str, str] | None = None,
 ) -> Scenario:
     """Read, override, validate and expand a scenario.
 
     *source* is a path to a TOML file, an already-parsed document (a mapping), or a Scenario (whose
     resolved document is used). *trials*, *seed*, *engine* replace the document's values (as the
     CLI's ``--trials`` etc. do). *catalog* defaults to the one of the built ``tcplab._core``.
+    *file* names a parsed document in messages (and gives its default name); *origins* maps
+    dotted fields to where their values came from (tcplab.sweep: ``sweep point 'rtt=50ms'``).
     """
     if isinstance(source, Scenario):
         doc: dict[str, Any] = copy.deepcopy(source.resolved)
         file = source.file
     elif isinstance(source, Mapping):
         doc = copy.deepcopy(dict(source))
-        file = "<scenario>"
+        file = file if file is not None else "<scenario>"
     else:
         file = os.fspath(source)
         try:
@@ -781,7 +809,8 @@ def load(
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(file, "", f"not valid TOML: {e}") from None
-    doc, origins = apply_overrides(doc, overrides, file)
+    doc, set_origins = apply_overrides(doc, overrides, file)
+    origins = {**(origins or {}), **set_origins}
     for key, value, flag in (
         ("trials", trials, "--trials"),
         ("seed", seed, "--seed"),
@@ -840,6 +869,7 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
     engine = top.take("engine", _choice(ENGINES), default="sim", literal="sim")
     record_changes = top.take("record_changes", _bool, default=False, literal=False)
     capture = tuple(top.take("capture", _str_list, default=[], literal=[]))
+    _sweep_and_report(top)
 
     if not top.has("path"):
         raise ctx.error("path", "missing (required)", allowed="a [path] table with at least rate")
@@ -859,6 +889,7 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
     tcp_raw = doc.get("tcp", {})
     if top.has("tcp"):
         tcp_defaults = _validate_knobs(ctx, tcp_raw, "tcp", catalog)
+    stack = top.take("stack", _stack_name(catalog), default=DEFAULT_STACK, literal=DEFAULT_STACK)
 
     flows_raw = doc.get("flow", _MISSING)
     if flows_raw is _MISSING or flows_raw == []:
@@ -873,7 +904,7 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
     groups: set[str] = set()
     for i, f in enumerate(flows_raw):
         new_flows, new_hosts, res = _validate_flow(
-            ctx, f, i, path, named, tcp_defaults, catalog, duration, groups
+            ctx, f, i, path, named, tcp_defaults, catalog, duration, groups, stack
         )
         flows.extend(new_flows)
         auto_hosts.extend(new_hosts)
@@ -947,6 +978,22 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
         links=links,
         resolved=resolved,
     )
+
+
+def _sweep_and_report(top: _Table) -> None:
+    """``[sweep]`` and ``[report]`` (docs/scenario-format.md, "Sweeps"): a sweep is expanded into
+    one scenario per point by :mod:`tcplab.sweep` before validation, so one arriving here was not;
+    ``[report]`` says how ``tcplab reproduce`` tabulates the results and is kept as written."""
+    if top.has("sweep"):
+        raise top.ctx.error(
+            "sweep",
+            "this scenario declares a sweep (one scenario per point); expand it first",
+            allowed="tcplab.sweep.load_points(file) or `tcplab run FILE`",
+        )
+    if top.has("report"):
+        if not isinstance(top.raw("report"), dict):
+            raise top.error("report", "must be a table", "a [report] table (see tcplab reproduce)")
+        top.resolved["report"] = copy.deepcopy(top.raw("report"))
 
 
 def _direction(
@@ -1075,17 +1122,42 @@ def _validate_knobs(ctx: _Ctx, data: Any, path: str, catalog: Catalog) -> dict[s
     for name in names:
         if name in t.data:
             knob = catalog.knobs[name]
-            out[name] = t.take(name, knob.convert)
+            # "none" unsets an optional knob (TOML has no null), e.g. a stack's rx_capacity.
+            out[name] = t.take(name, lambda v, k=knob: stacks_mod.convert_knob(k, v))
     return out
 
 
-def _validate_cca(ctx: _Ctx, value: Any, path: str, catalog: Catalog) -> dict[str, Any]:
+def _stack_name(catalog: Catalog) -> Callable[[Any], str]:
+    """Converter of a stack name: unknown names get the nearest one; a personality file that does
+    not validate against the engine's knobs is reported too."""
+
+    def conv(v: Any) -> str:
+        known = stacks_mod.names()
+        if not isinstance(v, str) or v not in known:
+            near = nearest(v, known) if isinstance(v, str) else None
+            hint = f" (did you mean '{near}'?)" if near else ""
+            raise _Invalid(
+                f"unknown stack{hint}",
+                "one of " + ", ".join(repr(n) for n in known) + " (see `tcplab list stacks`)",
+            )
+        try:
+            stacks_mod.get(v, catalog)
+        except stacks_mod.StackError as e:
+            raise _Invalid(f"the personality does not load: {e}", "a valid stack file") from None
+        return v
+
+    return conv
+
+
+def _validate_cca(
+    ctx: _Ctx, value: Any, path: str, catalog: Catalog, default: str = DEFAULT_CCA
+) -> dict[str, Any]:
     cca_names = list(catalog.ccas)
     allowed = "one of " + ", ".join(repr(n) for n in cca_names)
     if isinstance(value, str):
         name, params_raw, name_path = value, {}, path
     elif isinstance(value, dict):
-        name = value.get("name", DEFAULT_CCA)
+        name = value.get("name", default)
         params_raw = {k: v for k, v in value.items() if k != "name"}
         name_path = _join(path, "name")
     else:
@@ -1117,6 +1189,39 @@ def _validate_cca(ctx: _Ctx, value: Any, path: str, catalog: Catalog) -> dict[st
     return {"name": name, "params": params}
 
 
+def _with_stack_params(
+    ctx: _Ctx, cca: dict[str, Any], st: stacks_mod.Stack, fld: str, catalog: Catalog
+) -> dict[str, Any]:
+    """*cca* with the parameters stack *st* gives its implementation of that algorithm under the
+    flow's own parameters (a CUBIC flow on linux-2.6.25 gets CUBIC v2.0)."""
+    own = st.params_for(cca["name"])
+    if not own:
+        return cca
+    algo = catalog.ccas[cca["name"]]
+    params: dict[str, Any] = {}
+    for pname, raw in own.items():
+        if pname not in algo.params:
+            raise ctx.error(
+                fld,
+                f"stack '{st.name}' sets parameter '{pname}' of {cca['name']}, which this "
+                f"engine's {cca['name']} does not have",
+                st.name,
+                "parameters " + ", ".join(algo.params) if algo.params else "no parameters",
+            )
+        try:
+            params[pname] = algo.params[pname].convert(raw)
+        except (UnitError, ParamError) as e:
+            raise ctx.error(
+                fld,
+                f"stack '{st.name}' sets {cca['name']}.{pname} = {raw!r}: {e.problem}",
+                st.name,
+                e.allowed,
+            ) from None
+    params.update(cca["params"])
+    names = list(algo.params)
+    return {"name": cca["name"], "params": {k: params[k] for k in names if k in params}}
+
+
 def _validate_flow(
     ctx: _Ctx,
     data: Any,
@@ -1127,6 +1232,7 @@ def _validate_flow(
     catalog: Catalog,
     duration: int,
     groups: set[str],
+    stack: str = DEFAULT_STACK,
 ) -> tuple[list[Flow], list[Host], dict[str, Any]]:
     path = f"flow.{i}"
     if not isinstance(data, dict):
@@ -1280,12 +1386,21 @@ def _validate_flow(
     flows: list[Flow] = []
     if kind == "tcp":
         streams = t.take("streams", _int(1, 10_000), default=1, literal=1)
-        knobs = dict(tcp_defaults)
+        # Each end host runs its stack's personality (python/tcplab/stacks/<name>.toml).
+        sender_stack = t.take("sender_stack", _stack_name(catalog), default=stack)
+        receiver_stack = t.take("receiver_stack", _stack_name(catalog), default=stack)
+        sender = stacks_mod.get(sender_stack, catalog)
+        receiver = stacks_mod.get(receiver_stack, catalog)
+        sender_field = t.field("sender_stack") if t.has("sender_stack") else "stack"
+        # The scenario's knobs for this flow — [tcp], then window, then [flow.tcp] — apply to
+        # both end hosts, over each host's personality (docs/scenario-format.md, "Stacks").
+        common = dict(tcp_defaults)
         flow_tcp: dict[str, Any] = {}
         if t.has("tcp"):
             flow_tcp = _validate_knobs(ctx, t.raw("tcp"), t.field("tcp"), catalog)
             t.resolved["tcp"] = copy.deepcopy(t.raw("tcp"))
-        if t.has("window"):
+        window_set = t.has("window")
+        if window_set:
             window = t.take("window", _pos_bytes)
             for knob in ("sndbuf", "rcvbuf"):
                 if knob not in catalog.knobs:
@@ -1297,29 +1412,45 @@ def _validate_flow(
                         t.raw("tcp")[knob],
                         "either window or tcp.sndbuf/tcp.rcvbuf",
                     )
-                knobs[knob] = window
-        knobs.update(flow_tcp)
+                common[knob] = window
+        common.update(flow_tcp)
         order = {n: j for j, n in enumerate(catalog.knobs)}
 
         def ordered(d: dict[str, Any]) -> dict[str, Any]:
             return {k: d[k] for k in sorted(d, key=lambda k: order.get(k, len(order)))}
 
-        knobs = ordered(knobs)
-        receiver_knobs: dict[str, Any] | None = None
+        def host_knobs(st: stacks_mod.Stack) -> dict[str, Any]:
+            own = st.knob_values()
+            if window_set and own.get("rcvbuf_autotune_max") is not None:
+                # window = iperf -w = SO_RCVBUF, which fixes the buffer: receive autotuning is
+                # off for such a socket (Linux SOCK_RCVBUF_LOCK; assumed alike on Windows/macOS).
+                own["rcvbuf_autotune_max"] = None
+            return ordered({**own, **common})
+
+        knobs = host_knobs(sender)
+        receiver_knobs = host_knobs(receiver)
         if t.has("receiver_tcp"):
-            # The receiving host's stack: the flow's knobs, then these overrides (the engine
-            # uses the sender's knobs for the receiver when this is absent).
+            # The receiving host only: over its personality and the flow's knobs.
             overrides = _validate_knobs(
                 ctx, t.raw("receiver_tcp"), t.field("receiver_tcp"), catalog
             )
             t.resolved["receiver_tcp"] = copy.deepcopy(t.raw("receiver_tcp"))
-            receiver_knobs = ordered({**knobs, **overrides})
+            receiver_knobs = ordered({**receiver_knobs, **overrides})
         if t.has("cca"):
-            cca = _validate_cca(ctx, t.raw("cca"), t.field("cca"), catalog)
+            # A table without a name means the sender stack's default algorithm.
+            cca = _validate_cca(ctx, t.raw("cca"), t.field("cca"), catalog, default=sender.cca)
             t.resolved["cca"] = copy.deepcopy(t.raw("cca"))
         else:
-            cca = _validate_cca(ctx, DEFAULT_CCA, t.field("cca"), catalog)
-            t.resolved["cca"] = DEFAULT_CCA
+            if sender.cca not in catalog.ccas:
+                raise ctx.error(
+                    sender_field,
+                    f"stack '{sender.name}' defaults to congestion control '{sender.cca}', "
+                    "which this engine does not provide",
+                    sender.name,
+                    "set cca for the flow (see `tcplab list ccas`)",
+                )
+            cca = _validate_cca(ctx, sender.cca, t.field("cca"), catalog)
+        cca = _with_stack_params(ctx, cca, sender, sender_field, catalog)
         for k in range(streams):
             flows.append(
                 Flow(
@@ -1336,7 +1467,9 @@ def _validate_flow(
                     bytes=nbytes,
                     cca=copy.deepcopy(cca),
                     tcp=dict(knobs),
-                    receiver_tcp=dict(receiver_knobs) if receiver_knobs is not None else None,
+                    receiver_tcp=dict(receiver_knobs),
+                    sender_stack=sender_stack,
+                    receiver_stack=receiver_stack,
                 )
             )
     else:

@@ -193,8 +193,8 @@ knobs! {
     /// duplicate ACK until recovery ends) new data is sent beyond the receiver's advertised window.
     quirk_ignore_rwnd_in_recovery: bool = false; kind "bool";
     /// Receiver quirk (FreeBSD 5.3 receiving from Windows, Jansen & McGregor 2005): this fraction
-    /// of SACK blocks carries wrong sequence numbers (the right edge moved one MSS too far, a
-    /// block no sender can match). 0 = off.
+    /// of SACK blocks carries wrong sequence numbers (modelled as swapped edges, a block no
+    /// sender can match; the real corruption is not published). 0 = off.
     quirk_invalid_sack_fraction: f64 = 0.0; kind "float";
 }
 

@@ -249,11 +249,12 @@ impl TcpReceiver {
         let p = self.cfg.quirk_invalid_sack_fraction;
         if p > 0.0 {
             // Quirk (FreeBSD 5.3 as a receiver, Jansen & McGregor 2005): some SACK blocks carry
-            // wrong sequence numbers. The exact corruption is not published; modelled as the
-            // right edge one segment too far (a block claiming data never received).
+            // wrong sequence numbers. The exact corruption is not published; modelled as a block
+            // with its edges swapped, which no correct receiver can send (RFC 2018 §3) and which a
+            // sender and a trace analysis recognise as invalid.
             for b in hdr.sack.iter_mut().take(f.n_sack as usize) {
                 if self.rng.chance(p) {
-                    b.1 = b.1.wrapping_add(self.seg_mss);
+                    *b = (b.1, b.0);
                 }
             }
         }

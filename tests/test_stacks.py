@@ -1,0 +1,909 @@
+"""OS stack personalities (python/tcplab/stacks): the data files, how scenarios resolve them, the
+``list stacks`` / ``show stack`` commands, and packet-level checks through the simulator of what
+distinguishes each stack (the first second of Jansen & McGregor's J1 path, the quirks of J4, the
+receive limit of Iwanaga et al., the pacing and window growth of Zhou & Yan).
+
+Simulations run in a child process with a time limit (:func:`simulate`), so an engine that never
+finishes fails one test with a clear message instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tcplab.catalog
+from conftest import ROOT, needs_core
+from tcplab import stacks
+from tcplab.catalog import Catalog
+from tcplab.cli import main
+from tcplab.scenario import load
+
+MS = 1_000_000
+S = 1_000_000_000
+
+#: The personalities issue 3 asks for (plus "generic", the knob defaults).
+REQUIRED = (
+    "linux-2.4.27",
+    "linux-2.6.10",
+    "linux-2.6.16",
+    "linux-2.6.25",
+    "linux-2.6.29",
+    "linux-2.6.39",
+    "linux-6",
+    "freebsd-5.2.1",
+    "freebsd-5.3",
+    "openbsd-3.5",
+    "windows-xp",
+    "windows-vista",
+    "windows-7",
+    "windows-server-2008",
+    "solaris-10",
+    "macos",
+)
+ALL = stacks.names()
+#: The six stacks of Jansen & McGregor's J1 (seed-experiments.md J).
+J1_STACKS = (
+    "linux-2.4.27",
+    "linux-2.6.10",
+    "freebsd-5.2.1",
+    "freebsd-5.3",
+    "openbsd-3.5",
+    "windows-xp",
+)
+
+
+@cache
+def core_catalog() -> Catalog:
+    return Catalog.from_core()
+
+
+@cache
+def resolution_catalog() -> Catalog:
+    """The engine's knobs, and its algorithms plus those issue 3 specifies that this build may
+    still lack (bic with `variant`, ctcp, cubic's `version`), so resolution tests do not depend on
+    which algorithms are built. The packet-level tests use the real catalog."""
+    ccas = [dict(c) for c in tcplab.catalog.load_core().list_ccas()]
+    by_name = {c["name"]: c for c in ccas}
+    cubic = by_name["cubic"]
+    if not any(p["name"] == "version" for p in cubic["params"]):
+        cubic["params"] = [
+            *cubic["params"],
+            {
+                "name": "version",
+                "kind": "choice",
+                "default": "rfc9438",
+                "choices": ["rfc9438", "2.0"],
+            },
+        ]
+    if "bic" not in by_name:
+        ccas.append(
+            {
+                "name": "bic",
+                "params": [
+                    {"name": "variant", "kind": "choice", "default": "linux",
+                     "choices": ["linux", "2.6.10"]},
+                ],
+            }
+        )  # fmt: skip
+    if "ctcp" not in by_name:
+        ccas.append({"name": "ctcp", "params": []})
+    return Catalog.from_lists(tcplab.catalog.load_core().tcp_knobs(), ccas)
+
+
+def base(**flow: Any) -> dict[str, Any]:
+    return {
+        "name": "t",
+        "duration": "2s",
+        "path": {"rate": "2Mbit", "rtt": "200ms"},
+        "flow": [{"name": "f", **flow}],
+    }
+
+
+# ============================================================================ the data files
+
+
+def test_every_required_stack_is_shipped_and_generic_first():
+    assert ALL[0] == "generic"
+    assert set(REQUIRED) <= set(ALL)
+
+
+@needs_core
+@pytest.mark.parametrize("name", ALL)
+def test_personality_validates_against_the_engine_knobs(name):
+    cat = core_catalog()
+    path = Path(stacks.__file__).parent / f"{name}.toml"
+    st = stacks.parse(path.read_text(encoding="utf-8"), path.name, cat)
+    assert st.name == name
+    assert st.description and st.os
+    for knob, s in st.knobs.items():
+        param = cat.knobs[knob]
+        # the normalized value is what the knob's kind makes of the written value
+        assert s.value == stacks.convert_knob(param, s.raw)
+    if name != "generic":
+        differs = [k for k, s in st.knobs.items() if s.value != cat.knobs[k].default]
+        assert differs, f"{name} sets nothing that differs from the engine defaults"
+
+
+@needs_core
+@pytest.mark.parametrize("name", ALL)
+def test_every_value_has_a_source_and_assumptions_are_marked(name):
+    st = stacks.get(name, core_catalog())
+    for where, s in st.settings():
+        assert s.source.strip(), f"{name}: {where} has no source"
+        text = f"{s.source} {s.note}"
+        if "UNVERIFIED" in text or "ssum" in s.note:  # "Assumption", "assumed"
+            assert s.verified is False, f"{name}: {where} is an assumption but verified = true"
+        if not s.verified:
+            assert s.note or "UNVERIFIED" in s.source, (
+                f"{name}: {where} does not say what it assumes"
+            )
+        if s.approximate:
+            assert s.note, f"{name}: {where} is approximate but does not say how"
+
+
+@needs_core
+def test_reference_unverified_rows_and_calibrated_quirks_are_not_marked_verified():
+    """Values the facts table marks UNVERIFIED (stacks-and-ccas.md), and the calibrated or assumed
+    quirk parameters, are assumptions here too."""
+    cases = {
+        "windows-xp": ["min_rto", "rx_capacity", "timestamps"],
+        "windows-vista": ["min_rto", "initial_rto", "rx_capacity"],
+        "openbsd-3.5": ["rcvbuf"],
+        "freebsd-5.2.1": ["rcvbuf", "clock_granularity"],
+        "solaris-10": ["initial_window", "rcvbuf", "sack"],
+        "linux-2.6.25": ["rcvbuf_autotune_max"],
+        "freebsd-5.3": ["quirk_invalid_sack_fraction"],
+    }
+    for name, knobs in cases.items():
+        st = stacks.get(name, core_catalog())
+        for k in knobs:
+            assert st.knobs[k].verified is False, f"{name}: {k}"
+
+
+@needs_core
+def test_key_facts_of_each_personality():
+    """The facts issue 3 lists, per stack (normalized values)."""
+    expect: dict[str, dict[str, Any]] = {
+        "linux-2.4.27": {
+            "initial_window": 2, "quickack_segments": 16, "rwnd_initial_segments": 4,
+            "delack_timeout": 40 * MS, "min_rto": 200 * MS, "rto_min_on_variance": True,
+            "initial_rto": 3 * S, "clock_granularity": 10 * MS, "cwnd_unit": "packets",
+            "abc": 0, "recovery": "ratehalving",
+        },
+        "linux-2.6.10": {"initial_window": "rfc3390", "clock_granularity": 1 * MS,
+                         "recovery": "ratehalving", "abc": 0},
+        "linux-2.6.16": {"clock_granularity": 4 * MS, "abc": 1},
+        "linux-2.6.25": {"clock_granularity": 4 * MS, "abc": 0},
+        "linux-6": {"initial_window": 10, "initial_rto": 1 * S, "recovery": "prr", "rack": True},
+        "freebsd-5.2.1": {"initial_window": 1, "delack_timeout": 100 * MS, "min_rto": 230 * MS,
+                          "sack": False, "rcvbuf": 65536, "rcvbuf_autotune_max": None},
+        "freebsd-5.3": {"initial_window": "rfc3390", "sack": True, "delack_timeout": 100 * MS},
+        "openbsd-3.5": {"initial_window": 1, "delack_timeout": 300 * MS, "rcvbuf": 16384,
+                        "min_rto": 1 * S, "clock_granularity": 500 * MS},
+        "windows-xp": {"initial_window": 2, "delack_timeout": 200 * MS, "min_rto": 300 * MS,
+                       "rcvbuf": 17520, "timestamps": False,
+                       "quirk_ignore_rwnd_in_recovery": True, "rx_capacity": 200_000_000},
+        "windows-vista": {"rcvbuf_autotune_max": 16776960, "rx_capacity": 350_000_000},
+        "windows-7": {"cwnd_unit": "bytes", "pacing": True, "clock_granularity": 10 * MS,
+                      "rcvbuf_autotune_max": 16776960, "rx_capacity": None},
+        "windows-server-2008": {"rcvbuf_autotune_max": 16776960},
+        "solaris-10": {"min_rto": 400 * MS, "delack_timeout": 100 * MS},
+        "macos": {"initial_window": "rfc3390", "initial_rto": 1 * S},
+    }  # fmt: skip
+    cca = {
+        "linux-2.4.27": "reno", "linux-2.6.10": "bic", "linux-2.6.25": "cubic",
+        "linux-2.6.29": "cubic", "linux-2.6.39": "cubic", "linux-6": "cubic",
+        "freebsd-5.2.1": "newreno", "freebsd-5.3": "newreno", "openbsd-3.5": "newreno",
+        "windows-xp": "newreno", "windows-vista": "newreno", "windows-7": "newreno",
+        "windows-server-2008": "ctcp", "solaris-10": "newreno", "macos": "cubic",
+    }  # fmt: skip
+    cat = core_catalog()
+    for name, facts in expect.items():
+        st = stacks.get(name, cat)
+        values = {k: cat.knobs[k].default for k in cat.knobs} | st.knob_values()
+        for k, v in facts.items():
+            assert values[k] == v, f"{name}: {k} = {values[k]!r}, expected {v!r}"
+    for name, algo in cca.items():
+        assert stacks.get(name, cat).cca == algo, name
+    assert stacks.get("linux-2.6.10", cat).params_for("bic") == {"variant": "2.6.10"}
+    for name in ("linux-2.6.16", "linux-2.6.25"):
+        assert stacks.get(name, cat).params_for("cubic")["version"] == "2.0", name
+    for name in ("linux-2.6.29", "linux-2.6.39", "linux-6"):
+        p = stacks.get(name, cat).params_for("cubic")
+        assert p == {"version": "rfc9438", "hystart": "linux"}, name
+
+
+GOOD_FILE = """
+name = "x"
+description = "a test stack"
+os = "Test"
+[cca]
+name = "reno"
+source = "a test"
+verified = true
+[knobs.min_rto]
+value = "300ms"
+source = "a test"
+verified = true
+"""
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("change", "fragments"),
+    [
+        (lambda t: t.replace("min_rto]", "min_rtoo]"), ["knobs.min_rtoo", "mean 'min_rto'"]),
+        (lambda t: t.replace('"300ms"', "300"), ["knobs.min_rto.value", "300"]),
+        (lambda t: t.replace('value = "300ms"\nsource = "a test"\n', 'value = "300ms"\n'),
+         ["knobs.min_rto.source", "missing"]),
+        (lambda t: t.replace("verified = true\n", "", 2), ["verified", "missing or not a boolean"]),
+        (lambda t: t.replace('"300ms"\nsource = "a test"\nverified = true',
+                             '"300ms"\nsource = "a test"\nverified = false'),
+         ["knobs.min_rto", "needs a note"]),
+        (lambda t: t.replace('os = "Test"', 'os = "Test"\ncolour = 1'), ["colour", "unknown key"]),
+        (lambda t: t.replace("[cca]\nname", "[cca]\nnam"), ["cca.nam", "unknown key"]),
+    ],
+)  # fmt: skip
+def test_loader_rejects_bad_personality_files(change, fragments):
+    cat = core_catalog()
+    stacks.parse(GOOD_FILE, "x.toml", cat)  # the unchanged file is valid
+    with pytest.raises(stacks.StackError) as ei:
+        stacks.parse(change(GOOD_FILE), "x.toml", cat)
+    msg = str(ei.value)
+    assert "x.toml" in msg
+    for f in fragments:
+        assert f in msg
+
+
+def test_none_unsets_an_optional_knob_only():
+    rx = tcplab.catalog.Param("rx_capacity", "rate", None)
+    assert stacks.convert_knob(rx, "none") is None
+    assert stacks.convert_knob(rx, "200Mbit") == 200_000_000
+    rto = tcplab.catalog.Param("min_rto", "duration", 1 * S)
+    with pytest.raises(tcplab.units.UnitError):
+        stacks.convert_knob(rto, "none")
+
+
+# ============================================================================ scenario resolution
+
+
+@needs_core
+def test_generic_is_the_default_stack_and_adds_no_knobs():
+    sc = load(base(cca="reno"), catalog=resolution_catalog())
+    (f,) = sc.config(1)["flows"]
+    assert f["tcp"] == {} and f["receiver_tcp"] == {}
+    assert sc.resolved["stack"] == "generic"
+    assert sc.flows[0].sender_stack == sc.flows[0].receiver_stack == "generic"
+
+
+@needs_core
+def test_sender_and_receiver_stacks_resolve_separately():
+    cat = resolution_catalog()
+    doc = base(sender_stack="linux-2.4.27", receiver_stack="windows-xp")
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["tcp"] == stacks.get("linux-2.4.27", cat).knob_values()
+    assert f["receiver_tcp"] == stacks.get("windows-xp", cat).knob_values()
+    assert f["cca"] == {"name": "reno", "params": {}}  # linux-2.4.27's default
+    # the top-level stack is the default of both ends
+    doc = base()
+    doc["stack"] = "openbsd-3.5"
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["tcp"] == f["receiver_tcp"] == stacks.get("openbsd-3.5", cat).knob_values()
+    assert f["cca"]["name"] == "newreno"
+    doc["flow"][0]["receiver_stack"] = "freebsd-5.3"
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["tcp"]["delack_timeout"] == 300 * MS
+    assert f["receiver_tcp"]["delack_timeout"] == 100 * MS
+    assert f["receiver_tcp"]["quirk_invalid_sack_fraction"] == 0.05
+
+
+@needs_core
+def test_resolution_order_personality_then_tcp_then_window_then_flow_tcp():
+    cat = resolution_catalog()
+    doc = base(
+        sender_stack="windows-xp",
+        receiver_stack="linux-2.6.25",
+        window="1MB",
+        tcp={"min_rto": "250ms", "initial_window": 3},
+        receiver_tcp={"delack_timeout": "100ms", "rx_capacity": "1Gbit"},
+    )
+    doc["tcp"] = {"min_rto": "500ms", "sack": False, "initial_window": 4}
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    xp = stacks.get("windows-xp", cat).knob_values()
+    lx = stacks.get("linux-2.6.25", cat).knob_values()
+    # sender: personality < [tcp] < window < [flow.tcp]
+    assert f["tcp"]["rcvbuf"] == f["tcp"]["sndbuf"] == 1_000_000  # window beats XP's 17,520 B
+    assert f["tcp"]["min_rto"] == 250 * MS  # [flow.tcp] beats [tcp] beats XP's 300 ms
+    assert f["tcp"]["initial_window"] == 3
+    assert f["tcp"]["sack"] is False  # [tcp]
+    assert f["tcp"]["quirk_ignore_rwnd_in_recovery"] is True  # XP, untouched
+    assert f["tcp"]["timestamps"] is xp["timestamps"] is False
+    # receiver: its own personality < [tcp] < window < [flow.tcp] < [flow.receiver_tcp]
+    r = f["receiver_tcp"]
+    assert r["rwnd_initial_segments"] == lx["rwnd_initial_segments"] == 4
+    assert r["timestamps"] is True and r["cwnd_unit"] == "packets"
+    assert r["rcvbuf"] == 1_000_000 and r["sack"] is False and r["min_rto"] == 250 * MS
+    assert r["delack_timeout"] == 100 * MS  # receiver_tcp beats Linux's 40 ms
+    assert r["rx_capacity"] == 1_000_000_000
+    assert "quirk_ignore_rwnd_in_recovery" not in r
+    # window = iperf -w fixes the buffer: autotuning off on the receiver
+    assert lx["rcvbuf_autotune_max"] is not None and r["rcvbuf_autotune_max"] is None
+    # without window, autotuning stays
+    del doc["flow"][0]["window"]
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["receiver_tcp"]["rcvbuf_autotune_max"] == lx["rcvbuf_autotune_max"]
+    assert f["tcp"]["rcvbuf"] == xp["rcvbuf"] == 17520
+
+
+@needs_core
+def test_none_lifts_a_personality_limit():
+    cat = resolution_catalog()
+    doc = base(receiver_stack="windows-xp", receiver_tcp={"rx_capacity": "none"})
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["receiver_tcp"]["rx_capacity"] is None
+
+
+@needs_core
+def test_cca_defaults_to_the_sender_stack_with_its_parameters():
+    cat = resolution_catalog()
+    cases = {
+        "linux-2.6.10": {"name": "bic", "params": {"variant": "2.6.10"}},
+        "linux-2.6.25": {"name": "cubic", "params": {"hystart": "off", "version": "2.0"}},
+        "windows-server-2008": {"name": "ctcp", "params": {}},
+        "windows-xp": {"name": "newreno", "params": {}},
+    }
+    for name, cca in cases.items():
+        (f,) = load(base(sender_stack=name, receiver_stack="generic"), catalog=cat).config(1)[
+            "flows"
+        ]
+        assert f["cca"] == cca, name
+    # a flow's own cca wins; the stack's implementation parameters still apply under its own
+    doc = base(sender_stack="linux-2.6.25", cca={"name": "cubic", "beta": 0.75})
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["cca"]["params"]["beta"] == 0.75 and f["cca"]["params"]["version"] == "2.0"
+    doc = base(sender_stack="linux-2.6.25", cca={"name": "cubic", "version": "rfc9438"})
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["cca"]["params"]["version"] == "rfc9438"
+    # a table without a name means the sender stack's default algorithm
+    doc = base(sender_stack="linux-2.6.10", cca={"variant": "linux"})
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["cca"] == {"name": "bic", "params": {"variant": "linux"}}
+    # another algorithm gets none of the default's parameters
+    doc = base(sender_stack="linux-2.6.10", cca="reno")
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["cca"] == {"name": "reno", "params": {}}
+
+
+@needs_core
+def test_stack_default_cca_missing_from_the_engine_is_reported():
+    knobs = tcplab.catalog.load_core().tcp_knobs()
+    cat = Catalog.from_lists(knobs, [{"name": "reno", "params": []}])
+    doc = base()
+    doc["stack"] = "windows-server-2008"
+    with pytest.raises(tcplab.ScenarioError) as ei:
+        load(doc, catalog=cat)
+    assert ei.value.field == "stack"
+    assert "'ctcp'" in str(ei.value) and "set cca for the flow" in str(ei.value)
+    doc["flow"][0]["cca"] = "reno"  # a flow that names its algorithm is fine
+    load(doc, catalog=cat)
+
+
+@needs_core
+def test_unknown_stack_names_get_the_nearest_name():
+    cat = resolution_catalog()
+    doc = base(sender_stack="linux-2.6.1")
+    with pytest.raises(tcplab.ScenarioError) as ei:
+        load(doc, catalog=cat)
+    assert ei.value.field == "flow.0.sender_stack"
+    assert "did you mean 'linux-2.6.16'" in str(ei.value)
+    doc = base(receiver_stack="windows-vist")
+    with pytest.raises(tcplab.ScenarioError) as ei:
+        load(doc, catalog=cat)
+    assert ei.value.field == "flow.0.receiver_stack" and "did you mean 'windows-vista'" in str(
+        ei.value
+    )
+    doc = base()
+    doc["stack"] = "openbsd"
+    with pytest.raises(tcplab.ScenarioError) as ei:
+        load(doc, catalog=cat)
+    assert ei.value.field == "stack" and "did you mean 'openbsd-3.5'" in str(ei.value)
+    with pytest.raises(stacks.StackError, match=r"did you mean 'freebsd-5\.3'"):
+        stacks.get("freebsd-5.4", cat)
+    # stacks are for TCP flows only
+    doc = base(kind="udp", rate="1Mbit", sender_stack="linux-6")
+    with pytest.raises(tcplab.ScenarioError, match="only for tcp flows"):
+        load(doc, catalog=cat)
+
+
+@needs_core
+def test_resolved_scenario_with_stacks_reproduces_the_config(tmp_path):
+    cat = resolution_catalog()
+    doc = base(sender_stack="linux-2.6.29", window="256KiB", receiver_tcp={"rcvbuf": "64KB"})
+    doc["stack"] = "windows-7"
+    sc = load(doc, catalog=cat)
+    p = tmp_path / "r.toml"
+    p.write_text(sc.resolved_toml())
+    again = load(p, catalog=cat)
+    assert again.config(3) == sc.config(3)
+    assert again.resolved["stack"] == "windows-7"
+    assert "[linux-2.6.29 -> windows-7]" in sc.topology_text()
+
+
+# ============================================================================ command line
+
+
+@needs_core
+def test_list_stacks_names_every_stack_with_its_default_cca(capsys):
+    assert main(["list", "stacks"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines()[1:] if line.strip()}
+    for name in ALL:
+        st = stacks.get(name)
+        assert rows[name] == st.cca
+        assert st.description in out
+
+
+@needs_core
+@pytest.mark.parametrize("name", ["windows-xp", "linux-2.6.10", "generic"])
+def test_show_stack_prints_every_knob_with_value_difference_and_source(name, capsys):
+    assert main(["show", "stack", name]) == 0
+    out = capsys.readouterr().out
+    cat = core_catalog()
+    st = stacks.get(name, cat)
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{name}: {st.description}")
+    assert f"default congestion control: {st.default_cca_text()}" in out
+    # one block per knob: a row "* name  value  [status]" (or "  name ..."), then indented lines
+    knob_lines = lines[next(i for i, ln in enumerate(lines) if ln.startswith("knobs (")) + 1 :]
+    blocks: dict[str, list[str]] = {}
+    for ln in knob_lines:
+        if ln[:1] in ("*", " ") and ln[2:3] not in (" ", ""):
+            blocks[ln[2:].split()[0]] = [ln]
+        else:
+            list(blocks.values())[-1].append(ln)
+    assert list(blocks) == list(cat.knobs)  # every knob, in the engine's order
+    for knob, param in cat.knobs.items():
+        block = blocks[knob]
+        row, src = block[0], block[1]
+        s = st.knobs.get(knob)
+        value = s.value if s is not None else param.default
+        assert row[2:].split()[1] == stacks.show_value(param, value)
+        differs = s is not None and s.value != param.default
+        assert row.startswith("*") == differs, row
+        assert ("differs from default" in row) == differs
+        assert src.strip().startswith("source: ")
+        if s is not None:
+            assert s.source in src
+            text = "\n".join(block)
+            assert ("UNVERIFIED (assumption)" in text) == (not s.verified)
+            assert ("APPROXIMATE" in text) == s.approximate
+        else:
+            assert "not set by this stack" in src
+
+
+@needs_core
+def test_show_unknown_stack_exits_2_with_the_nearest_name(capsys):
+    assert main(["show", "stack", "windows-x"]) == 2
+    assert "did you mean 'windows-xp'" in capsys.readouterr().err
+
+
+# ============================================================================ packet level
+
+_WORKER = r"""
+import json, struct, sys
+import tcplab
+doc, pcap = json.loads(sys.stdin.read())
+r = tcplab.run(doc, pcap=pcap or None)
+raw = r.raw[0]
+out = {"flows": raw["flows"], "links": raw["links"], "series": raw["series"], "packets": []}
+for path in r.captures:
+    data = open(path, "rb").read()
+    assert struct.unpack("<I", data[:4])[0] == 0xA1B23C4D  # pcap, nanosecond timestamps
+    off = 24
+    while off < len(data):
+        sec, frac, incl, _ = struct.unpack("<IIII", data[off : off + 16])
+        pkt = data[off + 16 : off + 16 + incl]
+        off += 16 + incl
+        ip = pkt[14:]  # Ethernet, then IPv4
+        ihl = (ip[0] & 15) * 4
+        total = struct.unpack(">H", ip[2:4])[0]
+        tcp = ip[ihl:]
+        sp, dp, seq, ack, doff, flags, win = struct.unpack(">HHIIBBH", tcp[:16])
+        doff = (doff >> 4) * 4
+        opts, ws, i = tcp[20:doff], None, 0
+        while i < len(opts) and opts[i] != 0:
+            if opts[i] == 1:
+                i += 1
+                continue
+            if opts[i] == 3:
+                ws = opts[i + 2]
+            i += max(opts[i + 1], 2)
+        out["packets"].append([sec * 10**9 + frac, sp, dp, seq, ack, flags, win, ws,
+                               total - ihl - doff])
+json.dump(out, sys.stdout)
+"""
+
+
+class Packets:
+    """One TCP connection's packets as captured at its sender host (tcplab.capture)."""
+
+    def __init__(self, rows: list[list[int]]) -> None:
+        self.rows = rows
+        self.sport = rows[0][1]  # the SYN
+        self.syn_t = rows[0][0]
+        acks = self.acks()
+        self.wscale = acks[0][7] or 0  # from the SYN-ACK
+
+    def data(self) -> list[list[int]]:
+        return [p for p in self.rows if p[1] == self.sport and p[8] > 0]
+
+    def acks(self) -> list[list[int]]:
+        return [p for p in self.rows if p[2] == self.sport]
+
+    def data_acks(self) -> list[list[int]]:
+        isn = self.rows[0][3]
+        return [p for p in self.acks()[1:] if (p[4] - isn) % 2**32 > 1]
+
+    def window(self, ack: list[int]) -> int:
+        return ack[6] << self.wscale
+
+
+class SimulationFailed(Exception):
+    pass
+
+
+def simulate(doc: dict[str, Any], pcap: list[str] | None = None, timeout: float = 30) -> dict:
+    """Run *doc* with the built engine in a child process, killed after *timeout* s (the runs
+    here take well under a second); fails the test if it does not finish or fails."""
+    try:
+        return _simulate(doc, pcap, timeout)
+    except SimulationFailed as e:
+        pytest.fail(str(e))
+
+
+def _simulate(doc: dict[str, Any], pcap: list[str] | None, timeout: float) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    try:
+        p = subprocess.run(
+            [sys.executable, "-c", _WORKER],
+            input=json.dumps([doc, pcap]),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        raise SimulationFailed(
+            f"the engine did not finish within {timeout:.0f} s (scenario {doc})"
+        ) from None
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise SimulationFailed(f"the simulation failed: {last}")
+    return json.loads(p.stdout)
+
+
+def j1_doc(stack: str, **flow: Any) -> dict[str, Any]:
+    """J1 (seed-experiments.md): the first second on a 2 Mbit/s, 200 ms path, default buffers.
+
+    The algorithm is fixed to reno: the first second is slow start, where the algorithms of these
+    stacks agree, so the checks below test the personality's knobs whatever CCAs this build has
+    (test_each_stack_runs_with_its_default_cca covers those)."""
+    return {
+        "name": "j1",
+        "duration": "1500ms",
+        "interval": "100ms",
+        "stack": stack,
+        "path": {"rate": "2Mbit", "rtt": "200ms"},
+        "flow": [{"name": "f", "cca": "reno", "tcp": {"isn": 0}, **flow}],
+    }
+
+
+@cache
+def _j1(stack: str) -> Packets | str:
+    try:
+        return Packets(_simulate(j1_doc(stack), ["host:f.snd"], 30)["packets"])
+    except SimulationFailed as e:  # remembered, so the other J1 tests of the stack fail at once
+        return str(e)
+
+
+def j1(stack: str) -> Packets:
+    got = _j1(stack)
+    if isinstance(got, str):
+        pytest.fail(got)
+    return got
+
+
+@cache
+def knobs_of(stack: str) -> dict[str, Any]:
+    cat = core_catalog()
+    return {k: p.default for k, p in cat.knobs.items()} | stacks.get(stack, cat).knob_values()
+
+
+def smss(k: dict[str, Any]) -> int:
+    # MTU 1500 − 40 B of headers − 12 B of timestamp option when negotiated (both ends alike here)
+    return 1460 - (12 if k["timestamps"] else 0)
+
+
+def iw_segments(k: dict[str, Any]) -> int:
+    mss, iw = smss(k), k["initial_window"]
+    if iw == "rfc3390":  # RFC 3390 §1
+        iw_bytes = min(4 * mss, max(2 * mss, 4380))
+    elif iw == "rfc6928":  # RFC 6928 §2
+        iw_bytes = min(10 * mss, max(2 * mss, 14600))
+    else:
+        iw_bytes = iw * mss
+    return iw_bytes // mss
+
+
+J1_RTT = 200 * MS
+J1_SEGMENT_TIME = 1500 * 8 * S // 2_000_000  # a full-sized packet at 2 Mbit/s: 6 ms
+
+
+@needs_core
+@pytest.mark.parametrize("stack", ALL)
+def test_j1_initial_window(stack):
+    """Bytes sent before the first ACK of data returns = the initial window (full segments)."""
+    pk = j1(stack)
+    k = knobs_of(stack)
+    first_ack = pk.data_acks()[0][0]
+    sent = [p for p in pk.data() if p[0] < first_ack]
+    assert all(p[8] == smss(k) for p in sent)
+    assert len(sent) == iw_segments(k), f"{stack}: {len(sent)} segments in the first RTT"
+
+
+@needs_core
+@pytest.mark.parametrize("stack", ALL)
+def test_j1_first_ack_waits_for_the_delayed_ack_timer_only_with_iw_1(stack):
+    """The first ACK comes one RTT after the segment that triggers it has crossed the bottleneck:
+    the first segment with quick-ACK (Linux), else the second (an ACK for every second segment),
+    and with an initial window of one segment the delayed-ACK timer's expiry instead (OpenBSD
+    300 ms, FreeBSD 5.2.1 100 ms)."""
+    pk = j1(stack)
+    k = knobs_of(stack)
+    sent = [p[0] for p in pk.data()]
+    delay = pk.data_acks()[0][0] - sent[0]
+    timer = 0
+    if k["quickack_segments"] > 0 or not k["delayed_ack"]:
+        trigger = 0  # ACKed at once
+    elif iw_segments(k) >= k["delack_segments"]:
+        trigger = k["delack_segments"] - 1
+    else:
+        trigger, timer = 0, k["delack_timeout"]
+    # the trigger leaves the 2 Mbit/s bottleneck after every segment before it (a FIFO queue)
+    seg = J1_SEGMENT_TIME
+    crossed = max(sent[j] - sent[0] + (trigger - j + 1) * seg for j in range(trigger + 1))
+    expected = J1_RTT + crossed + timer
+    # access links (20 Mbit/s) and the ACK's own transmission add about 1.5 ms
+    assert expected <= delay <= expected + 3 * MS, f"{stack}: first ACK after {delay / MS} ms"
+
+
+@needs_core
+def test_j1_openbsd_waits_300ms_and_the_others_at_most_200ms():
+    delay = {s: j1(s).data_acks()[0][0] - j1(s).data()[0][0] for s in J1_STACKS}
+    assert delay["openbsd-3.5"] > J1_RTT + 300 * MS
+    for s in J1_STACKS:
+        if s != "openbsd-3.5":
+            assert delay[s] < J1_RTT + 200 * MS, s
+
+
+@needs_core
+@pytest.mark.parametrize("stack", ALL)
+def test_j1_advertised_window_grows_only_on_linux(stack):
+    pk = j1(stack)
+    k = knobs_of(stack)
+    end = pk.syn_t + 1 * S
+    wins = [pk.window(a) for a in pk.data_acks() if a[0] <= end]
+    assert len(wins) >= 2
+    gran = 1 << pk.wscale
+    if k["rwnd_initial_segments"] > 0:
+        # Linux: starts at a few segments (rcv_ssthresh) and grows with every full segment
+        assert wins[0] <= (k["rwnd_initial_segments"] + 2) * smss(k)
+        assert wins[-1] > wins[0] and wins == sorted(wins)
+    else:
+        # the others offer their whole buffer from the start and keep it (J1: only Linux grows)
+        assert min(wins) == max(wins)
+        assert k["rcvbuf"] - gran < wins[0] <= k["rcvbuf"]
+
+
+@needs_core
+def test_j1_first_second_linux_delivers_most_openbsd_least():
+    """Bytes acknowledged 1 s after the SYN (J1's published ordering, Jansen & McGregor 2005)."""
+
+    def acked(stack: str) -> int:
+        pk = j1(stack)
+        return max(a[4] for a in pk.acks() if a[0] <= pk.syn_t + 1 * S) - pk.rows[0][3] - 1
+
+    got = {s: acked(s) for s in J1_STACKS}
+    others = [s for s in J1_STACKS if not s.startswith("linux")]
+    assert all(got["linux-2.6.10"] > got[s] for s in J1_STACKS if s != "linux-2.6.10"), got
+    assert all(got["linux-2.4.27"] >= got[s] for s in others), got
+    assert all(got["openbsd-3.5"] < got[s] for s in J1_STACKS if s != "openbsd-3.5"), got
+
+
+@needs_core
+@pytest.mark.parametrize("stack", REQUIRED)
+def test_each_stack_runs_with_its_default_cca(stack):
+    """No cca in the flow: the sender stack's default algorithm, with its parameters, must be
+    accepted and run by the engine (1 s, a 10 Mbit/s path)."""
+    cat = core_catalog()
+    st = stacks.get(stack, cat)
+    assert st.cca in cat.ccas, f"this engine does not provide {st.cca!r} ({stack}'s default)"
+    for p in st.params_for(st.cca):
+        assert p in cat.ccas[st.cca].params, f"this engine's {st.cca} has no parameter {p!r}"
+    doc = {"duration": "1s", "stack": stack, "path": {"rate": "10Mbit", "rtt": "50ms"},
+           "flow": [{"name": "f"}]}  # fmt: skip
+    sc = load(doc)
+    assert sc.flows[0].cca["name"] == st.cca
+    assert sc.flows[0].cca["params"] == {
+        k: cat.ccas[st.cca].params[k].convert(v) for k, v in st.params_for(st.cca).items()
+    }
+    res = simulate(doc)
+    assert res["flows"][0]["bytes_delivered"] > 0
+
+
+# ---------------------------------------------------------------------------- quirks
+
+
+def _beyond_window(pk: Packets) -> int:
+    """Data segments sent past the right edge of every window the receiver had offered before."""
+    edge, beyond = 0, 0
+    for p in pk.rows:
+        if p[2] == pk.sport and p[5] & 0x10 and not p[5] & 0x02:  # ACKs, not the SYN-ACK
+            edge = max(edge, (p[4] - pk.rows[0][3]) + pk.window(p))
+        elif p[1] == pk.sport and p[8] > 0 and edge:
+            beyond += (p[3] - pk.rows[0][3]) + p[8] > edge
+    return beyond
+
+
+@needs_core
+@pytest.mark.parametrize("quirk", [True, False])
+def test_windows_xp_sends_beyond_the_advertised_window_during_recovery(quirk):
+    """J4: an XP sender limited by an XP receiver's 17,520 B window loses two segments; with the
+    quirk it sends new data past the advertised window during recovery, which the receiver
+    discards and the sender later sends again (Jansen & McGregor 2005)."""
+    doc = {
+        "duration": "5s",
+        "interval": "100ms",
+        "stack": "windows-xp",
+        "path": {"rate": "10Mbit", "rtt": "100ms", "loss": {"model": "list", "packets": [40, 41]}},
+        "flow": [{"name": "f", "cca": "newreno",
+                  "tcp": {"isn": 0, "quirk_ignore_rwnd_in_recovery": quirk}}],
+    }  # fmt: skip
+    res = simulate(doc, ["host:f.snd"])
+    f = res["flows"][0]
+    pk = Packets(res["packets"])
+    assert f["fast_retransmits"] >= 1 and f["sack_blocks"] > 0  # a SACK recovery happened
+    if quirk:
+        assert f["sent_beyond_rwnd"] > 0
+        assert _beyond_window(pk) > 0
+        assert f["rx_beyond_window"] > 0  # the receiver dropped them ...
+        assert f["retransmits"] > 2  # ... and they were sent again
+    else:
+        assert f["sent_beyond_rwnd"] == 0
+        assert _beyond_window(pk) == 0
+        assert f["rx_beyond_window"] == 0
+
+
+@needs_core
+@pytest.mark.parametrize("quirk", [True, False])
+def test_freebsd_53_receiver_sends_invalid_sack_blocks(quirk):
+    """J4: Windows XP sending to FreeBSD 5.3 under 1% loss; the receiver corrupts its personality's
+    fraction of SACK blocks, which the sender must ignore and count (RFC 2018 §3: a block no
+    correct receiver can send)."""
+    frac = stacks.get("freebsd-5.3").knob_values()["quirk_invalid_sack_fraction"]
+    doc = {
+        "duration": "60s",
+        "path": {"rate": "10Mbit", "rtt": "50ms", "loss": "1%"},
+        "flow": [{"name": "f", "cca": "newreno", "sender_stack": "windows-xp",
+                  "receiver_stack": "freebsd-5.3", "window": "256KiB",
+                  "receiver_tcp": {"quirk_invalid_sack_fraction": frac if quirk else 0.0}}],
+    }  # fmt: skip
+    f = simulate(doc)["flows"][0]
+    n = f["sack_blocks"]
+    assert n > 500  # enough blocks to see the fraction
+    if quirk:
+        # every corrupted block must be recognisable as invalid: binomial(n, frac), 4 sigma
+        sigma = math.sqrt(n * frac * (1 - frac))
+        assert n * frac - 4 * sigma <= f["invalid_sack_blocks"] <= n * frac + 4 * sigma, f
+    else:
+        assert f["invalid_sack_blocks"] == 0
+
+
+@needs_core
+@pytest.mark.parametrize("stack", ["windows-xp", "windows-vista"])
+@pytest.mark.parametrize("limited", [True, False])
+def test_windows_client_receive_limit_caps_goodput_with_dupacks_and_no_path_loss(stack, limited):
+    """I1: a CUBIC sender to a tuned XP / Vista client on an uncongested 1 Gbit/s path: goodput
+    settles at the client's receive capacity, with duplicate ACKs although the path drops
+    nothing (Iwanaga et al.); without the limit the flow fills the path. (Goodput is the mean of
+    the 1 s samples after 8 s, once CUBIC has reached the limit.)"""
+    cap = stacks.get(stack).knob_values()["rx_capacity"]
+    doc = {
+        "duration": "20s",
+        "path": {"rate": "1Gbit", "rtt": "20ms", "queue": "10000pkt"},
+        "flow": [{"name": "f", "cca": "cubic", "sender_stack": "generic",
+                  "receiver_stack": stack, "window": "16MiB",
+                  "receiver_tcp": {} if limited else {"rx_capacity": "none"}}],
+    }  # fmt: skip
+    res = simulate(doc)
+    f = res["flows"][0]
+    ser = res["series"]
+    late = [g for t, g in zip(ser["time_ns"], ser["goodput_bps"], strict=True) if t > 8 * S]
+    goodput = sum(late) / len(late)
+    bottleneck = [ln for ln in res["links"] if ln["name"] == "bottleneck"]
+    assert all(ln["drops"] == 0 and ln["lost"] == 0 for ln in bottleneck)
+    payload = 1460  # timestamps are not negotiated with a Windows client
+    if limited:
+        ceiling = cap * payload / 1500
+        assert 0.9 * ceiling <= goodput <= ceiling * 1.001, goodput
+        assert f["dupacks"] > 0
+    else:
+        assert goodput >= 0.8 * 1e9  # fills the path
+        assert f["dupacks"] == 0
+
+
+# ---------------------------------------------------------------------------- Windows 7
+
+
+def _round_spans(pk: Packets, rtt: int, rounds: int) -> list[float]:
+    """For each of the first *rounds* rounds after the first ACK: how much of the RTT the sender
+    spent sending that round's segments (last − first send time, / RTT)."""
+    start = pk.data_acks()[0][0]
+    out = []
+    for r in range(rounds):
+        ts = [p[0] for p in pk.data() if start + r * rtt <= p[0] < start + (r + 1) * rtt]
+        out.append((max(ts) - min(ts)) / rtt if len(ts) > 1 else 0.0)
+    return out
+
+
+@needs_core
+@pytest.mark.parametrize("pacing", [True, False])
+def test_windows_7_paces_its_window_across_the_rtt(pacing):
+    """Z: Windows 7 spreads a window over the RTT, Linux sends it at the start of the round
+    (Zhou & Yan). 100 Mbit/s, 100 ms: in slow start a round's segments leave within a few ms
+    unless paced."""
+    doc = {
+        "duration": "1s",
+        "interval": "100ms",
+        "stack": "windows-7",
+        "path": {"rate": "100Mbit", "rtt": "100ms"},
+        "flow": [{"name": "f", "cca": "newreno", "window": "4MiB",
+                  "tcp": {"isn": 0, "pacing": pacing}}],
+    }  # fmt: skip
+    pk = Packets(simulate(doc, ["host:f.snd"])["packets"])
+    spans = _round_spans(pk, 100 * MS, 3)[1:]  # rounds 2 and 3 (4 and 8 segments)
+    if pacing:
+        assert all(s > 0.5 for s in spans), spans
+    else:
+        assert all(s < 0.05 for s in spans), spans
+
+
+@needs_core
+def test_windows_7_grows_cwnd_one_segment_per_rtt_linux_one_per_two_or_three():
+    """Z1 at 25 ms: in congestion avoidance with delayed ACKs Windows 7 (bytes, byte counting)
+    adds about one segment per RTT, Linux 2.6.39 (packets, no ABC) one per 2–3 RTTs."""
+
+    def growth(stack: str) -> float:
+        doc = {
+            "duration": "3s",
+            "interval": "25ms",
+            "stack": stack,
+            "path": {"rate": "1Gbit", "rtt": "25ms", "queue": "10000pkt"},
+            "flow": [{"name": "f", "cca": "reno", "window": "16MiB",
+                      "tcp": {"initial_ssthresh": "14480B"}}],
+        }  # fmt: skip
+        ser = simulate(doc)["series"]
+        cw = dict(zip(ser["time_ns"], ser["cwnd_segments"], strict=True))
+        return (cw[2_500_000_000] - cw[500_000_000]) / 80  # segments per RTT over 80 RTTs
+
+    assert 0.8 <= growth("windows-7") <= 1.2
+    assert 1 / 3 <= growth("linux-2.6.39") <= 0.6
