@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 import tcplab.catalog
 import tcplab.engines
 from conftest import ROOT, synthetic_engine

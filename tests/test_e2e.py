@@ -9,6 +9,7 @@ import sys
 
 import pandas as pd
 import pytest
+
 import tcplab
 from conftest import ROOT, needs_core
 from tcplab.bench import BENCHMARKS, bench_scenario

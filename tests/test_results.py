@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 import tcplab.plots
 from conftest import FAKE_CATALOG, synthetic_engine
 from tcplab.errors import OutputError

@@ -7,6 +7,7 @@ import threading
 
 import pandas as pd
 import pytest
+
 import tcplab
 import tcplab.engines
 from conftest import synthetic_engine

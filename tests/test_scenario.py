@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import copy
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
+
 from conftest import FAKE_CATALOG, MS, ROOT
 from tcplab import ScenarioError
 from tcplab.scenario import apply_overrides, load, parse_override_value
@@ -460,6 +461,7 @@ def test_errors_name_file_field_value_and_allowed(tmp_path, mutate, field, fragm
     doc = base()
     mutate(doc)
     import tomllib as _t  # noqa: F401  (documents that the doc is TOML-shaped)
+
     from tcplab.tomlw import dumps
 
     path = write(tmp_path, dumps(doc))

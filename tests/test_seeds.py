@@ -1,6 +1,7 @@
 import hashlib
 
 import pytest
+
 from tcplab.seeds import MAX_SEED, trial_seed, trial_seeds
 
 

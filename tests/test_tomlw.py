@@ -1,4 +1,5 @@
 import tomllib
+
 from tcplab.tomlw import dumps
 
 
