@@ -30,8 +30,8 @@ fmt:
 test-rust:
 	$(CARGO) test --workspace
 
-test-python:
-	$(PYTHON) -m pytest -q
+test-python: dev   # the tests import python/tcplab: build the extension into the tree
+	$(PYTHON) -m pytest -q -rs
 
 test: lint test-rust test-python   ## the test command: lints, Rust unit tests, pytest end to end
 

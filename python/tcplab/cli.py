@@ -68,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     from .trace import add_subcommand as add_trace
 
     add_trace(sub)
+    from .kernel import add_subcommands as add_kernel
+
+    add_kernel(sub)  # tcplab compare, tcplab kernel-cleanup
 
     ls = sub.add_parser("list", help="list what the engine provides")
     ls.add_argument("what", choices=("ccas", "knobs", "stacks"))
@@ -95,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _show(args)
         if args.command == "bench":
             return _bench(args)
+        if getattr(args, "func", None) is not None:
+            return int(args.func(args))
         if args.command == "trace":
             from .trace import main_trace
 

@@ -385,6 +385,14 @@ def summarize(
         "sim_packets_trials": sim_packets,
         "events": sum(int(raw.get("events") or 0) for raw in raws),
         "wall_seconds": wall_seconds,
+        # The kernel engine marks a trial invalid when its link emulator missed the configured
+        # rate or delay (tcplab.kernel); simulator trials are always valid.
+        "valid": all(raw.get("valid", True) for raw in raws),
+        "invalid_reasons": [
+            f"trial {k}: {why}"
+            for k, raw in enumerate(raws)
+            for why in raw.get("invalid_reasons", [])
+        ],
         "scenario": scenario.resolved,
     }
 

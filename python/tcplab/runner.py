@@ -23,7 +23,7 @@ from . import engines, results
 from . import scenario as scenario_mod
 from .capture import capture_specs
 from .catalog import Catalog
-from .errors import EngineError, UserError
+from .errors import EngineError
 from .results import Result
 from .seeds import trial_seeds
 
@@ -147,8 +147,6 @@ def run(
     pcap_names = list(pcap) if pcap is not None else list(sc.capture)
     capture_dir: Path | None = None
     if pcap_names:
-        if sc.engine != "sim":
-            raise UserError("packet capture (--pcap / capture) needs the sim engine")
         capture_dir = Path(tempfile.mkdtemp(prefix="tcplab-pcap-"))
         configs[0]["capture"] = capture_specs(configs[0], pcap_names, capture_dir)
     if jobs is None:

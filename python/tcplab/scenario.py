@@ -821,6 +821,14 @@ def load(
             origins[key] = f"{flag} {value}"
     if catalog is None:
         catalog = default_catalog()
+        if doc.get("engine") == "kernel":
+            # Kernel scenarios may use every CCA the running kernel offers (tcplab.kernel).
+            try:
+                from .kernel import kernel_catalog
+
+                catalog = kernel_catalog()
+            except Exception:
+                pass
     default_name = Path(file).stem if not file.startswith("<") else "scenario"
     return _validate(_Ctx(file, origins), doc, catalog, default_name)
 

@@ -35,6 +35,10 @@ pub struct EmuConfig {
     /// Flows whose delivered packets and bytes are counted per interval (src/tcpobs.rs).
     #[serde(default)]
     pub count: Vec<crate::tcpobs::CountCfg>,
+    /// When not empty, the loss models apply only to packets of these connections (either
+    /// direction); every other packet is exempt ([`crate::pipe::Pipe::offer_with`]).
+    #[serde(default)]
+    pub loss_only: Vec<crate::tcpobs::FlowKey>,
     /// Run the emulator thread under SCHED_FIFO with this priority (1-99), so that wake-ups are
     /// not delayed behind the traffic generators on a busy machine. Falls back to normal
     /// scheduling, and says so in the report, when not permitted.
@@ -139,6 +143,12 @@ pub enum LossCfg {
         #[serde(default = "one")]
         loss_bad: f64,
     },
+    /// Lose exactly the packets with these indices (0 = the first packet admitted to this link
+    /// direction), as the simulator's `list` model does. On the kernel the index counts every
+    /// IPv4 packet, including those of iperf3's control connection.
+    List {
+        packets: Vec<u64>,
+    },
 }
 
 fn one() -> f64 {
@@ -231,6 +241,7 @@ fn check_loss(f: &str, l: &LossCfg) -> Result<(), String> {
             check_prob(&format!("{f}.loss.loss_good"), loss_good)?;
             check_prob(&format!("{f}.loss.loss_bad"), loss_bad)
         }
+        LossCfg::List { .. } => Ok(()),
     }
 }
 

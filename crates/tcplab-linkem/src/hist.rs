@@ -144,3 +144,131 @@ mod tests {
         assert_eq!(Hist::default().summary().p99_ns, 0);
     }
 }
+
+/// The rate a link direction delivered while it was backlogged: over every busy period (a run of
+/// departures each of which found the link busy since the previous one) lasting at least
+/// `min_span_ns` of scheduled time, Σ scheduled span / Σ actual span between the period's first
+/// and last departure. Jitter of individual departures cancels out within a period (only its two
+/// ends count); a thread that cannot keep up stretches the actual span and lowers the ratio.
+#[derive(Clone, Debug)]
+pub struct RateMeter {
+    min_span_ns: u64,
+    cur: Option<Period>,
+    ideal_ns: u128,
+    actual_ns: u128,
+    periods: u64,
+    packets: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Period {
+    first_due: u64,
+    first_sent: u64,
+    last_due: u64,
+    last_sent: u64,
+    n: u64,
+}
+
+impl RateMeter {
+    pub fn new(min_span_ns: u64) -> RateMeter {
+        RateMeter {
+            min_span_ns,
+            cur: None,
+            ideal_ns: 0,
+            actual_ns: 0,
+            periods: 0,
+            packets: 0,
+        }
+    }
+
+    /// A departure scheduled at `due` that left at `sent`.
+    pub fn on_departure(&mut self, back_to_back: bool, due: u64, sent: u64) {
+        match &mut self.cur {
+            Some(p) if back_to_back => {
+                p.last_due = due;
+                p.last_sent = sent;
+                p.n += 1;
+            }
+            _ => {
+                self.close();
+                self.cur = Some(Period {
+                    first_due: due,
+                    first_sent: sent,
+                    last_due: due,
+                    last_sent: sent,
+                    n: 1,
+                });
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(p) = self.cur.take() {
+            let ideal = p.last_due - p.first_due;
+            if ideal >= self.min_span_ns {
+                self.ideal_ns += ideal as u128;
+                self.actual_ns += p.last_sent.saturating_sub(p.first_sent) as u128;
+                self.periods += 1;
+                self.packets += p.n;
+            }
+        }
+    }
+
+    /// Close the current period (end of run).
+    pub fn finish(&mut self) {
+        self.close();
+    }
+
+    /// Delivered / configured rate, if any period qualified.
+    pub fn ratio(&self) -> Option<f64> {
+        (self.actual_ns > 0).then(|| self.ideal_ns as f64 / self.actual_ns as f64)
+    }
+
+    pub fn periods(&self) -> u64 {
+        self.periods
+    }
+
+    pub fn packets(&self) -> u64 {
+        self.packets
+    }
+
+    /// Actual time measured, ns.
+    pub fn span_ns(&self) -> u64 {
+        self.actual_ns as u64
+    }
+}
+
+#[cfg(test)]
+mod rate_tests {
+    use super::*;
+
+    #[test]
+    fn test_rate_meter_jitter_cancels_within_period() {
+        let mut m = RateMeter::new(1_000);
+        // 11 departures 100 ns apart; the middle ones leave up to 40 ns late, the ends on time.
+        for k in 0..=10u64 {
+            let late = if k == 0 || k == 10 { 0 } else { (k * 7) % 40 };
+            m.on_departure(k > 0, k * 100, k * 100 + late);
+        }
+        m.finish();
+        assert_eq!(m.ratio(), Some(1.0));
+        assert_eq!((m.periods(), m.packets()), (1, 11));
+    }
+
+    #[test]
+    fn test_rate_meter_slow_sender_lowers_ratio_and_short_periods_ignored() {
+        let mut m = RateMeter::new(1_000);
+        // A short period (span 100 ns) is ignored.
+        m.on_departure(false, 0, 0);
+        m.on_departure(true, 100, 500);
+        // A long one where every departure slips by 10 %.
+        for k in 0..=20u64 {
+            m.on_departure(k > 0, 10_000 + k * 100, 10_000 + k * 110);
+        }
+        m.finish();
+        let r = m.ratio().unwrap();
+        assert!((r - 1.0 / 1.1).abs() < 1e-9, "ratio {r}");
+        assert_eq!(m.periods(), 1);
+        assert_eq!(RateMeter::new(1).ratio(), None);
+    }
+}

@@ -35,19 +35,34 @@ pub struct LossModel {
     cfg: LossCfg,
     rng: Rng,
     bad: bool,
+    /// Packets decided so far, and the next index into the sorted `List`.
+    count: u64,
+    next: usize,
 }
 
 impl LossModel {
     pub fn new(cfg: LossCfg, rng: Rng) -> LossModel {
+        let cfg = match cfg {
+            LossCfg::List { mut packets } => {
+                packets.sort_unstable();
+                packets.dedup();
+                LossCfg::List { packets }
+            }
+            c => c,
+        };
         LossModel {
             cfg,
             rng,
             bad: false,
+            count: 0,
+            next: 0,
         }
     }
 
     #[inline]
     pub fn lose(&mut self) -> bool {
+        let index = self.count;
+        self.count += 1;
         match self.cfg {
             LossCfg::None => false,
             LossCfg::Bernoulli { p } => self.rng.chance(p),
@@ -66,6 +81,14 @@ impl LossModel {
                     self.bad = true;
                 }
                 self.rng.chance(if self.bad { loss_bad } else { loss_good })
+            }
+            LossCfg::List { ref packets } => {
+                if packets.get(self.next) == Some(&index) {
+                    self.next += 1;
+                    true
+                } else {
+                    false
+                }
             }
         }
     }
@@ -192,6 +215,13 @@ impl Pipe {
     /// Offer a packet of `len` IP bytes that arrived at `arrival_ns`; `token` comes back in its
     /// [`Departure`].
     pub fn offer(&mut self, arrival_ns: u64, len: u32, token: u32) -> Offer {
+        self.offer_with(arrival_ns, len, token, true)
+    }
+
+    /// [`Pipe::offer`], where a packet with `lossy == false` is exempt from the loss model (it
+    /// neither can be lost nor takes a place in the `list` model's count): the kernel engine
+    /// exempts iperf3's control connections, which the simulator does not have.
+    pub fn offer_with(&mut self, arrival_ns: u64, len: u32, token: u32, lossy: bool) -> Offer {
         // Arrival stamps of one interface are in order; guard against a stamp older than the
         // previous one (a clock correction) so the schedule never runs backwards.
         let now = arrival_ns.max(self.last_offer_ns);
@@ -224,7 +254,7 @@ impl Pipe {
         self.stats.busy_ps += tx;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
         self.busy_since_last &= back_to_back;
-        if self.loss.lose() {
+        if lossy && self.loss.lose() {
             self.stats.lost += 1;
             return Offer::Lost;
         }
@@ -393,6 +423,16 @@ mod tests {
     }
 
     #[test]
+    fn test_exempt_packets_are_never_lost_and_not_counted() {
+        let c = chan(0, 0, None, LossCfg::List { packets: vec![1] });
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "t"));
+        assert!(matches!(p.offer(0, 60, 0), Offer::Queued(_)));
+        assert!(matches!(p.offer_with(0, 60, 1, false), Offer::Queued(_)));
+        // Index 1 is the second *lossy* packet.
+        assert_eq!(p.offer(0, 60, 2), Offer::Lost);
+    }
+
+    #[test]
     fn test_busy_done_counts_partial_service() {
         let mut p = pipe(12_000_000, 0, None);
         p.offer(0, 1500, 0);
@@ -413,6 +453,27 @@ mod tests {
         let mut p = pipe(0, 0, None);
         assert_eq!(p.offer(100, 60, 0), Offer::Queued(100));
         assert_eq!(p.offer(90, 60, 1), Offer::Queued(100));
+    }
+
+    #[test]
+    fn test_list_loss_drops_exact_indices() {
+        let mut m = LossModel::new(
+            LossCfg::List {
+                packets: vec![5, 1, 1, 3],
+            },
+            Rng::for_entity(1, "l"),
+        );
+        let lost: Vec<u64> = (0..8).filter(|_| m.lose()).collect();
+        assert_eq!(lost.len(), 3);
+        let mut m = LossModel::new(
+            LossCfg::List {
+                packets: vec![5, 1, 3],
+            },
+            Rng::for_entity(1, "l"),
+        );
+        let idx: Vec<u64> = (0..8u64).filter(|_| m.lose()).collect();
+        // `filter` sees 0..8 in order, so the kept values are the lost indices.
+        assert_eq!(idx, vec![1, 3, 5]);
     }
 
     #[test]

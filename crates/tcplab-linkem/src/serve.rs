@@ -10,9 +10,9 @@
 //! * `lateness`: actual send time − scheduled departure, i.e. the delay added on top of the
 //!   configured one (the delivered one-way delay is `delay_ns + lateness`);
 //! * `input_lag`: time between the kernel receiving a frame and this thread reading it;
-//! * `achieved_rate_bps`: over every pair of consecutive departures the link was busy between,
-//!   configured rate × Σ scheduled gaps / Σ actual gaps — the rate the far end really saw while the
-//!   link was backlogged;
+//! * `achieved_rate_bps`: over every busy period of ≥ 20 ms, configured rate × scheduled span /
+//!   actual span between its first and last departure ([`RateMeter`]) — the rate the far end
+//!   really saw while the link was backlogged;
 //! * `socket_drops` (frames the kernel dropped because this thread did not read them in time),
 //!   `oversize` (frames larger than the MTU: segmentation offload was left on).
 //!
@@ -20,7 +20,7 @@
 //! No allocation per packet: frames live in a pool of fixed-size slots that only grows.
 
 use crate::config::EmuConfig;
-use crate::hist::{Hist, HistSummary};
+use crate::hist::{Hist, HistSummary, RateMeter};
 use crate::pipe::{Offer, Pipe};
 use crate::rng::Rng;
 use crate::sys::{self, PacketSocket};
@@ -30,6 +30,9 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 const ETH_HDR: u32 = 14;
+/// Busy periods shorter than this do not enter the achieved-rate measurement: over shorter spans
+/// the wake-up jitter of their first and last departure (tens of µs) would dominate.
+const RATE_MIN_SPAN_NS: u64 = 20_000_000;
 /// Frames read per interface per loop iteration before the loop looks at departures again.
 const RX_BATCH: usize = 64;
 
@@ -106,10 +109,7 @@ struct Lane {
     monitor: bool,
     lateness: Hist,
     input_lag: Hist,
-    gap_ideal_ns: u128,
-    gap_actual_ns: u128,
-    gaps: u64,
-    last_sent: Option<u64>,
+    rate: RateMeter,
     delivered: u64,
     delivered_bytes: u64,
     send_retries: u64,
@@ -146,8 +146,9 @@ pub struct LaneReport {
 pub struct LaneCheck {
     pub lateness: HistSummary,
     pub input_lag: HistSummary,
-    /// Back-to-back departure pairs measured and the time they spanned.
-    pub rate_pairs: u64,
+    /// Busy periods (≥ 20 ms) measured, their packets, and the time they spanned.
+    pub rate_periods: u64,
+    pub rate_packets: u64,
     pub rate_span_ns: u64,
     pub achieved_rate_bps: Option<f64>,
     pub socket_drops: u64,
@@ -262,10 +263,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                 monitor: l.monitor,
                 lateness: Hist::default(),
                 input_lag: Hist::default(),
-                gap_ideal_ns: 0,
-                gap_actual_ns: 0,
-                gaps: 0,
-                last_sent: None,
+                rate: RateMeter::new(RATE_MIN_SPAN_NS),
                 delivered: 0,
                 delivered_bytes: 0,
                 send_retries: 0,
@@ -493,7 +491,10 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                         }
                     }
                 }
-                match lane.pipe.offer(arrival, ip_len, tok) {
+                let lossy = cfg.loss_only.is_empty()
+                    || tcpobs::parse_l4(pool.frame(tok))
+                        .is_some_and(|l4| cfg.loss_only.iter().any(|k| k.matches(&l4)));
+                match lane.pipe.offer_with(arrival, ip_len, tok, lossy) {
                     Offer::Queued(_) => {}
                     Offer::Dropped | Offer::Lost => pool.put(tok),
                 }
@@ -516,14 +517,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                 }
                 let sent = sys::mono_ns() - epoch;
                 lane.lateness.add(sent.saturating_sub(d.due));
-                if d.back_to_back {
-                    if let Some(prev) = lane.last_sent {
-                        lane.gap_ideal_ns += d.gap_ns as u128;
-                        lane.gap_actual_ns += (sent - prev) as u128;
-                        lane.gaps += 1;
-                    }
-                }
-                lane.last_sent = Some(sent);
+                lane.rate.on_departure(d.back_to_back, d.due, sent);
                 lane.delivered += 1;
                 lane.delivered_bytes += d.len as u64;
                 if !lane.watch_ack.is_empty() {
@@ -594,6 +588,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
     }
     let mut links: Vec<LaneReport> = Vec::with_capacity(lanes.len());
     for lane in &mut lanes {
+        lane.rate.finish();
         let left = lane.pipe.in_flight() as u64;
         for d in lane.pipe.drain_flight() {
             pool.put(d.token);
@@ -624,10 +619,9 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
 
 fn lane_report(lane: &Lane, left: u64) -> LaneReport {
     let s = &lane.pipe.stats;
-    let achieved = if lane.gaps > 0 && lane.gap_actual_ns > 0 && lane.pipe.rate_bps > 0 {
-        Some(lane.pipe.rate_bps as f64 * lane.gap_ideal_ns as f64 / lane.gap_actual_ns as f64)
-    } else {
-        None
+    let achieved = match lane.rate.ratio() {
+        Some(r) if lane.pipe.rate_bps > 0 => Some(lane.pipe.rate_bps as f64 * r),
+        _ => None,
     };
     LaneReport {
         name: lane.link.clone(),
@@ -647,8 +641,9 @@ fn lane_report(lane: &Lane, left: u64) -> LaneReport {
         check: LaneCheck {
             lateness: lane.lateness.summary(),
             input_lag: lane.input_lag.summary(),
-            rate_pairs: lane.gaps,
-            rate_span_ns: lane.gap_actual_ns as u64,
+            rate_periods: lane.rate.periods(),
+            rate_packets: lane.rate.packets(),
+            rate_span_ns: lane.rate.span_ns(),
             achieved_rate_bps: achieved,
             socket_drops: 0,
             oversize: 0,

@@ -25,6 +25,8 @@ pub struct Seg {
     pub window: u16,
     pub payload: u32,
     pub sack_blocks: u8,
+    /// The first SACK block (the most recently received data, RFC 2018 §4), if any.
+    pub sack_first: Option<(u32, u32)>,
 }
 
 pub const FIN: u8 = 0x01;
@@ -71,6 +73,7 @@ pub fn parse(frame: &[u8]) -> Option<Seg> {
         window: u16::from_be_bytes([t[14], t[15]]),
         payload: (t.len() - doff) as u32,
         sack_blocks: 0,
+        sack_first: None,
     };
     let mut opts = &t[20..doff];
     while let Some(&kind) = opts.first() {
@@ -84,6 +87,13 @@ pub fn parse(frame: &[u8]) -> Option<Seg> {
                 }
                 if kind == 5 {
                     seg.sack_blocks = ((len - 2) / 8) as u8;
+                    if len >= 10 {
+                        let b = &opts[2..10];
+                        seg.sack_first = Some((
+                            u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+                            u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+                        ));
+                    }
                 }
                 opts = &opts[len..];
             }
@@ -134,6 +144,32 @@ pub fn parse_l4(frame: &[u8]) -> Option<L4> {
     })
 }
 
+/// A connection (either direction) by protocol, addresses and ports.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowKey {
+    pub proto: u8,
+    pub a: [u8; 4],
+    pub a_port: u16,
+    pub b: [u8; 4],
+    pub b_port: u16,
+}
+
+impl FlowKey {
+    /// The packet belongs to this connection, in either direction.
+    pub fn matches(&self, l: &L4) -> bool {
+        l.proto == self.proto
+            && ((l.saddr == self.a
+                && l.sport == self.a_port
+                && l.daddr == self.b
+                && l.dport == self.b_port)
+                || (l.saddr == self.b
+                    && l.sport == self.b_port
+                    && l.daddr == self.a
+                    && l.dport == self.a_port))
+    }
+}
+
 /// A flow whose delivered packets and payload bytes are counted where it leaves a link
 /// direction (the receiver's last hop), sampled per interval: UDP goodput as the receiver sees it.
 #[derive(Clone, Debug, Deserialize)]
@@ -179,6 +215,10 @@ pub struct FlowObs {
     /// When the first SYN arrived at the emulator from the sender (CLOCK_MONOTONIC ns).
     pub syn_mono_ns: Option<u64>,
     pub first_data_mono_ns: Option<u64>,
+    /// The first segment of at least 536 bytes (RFC 9293's default MSS): the start of the bulk
+    /// transfer (iperf3 first sends a 37-byte cookie, then waits a round trip for the test to
+    /// start on its control connection).
+    pub first_bulk_mono_ns: Option<u64>,
     pub data_segments: u64,
     pub data_bytes: u64,
     pub retransmitted_segments: u64,
@@ -189,6 +229,8 @@ pub struct FlowObs {
     snd_max: Option<u32>,
     #[serde(skip)]
     last_ack: Option<(u32, u16)>,
+    #[serde(skip)]
+    last_sack: Option<(u32, u32)>,
 }
 
 /// `a` is after `b` in sequence space (RFC 9293 §3.4 comparisons mod 2³²).
@@ -214,6 +256,9 @@ impl FlowObs {
             return;
         }
         self.first_data_mono_ns.get_or_insert(now);
+        if s.payload >= 536 {
+            self.first_bulk_mono_ns.get_or_insert(now);
+        }
         self.data_segments += 1;
         self.data_bytes += s.payload as u64;
         let end = s.seq.wrapping_add(s.payload);
@@ -223,9 +268,11 @@ impl FlowObs {
         }
     }
 
-    /// A segment towards the sender, as it left the sender's first hop. Duplicate ACK per
-    /// RFC 5681 §2: data outstanding, no payload, neither SYN nor FIN, the same acknowledgment
-    /// number as the previous ACK and the same advertised window.
+    /// A segment towards the sender, as it left the sender's first hop. Duplicate ACK as the
+    /// simulator's sender counts it (crates/tcplab-sim/src/tcp/sender.rs): data outstanding, no
+    /// payload, neither SYN nor FIN, the acknowledgment number not advanced, and — with SACK —
+    /// new SACK information (RFC 6675 §2; here: a first block unlike the previous ACK's), or —
+    /// without SACK — the same advertised window (RFC 5681 §2).
     pub fn on_ack(&mut self, s: &Seg) {
         if s.flags & ACK == 0 {
             return;
@@ -234,16 +281,16 @@ impl FlowObs {
         self.sack_blocks += s.sack_blocks as u64;
         let outstanding = self.snd_max.is_some_and(|m| seq_gt(m, s.ack));
         if let Some((a, w)) = self.last_ack {
-            if outstanding
-                && s.payload == 0
-                && s.flags & (SYN | FIN) == 0
-                && a == s.ack
-                && w == s.window
-            {
+            let news = match s.sack_first {
+                Some(b) => self.last_sack != Some(b),
+                None => w == s.window,
+            };
+            if outstanding && s.payload == 0 && s.flags & (SYN | FIN) == 0 && a == s.ack && news {
                 self.dupacks += 1;
             }
         }
         self.last_ack = Some((s.ack, s.window));
+        self.last_sack = s.sack_first;
     }
 }
 
@@ -288,6 +335,7 @@ pub(crate) mod tests {
             window: 500,
             payload,
             sack_blocks: 0,
+            sack_first: None,
         }
     }
 
@@ -296,10 +344,13 @@ pub(crate) mod tests {
         let s = seg(1000, 77, ACK, 0);
         // NOP NOP SACK(2 blocks) = 2 + 18 bytes.
         let mut opts = vec![1u8, 1, 5, 18];
-        opts.extend_from_slice(&[0; 16]);
+        opts.extend_from_slice(&2000u32.to_be_bytes());
+        opts.extend_from_slice(&3000u32.to_be_bytes());
+        opts.extend_from_slice(&[0; 8]);
         let f = frame(&s, &opts);
         let p = parse(&f).unwrap();
         assert_eq!(p.sack_blocks, 2);
+        assert_eq!(p.sack_first, Some((2000, 3000)));
         assert_eq!(
             (p.seq, p.ack, p.sport, p.dport, p.payload),
             (1000, 77, 40000, 5201, 0)
@@ -327,16 +378,24 @@ pub(crate) mod tests {
         // The second segment is retransmitted; wrap-around is handled.
         o.on_data(&seg(1001, 1, ACK, 1000), 10);
         assert_eq!((o.syn_mono_ns, o.first_data_mono_ns), (Some(5), Some(7)));
+        assert_eq!(o.first_bulk_mono_ns, Some(7));
         assert_eq!((o.data_segments, o.retransmitted_segments), (4, 1));
         let mut a = seg(1, 1001, ACK, 0);
         o.on_ack(&a);
-        a.sack_blocks = 1;
+        // Without SACK: same ack and window = duplicate; a window update is not.
         o.on_ack(&a);
-        o.on_ack(&a);
-        // A window update is not a duplicate ACK.
         a.window = 600;
         o.on_ack(&a);
-        assert_eq!((o.acks, o.dupacks, o.sack_blocks), (4, 2, 3));
+        assert_eq!((o.acks, o.dupacks), (3, 1));
+        // With SACK: a duplicate needs new SACK information, whatever the window does.
+        a.sack_blocks = 1;
+        a.sack_first = Some((2001, 3001));
+        o.on_ack(&a);
+        a.window = 500;
+        o.on_ack(&a);
+        a.sack_first = Some((2001, 4001));
+        o.on_ack(&a);
+        assert_eq!((o.acks, o.dupacks, o.sack_blocks), (6, 3, 3));
         // Nothing outstanding: not duplicate.
         let mut o2 = FlowObs::new("g");
         o2.on_ack(&seg(1, 1, ACK, 0));

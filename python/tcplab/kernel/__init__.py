@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["add_subcommands", "available_ccas", "cleanup", "run"]
+__all__ = ["add_subcommands", "available_ccas", "cleanup", "kernel_catalog", "run"]
 
 
 def run(config: dict[str, Any]) -> dict[str, Any]:
@@ -42,6 +42,14 @@ def available_ccas() -> list[str]:
     from .linux import available_ccas as _a
 
     return _a()
+
+
+def kernel_catalog() -> Any:
+    """The catalog to validate scenarios for the kernel engine with: the simulator's knobs and
+    CCAs plus every CCA the running kernel offers (e.g. ``bbr``)."""
+    from .linux import kernel_catalog as _k
+
+    return _k()
 
 
 def add_subcommands(subparsers: Any) -> None:

@@ -78,7 +78,7 @@ def _need_root() -> None:
 
 
 def _need_tools() -> None:
-    missing = [t for t in ("ip", "iperf3", "ethtool", "tc") if not have_tool(t)]
+    missing = [t for t in ("ip", "iperf3", "ethtool", "tc", "ss") if not have_tool(t)]
     if missing:
         raise EngineUnavailable(
             f"the kernel engine needs {', '.join(missing)} (Debian: apt-get install iproute2 "
@@ -94,6 +94,8 @@ def preflight(config: dict[str, Any]) -> Preflight:
     """Every check that needs no change to the system; raises before anything is created."""
     _need_root()
     _need_tools()
+    if config.get("capture") and not have_tool("tcpdump"):
+        raise EngineUnavailable("packet capture on the kernel engine needs tcpdump")
     how = linkem.available()
     if how is None:
         raise EngineUnavailable(
@@ -180,7 +182,7 @@ def _sigterm_raises() -> Iterator[None]:
         yield
         return
 
-    def handler(signum, frame):  # noqa: ARG001
+    def handler(signum, frame):
         raise Terminated()
 
     old = signal.signal(signal.SIGTERM, handler)
@@ -265,8 +267,21 @@ class KernelRun:
                     "dport": fs.port,
                 }
             )
+        # Loss models act on the scenario's flows only: iperf3's control connections (which the
+        # simulator does not have) neither get lost nor count in a "list" loss model.
+        loss_only = [
+            {
+                "proto": 6 if fs.kind == "tcp" else 17,
+                "a": _ip4(fs.src_addr),
+                "a_port": fs.cport,
+                "b": _ip4(fs.dst_addr),
+                "b_port": fs.port,
+            }
+            for fs in self.pre.flows
+        ]
         return {
             "links": links,
+            "loss_only": loss_only,
             "interval_ns": int(cfg.get("interval_ns", 1_000_000_000)),
             "seed": int(cfg.get("seed", 0)) & 0xFFFFFFFFFFFFFFFF,
             # A safety net: an orphaned emulator stops by itself.
@@ -309,13 +324,123 @@ class KernelRun:
                 burst = max(lk.mtu + 14, r // 8 // 1000)  # ≈ 1 ms at the rate
                 nsn = self.node_ns[n["name"]]
                 dev = lk.node_if
-                run_cmd(["ip", "netns", "exec", nsn, "tc", "qdisc", "replace", "dev", dev, "root"]
-                        + ["handle", "1:", "htb", "default", "1"])
-                run_cmd(["ip", "netns", "exec", nsn, "tc", "class", "add", "dev", dev]
-                        + ["parent", "1:", "classid", "1:1", "htb", "rate", f"{r}bit"]
-                        + ["ceil", f"{r}bit", "burst", str(burst), "cburst", str(burst)])
-                run_cmd(["ip", "netns", "exec", nsn, "tc", "qdisc", "add", "dev", dev]
-                        + ["parent", "1:1", "handle", "10:", "pfifo", "limit", str(ring or 1000)])
+                run_cmd(
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        nsn,
+                        "tc",
+                        "qdisc",
+                        "replace",
+                        "dev",
+                        dev,
+                        "root",
+                        "handle",
+                        "1:",
+                        "htb",
+                        "default",
+                        "1",
+                    ]
+                )
+                run_cmd(
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        nsn,
+                        "tc",
+                        "class",
+                        "add",
+                        "dev",
+                        dev,
+                        "parent",
+                        "1:",
+                        "classid",
+                        "1:1",
+                        "htb",
+                        "rate",
+                        f"{r}bit",
+                        "ceil",
+                        f"{r}bit",
+                        "burst",
+                        str(burst),
+                        "cburst",
+                        str(burst),
+                    ]
+                )
+                run_cmd(
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        nsn,
+                        "tc",
+                        "qdisc",
+                        "add",
+                        "dev",
+                        dev,
+                        "parent",
+                        "1:1",
+                        "handle",
+                        "10:",
+                        "pfifo",
+                        "limit",
+                        str(ring or 1000),
+                    ]
+                )
+
+    def _start_captures(self) -> list[subprocess.Popen]:
+        """tcpdump for each ``capture`` entry (docs/design.md §3; names "<link>.<dir>").
+
+        One direction X→Y is captured on X's interface, outgoing only: the packets handed to
+        the link, including any its queue will drop. Both directions of a link are captured on
+        side a's interface (a→b as handed to the link, b→a as delivered to a). Headers only
+        (128-byte snap length), as the simulator's captures."""
+        procs = []
+        for cap in self.cfg.get("capture") or []:
+            chans = list(cap.get("channels") or [])
+            links = {c.rsplit(".", 1)[0] for c in chans}
+            if len(links) != 1:
+                raise EngineError(
+                    f"capture {cap.get('name')!r}: the kernel engine captures one link per "
+                    f"capture (got {sorted(links)})"
+                )
+            (lname,) = links
+            lk = next((x for x in self.plan.links if x.name == lname), None)
+            if lk is None:
+                raise EngineError(f"capture {cap.get('name')!r}: no link {lname!r}")
+            dirs = {c.rsplit(".", 1)[1] for c in chans}
+            if dirs == {"ba"}:
+                node, q = lk.b, ["-Q", "out"]
+            elif dirs == {"ab"}:
+                node, q = lk.a, ["-Q", "out"]
+            else:
+                node, q = lk.a, []
+            path = cap.get("path") or str(self.workdir / f"{cap.get('name', lname)}.pcap")
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            procs.append(
+                self.ns.popen(
+                    self.node_ns[node],
+                    [
+                        "tcpdump",
+                        "-i",
+                        lk.node_if,
+                        "-w",
+                        path,
+                        "-s",
+                        "128",
+                        "-U",
+                        "-n",
+                        "-Z",
+                        "root",
+                        *q,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        return procs
 
     def _wait_listening(self, ns: str, ports: set[int], timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
@@ -330,7 +455,9 @@ class KernelRun:
             if ports <= listening:
                 return
             if time.monotonic() > deadline:
-                raise EngineError(f"iperf3 servers did not start listening on {sorted(ports - listening)}")
+                raise EngineError(
+                    f"iperf3 servers did not start listening on {sorted(ports - listening)}"
+                )
             time.sleep(0.02)
 
     def _client_argv(self, fs: FlowSetup) -> list[str]:
@@ -347,7 +474,13 @@ class KernelRun:
                 argv += ["-t", str(linux.iperf_time_arg(int(f.get("start_ns", 0)), stop))]
             argv += fs.settings.iperf_args
         else:
-            argv += ["-u", "-b", str(int(f["rate_bps"])), "-l", str(int(f.get("payload_bytes", 1470)))]
+            argv += [
+                "-u",
+                "-b",
+                str(int(f["rate_bps"])),
+                "-l",
+                str(int(f.get("payload_bytes", 1470))),
+            ]
             argv += ["-t", str(linux.iperf_time_arg(int(f.get("start_ns", 0)), stop))]
         return argv
 
@@ -375,6 +508,7 @@ class KernelRun:
             self._apply_nic()
             emu = linkem.Emulator(self.ns.popen, self.em_ns, self._emulator_config(), wd)
             emu.start()
+            captures = self._start_captures()
             # iperf3 servers (one per flow, one test each).
             by_ns: dict[str, set[int]] = {}
             for fs in self.pre.flows:
@@ -398,17 +532,18 @@ class KernelRun:
                             sample_ns.append(self.node_ns[node])
             samples_path = wd / "samples.npz"
             env = dict(os.environ)
-            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2]) + os.pathsep + env.get(
-                "PYTHONPATH", ""
+            env["PYTHONPATH"] = (
+                str(Path(__file__).resolve().parents[2]) + os.pathsep + env.get("PYTHONPATH", "")
             )
-            sampler = self.ns.popen(
-                self.em_ns,
-                [sys.executable, "-m", "tcplab.kernel.sampler"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=open(wd / "sampler.stderr", "wb"),  # noqa: SIM115
-                env=env,
-            )
+            with open(wd / "sampler.stderr", "wb") as err:
+                sampler = self.ns.popen(
+                    self.em_ns,
+                    [sys.executable, "-m", "tcplab.kernel.sampler"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                    env=env,
+                )
             assert sampler.stdin is not None and sampler.stdout is not None
             sampler.stdin.write(
                 (
@@ -449,12 +584,11 @@ class KernelRun:
                 fs = self.pre.flows[i]
                 if kind == 0:
                     src_ns = self.node_ns[fs.flow["src"]]
-                    out = open(wd / f"client{i}.json", "wb")  # noqa: SIM115
-                    starts_mono[i] = time.monotonic_ns()
-                    clients[i] = self.ns.popen(
-                        src_ns, self._client_argv(fs), stdout=out, stderr=subprocess.STDOUT
-                    )
-                    out.close()
+                    with open(wd / f"client{i}.json", "wb") as out:
+                        starts_mono[i] = time.monotonic_ns()
+                        clients[i] = self.ns.popen(
+                            src_ns, self._client_argv(fs), stdout=out, stderr=subprocess.STDOUT
+                        )
                 elif i in clients and clients[i].poll() is None:
                     clients[i].send_signal(signal.SIGINT)
             self._sleep_until(t0 + duration + 30_000_000, emu)
@@ -473,7 +607,9 @@ class KernelRun:
             for p in clients.values():
                 if p.poll() is None:
                     p.send_signal(signal.SIGINT)
-            for p in list(clients.values()) + list(servers.values()):
+            for p in captures:
+                p.terminate()
+            for p in list(clients.values()) + list(servers.values()) + captures:
                 try:
                     p.wait(timeout=5)
                 except subprocess.TimeoutExpired:

@@ -46,7 +46,11 @@ def _core_serve():
 
 
 def available() -> str | None:
-    """How the emulator will run ("extension" or the binary's path), or None if it cannot."""
+    """How the emulator will run ("extension" or the binary's path), or None if it cannot.
+
+    ``$TCPLAB_LINKEM_BIN`` (development) takes precedence over the extension."""
+    if os.environ.get("TCPLAB_LINKEM_BIN"):
+        return os.environ["TCPLAB_LINKEM_BIN"]
     if _core_serve() is not None:
         return "extension"
     return find_dev_binary()
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1:
         print("usage: python -m tcplab.kernel.linkem CONFIG.json", file=sys.stderr)
         return 2
-    serve = _core_serve()
+    serve = None if os.environ.get("TCPLAB_LINKEM_BIN") else _core_serve()
     if serve is None:
         binary = find_dev_binary()
         if binary is None:

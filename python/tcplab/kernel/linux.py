@@ -90,9 +90,10 @@ def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
         # stacks-and-ccas.md A.1 "Linux differences: cwnd counted in packets").
         "cwnd_unit": "packets",
         "abc": 2**32 - 1,
-        # SACK-based recovery (Linux 6: SACK + RACK-TLP + PRR; stacks-and-ccas.md B.1); the
-        # simulator's closest recovery is RFC 6675.
-        "recovery": "sack",
+        # Linux 6 recovers with PRR (RFC 6937, since 3.2) and detects loss with RACK-TLP
+        # (RFC 8985, tcp_recovery = 1 by default; stacks-and-ccas.md A.1, B.1).
+        "recovery": "prr",
+        "rack": True,
         # Limited transmit in the Disorder state (RFC 3042).
         "limited_transmit": True,
         # tcp_reordering = 3 (stacks-and-ccas.md A.1).
@@ -147,8 +148,17 @@ class KnobRefusal(ValueError):
     """A scenario setting the kernel engine cannot honour (message names it and says why)."""
 
 
-def check_cca(flow: dict[str, Any], available: list[str]) -> str:
-    """The kernel CCA name for *flow*, or KnobRefusal."""
+def _module_param(cca: str, param: str) -> str | None:
+    try:
+        return Path(f"/sys/module/tcp_{cca}/parameters/{param}").read_text().strip()
+    except OSError:
+        return None
+
+
+def check_cca(flow: dict[str, Any], available: list[str], read_param: Any = None) -> str:
+    """The kernel CCA name for *flow*, or KnobRefusal. *read_param(cca, name)* reads a module
+    parameter (default: /sys/module/tcp_<cca>/parameters/<name>)."""
+    read_param = read_param or _module_param
     cca = flow.get("cca") or {"name": "cubic", "params": {}}
     name = cca.get("name", "cubic")
     if name not in available:
@@ -173,11 +183,8 @@ def check_cca(flow: dict[str, Any], available: list[str]) -> str:
                 "running kernel"
             )
         module_param, conv = spec
-        path = Path(f"/sys/module/tcp_{name}/parameters/{module_param}")
-        try:
-            current = path.read_text().strip()
-        except OSError:
-            current = None
+        path = f"/sys/module/tcp_{name}/parameters/{module_param}"
+        current = read_param(name, module_param)
         want = conv(value)
         if current is None or current.upper() in ("Y", "N"):
             current = {"Y": "1", "N": "0"}.get((current or "").upper(), current)
@@ -311,8 +318,24 @@ def kernel_plan_for_flow(flow: dict[str, Any], mtu: int) -> KernelFlowSettings:
                 "socket buffers to one value"
             )
         w = int(snd if snd is not None else rcv)
-        out.iperf_args += ["-w", str(w)]
-        out.applied["sndbuf/rcvbuf"] = f"iperf3 -w {w} (SO_SNDBUF/SO_RCVBUF, both ends)"
+        cap = int(_sysctl("net.core.wmem_max", "0") or 0)
+        cap = min(cap, int(_sysctl("net.core.rmem_max", "0") or 0))
+        if w <= cap:
+            out.iperf_args += ["-w", str(w)]
+            out.applied["sndbuf/rcvbuf"] = f"iperf3 -w {w} (SO_SNDBUF/SO_RCVBUF, both ends)"
+        else:
+            # net.core.{r,w}mem_max caps SO_SNDBUF/SO_RCVBUF and is global to the host (it
+            # cannot be set from a namespace, and the engine leaves the host alone). Instead the
+            # namespaces' autotuning limits are raised, so the buffers may grow to the window:
+            # Linux charges about twice the payload to a buffer (SO_SNDBUF doubling, ip-sysctl
+            # tcp_adv_win_scale), hence 2·w.
+            lim = 2 * w
+            out.sender_sysctls["net.ipv4.tcp_wmem"] = f"4096 16384 {lim}"
+            out.receiver_sysctls["net.ipv4.tcp_rmem"] = f"4096 131072 {lim}"
+            out.applied["sndbuf/rcvbuf"] = (
+                f"autotuning up to {lim} B (net.ipv4.tcp_wmem/tcp_rmem max; {w} B exceeds "
+                f"net.core.wmem_max/rmem_max = {cap} B, which the engine does not change)"
+            )
     return out
 
 
@@ -343,3 +366,22 @@ def check_personality(flow: dict[str, Any], meta: dict[str, Any]) -> None:
 def iperf_time_arg(start_ns: int, stop_ns: int) -> int:
     """iperf3 -t takes whole seconds: enough to cover the flow; the engine stops it at stop_ns."""
     return max(1, math.ceil((stop_ns - start_ns) / S) + 1)
+
+
+def kernel_catalog(base: Any = None) -> Any:
+    """The simulator's catalog (knobs, CCAs with parameters) plus every CCA the running kernel
+    offers (``bbr`` here), for loading scenarios that run on the kernel engine."""
+    from ..catalog import Catalog, Cca, default_catalog
+
+    base = base if base is not None else default_catalog()
+    ccas = dict(base.ccas)
+    for name in available_ccas():
+        ccas.setdefault(
+            name,
+            Cca(
+                name=name,
+                summary="offered by the running Linux kernel (kernel engine only)",
+                source="/proc/sys/net/ipv4/tcp_available_congestion_control",
+            ),
+        )
+    return Catalog(knobs=dict(base.knobs), ccas=ccas)

@@ -183,12 +183,18 @@ class RunNamespaces:
 
     @staticmethod
     def sysctl(ns: str, values: dict[str, str]) -> None:
-        """Set sysctls inside namespace *ns* (per-namespace ones only: net.*)."""
+        """Set per-namespace sysctls inside *ns* and check they took (a host-global one, such as
+        net.core.rmem_max, cannot be set from a namespace: CmdError)."""
         if not values:
             return
         args = ["ip", "netns", "exec", ns, "sysctl", "-q", "-w"]
         args += [f"{k}={v}" for k, v in values.items()]
-        run_cmd(args)
+        run_cmd(args, check=False)
+        got = run_cmd(["ip", "netns", "exec", ns, "sysctl", "-n", *values], check=False)
+        lines = got.splitlines()
+        for (k, v), line in zip(values.items(), lines + [""] * len(values), strict=False):
+            if line.split() != str(v).split():
+                raise CmdError(f"sysctl {k} = {v} did not take effect in {ns} (it reads {line!r})")
 
     def popen(self, ns: str, argv: Sequence[str], **kw) -> subprocess.Popen:
         """Start a process inside *ns* in its own session (Ctrl-C reaches only us; we stop it)."""

@@ -41,8 +41,10 @@ TOLERANCES = {
     "rate_rel": 0.02,  # achieved rate within ±2 % while backlogged
     "rate_min_span_ns": 200_000_000,  # ... measured over at least 200 ms of backlog
     "min_packets": 100,  # directions with fewer packets are not judged
-    "min_rtt_below_ns": 200_000,  # a flow's min RTT may undercut the configured path by this
-    "min_rtt_above": (5_000_000, 0.20),  # ... and exceed it by max(5 ms, 20 %)
+    # A flow's minimum RTT may undercut the path's propagation delay by 0.2 ms, and exceed the
+    # full-sized round trip by max(5 ms, 20 %).
+    "min_rtt_below_ns": 200_000,
+    "min_rtt_above": (5_000_000, 0.20),
 }
 
 
@@ -90,25 +92,32 @@ def _tx_ns(nbytes: int, rate_bps: int) -> float:
     return nbytes * 8e9 / rate_bps if rate_bps else 0.0
 
 
-def base_rtt_ns(cfg: dict[str, Any], plan: Plan, src: str, dst: str) -> float:
-    """Round trip of a full-sized segment and its ACK on an empty path: delays plus one
-    serialisation per hop (52-byte ACKs: 40 B headers + 12 B timestamps)."""
-    total = 0.0
+def base_rtt_ns(cfg: dict[str, Any], plan: Plan, src: str, dst: str) -> tuple[float, float]:
+    """Bounds of a flow's minimum RTT on an empty path: (propagation delays only — the RTT of
+    the smallest segments, e.g. iperf's 37-byte cookie —, delays plus one serialisation per hop
+    of a full-sized segment and a 52-byte ACK (40 B headers + 12 B timestamps))."""
+    lo = hi = 0.0
     for li, d in plan.path(src, dst):
         lk = plan.links[li]
         ch = lk.ab if d == "ab" else lk.ba
-        total += ch["delay_ns"] + _tx_ns(lk.mtu, ch["rate_bps"])
+        lo += ch["delay_ns"]
+        hi += ch["delay_ns"] + _tx_ns(lk.mtu, ch["rate_bps"])
     for li, d in plan.path(dst, src):
         lk = plan.links[li]
         ch = lk.ab if d == "ab" else lk.ba
-        total += ch["delay_ns"] + _tx_ns(52, ch["rate_bps"])
-    return total
+        lo += ch["delay_ns"]
+        hi += ch["delay_ns"] + _tx_ns(52, ch["rate_bps"])
+    return lo, hi
 
 
 class _Rows:
-    """The sampler rows of one socket, sorted by tick."""
+    """The sampler rows of one socket, sorted by tick (only once established: before, Linux
+    reports the default MSS of 536 and a meaningless window)."""
 
     def __init__(self, s: dict[str, np.ndarray] | None, mask: np.ndarray | None) -> None:
+        if mask is not None and s is not None and "state" in s:
+            # Drop the rows of the handshake (SYN_SENT); keep established and closing states.
+            mask = mask & (s["state"] != 2)
         if s is None or mask is None or not mask.any():
             self.n = 0
             self.tick = np.zeros(0, dtype=np.int64)
@@ -154,8 +163,9 @@ def _netstat(s: dict[str, np.ndarray] | None, ns: int, field_: str):
 def _series_at(series: dict[str, list], flow: str, key: str, t: int) -> float:
     """Last value of *key* for *flow* at or before time *t* in a columnar emulator series."""
     best_t, best_v = -1, math.nan
-    for f, ts, v in zip(series.get("flow", []), series.get("time_ns", []), series.get(key, []),
-                        strict=False):
+    for f, ts, v in zip(
+        series.get("flow", []), series.get("time_ns", []), series.get(key, []), strict=False
+    ):
         if f == flow and best_t < ts <= t:
             best_t, best_v = ts, float(v)
     return best_v
@@ -191,9 +201,7 @@ def _sender_vars(r: _Rows, i: int) -> dict[str, float]:
     cwnd = g("snd_cwnd", i)
     ss = g("snd_ssthresh", i)
     ssthresh = math.inf if ss >= INFINITE_SSTHRESH else ss * mss
-    in_flight = (
-        g("unacked", i) - g("sacked", i) - g("lost", i) + g("retrans", i)
-    ) * mss
+    in_flight = (g("unacked", i) - g("sacked", i) - g("lost", i) + g("retrans", i)) * mss
     return {
         "cwnd_bytes": cwnd * mss,
         "cwnd_segments": cwnd,
@@ -246,24 +254,39 @@ def validity(
         delay = lane.get("delay_ns", 0)
         for key in ("socket_drops", "oversize", "send_errors", "send_retries"):
             n = c.get(key, 0)
-            add(f"{name} {key}", n, "0", n == 0,
+            add(
+                f"{name} {key}",
+                n,
+                "0",
+                n == 0,
                 f"{name}: {n} {key.replace('_', ' ')} (frames the emulator could not handle: "
-                "the machine could not keep up, or offloads were on)")
+                "the machine could not keep up, or offloads were on)",
+            )
         if lane.get("delivered", 0) < tol["min_packets"]:
             continue
         late = c.get("lateness", {})
         base, rel = tol["lateness_mean_ns"]
         lim = max(base, rel * delay)
         mean = float(late.get("mean_ns", 0.0))
-        add(f"{name} mean extra delay", mean, f"≤ {lim:.0f} ns", mean <= lim,
+        add(
+            f"{name} mean extra delay",
+            mean,
+            f"≤ {lim:.0f} ns",
+            mean <= lim,
             f"{name}: packets left {mean / 1e3:.0f} µs late on average (tolerance "
-            f"{lim / 1e3:.0f} µs): the emulator could not keep up with the configured delay")
+            f"{lim / 1e3:.0f} µs): the emulator could not keep up with the configured delay",
+        )
         base, rel = tol["lateness_p99_ns"]
         lim = max(base, rel * delay)
         p99 = float(late.get("p99_ns", 0))
-        add(f"{name} p99 extra delay", p99, f"≤ {lim:.0f} ns", p99 <= lim,
+        add(
+            f"{name} p99 extra delay",
+            p99,
+            f"≤ {lim:.0f} ns",
+            p99 <= lim,
             f"{name}: 1 % of packets left more than {p99 / 1e6:.2f} ms late (tolerance "
-            f"{lim / 1e6:.2f} ms)")
+            f"{lim / 1e6:.2f} ms)",
+        )
         ach = c.get("achieved_rate_bps")
         if (
             ach is not None
@@ -272,19 +295,29 @@ def validity(
         ):
             ratio = ach / lane["rate_bps"]
             ok = abs(ratio - 1) <= tol["rate_rel"]
-            add(f"{name} achieved rate", ach, f"{lane['rate_bps']} ± {tol['rate_rel']:.0%}", ok,
+            add(
+                f"{name} achieved rate",
+                ach,
+                f"{lane['rate_bps']} ± {tol['rate_rel']:.0%}",
+                ok,
                 f"{name}: delivered {ach / 1e6:.3f} Mbit/s while backlogged, configured "
-                f"{lane['rate_bps'] / 1e6:.3f} Mbit/s (tolerance ±{tol['rate_rel']:.0%})")
-    for flow, (measured, base) in min_rtts.items():
-        if not (measured == measured) or base <= 0:  # NaN: no sample
+                f"{lane['rate_bps'] / 1e6:.3f} Mbit/s (tolerance ±{tol['rate_rel']:.0%})",
+            )
+    for flow, (measured, (base_lo, base_hi)) in min_rtts.items():
+        if math.isnan(measured) or base_hi <= 0:  # NaN: no sample
             continue
-        lo = base - tol["min_rtt_below_ns"]
+        lo = base_lo - tol["min_rtt_below_ns"]
         a, r = tol["min_rtt_above"]
-        hi = base + max(a, r * base)
+        hi = base_hi + max(a, r * base_hi)
         ok = lo <= measured <= hi
-        add(f"flow {flow} min RTT", measured, f"[{lo:.0f}, {hi:.0f}] ns", ok,
+        add(
+            f"flow {flow} min RTT",
+            measured,
+            f"[{lo:.0f}, {hi:.0f}] ns",
+            ok,
             f"flow {flow}: minimum RTT {measured / 1e6:.3f} ms, the configured path gives "
-            f"{base / 1e6:.3f} ms")
+            f"{base_lo / 1e6:.3f}-{base_hi / 1e6:.3f} ms",
+        )
     return checks, reasons
 
 
@@ -304,7 +337,11 @@ def assemble(
     grid = _grid(duration, interval)
     series: dict[str, list] = {k: [] for k in SERIES_KEYS}
     changes: dict[str, list] = {
-        "flow": [], "time_ns": [], "cwnd_bytes": [], "ssthresh_bytes": [], "in_flight_bytes": []
+        "flow": [],
+        "time_ns": [],
+        "cwnd_bytes": [],
+        "ssthresh_bytes": [],
+        "in_flight_bytes": [],
     }
     watch = em_report.get("watch_series", {})
     fseries = em_report.get("flow_series", {})
@@ -331,20 +368,37 @@ def assemble(
         }
         obs = em_flows.get(f.name, {})
         syn = obs.get("syn_mono_ns")
+        bulk = obs.get("first_bulk_mono_ns")
+        start_ns = int(fc.get("start_ns", 0))
+        # A flow that starts at start_ns sends its first full segment one handshake round trip
+        # later (what the simulator does); the kernel flow starts later by start_offset_ns:
+        # iperf3's process start, control connection and test start, then the handshake.
+        hs_rtt = base_rtt_ns(cfg, plan, fc["src"], fc["dst"])[0]
+        if bulk:
+            offset = bulk - t0 - start_ns - int(hs_rtt)
+        elif syn:
+            offset = syn - t0 - start_ns
+        else:
+            offset = None
         kf: dict[str, Any] = {
             "name": f.name,
             "cca": f.cca,
             "launched_ns": f.launched_ns,
             "syn_ns": (syn - t0) if syn else None,
-            "start_offset_ns": (syn - t0 - int(fc.get("start_ns", 0))) if syn else None,
+            "first_bulk_ns": (bulk - t0) if bulk else None,
+            "start_offset_ns": offset,
             "applied_knobs": f.applied,
         }
         prev_t, prev_d = 0, 0.0
         if f.kind == "tcp":
-            snd = _Rows(samples, _socket_mask(samples, f.src_ns_index, f.src_addr, f.cport,
-                                              f.dst_addr, f.port))
-            rcv = _Rows(samples, _socket_mask(samples, f.dst_ns_index, f.dst_addr, f.port,
-                                              f.src_addr, f.cport))
+            snd = _Rows(
+                samples,
+                _socket_mask(samples, f.src_ns_index, f.src_addr, f.cport, f.dst_addr, f.port),
+            )
+            rcv = _Rows(
+                samples,
+                _socket_mask(samples, f.dst_ns_index, f.dst_addr, f.port, f.src_addr, f.cport),
+            )
             final_total = _iperf_bytes(iperf.get(f.index, {}).get("server"), "sum_received")
             fast = None
             if senders_per_ns.get(f.src_ns_index) == 1:
@@ -354,7 +408,7 @@ def assemble(
                 ri = rcv.at(tick)
                 d = rcv.get("bytes_received", ri)
                 d = 0.0 if d != d else d
-                if rcv.n and rcv.tick[-1] < tick - 2 and not (final_total != final_total):
+                if rcv.n and rcv.tick[-1] < tick - 2 and not math.isnan(final_total):
                     d = max(d, final_total)  # receiver closed: iperf's final count
                 si = snd.at(tick)
                 v = _sender_vars(snd, si)
@@ -400,7 +454,7 @@ def assemble(
                 got = np.nonzero(rcv.cols["bytes_received"] >= int(target))[0]
                 if len(got):
                     tot["completion_ns"] = int(rcv.cols["t_ns"][got[0]])
-                elif not (final_total != final_total) and final_total >= int(target):
+                elif not math.isnan(final_total) and final_total >= int(target):
                     tot["completion_ns"] = int(rcv.cols["t_ns"][-1])
             if cfg.get("record_changes") and snd.n:
                 last = None
@@ -471,8 +525,18 @@ def assemble(
             {
                 k: lane.get(k)
                 for k in (
-                    "name", "dir", "from", "to", "rate_bps", "delay_ns", "packets", "bytes",
-                    "drops", "lost", "busy_ns", "max_queue_pkts",
+                    "name",
+                    "dir",
+                    "from",
+                    "to",
+                    "rate_bps",
+                    "delay_ns",
+                    "packets",
+                    "bytes",
+                    "drops",
+                    "lost",
+                    "busy_ns",
+                    "max_queue_pkts",
                 )
             }
             | {"monitor": monitor.get(lane["name"], False)}
@@ -481,6 +545,9 @@ def assemble(
     keep = [i for i, t in enumerate(qs.get("time_ns", [])) if t <= duration]
     queue_series = {k: [v[i] for i in keep] for k, v in qs.items()}
     checks, reasons = validity(em_report, cfg, plan, min_rtts)
+    fine = None
+    if ((cfg.get("meta") or {}).get("kernel") or {}).get("fine_series"):
+        fine = _fine_series(flows, samples)
     raw: dict[str, Any] = {
         "engine": "kernel",
         "sim_packets": sim_packets,
@@ -500,8 +567,10 @@ def assemble(
             "sample_period_ns": period_ns,
             "flows": kflows,
             "checks": checks,
-            "tolerances": {k: list(v) if isinstance(v, tuple) else v
-                           for k, v in TOLERANCES.items()},
+            "tolerances": {
+                k: list(v) if isinstance(v, tuple) else v for k, v in TOLERANCES.items()
+            },
+            "fine": fine,
             "emulator": {
                 "realtime_priority": em_report.get("realtime_priority"),
                 "stopped_by": em_report.get("stopped_by"),
@@ -513,6 +582,34 @@ def assemble(
         },
     }
     return raw
+
+
+def _fine_series(flows: list[FlowInfo], samples: dict[str, np.ndarray] | None) -> dict:
+    """Every sampler tick of each TCP flow (for ``tcplab compare``): sender cwnd/ssthresh/srtt/
+    retransmissions and receiver bytes, with the tick's actual time."""
+    out: dict[str, Any] = {}
+    for f in flows:
+        if f.kind != "tcp":
+            continue
+        snd = _Rows(
+            samples, _socket_mask(samples, f.src_ns_index, f.src_addr, f.cport, f.dst_addr, f.port)
+        )
+        rcv = _Rows(
+            samples, _socket_mask(samples, f.dst_ns_index, f.dst_addr, f.port, f.src_addr, f.cport)
+        )
+        sv = [_sender_vars(snd, i) for i in range(snd.n)]
+        out[f.name] = {
+            "sender_t_ns": [int(t) for t in snd.cols.get("t_ns", [])],
+            "cwnd_bytes": [v["cwnd_bytes"] for v in sv],
+            "cwnd_segments": [v["cwnd_segments"] for v in sv],
+            "ssthresh_bytes": [v["ssthresh_bytes"] for v in sv],
+            "srtt_ns": [v["srtt_ns"] for v in sv],
+            "retransmits": [v["retransmits"] for v in sv],
+            "timeouts": [v["timeouts"] for v in sv],
+            "receiver_t_ns": [int(t) for t in rcv.cols.get("t_ns", [])],
+            "delivered_bytes": [int(b) for b in rcv.cols.get("bytes_received", [])],
+        }
+    return out
 
 
 def _nz(x: float) -> float:

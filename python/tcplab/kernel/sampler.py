@@ -136,10 +136,7 @@ def main() -> int:
     tick = 0
     stop = False
     while not stop and time.monotonic() < deadline:
-        if t0 is None:
-            wait = 0.5
-        else:
-            wait = (t0 + tick * period - time.monotonic_ns()) / 1e9
+        wait = 0.5 if t0 is None else (t0 + tick * period - time.monotonic_ns()) / 1000000000.0
         for line in lines.poll(wait):
             word = line.split()
             if not word:
@@ -162,8 +159,16 @@ def main() -> int:
                     continue
                 info = s.info
                 rows.append(
-                    (tick, t, i, _addr(s.src), s.sport, _addr(s.dst), s.dport)
-                    + tuple(_i64(info.get(f)) for f in FIELD_NAMES)
+                    (
+                        tick,
+                        t,
+                        i,
+                        _addr(s.src),
+                        s.sport,
+                        _addr(s.dst),
+                        s.dport,
+                        *tuple(_i64(info.get(f)) for f in FIELD_NAMES),
+                    )
                 )
         # Skip ticks we are too late for rather than bunching them up.
         tick = max(tick + 1, (time.monotonic_ns() - t0) // period)

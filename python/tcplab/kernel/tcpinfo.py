@@ -83,11 +83,11 @@ class SockSample:
     info: dict[str, int | None]
 
 
-def build_request(seq: int = 1) -> bytes:
-    """A dump request for all IPv4 TCP sockets with TCP_INFO and the CCA name."""
+def build_request(seq: int = 1, family: int = socket.AF_INET) -> bytes:
+    """A dump request for all TCP sockets of *family* with TCP_INFO and the CCA name."""
     ext = (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1))
     # inet_diag_req_v2: family, protocol, ext, pad, states, then a zero inet_diag_sockid (48 B).
-    req = struct.pack("=BBBxI", socket.AF_INET, socket.IPPROTO_TCP, ext, STATES) + bytes(48)
+    req = struct.pack("=BBBxI", family, socket.IPPROTO_TCP, ext, STATES) + bytes(48)
     hdr = struct.pack(
         "=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, seq, 0
     )
@@ -100,6 +100,18 @@ def parse_tcp_info(raw: bytes) -> dict[str, int | None]:
         size = struct.calcsize(fmt)
         out[name] = struct.unpack_from("=" + fmt, raw, off)[0] if off + size <= len(raw) else None
     return out
+
+
+V4_MAPPED = bytes(10) + b"\xff\xff"
+
+
+def _addr(family: int, raw: bytes) -> str:
+    """IPv4 address text; IPv6 sockets (iperf3 listens on ::) carry IPv4 as ::ffff:a.b.c.d."""
+    if family == socket.AF_INET:
+        return socket.inet_ntop(socket.AF_INET, raw[:4])
+    if raw[:12] == V4_MAPPED:
+        return socket.inet_ntop(socket.AF_INET, raw[12:16])
+    return socket.inet_ntop(socket.AF_INET6, raw[:16])
 
 
 def parse_dump(buf: bytes) -> tuple[list[SockSample], bool]:
@@ -125,8 +137,7 @@ def parse_dump(buf: bytes) -> tuple[list[SockSample], bool]:
             continue
         family, state, _timer, _retrans = struct.unpack_from("=BBBB", body, 0)
         sport, dport = struct.unpack_from("!HH", body, 4)
-        src = socket.inet_ntop(socket.AF_INET, body[8:12]) if family == socket.AF_INET else ""
-        dst = socket.inet_ntop(socket.AF_INET, body[24:28]) if family == socket.AF_INET else ""
+        src, dst = _addr(family, body[8:24]), _addr(family, body[24:40])
         info: dict[str, int | None] = {}
         cong = None
         a = 72
@@ -153,15 +164,18 @@ class DiagSocket:
         self.seq = 0
 
     def dump(self) -> list[SockSample]:
-        self.seq += 1
-        self.sock.send(build_request(self.seq))
+        """Every TCP socket with data, IPv4 and IPv6 (v4-mapped addresses shown as IPv4)."""
         out: list[SockSample] = []
-        while True:
-            buf = self.sock.recv(1 << 16)
-            socks, done = parse_dump(buf)
-            out.extend(socks)
-            if done or not buf:
-                return out
+        for family in (socket.AF_INET, socket.AF_INET6):
+            self.seq += 1
+            self.sock.send(build_request(self.seq, family))
+            while True:
+                buf = self.sock.recv(1 << 16)
+                socks, done = parse_dump(buf)
+                out.extend(socks)
+                if done or not buf:
+                    break
+        return out
 
     def close(self) -> None:
         self.sock.close()

@@ -199,9 +199,15 @@ def build(p: Plan, ns: RunNamespaces, *, node_sysctls: dict[str, dict[str, str]]
             "net.ipv4.conf.default.send_redirects": "0",
             # Each connection starts fresh, as in the simulator (no cached ssthresh/RTT).
             "net.ipv4.tcp_no_metrics_save": "1",
-            # Let iperf3 -w ask for large socket buffers (namespaced since Linux 5.x).
-            "net.core.rmem_max": str(256 << 20),
-            "net.core.wmem_max": str(256 << 20),
+            # Ephemeral ports (iperf3's control connections) below the fixed data-connection
+            # ports (engine.CLIENT_PORT0 = 40000 + flow index), so they never collide.
+            "net.ipv4.ip_local_port_range": "20000 29999",
+            # New namespaces inherit this host's default congestion control (bbr here). A socket
+            # created under BBR keeps BBR's request for internal pacing after iperf3 switches it
+            # to reno or cubic (measured: slow start paced at 2·cwnd/srtt, see README), so the
+            # namespace default is reno, which never paces and which a namespace may always
+            # choose (cubic may not be: only the host's allowed list can be a namespace default).
+            "net.ipv4.tcp_congestion_control": "reno",
         }
         base.update(node_sysctls.get(n, {}))
         ns.sysctl(name, base)
@@ -209,19 +215,61 @@ def build(p: Plan, ns: RunNamespaces, *, node_sysctls: dict[str, dict[str, str]]
         a_ns, b_ns = node_ns[lk.a], node_ns[lk.b]
         for node_ns_name, mac, em_if in ((a_ns, lk.a_mac, lk.em_a), (b_ns, lk.b_mac, lk.em_b)):
             run_cmd(
-                ["ip", "-n", node_ns_name, "link", "add", lk.node_if, "address", mac]
-                + ["mtu", str(lk.mtu), "type", "veth", "peer", "name", em_if]
-                + ["mtu", str(lk.mtu), "netns", em]
+                [
+                    "ip",
+                    "-n",
+                    node_ns_name,
+                    "link",
+                    "add",
+                    lk.node_if,
+                    "address",
+                    mac,
+                    "mtu",
+                    str(lk.mtu),
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    em_if,
+                    "mtu",
+                    str(lk.mtu),
+                    "netns",
+                    em,
+                ]
             )
         run_cmd(["ip", "-n", a_ns, "addr", "add", f"{lk.a_addr}/24", "dev", lk.node_if])
         run_cmd(["ip", "-n", b_ns, "addr", "add", f"{lk.b_addr}/24", "dev", lk.node_if])
         run_cmd(
-            ["ip", "-n", a_ns, "neigh", "replace", lk.b_addr, "lladdr", lk.b_mac]
-            + ["dev", lk.node_if, "nud", "permanent"]
+            [
+                "ip",
+                "-n",
+                a_ns,
+                "neigh",
+                "replace",
+                lk.b_addr,
+                "lladdr",
+                lk.b_mac,
+                "dev",
+                lk.node_if,
+                "nud",
+                "permanent",
+            ]
         )
         run_cmd(
-            ["ip", "-n", b_ns, "neigh", "replace", lk.a_addr, "lladdr", lk.a_mac]
-            + ["dev", lk.node_if, "nud", "permanent"]
+            [
+                "ip",
+                "-n",
+                b_ns,
+                "neigh",
+                "replace",
+                lk.a_addr,
+                "lladdr",
+                lk.a_mac,
+                "dev",
+                lk.node_if,
+                "nud",
+                "permanent",
+            ]
         )
         for ns_name, ifname in (
             (a_ns, lk.node_if),

@@ -1,0 +1,87 @@
+"""Command-line parts of the kernel engine: ``tcplab compare`` and ``tcplab kernel-cleanup``.
+
+    tcplab compare SCENARIO [--out DIR] [--set F=V ...] [--seed S] [--sim-timeout S]
+    tcplab kernel-cleanup [--force]
+
+Registered on the main parser by :func:`tcplab.kernel.add_subcommands`; each sets ``func``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["add_subcommands"]
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import compare
+
+    rep = compare(
+        args.scenario,
+        out=args.out,
+        overrides=args.overrides,
+        seed=args.seed,
+        sim_timeout=args.sim_timeout,
+    )
+    if not rep["kernel_valid"]:
+        print("kernel run INVALID: " + "; ".join(rep["kernel_invalid_reasons"]), file=sys.stderr)
+    for f in rep["flows"]:
+        if "error" in f:
+            print(f"{f['flow']:<20} FAIL  {f['error']}")
+            continue
+        g = f["mean_goodput_bps"]
+        fails = [k for k, c in f["checks"].items() if c["pass"] is False]
+        print(
+            f"{f['flow']:<20} goodput sim {g['sim'] / 1e6:8.2f}  kernel {g['kernel'] / 1e6:8.2f} "
+            f"Mbit/s ({g['rel_diff']:+.1%})  {'pass' if f['pass'] else 'FAIL ' + ','.join(fails)}"
+        )
+    if args.out:
+        print(f"report: {args.out}/fidelity.md")
+    return 0 if rep["pass"] else 3
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    from . import cleanup
+
+    removed = cleanup(force=args.force)
+    for n in removed:
+        print(f"removed {n}")
+    if not removed:
+        print("nothing to clean up")
+    return 0
+
+
+def add_subcommands(subparsers: Any) -> None:
+    c = subparsers.add_parser(
+        "compare",
+        help="run a scenario on the simulator and on the kernel and write a fidelity report",
+        description=(
+            "Run SCENARIO (trial 0) on the simulator with Linux's TCP behaviour and on the "
+            "running Linux kernel in network namespaces (needs root), align the two in time, and "
+            "report per flow mean and per-interval goodput, cwnd trajectories (correlation, mean "
+            "absolute error), retransmissions and timeouts, each with pass/fail against stated "
+            "tolerances. Exit status 3 when a check fails."
+        ),
+    )
+    c.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    c.add_argument("--out", metavar="DIR", help="write fidelity.json, fidelity.md, compare.png")
+    c.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
+    c.add_argument("--seed", type=int, metavar="S", help="scenario seed")
+    c.add_argument(
+        "--sim-timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="kill the simulation if it runs longer than this (default 600 s)",
+    )
+    c.set_defaults(func=_compare)
+    k = subparsers.add_parser(
+        "kernel-cleanup",
+        help="remove network namespaces and processes left by interrupted kernel runs",
+    )
+    k.add_argument(
+        "--force", action="store_true", help="also remove those of kernel runs still in progress"
+    )
+    k.set_defaults(func=_cleanup)

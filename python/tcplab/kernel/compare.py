@@ -1,0 +1,570 @@
+"""``tcplab compare``: one scenario on the simulator and on the kernel, and a fidelity report.
+
+The simulator runs with the scenario's TCP knobs as given plus Linux's behaviour for every knob
+the scenario leaves open (:func:`tcplab.kernel.linux.linux6_tcp_knobs`, to be replaced by the
+simulator's ``linux-6`` personality). Both runs use trial 0's seed, and random (Bernoulli) loss
+is turned into the same explicit list of lost packets for both (:func:`common_loss_pattern`):
+with tens of loss events per run, two independent draws differ by ±20 % in goodput on their own.
+
+**Alignment.** A kernel flow starts when iperf3 has set up its control connection, some RTTs
+after the scenario's start time. Its series are shifted by that delay (the time of the data
+connection's SYN, seen by the link emulator, minus the flow's start time), so that both engines'
+flows start at ``t = start``; the kernel's cumulative bytes and its cwnd (sampled every few ms)
+are interpolated onto the simulator's time points.
+
+**Metrics and tolerances** (per flow; :data:`TOLERANCES`):
+
+* mean goodput over the flow's active time — relative difference ≤ 10 % (the issue's criterion);
+* per-interval goodput — mean absolute difference ≤ 15 % of the kernel's mean goodput
+  (correlation reported);
+* cwnd trajectory on a common 10 ms grid — mean absolute difference ≤ 25 % of the kernel's mean
+  cwnd and mean cwnd within 15 % (correlation reported);
+* retransmitted segments — within max(10, 30 %) of each other; RTO timeouts — within
+  max(2, 50 %);
+* flows of one group that are exchangeable (the streams of one ``[[flow]]``) are judged as a
+  group (:func:`_group_checks`): aggregate goodput and each sorted share within 10 %, Jain's
+  fairness index within 0.05, summed retransmissions and timeouts as above.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from . import linux
+
+__all__ = ["TOLERANCES", "compare", "fidelity", "linux_sim_config"]
+
+TOLERANCES = {
+    "mean_goodput_rel": 0.10,
+    "interval_goodput_mae_rel": 0.15,
+    "cwnd_mae_rel": 0.25,
+    "cwnd_mean_rel": 0.15,
+    "retransmits": (10, 0.30),
+    "timeouts": (2, 0.50),
+    "jain_abs": 0.05,
+}
+GRID_NS = 10_000_000
+
+
+def linux_sim_config(config: dict[str, Any], known_knobs: set[str] | None = None) -> dict[str, Any]:
+    """*config* for the simulator, with Linux's knobs where the scenario sets none.
+
+    The ONE mapping is :func:`tcplab.kernel.linux.linux6_tcp_knobs`; *known_knobs* filters it
+    to the knobs this simulator build has (default: ``tcplab._core.tcp_knobs()``).
+    """
+    if known_knobs is None:
+        from ..catalog import default_catalog
+
+        known_knobs = set(default_catalog().knobs)
+    cfg = copy.deepcopy(config)
+    for f in cfg["flows"]:
+        if f.get("kind") != "tcp":
+            continue
+        mtu = 1500
+        for link in cfg["links"]:
+            if f["src"] in (link["a"], link["b"]):
+                mtu = int(link.get("mtu", 1500))
+                break
+        base = {k: v for k, v in linux.linux6_tcp_knobs(mtu).items() if k in known_knobs}
+        f["tcp"] = {**base, **(f.get("tcp") or {})}
+    return cfg
+
+
+def common_loss_pattern(config: dict[str, Any]) -> dict[str, Any]:
+    """*config* with every Bernoulli loss replaced by the explicit list of lost packet indices it
+    draws (``{"model": "list"}``, docs/scenario-format.md), so that both engines lose the same
+    packets and the comparison measures the models, not two independent loss draws.
+
+    The list covers every packet the link direction could carry in the run (its rate × duration
+    in 40-byte packets); indices count the packets admitted to that direction — in the kernel
+    engine only the scenario's flows' packets (crates/tcplab-linkem ``loss_only``). Drawn from a
+    stream seeded by the trial seed and the link direction's name.
+    """
+    cfg = copy.deepcopy(config)
+    for link in cfg["links"]:
+        for d in ("ab", "ba"):
+            ch = link[d]
+            loss = ch.get("loss") or {}
+            if loss.get("model") != "bernoulli":
+                continue
+            p = float(loss["p"])
+            n = int(ch["rate_bps"] * cfg["duration_ns"] / 1e9 / (8 * 40)) + 1
+            key = f"{cfg['seed']}:{link['name']}.{d}".encode()
+            rng = np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+            # Geometric gaps between losses = Bernoulli(p) per packet.
+            gaps = rng.geometric(p, size=int(n * p * 1.2) + 100)
+            idx = np.cumsum(gaps) - 1
+            ch["loss"] = {"model": "list", "packets": [int(i) for i in idx[idx < n]]}
+    return cfg
+
+
+# ---------------------------------------------------------------------------------------------
+# Series helpers
+
+
+def _flow_series(raw: dict[str, Any], idx: int, key: str) -> tuple[np.ndarray, np.ndarray]:
+    s = raw["series"]
+    flows = np.asarray(s["flow"])
+    names = [f["name"] for f in raw["flows"]]
+    # A column of names instead of indices is accepted too.
+    mask = flows == names[idx] if flows.dtype.kind in "OU" else flows == idx
+    t = np.asarray(s["time_ns"], dtype=float)[mask]
+    v = np.asarray(
+        [np.nan if x is None else x for x in np.asarray(s[key], dtype=object)[mask]], dtype=float
+    )
+    return t, v
+
+
+def _step(t: np.ndarray, v: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Value of a step function (last sample at or before) at times *at*; NaN before the first."""
+    if len(t) == 0:
+        return np.full(len(at), np.nan)
+    i = np.searchsorted(t, at, side="right") - 1
+    out = np.where(i >= 0, v[np.clip(i, 0, None)], np.nan)
+    return out.astype(float)
+
+
+def _corr(a: np.ndarray, b: np.ndarray) -> float | None:
+    m = np.isfinite(a) & np.isfinite(b)
+    if m.sum() < 3 or np.std(a[m]) == 0 or np.std(b[m]) == 0:
+        return None
+    return float(np.corrcoef(a[m], b[m])[0, 1])
+
+
+def _within(a: float, b: float, abs_tol: float, rel_tol: float) -> bool:
+    return abs(a - b) <= max(abs_tol, rel_tol * max(abs(a), abs(b)))
+
+
+def _check(value: float | None, ok: bool | None, limit: str) -> dict[str, Any]:
+    return {"value": value, "pass": ok, "limit": limit}
+
+
+def fidelity(
+    config: dict[str, Any],
+    sim: dict[str, Any] | None,
+    kern: dict[str, Any],
+    sim_error: str | None = None,
+) -> dict[str, Any]:
+    """Per-flow comparison of a simulator and a kernel raw result of the same config."""
+    tol = TOLERANCES
+    duration = int(config["duration_ns"])
+    kflows = {f["name"]: f for f in kern.get("kernel", {}).get("flows", [])}
+    fine = kern.get("kernel", {}).get("fine") or {}
+    out_flows = []
+    for idx, fc in enumerate(config["flows"]):
+        name = fc["name"]
+        entry: dict[str, Any] = {
+            "flow": name,
+            "kind": fc["kind"],
+            "cca": (fc.get("cca") or {}).get("name"),
+        }
+        kf = kflows.get(name, {})
+        offset = kf.get("start_offset_ns") or 0
+        entry["kernel_start_offset_ms"] = offset / 1e6
+        start = int(fc.get("start_ns", 0))
+        stop = min(int(fc.get("stop_ns") or duration), duration)
+        if sim is None:
+            entry["error"] = sim_error or "the simulator did not run"
+            entry["pass"] = False
+            out_flows.append(entry)
+            continue
+        sflow = sim["flows"][idx]
+        kflow = kern["flows"][idx]
+        # Mean goodput over each engine's active time.
+        s_mean = sflow["bytes_delivered"] * 8e9 / max(1, stop - start)
+        k_mean = kflow["bytes_delivered"] * 8e9 / max(1, stop - start - offset)
+        rel = (s_mean - k_mean) / k_mean if k_mean else math.nan
+        entry["mean_goodput_bps"] = {"sim": s_mean, "kernel": k_mean, "rel_diff": rel}
+        entry["checks"] = {
+            "mean_goodput": _check(
+                rel,
+                abs(rel) <= tol["mean_goodput_rel"],
+                f"|rel diff| ≤ {tol['mean_goodput_rel']:.0%}",
+            ),
+        }
+        # Per-interval goodput on the simulator's grid, kernel shifted by its start offset.
+        ts, s_del = _flow_series(sim, idx, "delivered_bytes")
+        fk = fine.get(name)
+        if fk and fk["receiver_t_ns"]:
+            kt = np.asarray(fk["receiver_t_ns"], dtype=float) - offset
+            kd = np.asarray(fk["delivered_bytes"], dtype=float)
+        else:
+            kt, kd = _flow_series(kern, idx, "delivered_bytes")
+            kt = kt - offset
+        kt = np.concatenate([[start], kt])
+        kd = np.concatenate([[0.0], kd])
+        valid_t = ts[ts + offset <= duration]
+        k_at = np.interp(valid_t, kt, kd)
+        s_at = np.interp(valid_t, ts, s_del)
+        prev_t = np.concatenate([[0.0], valid_t[:-1]])
+        s_gp = np.diff(np.concatenate([[0.0], s_at])) * 8e9 / (valid_t - prev_t)
+        k_gp = np.diff(np.concatenate([[0.0], k_at])) * 8e9 / (valid_t - prev_t)
+        active = valid_t > start
+        if active.any() and k_mean > 0:
+            mae = float(np.mean(np.abs(s_gp[active] - k_gp[active]))) / k_mean
+        else:
+            mae = math.nan
+        entry["interval_goodput"] = {
+            "time_s": (valid_t / 1e9).tolist(),
+            "sim_bps": s_gp.tolist(),
+            "kernel_bps": k_gp.tolist(),
+            "mae_rel": mae,
+            "correlation": _corr(s_gp[active], k_gp[active]),
+        }
+        entry["checks"]["interval_goodput"] = _check(
+            mae,
+            mae <= tol["interval_goodput_mae_rel"] if mae == mae else None,
+            f"mean |diff| ≤ {tol['interval_goodput_mae_rel']:.0%} of kernel mean goodput",
+        )
+        if fc["kind"] == "tcp":
+            grid = np.arange(start + GRID_NS, min(stop, duration - offset), GRID_NS, dtype=float)
+            ch = sim.get("changes") or {}
+            if ch and len(ch.get("time_ns", [])):
+                cf = np.asarray(ch["flow"])
+                names = [f["name"] for f in sim["flows"]]
+                m = (cf == idx) if cf.dtype.kind not in "OU" else (cf == names[idx])
+                st = np.asarray(ch["time_ns"], dtype=float)[m]
+                sc = np.asarray(ch["cwnd_bytes"], dtype=float)[m]
+            else:
+                st, sc = _flow_series(sim, idx, "cwnd_bytes")
+            if fk and fk["sender_t_ns"]:
+                kt2 = np.asarray(fk["sender_t_ns"], dtype=float) - offset
+                kc = np.asarray(fk["cwnd_bytes"], dtype=float)
+            else:
+                kt2, kc = _flow_series(kern, idx, "cwnd_bytes")
+                kt2 = kt2 - offset
+            s_c = _step(st, sc, grid)
+            k_c = _step(kt2, kc, grid)
+            mss = 1448.0
+            both = np.isfinite(s_c) & np.isfinite(k_c)
+            if both.any():
+                k_mean_c = float(np.mean(k_c[both]))
+                s_mean_c = float(np.mean(s_c[both]))
+                cmae = float(np.mean(np.abs(s_c[both] - k_c[both]))) / k_mean_c
+                cmean = (s_mean_c - k_mean_c) / k_mean_c
+            else:
+                k_mean_c = s_mean_c = cmae = cmean = math.nan
+            step = max(1, len(grid) // 2000)
+            entry["cwnd"] = {
+                "time_s": (grid[::step] / 1e9).tolist(),
+                "sim_segments": (s_c[::step] / mss).tolist(),
+                "kernel_segments": (k_c[::step] / mss).tolist(),
+                "mean_sim_bytes": s_mean_c,
+                "mean_kernel_bytes": k_mean_c,
+                "mae_rel": cmae,
+                "correlation": _corr(s_c, k_c),
+            }
+            entry["checks"]["cwnd_mae"] = _check(
+                cmae,
+                cmae <= tol["cwnd_mae_rel"] if cmae == cmae else None,
+                f"mean |diff| ≤ {tol['cwnd_mae_rel']:.0%} of kernel mean cwnd",
+            )
+            entry["checks"]["cwnd_mean"] = _check(
+                cmean,
+                abs(cmean) <= tol["cwnd_mean_rel"] if cmean == cmean else None,
+                f"|mean cwnd rel diff| ≤ {tol['cwnd_mean_rel']:.0%}",
+            )
+            for key in ("retransmits", "timeouts"):
+                a, r = tol[key]
+                sv, kv = float(sflow.get(key) or 0), float(kflow.get(key) or 0)
+                entry[key] = {"sim": sv, "kernel": kv}
+                entry["checks"][key] = _check(
+                    sv - kv, _within(sv, kv, a, r), f"|diff| ≤ max({a}, {r:.0%})"
+                )
+        entry["pass"] = all(c["pass"] is not False for c in entry["checks"].values())
+        out_flows.append(entry)
+    groups = _group_checks(config, out_flows)
+    kernel_valid = bool(kern.get("valid", True))
+    judged = [f for f in out_flows if not f.get("exchangeable")]
+    return {
+        "tolerances": {k: list(v) if isinstance(v, tuple) else v for k, v in TOLERANCES.items()},
+        "kernel_valid": kernel_valid,
+        "kernel_invalid_reasons": kern.get("invalid_reasons", []),
+        "flows": out_flows,
+        "groups": groups,
+        "pass": kernel_valid
+        and all(f.get("pass") for f in judged)
+        and all(g["pass"] for g in groups),
+    }
+
+
+def _jain(xs: list[float]) -> float:
+    s2 = sum(x * x for x in xs)
+    return sum(xs) ** 2 / (len(xs) * s2) if s2 else 1.0
+
+
+def _group_checks(config: dict[str, Any], flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Checks of groups of exchangeable flows (the streams of one [[flow]] table: same
+    algorithm, hosts and start). Which of them gets the larger share in a run is decided by
+    chance — the first loss, the order of two ACKs —, so flow ``x.0`` of one engine has no
+    particular counterpart in the other: such flows are judged as a group, by the aggregate
+    goodput, the shares sorted from largest to smallest, Jain's fairness index, and the summed
+    retransmissions and timeouts. Their per-flow numbers are still reported."""
+    tol = TOLERANCES
+    by_group: dict[str, list[int]] = {}
+    for i, fc in enumerate(config["flows"]):
+        by_group.setdefault(fc.get("group") or fc["name"], []).append(i)
+    out = []
+    for g, idx in by_group.items():
+        members = [flows[i] for i in idx]
+        if len(idx) < 2 or any("error" in m or "mean_goodput_bps" not in m for m in members):
+            continue
+        cfgs = [config["flows"][i] for i in idx]
+        keys = {
+            (c["src"], c["dst"], c.get("start_ns", 0), (c.get("cca") or {}).get("name"))
+            for c in cfgs
+        }
+        if len(keys) != 1:
+            continue
+        for m in members:
+            m["exchangeable"] = True
+        s = sorted((m["mean_goodput_bps"]["sim"] for m in members), reverse=True)
+        k = sorted((m["mean_goodput_bps"]["kernel"] for m in members), reverse=True)
+        agg_rel = (sum(s) - sum(k)) / sum(k) if sum(k) else math.nan
+        share_rel = [(a - b) / b if b else math.nan for a, b in zip(s, k, strict=True)]
+        worst = max(share_rel, key=abs)
+        jain_s, jain_k = _jain(s), _jain(k)
+        checks = {
+            "aggregate_goodput": _check(
+                agg_rel,
+                abs(agg_rel) <= tol["mean_goodput_rel"],
+                f"|rel diff| ≤ {tol['mean_goodput_rel']:.0%}",
+            ),
+            "sorted_shares": _check(
+                worst,
+                abs(worst) <= tol["mean_goodput_rel"],
+                f"each |rel diff| ≤ {tol['mean_goodput_rel']:.0%}",
+            ),
+            "fairness": _check(
+                jain_s - jain_k,
+                abs(jain_s - jain_k) <= tol["jain_abs"],
+                f"|Jain index diff| ≤ {tol['jain_abs']}",
+            ),
+        }
+        for key in ("retransmits", "timeouts"):
+            a, r = tol[key]
+            sv = sum(m.get(key, {}).get("sim", 0) for m in members)
+            kv = sum(m.get(key, {}).get("kernel", 0) for m in members)
+            checks[key] = _check(
+                sv - kv, _within(sv, kv, a * len(idx), r), f"|diff| ≤ max({a}·n, {r:.0%})"
+            )
+        out.append(
+            {
+                "group": g,
+                "flows": [m["flow"] for m in members],
+                "goodput_bps": {"sim": s, "kernel": k},
+                "jain": {"sim": jain_s, "kernel": jain_k},
+                "checks": checks,
+                "pass": all(c["pass"] is not False for c in checks.values()),
+            }
+        )
+    return out
+
+
+def _markdown(name: str, rep: dict[str, Any]) -> str:
+    lines = [f"# Fidelity: {name}", ""]
+    if not rep["kernel_valid"]:
+        lines += ["**Kernel run invalid:** " + "; ".join(rep["kernel_invalid_reasons"]), ""]
+    lines += [
+        "| flow | cca | goodput sim / kernel (Mbit/s) | diff | interval MAE | cwnd MAE | "
+        "cwnd corr | retx sim / kernel | RTOs sim / kernel | result |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for f in rep["flows"]:
+        if "error" in f:
+            lines.append(
+                f"| {f['flow']} | {f['cca']} | – | – | – | – | – | – | – | FAIL: {f['error']} |"
+            )
+            continue
+        g = f["mean_goodput_bps"]
+        c = f.get("cwnd", {})
+        r = f.get("retransmits", {})
+        t = f.get("timeouts", {})
+
+        def pct(x: float | None) -> str:
+            return "–" if x is None or x != x else f"{x:+.1%}"
+
+        corr = c.get("correlation")
+        lines.append(
+            f"| {f['flow']} | {f['cca']} | {g['sim'] / 1e6:.2f} / {g['kernel'] / 1e6:.2f} | "
+            f"{pct(g['rel_diff'])} | {pct(f['interval_goodput']['mae_rel'])} | "
+            f"{pct(c.get('mae_rel'))} | {'–' if corr is None else f'{corr:.2f}'} | "
+            f"{r.get('sim', '–'):.0f} / {r.get('kernel', '–'):.0f} | "
+            f"{t.get('sim', 0):.0f} / {t.get('kernel', 0):.0f} | "
+            f"{'pass' if f['pass'] else 'FAIL'} |"
+            if r
+            else f"| {f['flow']} | {f['cca']} | {g['sim'] / 1e6:.2f} / {g['kernel'] / 1e6:.2f} | "
+            f"{pct(g['rel_diff'])} | {pct(f['interval_goodput']['mae_rel'])} | – | – | – | – | "
+            f"{'pass' if f['pass'] else 'FAIL'} |"
+        )
+    groups = rep.get("groups") or []
+    if groups:
+        lines += [
+            "",
+            "Groups of exchangeable flows (judged together; their per-flow rows are informative):",
+            "",
+            "| group | goodput sim (Mbit/s) | goodput kernel (Mbit/s) | Jain sim / kernel "
+            "| result |",
+            "|---|---|---|---|---|",
+        ]
+        for g in groups:
+            gs = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["sim"])
+            gk = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["kernel"])
+            lines.append(
+                f"| {g['group']} | {gs} | {gk} | {g['jain']['sim']:.3f} / "
+                f"{g['jain']['kernel']:.3f} | {'pass' if g['pass'] else 'FAIL'} |"
+            )
+    lines += ["", "Failed checks:", ""]
+    for f in rep["flows"]:
+        for k, c in (f.get("checks") or {}).items():
+            if c["pass"] is False:
+                note = " (informative: judged with its group)" if f.get("exchangeable") else ""
+                lines.append(f"* {f['flow']} {k}: {c['value']:.3g} (limit {c['limit']}){note}")
+    for g in groups:
+        for k, c in g["checks"].items():
+            if c["pass"] is False:
+                lines.append(f"* group {g['group']} {k}: {c['value']:.3g} (limit {c['limit']})")
+    return "\n".join(lines) + "\n"
+
+
+def _plot(rep: dict[str, Any], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    flows = [f for f in rep["flows"] if "interval_goodput" in f]
+    if not flows:
+        return
+    fig, axes = plt.subplots(len(flows), 2, figsize=(12, 3.2 * len(flows)), squeeze=False)
+    for row, f in zip(axes, flows, strict=False):
+        ig = f["interval_goodput"]
+        row[0].plot(
+            ig["time_s"], np.asarray(ig["sim_bps"]) / 1e6, label="sim", drawstyle="steps-pre"
+        )
+        row[0].plot(
+            ig["time_s"], np.asarray(ig["kernel_bps"]) / 1e6, label="kernel", drawstyle="steps-pre"
+        )
+        row[0].set_ylabel("goodput (Mbit/s)")
+        row[0].set_title(f"{f['flow']} ({f['cca']})")
+        row[0].legend()
+        if "cwnd" in f:
+            c = f["cwnd"]
+            row[1].plot(c["time_s"], c["sim_segments"], label="sim", lw=0.8)
+            row[1].plot(c["time_s"], c["kernel_segments"], label="kernel", lw=0.8)
+            row[1].set_ylabel("cwnd (segments)")
+            row[1].legend()
+        row[1].set_xlabel("time (s)")
+        row[0].set_xlabel("time (s)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def compare(
+    scenario: str | Path,
+    *,
+    out: str | Path | None = None,
+    overrides: list[str] | None = None,
+    seed: int | None = None,
+    sim_timeout: float = 600.0,
+) -> dict[str, Any]:
+    """Run *scenario* on both engines and return (and with *out*, write) the fidelity report.
+
+    The simulator runs in a child process killed after *sim_timeout* seconds."""
+    from .. import scenario as scenario_mod
+    from ..seeds import trial_seed
+    from . import run as kernel_run
+
+    sc = scenario_mod.load(
+        scenario, overrides=overrides or [], seed=seed, catalog=linux.kernel_catalog()
+    )
+    cfg = common_loss_pattern(sc.config(trial_seed(sc.seed, 0)))
+    kcfg = copy.deepcopy(cfg)
+    kcfg["meta"] = {"kernel": {"fine_series": True}}
+    scfg = linux_sim_config(cfg)
+    scfg["record_changes"] = True
+    t_sim = time.perf_counter()
+    sim_raw, sim_error = run_sim(scfg, timeout=sim_timeout)
+    t_sim = time.perf_counter() - t_sim
+    t_k = time.perf_counter()
+    kern = kernel_run(kcfg)
+    t_k = time.perf_counter() - t_k
+    rep = fidelity(cfg, sim_raw, kern, sim_error)
+    rep["scenario"] = sc.name
+    rep["file"] = str(scenario)
+    rep["wall_s"] = {"sim": t_sim, "kernel": t_k}
+    rep["sim_knobs"] = {f["name"]: f.get("tcp") for f in scfg["flows"] if f["kind"] == "tcp"}
+    rep["kernel_emulator"] = kern.get("kernel", {}).get("emulator")
+    if out is not None:
+        d = Path(out)
+        if d.exists() and any(d.iterdir()):
+            raise UserError(f"{d}: output directory exists and is not empty")
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "fidelity.json").write_text(json.dumps(rep, indent=1, default=_json_default))
+        (d / "fidelity.md").write_text(_markdown(sc.name, rep))
+        _plot(rep, d / "compare.png", f"{sc.name}: simulator vs kernel")
+    return rep
+
+
+_SIM_CHILD = """
+import json, sys
+from tcplab import engines
+cfg = json.loads(sys.stdin.read())
+try:
+    raw = engines.get_engine("sim")(cfg)
+except Exception as e:  # reported to the parent as text
+    print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+else:
+    print(json.dumps({"raw": raw}))
+"""
+
+
+def run_sim(config: dict[str, Any], timeout: float) -> tuple[dict[str, Any] | None, str | None]:
+    """The simulator's raw result of *config*, run in a child process so that a simulation that
+    does not finish (the simulator cannot be interrupted while it runs) is killed after
+    *timeout* seconds. Returns (raw, None) or (None, error message)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = (
+        str(Path(__file__).resolve().parents[2]) + os.pathsep + env.get("PYTHONPATH", "")
+    )
+    try:
+        p = subprocess.run(
+            [sys.executable, "-c", _SIM_CHILD],
+            input=json.dumps(config),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"simulator: did not finish within {timeout:.0f} s (killed)"
+    try:
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None, f"simulator: failed ({p.returncode}): {p.stderr.strip()[-500:]}"
+    if "error" in out:
+        return None, f"simulator: {out['error']}"
+    return out["raw"], None
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    return str(o)

@@ -1,0 +1,126 @@
+"""The kernel validation set: ``python -m tcplab.kernel.validate [--out DIR] [--only SUBSTR]``.
+
+Runs ``tcplab compare`` on every scenario in ``python/tcplab/kernel/validation/`` (reno, cubic
+and bbr on three paths; see the files) and writes ``DIR/<scenario>/`` reports plus
+``DIR/validation.md``, the table quoted in the README. Needs root. About 6 minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .compare import compare
+
+VALIDATION_DIR = Path(__file__).with_name("validation")
+
+
+def scenarios(only: str | None = None) -> list[Path]:
+    files = sorted(VALIDATION_DIR.glob("*.toml"))
+    return [f for f in files if only is None or only in f.name]
+
+
+def table(reports: list[dict]) -> str:
+    lines = [
+        "| scenario | flow | goodput sim / kernel (Mbit/s) | diff | interval MAE | "
+        "cwnd sim / kernel (seg) | cwnd MAE | cwnd corr | retx sim / kernel | "
+        "RTOs sim / kernel | kernel valid | result |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for rep in reports:
+        for f in rep["flows"]:
+            name = rep.get("scenario", "?")
+            if "error" in f:
+                lines.append(
+                    f"| {name} | {f['flow']} | – | – | – | – | – | – | – | – | "
+                    f"{'yes' if rep['kernel_valid'] else 'NO'} | {f['error']} |"
+                )
+                continue
+            g = f["mean_goodput_bps"]
+            c = f.get("cwnd", {})
+            r = f.get("retransmits", {"sim": 0, "kernel": 0})
+            t = f.get("timeouts", {"sim": 0, "kernel": 0})
+            corr = c.get("correlation")
+            lines.append(
+                f"| {name} | {f['flow']} | {g['sim'] / 1e6:.2f} / {g['kernel'] / 1e6:.2f} | "
+                f"{g['rel_diff']:+.1%} | {f['interval_goodput']['mae_rel']:.1%} | "
+                f"{c.get('mean_sim_bytes', float('nan')) / 1448:.0f} / "
+                f"{c.get('mean_kernel_bytes', float('nan')) / 1448:.0f} | "
+                f"{c.get('mae_rel', float('nan')):.1%} | "
+                f"{'–' if corr is None else f'{corr:.2f}'} | "
+                f"{r['sim']:.0f} / {r['kernel']:.0f} | {t['sim']:.0f} / {t['kernel']:.0f} | "
+                f"{'yes' if rep['kernel_valid'] else 'NO'} | "
+                f"{'(group)' if f.get('exchangeable') else 'pass' if f['pass'] else 'FAIL'} |"
+            )
+    glines = [
+        "",
+        "| scenario | group | goodput sim (Mbit/s) | goodput kernel (Mbit/s) | Jain sim / kernel | "
+        "result |",
+        "|---|---|---|---|---|---|",
+    ]
+    for rep in reports:
+        for g in rep.get("groups") or []:
+            gs = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["sim"])
+            gk = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["kernel"])
+            glines.append(
+                f"| {rep.get('scenario')} | {g['group']} | {gs} | {gk} | "
+                f"{g['jain']['sim']:.3f} / {g['jain']['kernel']:.3f} | "
+                f"{'pass' if g['pass'] else 'FAIL'} |"
+            )
+    if len(glines) > 3:
+        lines += glines
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tcplab.kernel.validate")
+    p.add_argument("--out", default="runs/kernel-validation", metavar="DIR")
+    p.add_argument("--only", metavar="SUBSTR", help="only scenarios whose file name contains it")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
+    p.add_argument(
+        "--sim-timeout",
+        type=float,
+        default=180.0,
+        metavar="S",
+        help="kill a simulation that runs longer (default 180 s)",
+    )
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    reports = []
+    for f in scenarios(args.only):
+        t = time.perf_counter()
+        rep = compare(f, out=out / f.stem, overrides=args.overrides, sim_timeout=args.sim_timeout)
+        reports.append(rep)
+        print(
+            f"{f.stem}: {'pass' if rep['pass'] else 'FAIL'} ({time.perf_counter() - t:.0f} s)",
+            flush=True,
+        )
+    (out / "validation.md").write_text(table(reports))
+    (out / "validation.json").write_text(
+        json.dumps(
+            [
+                {
+                    "scenario": r.get("scenario"),
+                    "pass": r["pass"],
+                    "kernel_valid": r["kernel_valid"],
+                    "flows": [
+                        {k: v for k, v in fl.items() if k not in ("interval_goodput", "cwnd")}
+                        for fl in r["flows"]
+                    ],
+                }
+                for r in reports
+            ],
+            indent=1,
+            default=str,
+        )
+    )
+    print(table(reports))
+    return 0 if all(r["pass"] for r in reports) else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,272 @@
+"""Kernel engine end to end: real namespaces, veth links, the link emulator, iperf3.
+
+Skipped (with the reason) unless running as root with ``ip netns``, iperf3, ethtool, tc, ss and
+the link emulator available; CI runs them as root (.ci/run installs the tools). About 1.5 min.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tcplab.errors import EngineError
+
+ROOT = Path(__file__).resolve().parent.parent
+MS = 1_000_000
+S = 1_000_000_000
+
+
+def _skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "the kernel engine needs root"
+    for tool in ("ip", "iperf3", "ethtool", "tc", "ss"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    try:
+        subprocess.run(["ip", "netns", "list"], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "`ip netns` is not available"
+    from tcplab.kernel import linkem
+
+    if linkem.available() is None:
+        return "the link emulator (tcplab._core.linkem_serve or tcplab-linkem) is not built"
+    return None
+
+
+_REASON = _skip_reason()
+pytestmark = pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
+
+
+def _our_namespaces() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.startswith("tl-")}
+
+
+def _chan(rate, delay, limit, loss=None):
+    return {
+        "rate_bps": rate,
+        "delay_ns": delay,
+        "queue": {"kind": "droptail", "limit_pkts": limit, "limit_bytes": None},
+        "loss": loss or {"model": "none"},
+    }
+
+
+def dumbbell(rate, rtt_ns, limit, *, loss=None, duration=5 * S, flows=None):
+    """snd — r1 — r2 — rcv, 10× faster access links with 0.1 ms delay (scenario.py's shape)."""
+    acc = 100_000
+    d = rtt_ns // 2 - 2 * acc
+    access = _chan(10 * rate, acc, 1000)
+    return {
+        "seed": 7,
+        "duration_ns": duration,
+        "interval_ns": S,
+        "record_changes": False,
+        "nodes": [
+            {"name": "r1", "kind": "router"},
+            {"name": "r2", "kind": "router"},
+            {"name": "snd", "kind": "host"},
+            {"name": "rcv", "kind": "host"},
+        ],
+        "links": [
+            {
+                "name": "bn",
+                "a": "r1",
+                "b": "r2",
+                "mtu": 1500,
+                "monitor": True,
+                "ab": _chan(rate, d, limit, loss),
+                "ba": _chan(rate, d, limit),
+            },
+            {"name": "snd.acc", "a": "snd", "b": "r1", "ab": access, "ba": access},
+            {"name": "rcv.acc", "a": "rcv", "b": "r2", "ab": access, "ba": access},
+        ],
+        "flows": flows
+        or [
+            {
+                "name": "f",
+                "group": "f",
+                "kind": "tcp",
+                "src": "snd",
+                "dst": "rcv",
+                "start_ns": 0,
+                "stop_ns": duration,
+                "bytes": None,
+                "cca": {"name": "cubic", "params": {}},
+                "tcp": {},
+            }
+        ],
+    }
+
+
+def test_single_tcp_flow_gets_the_emulated_rate_and_delay():
+    from tcplab import kernel
+
+    before = _our_namespaces()
+    rate, rtt = 20_000_000, 40 * MS
+    raw = kernel.run(dumbbell(rate, rtt, 67, duration=6 * S))
+    assert raw["engine"] == "kernel"
+    assert raw["valid"], raw["invalid_reasons"]
+    # The emulator delivered the configured rate while backlogged (±2 %) with little extra delay.
+    bn = next(
+        x for x in raw["kernel"]["emulator"]["links"] if x["name"] == "bn" and x["dir"] == "ab"
+    )
+    assert bn["achieved_rate_bps"] == pytest.approx(rate, rel=0.02)
+    assert bn["lateness"]["mean_ns"] < 250_000
+    # Goodput after slow start: the link rate less the headers (1448 of 1500 bytes per packet).
+    s = raw["series"]
+    late = [g for t, g in zip(s["time_ns"], s["goodput_bps"], strict=True) if t >= 3 * S]
+    payload_rate = rate * 1448 / 1500
+    assert sum(late) / len(late) == pytest.approx(payload_rate, rel=0.06)
+    # The flow's minimum RTT is the configured propagation delay (+ serialisation).
+    kf = raw["kernel"]["flows"][0]
+    assert rtt <= kf["min_rtt_ns"] <= rtt + 2 * MS
+    # Bytes counted from TCP_INFO agree with iperf3's own count.
+    f = raw["flows"][0]
+    assert f["bytes_delivered"] == pytest.approx(kf["iperf_server_bytes"], rel=0.02)
+    assert f["established"] and f["segments_sent"] > 0
+    assert _our_namespaces() == before
+
+
+def test_udp_flow_sees_the_emulated_loss_rate():
+    from tcplab import kernel
+
+    rate, p = 10_000_000, 0.03
+    udp = [
+        {
+            "name": "u",
+            "group": "u",
+            "kind": "udp",
+            "src": "snd",
+            "dst": "rcv",
+            "start_ns": 0,
+            "stop_ns": 5 * S,
+            "rate_bps": 6_000_000,
+            "payload_bytes": 1200,
+        }
+    ]
+    raw = kernel.run(
+        dumbbell(rate, 20 * MS, 100, loss={"model": "bernoulli", "p": p}, duration=5 * S, flows=udp)
+    )
+    assert raw["valid"], raw["invalid_reasons"]
+    bn = next(x for x in raw["links"] if x["name"] == "bn" and x["dir"] == "ab")
+    # Below the link rate: no queue overflow, only the loss model drops.
+    assert bn["drops"] == 0
+    n = bn["packets"]
+    assert n > 2000
+    sd = (p * (1 - p) / n) ** 0.5
+    assert abs(bn["lost"] / n - p) < 4 * sd
+    f = raw["flows"][0]
+    assert f["udp_received"] > 0 and f["udp_sent"] >= f["udp_received"]
+    # What arrived is the sent rate less the losses (payload bytes as iperf -b counts them).
+    got = f["bytes_delivered"] * 8 / 5.0
+    assert got == pytest.approx(6_000_000 * (1 - p), rel=0.08)
+
+
+def test_forced_failure_leaves_nothing_behind(monkeypatch):
+    from tcplab.kernel import engine
+
+    before = _our_namespaces()
+
+    def boom(self, fs):
+        raise RuntimeError("forced failure after setup")
+
+    monkeypatch.setattr(engine.KernelRun, "_client_argv", boom)
+    with pytest.raises(RuntimeError, match="forced failure"):
+        engine.run(dumbbell(20_000_000, 40 * MS, 67, duration=3 * S))
+    assert _our_namespaces() == before
+    procs = subprocess.run(
+        ["pgrep", "-f", "tcplab.kernel.(linkem|sampler)|iperf3 -s -1 -p 52"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert procs == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_run_cleans_up(tmp_path, sig):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps(dumbbell(20_000_000, 40 * MS, 67, duration=30 * S)))
+    script = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(ROOT / "python")!r})
+        from tcplab import kernel
+        kernel.run(json.load(open({str(cfg)!r})))
+    """)
+    before = _our_namespaces()
+    p = subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_our_namespaces() - before) < 5:
+        time.sleep(0.1)
+    assert len(_our_namespaces() - before) == 5, "the run did not set up its namespaces"
+    time.sleep(2.0)  # into the run: emulator, servers, sampler and a client are running
+    p.send_signal(sig)
+    p.wait(timeout=30)
+    assert p.returncode != 0
+    assert _our_namespaces() == before
+
+
+def test_cleanup_command_removes_only_orphans(tmp_path, monkeypatch):
+    from tcplab.kernel import netns
+
+    monkeypatch.setattr(netns, "STATE_DIR", tmp_path)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan, live = "tl-0badf00d-x", "tl-0c0ffee0-x"
+    for name, pid in ((orphan, dead.pid), (live, os.getpid())):
+        subprocess.run(["ip", "netns", "add", name], check=True)
+        (tmp_path / f"{name[3:11]}.json").write_text(
+            json.dumps(
+                {"pid": pid, "start_time": netns._proc_start_time(pid), "namespaces": [name]}
+            )
+        )
+    # A process inside the orphan namespace is killed too.
+    sleeper = subprocess.Popen(["ip", "netns", "exec", orphan, "sleep", "60"])
+    try:
+        time.sleep(0.2)
+        removed = netns.cleanup_leftovers()
+        assert removed == [orphan]
+        assert sleeper.wait(timeout=5) != 0
+        assert live in _our_namespaces() and orphan not in _our_namespaces()
+        assert netns.cleanup_leftovers(force=True) == [live]
+    finally:
+        for n in (orphan, live):
+            subprocess.run(["ip", "netns", "delete", n], capture_output=True)
+        if sleeper.poll() is None:
+            sleeper.kill()
+
+
+def test_refusals_create_nothing():
+    from tcplab import kernel
+
+    before = _our_namespaces()
+    cfg = dumbbell(20_000_000, 40 * MS, 67, duration=S)
+    cfg["flows"][0]["cca"]["name"] = "vegas"
+    with pytest.raises(EngineError, match=r"'vegas' is not available.*available: "):
+        kernel.run(cfg)
+    cfg["flows"][0]["cca"]["name"] = "cubic"
+    cfg["meta"] = {"personality": "windows-7"}
+    with pytest.raises(EngineError, match=r"personality 'windows-7' cannot run"):
+        kernel.run(cfg)
+    assert _our_namespaces() == before
+
+
+def test_compare_reno_sim_vs_kernel(tmp_path):
+    """One sim-vs-kernel comparison: a Reno flow on 20 Mbit/s, 40 ms, 1 BDP."""
+    from tcplab.kernel.compare import compare
+
+    src = ROOT / "python/tcplab/kernel/validation/a-reno-20mbit-40ms-1bdp.toml"
+    rep = compare(src, out=tmp_path / "cmp", overrides=["duration=10s"])
+    assert rep["kernel_valid"], rep["kernel_invalid_reasons"]
+    f = rep["flows"][0]
+    assert f["checks"]["mean_goodput"]["pass"], f["mean_goodput_bps"]
+    assert (tmp_path / "cmp" / "fidelity.md").read_text().startswith("# Fidelity")
+    assert (tmp_path / "cmp" / "compare.png").stat().st_size > 0

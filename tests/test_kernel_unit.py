@@ -1,0 +1,588 @@
+"""Kernel engine parts that need neither root nor namespaces: topology planning, knob mapping,
+refusals, TCP_INFO parsing, result assembly, the emulator self-check, and the fidelity report."""
+
+from __future__ import annotations
+
+import math
+import socket
+import struct
+
+import numpy as np
+import pytest
+
+from tcplab.errors import EngineError, EngineUnavailable
+from tcplab.kernel import compare, engine, linux, result, tcpinfo, topology
+
+MS = 1_000_000
+S = 1_000_000_000
+
+
+def chan(rate=20_000_000, delay=20 * MS, limit=67, loss=None):
+    return {
+        "rate_bps": rate,
+        "delay_ns": delay,
+        "queue": {"kind": "droptail", "limit_pkts": limit, "limit_bytes": None},
+        "loss": loss or {"model": "none"},
+    }
+
+
+def dumbbell(flows=1, tcp=None, cca="cubic", duration=4 * S, interval=S):
+    nodes = [{"name": "r1", "kind": "router"}, {"name": "r2", "kind": "router"}]
+    links = [
+        {
+            "name": "bn",
+            "a": "r1",
+            "b": "r2",
+            "mtu": 1500,
+            "monitor": True,
+            "ab": chan(),
+            "ba": chan(),
+        },
+    ]
+    fl = []
+    for i in range(flows):
+        s, r = f"s{i}", f"d{i}"
+        nodes += [{"name": s, "kind": "host"}, {"name": r, "kind": "host"}]
+        access = chan(rate=200_000_000, delay=100_000, limit=1000)
+        links.append({"name": f"{s}.acc", "a": s, "b": "r1", "ab": access, "ba": access})
+        links.append({"name": f"{r}.acc", "a": r, "b": "r2", "ab": access, "ba": access})
+        fl.append(
+            {
+                "name": f"f{i}",
+                "group": "f",
+                "kind": "tcp",
+                "src": s,
+                "dst": r,
+                "start_ns": 0,
+                "stop_ns": duration,
+                "bytes": None,
+                "cca": {"name": cca, "params": {}},
+                "tcp": dict(tcp or {}),
+            }
+        )
+    return {
+        "seed": 1,
+        "duration_ns": duration,
+        "interval_ns": interval,
+        "record_changes": False,
+        "nodes": nodes,
+        "links": links,
+        "flows": fl,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Topology
+
+
+def test_plan_addresses_and_routes_follow_shortest_path():
+    p = topology.plan(dumbbell(flows=2))
+    addrs = [a for lk in p.links for a in (lk.a_addr, lk.b_addr)]
+    assert len(set(addrs)) == len(addrs)
+    assert p.links[0].subnet == "10.1.0.0/24" and p.links[0].a_addr == "10.1.0.1"
+    # s0 -> d0: access link ab, bottleneck ab, receiver access link ba.
+    assert p.path("s0", "d0") == [(1, "ab"), (0, "ab"), (2, "ba")]
+    assert p.path("d0", "s0") == [(2, "ab"), (0, "ba"), (1, "ba")]
+    # s0 reaches d0's address through r1 (its access peer); nothing for the adjacent peer.
+    routes = {r.dst: r for r in p.routes["s0"]}
+    assert routes[f"{p.addr_of('d0')}/32"].via == p.links[1].b_addr
+    assert f"{p.links[1].b_addr}/32" not in routes
+    # Interface names fit Linux's 15-byte limit and are unique per namespace.
+    assert all(len(lk.em_a) <= 15 for lk in p.links)
+    assert len({lk.a_mac for lk in p.links} | {lk.b_mac for lk in p.links}) == 2 * len(p.links)
+
+
+def test_plan_ties_go_to_first_declared_link_like_the_simulator():
+    # A triangle x-y, x-z, z-y: x reaches y directly; y reaches z directly; the two-hop tie
+    # never arises, but a square a-b-d, a-c-d must route a->d via b (declared first).
+    cfg = {
+        "nodes": [{"name": n, "kind": "router"} for n in "abcd"],
+        "links": [
+            {"name": "ab", "a": "a", "b": "b", "ab": chan(), "ba": chan()},
+            {"name": "ac", "a": "a", "b": "c", "ab": chan(), "ba": chan()},
+            {"name": "bd", "a": "b", "b": "d", "ab": chan(), "ba": chan()},
+            {"name": "cd", "a": "c", "b": "d", "ab": chan(), "ba": chan()},
+        ],
+        "flows": [],
+    }
+    p = topology.plan(cfg)
+    assert p.path("a", "d") == [(0, "ab"), (2, "ab")]
+    with pytest.raises(ValueError, match="unknown node"):
+        topology.plan(
+            {
+                **cfg,
+                "links": [
+                    *cfg["links"],
+                    {"name": "x", "a": "a", "b": "q", "ab": chan(), "ba": chan()},
+                ],
+            }
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Knobs, CCAs, personalities
+
+
+def test_knob_mapping_sets_what_linux_can_set():
+    f = dumbbell(
+        tcp={
+            "min_rto": 300 * MS,
+            "initial_window": "rfc3390",
+            "delayed_ack": False,
+            "sack": False,
+            "dupthresh": 5,
+            "cwnd_unit": "packets",
+        }
+    )["flows"][0]
+    k = linux.kernel_plan_for_flow(f, 1500)
+    assert k.sender_sysctls["net.ipv4.tcp_rto_min_us"] == "300000"
+    assert k.sender_sysctls["net.ipv4.tcp_sack"] == "0"
+    assert k.receiver_sysctls["net.ipv4.tcp_sack"] == "0"
+    assert k.sender_sysctls["net.ipv4.tcp_reordering"] == "5"
+    # RFC 3390 at SMSS 1448 (MTU 1500, timestamps): 4380 B = 3 segments.
+    assert k.sender_route["initcwnd"] == "3"
+    assert k.receiver_route["quickack"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("knobs", "match"),
+    [
+        ({"initial_ssthresh": 100_000}, "initial_ssthresh"),
+        ({"cwnd_unit": "bytes"}, "cwnd_unit.*Linux has no setting"),
+        ({"sndbuf": 1 << 20, "rcvbuf": 2 << 20}, "differ"),
+        ({"no_such_knob": 1}, "does not know"),
+        ({"recovery": "newreno"}, "SACK"),
+    ],
+)
+def test_knobs_the_kernel_cannot_honour_are_refused(knobs, match):
+    f = dumbbell(tcp=knobs)["flows"][0]
+    with pytest.raises(linux.KnobRefusal, match=match):
+        linux.kernel_plan_for_flow(f, 1500)
+
+
+def test_window_uses_iperf_w_or_namespace_autotuning(monkeypatch):
+    monkeypatch.setattr(
+        linux,
+        "_sysctl",
+        lambda path, default=None: {
+            "net.core.wmem_max": "4194304",
+            "net.core.rmem_max": "4194304",
+        }.get(path, default),
+    )
+    small = linux.kernel_plan_for_flow(
+        dumbbell(tcp={"sndbuf": 65536, "rcvbuf": 65536})["flows"][0], 1500
+    )
+    assert small.iperf_args == ["-w", "65536"]
+    big = linux.kernel_plan_for_flow(
+        dumbbell(tcp={"sndbuf": 16 << 20, "rcvbuf": 16 << 20})["flows"][0], 1500
+    )
+    assert "-w" not in big.iperf_args
+    assert big.receiver_sysctls["net.ipv4.tcp_rmem"].split()[2] == str(32 << 20)
+
+
+def test_cca_checks():
+    f = dumbbell(cca="vegas")["flows"][0]
+    with pytest.raises(linux.KnobRefusal, match=r"'vegas' is not available.*reno, cubic, bbr"):
+        linux.check_cca(f, ["reno", "cubic", "bbr"])
+    f = dumbbell()["flows"][0]
+    f["cca"]["params"] = {"beta": 0.7, "hystart": "linux", "ssthresh_from": "cwnd"}
+    params = {"beta": "717", "hystart": "1"}
+    assert linux.check_cca(f, ["cubic"], lambda c, p: params.get(p)) == "cubic"
+    f["cca"]["params"] = {"beta": 0.5}
+    with pytest.raises(linux.KnobRefusal, match="beta"):
+        linux.check_cca(f, ["cubic"], lambda c, p: params.get(p))
+    f["cca"]["params"] = {"ssthresh_from": "flight_size"}
+    with pytest.raises(linux.KnobRefusal, match="ssthresh_from"):
+        linux.check_cca(f, ["cubic"], lambda c, p: None)
+
+
+def test_personality_other_than_linux_is_refused():
+    f = dumbbell()["flows"][0]
+    linux.check_personality(f, {"personality": "linux-6"})
+    with pytest.raises(linux.KnobRefusal, match=r"windows-xp.*cannot run on the kernel engine"):
+        linux.check_personality(f, {"personalities": {"f0": "windows-xp"}})
+
+
+def _fake_env(monkeypatch, ccas=("reno", "cubic", "bbr")):
+    monkeypatch.setattr(engine, "_need_root", lambda: None)
+    monkeypatch.setattr(engine, "_need_tools", lambda: None)
+    monkeypatch.setattr(engine.linkem, "available", lambda: "extension")
+    monkeypatch.setattr(engine.linux, "available_ccas", lambda: list(ccas))
+
+
+def test_preflight_refusals_name_the_problem(monkeypatch):
+    _fake_env(monkeypatch)
+    with pytest.raises(EngineError, match="not available in the running kernel"):
+        engine.preflight(dumbbell(cca="vegas"))
+    cfg = dumbbell()
+    cfg["meta"] = {"personality": "freebsd-5.3"}
+    with pytest.raises(EngineError, match=r"freebsd-5\.3"):
+        engine.preflight(cfg)
+    cfg = dumbbell()
+    cfg["links"][0]["ab"]["queue"]["kind"] = "red"
+    with pytest.raises(EngineError, match="droptail"):
+        engine.preflight(cfg)
+    # Two flows from one host that need different per-namespace settings.
+    cfg = dumbbell(flows=2)
+    cfg["flows"][1]["src"] = "s0"
+    cfg["flows"][0]["tcp"] = {"min_rto": 200 * MS}
+    cfg["flows"][1]["tcp"] = {"min_rto": 1 * S}
+    with pytest.raises(EngineError, match="tcp_rto_min_us"):
+        engine.preflight(cfg)
+    pre = engine.preflight(dumbbell(flows=2))
+    assert [f.port for f in pre.flows] == [engine.SERVER_PORT0, engine.SERVER_PORT0 + 1]
+
+
+def test_not_root_is_refused_before_anything(monkeypatch):
+    monkeypatch.setattr(engine.os, "geteuid", lambda: 1000)
+    called = []
+    monkeypatch.setattr(engine, "RunNamespaces", lambda *a: called.append(a))
+    with pytest.raises(EngineUnavailable, match=r"needs root.*Nothing was created"):
+        engine.run(dumbbell())
+    assert called == []
+
+
+# ---------------------------------------------------------------------------------------------
+# TCP_INFO over sock_diag
+
+
+def _diag_msg(
+    src: str, sport: int, dst: str, dport: int, info: dict[str, int], family: int = socket.AF_INET
+) -> bytes:
+    raw = bytearray(248)
+    for name, v in info.items():
+        off, fmt = tcpinfo.TCP_INFO_FIELDS[name]
+        struct.pack_into("=" + fmt, raw, off, v)
+    if family == socket.AF_INET:
+        s = socket.inet_aton(src) + bytes(12)
+        d = socket.inet_aton(dst) + bytes(12)
+    else:
+        s = bytes(10) + b"\xff\xff" + socket.inet_aton(src)
+        d = bytes(10) + b"\xff\xff" + socket.inet_aton(dst)
+    body = struct.pack("=BBBB", family, 1, 0, 0) + struct.pack("!HH", sport, dport) + s + d
+    body += bytes(12) + bytes(20)  # if, cookie; expires, rqueue, wqueue, uid, inode
+    attr = struct.pack("=HH", 4 + len(raw), tcpinfo.INET_DIAG_INFO) + bytes(raw)
+    cong = b"cubic\0\0\0"
+    attr += struct.pack("=HH", 4 + 6, tcpinfo.INET_DIAG_CONG) + cong
+    payload = body + attr
+    return struct.pack("=IHHII", 16 + len(payload), tcpinfo.SOCK_DIAG_BY_FAMILY, 2, 1, 0) + payload
+
+
+def test_parse_dump_reads_tcp_info_fields():
+    msg = _diag_msg(
+        "10.1.1.1",
+        40000,
+        "10.1.2.1",
+        5201,
+        {
+            "snd_cwnd": 123,
+            "snd_mss": 1448,
+            "rtt_us": 40_500,
+            "bytes_acked": 1 << 40,
+            "total_rto": 3,
+        },
+    )
+    msg += _diag_msg(
+        "10.1.2.1", 5201, "10.1.1.1", 40000, {"bytes_received": 777}, family=socket.AF_INET6
+    )
+    msg += struct.pack("=IHHII", 20, tcpinfo.NLMSG_DONE, 2, 1, 0) + bytes(4)
+    socks, done = tcpinfo.parse_dump(msg)
+    assert done and len(socks) == 2
+    a, b = socks
+    assert (a.src, a.sport, a.dst, a.dport, a.cong) == (
+        "10.1.1.1",
+        40000,
+        "10.1.2.1",
+        5201,
+        "cubic",
+    )
+    assert a.info["snd_cwnd"] == 123 and a.info["rtt_us"] == 40_500
+    assert a.info["bytes_acked"] == 1 << 40 and a.info["total_rto"] == 3
+    assert (b.src, b.dst, b.info["bytes_received"]) == ("10.1.2.1", "10.1.1.1", 777)
+    # A shorter (older) tcp_info leaves the later fields absent.
+    assert tcpinfo.parse_tcp_info(bytes(104))["pacing_rate"] is None
+    err = struct.pack("=IHHII", 20, tcpinfo.NLMSG_ERROR, 0, 1, 0) + struct.pack("=i", -1)
+    with pytest.raises(OSError):
+        tcpinfo.parse_dump(err)
+
+
+# ---------------------------------------------------------------------------------------------
+# Result assembly and self-check
+
+
+def _samples(rows):
+    cols = ("tick", "t_ns", "ns", "src", "sport", "dst", "dport", *tcpinfo.FIELD_NAMES)
+    arr = np.full((len(rows), len(cols)), -1, dtype=np.int64)
+    for i, r in enumerate(rows):
+        for k, v in r.items():
+            arr[i, cols.index(k)] = v
+    out = {c: arr[:, j] for j, c in enumerate(cols)}
+    for c in ("tick", "t_ns", "ns", *("TCPFastRetrans",)):
+        out[f"netstat_{c}"] = np.zeros(0, dtype=np.int64)
+    return out
+
+
+def _ip(a):
+    return int.from_bytes(socket.inet_aton(a), "big")
+
+
+def _lane(
+    name,
+    d,
+    delivered=1000,
+    mean=30_000,
+    p99=80_000,
+    rate=20_000_000,
+    achieved=None,
+    span=0,
+    drops=0,
+    delay=20 * MS,
+):
+    return {
+        "name": name,
+        "dir": d,
+        "from": "x",
+        "to": "y",
+        "rate_bps": rate,
+        "delay_ns": delay,
+        "packets": delivered,
+        "bytes": delivered * 1500,
+        "drops": 0,
+        "lost": 0,
+        "busy_ns": 0,
+        "max_queue_pkts": 0,
+        "delivered": delivered,
+        "check": {
+            "lateness": {"mean_ns": mean, "p99_ns": p99},
+            "achieved_rate_bps": achieved,
+            "rate_span_ns": span,
+            "socket_drops": drops,
+            "oversize": 0,
+            "send_errors": 0,
+            "send_retries": 0,
+        },
+    }
+
+
+def test_assemble_builds_series_from_tcp_info():
+    cfg = dumbbell(duration=3 * S)
+    p = topology.plan(cfg)
+    src, dst = p.addr_of("s0"), p.addr_of("d0")
+    rows = []
+    for k in range(4):  # ticks at 0, 1, 2, 3 s (period = interval)
+        rows.append(
+            {
+                "tick": k,
+                "t_ns": k * S,
+                "ns": 0,
+                "src": _ip(src),
+                "sport": 40000,
+                "dst": _ip(dst),
+                "dport": 5201,
+                "snd_cwnd": 10 + k,
+                "snd_mss": 1448,
+                "snd_ssthresh": 0x7FFFFFFF if k < 2 else 20,
+                "rtt_us": 40_000,
+                "rttvar_us": 1000,
+                "rto_us": 240_000,
+                "bytes_acked": 1 + k * 1_000_000,
+                "bytes_sent": k * 1_000_000,
+                "bytes_retrans": 0,
+                "unacked": 5,
+                "sacked": 1,
+                "lost": 1,
+                "retrans": 0,
+                "snd_wnd": 65535,
+                "total_retrans": k,
+                "total_rto": 0,
+                "pacing_rate": 1000,
+                "min_rtt_us": 40_500,
+            }
+        )
+        rows.append(
+            {
+                "tick": k,
+                "t_ns": k * S,
+                "ns": 1,
+                "src": _ip(dst),
+                "sport": 5201,
+                "dst": _ip(src),
+                "dport": 40000,
+                "bytes_received": k * 2_500_000,
+                "data_segs_in": k * 100,
+            }
+        )
+    flows = [
+        result.FlowInfo(
+            index=0,
+            name="f0",
+            kind="tcp",
+            src_ns_index=0,
+            dst_ns_index=1,
+            src_addr=src,
+            dst_addr=dst,
+            port=5201,
+            cport=40000,
+            cca="cubic",
+        )
+    ]
+    em = {
+        "links": [_lane("bn", "ab"), _lane("bn", "ba")],
+        "watch_series": {
+            "flow": ["f0"] * 3,
+            "time_ns": [S, 2 * S, 3 * S],
+            "dupacks": [0, 3, 5],
+            "sack_blocks": [0, 4, 9],
+        },
+        # SYN 80 ms after t0; the first full segment one handshake round trip (the path's
+        # 40.4 ms propagation) plus iperf3's 60 ms test start later.
+        "flows": [
+            {
+                "flow": "f0",
+                "syn_mono_ns": 1000 + 80 * MS,
+                "first_bulk_mono_ns": 1000 + 80 * MS + 60 * MS + 40_400_000,
+            }
+        ],
+    }
+    raw = result.assemble(
+        cfg, p, flows, samples=_samples(rows), period_ns=S, em_report=em, iperf={0: {}}, t0=1000
+    )
+    s = raw["series"]
+    assert s["time_ns"] == [S, 2 * S, 3 * S]
+    assert s["goodput_bps"] == pytest.approx([20e6, 20e6, 20e6])
+    assert s["cwnd_bytes"] == [11 * 1448, 12 * 1448, 13 * 1448]
+    assert math.isinf(s["ssthresh_bytes"][0]) and s["ssthresh_bytes"][2] == 20 * 1448
+    assert s["in_flight_bytes"][0] == 3 * 1448  # unacked − sacked − lost + retrans
+    assert s["snd_una"][0] == 1_000_001 and s["snd_nxt"][0] == 1_000_001
+    assert s["dupacks"] == [0, 3, 5]
+    f = raw["flows"][0]
+    assert f["bytes_delivered"] == 7_500_000 and f["retransmits"] == 3 and f["sack_blocks"] == 9
+    assert raw["kernel"]["flows"][0]["start_offset_ns"] == 140 * MS
+    assert raw["valid"], raw["invalid_reasons"]
+
+
+def test_self_check_flags_late_slow_or_dropping_emulator():
+    cfg = dumbbell()
+    p = topology.plan(cfg)
+    _, reasons = result.validity(
+        {"links": [_lane("bn", "ab", achieved=19_990_000, span=S)]}, cfg, p, {}
+    )
+    assert reasons == []
+    _, reasons = result.validity({"links": [_lane("bn", "ab", mean=900_000)]}, cfg, p, {})
+    assert "late on average" in reasons[0]
+    _, reasons = result.validity(
+        {"links": [_lane("bn", "ab", achieved=18_000_000, span=S)]}, cfg, p, {}
+    )
+    assert "18.000 Mbit/s" in reasons[0]
+    _, reasons = result.validity({"links": [_lane("bn", "ab", drops=3)]}, cfg, p, {})
+    assert "socket drops" in reasons[0]
+    # A min RTT below the path's propagation delay means the emulator delivered too little delay.
+    lo, hi = result.base_rtt_ns(cfg, p, "s0", "d0")
+    assert lo == 2 * (20 * MS + 2 * 100_000)
+    _, reasons = result.validity(
+        {"links": [_lane("bn", "ab")]}, cfg, p, {"f0": (lo - 1 * MS, (lo, hi))}
+    )
+    assert "minimum RTT" in reasons[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Fidelity report
+
+
+def _raw(name, times, delivered, cwnd_t, cwnd, retx=0, rto=0):
+    return {
+        "flows": [
+            {"name": name, "bytes_delivered": delivered[-1], "retransmits": retx, "timeouts": rto}
+        ],
+        "series": {
+            "flow": [0] * len(times),
+            "time_ns": times,
+            "delivered_bytes": delivered,
+            "cwnd_bytes": [float(c) for c in np.interp(times, cwnd_t, cwnd)],
+        },
+        "changes": {"flow": [0] * len(cwnd_t), "time_ns": cwnd_t, "cwnd_bytes": cwnd},
+    }
+
+
+def test_fidelity_aligns_kernel_start_and_judges():
+    cfg = dumbbell(duration=10 * S)
+    times = [k * S for k in range(1, 11)]
+    rate = 2_000_000  # bytes/s
+    sim = _raw("f0", times, [rate * t // S for t in times], [0, 5 * S], [100_000, 200_000])
+    off = 300 * MS
+    # The kernel is the same flow started 300 ms late.
+    kt = list(range(0, 10 * S, 10 * MS))
+    kdel = [max(0, rate * (t - off) // S) for t in kt]
+    kern = {
+        "valid": True,
+        "flows": [{"name": "f0", "bytes_delivered": kdel[-1], "retransmits": 0, "timeouts": 0}],
+        "series": {
+            "flow": [0] * 10,
+            "time_ns": times,
+            "delivered_bytes": [int(np.interp(t, kt, kdel)) for t in times],
+        },
+        "kernel": {
+            "flows": [{"name": "f0", "start_offset_ns": off}],
+            "fine": {
+                "f0": {
+                    "receiver_t_ns": kt,
+                    "delivered_bytes": kdel,
+                    "sender_t_ns": [t + off for t in (0, 5 * S)],
+                    "cwnd_bytes": [100_000, 200_000],
+                }
+            },
+        },
+    }
+    rep = compare.fidelity(cfg, sim, kern)
+    f = rep["flows"][0]
+    assert f["mean_goodput_bps"]["rel_diff"] == pytest.approx(0, abs=0.01)
+    assert f["cwnd"]["mae_rel"] == pytest.approx(0, abs=1e-9)
+    assert rep["pass"]
+    # Half the goodput on the simulator fails the mean-goodput check.
+    sim2 = _raw("f0", times, [rate * t // S // 2 for t in times], [0], [100_000])
+    rep2 = compare.fidelity(cfg, sim2, kern)
+    assert not rep2["pass"] and rep2["flows"][0]["checks"]["mean_goodput"]["pass"] is False
+    # An invalid kernel run never passes; a missing simulator result is reported.
+    assert not compare.fidelity(cfg, sim, {**kern, "valid": False})["pass"]
+    rep3 = compare.fidelity(cfg, None, kern, "simulator: unknown congestion control 'bbr'")
+    assert "bbr" in rep3["flows"][0]["error"] and not rep3["pass"]
+
+
+def test_linux_sim_config_fills_only_unset_known_knobs():
+    cfg = dumbbell(tcp={"min_rto": 1 * S})
+    out = compare.linux_sim_config(cfg, known_knobs={"min_rto", "initial_window", "cwnd_unit"})
+    assert out["flows"][0]["tcp"] == {
+        "min_rto": 1 * S,
+        "initial_window": 10,
+        "cwnd_unit": "packets",
+    }
+    assert cfg["flows"][0]["tcp"] == {"min_rto": 1 * S}  # input untouched
+
+
+def test_exchangeable_flows_are_judged_as_a_group():
+    cfg = dumbbell(flows=2, duration=10 * S)
+    for f in cfg["flows"]:
+        f["src"], f["dst"], f["group"] = "s0", "d0", "g"
+
+    def flow(name, good):
+        return {
+            "flow": name,
+            "mean_goodput_bps": {"sim": good[0], "kernel": good[1]},
+            "retransmits": {"sim": 10, "kernel": 12},
+            "timeouts": {"sim": 0, "kernel": 0},
+            "pass": False,
+        }
+
+    # Shares swapped between the engines: per flow ±40 %, but the same split.
+    flows = [flow("f0", (60e6, 41e6)), flow("f1", (40e6, 59e6))]
+    (g,) = compare._group_checks(cfg, flows)
+    assert g["pass"] and all(f["exchangeable"] for f in flows)
+    assert g["goodput_bps"]["sim"] == [60e6, 40e6]
+    # A fair kernel against an unfair simulator fails on the shares and on Jain's index.
+    (g,) = compare._group_checks(cfg, [flow("f0", (80e6, 50e6)), flow("f1", (20e6, 50e6))])
+    assert not g["pass"]
+    assert g["checks"]["fairness"]["pass"] is False
+    assert g["checks"]["sorted_shares"]["pass"] is False
+    # Flows of different hosts are not exchangeable.
+    cfg["flows"][1]["src"] = "s1"
+    assert compare._group_checks(cfg, [flow("f0", (1, 1)), flow("f1", (1, 1))]) == []
