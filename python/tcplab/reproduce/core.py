@@ -1,0 +1,240 @@
+"""Running the experiments of the studies and building their tables, comparisons and figures.
+
+:func:`load_experiments` reads ``<studies>/<study>/*.toml`` (every file with a ``[report]``),
+expands each sweep and validates every point before anything runs; :func:`run_experiments` runs all
+trials of all points of all selected experiments in one pool of threads (the simulator releases
+the GIL), longest first, then builds each experiment's :class:`Outcome`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import sweep as sweep_mod
+from ..errors import UserError
+from ..results import Result
+from . import figures as figures_mod
+from . import spec as spec_mod
+from . import tables as tables_mod
+
+__all__ = [
+    "Experiment",
+    "Outcome",
+    "Study",
+    "load_experiments",
+    "run_experiments",
+]
+
+
+@dataclass(frozen=True)
+class Study:
+    """A published study: where its scenarios are and how to cite it."""
+
+    name: str  #: directory under scenarios/studies and the STUDY argument
+    title: str
+    citation: str
+    testbed: str
+    ids: tuple[str, ...]  #: experiment IDs of seed-experiments.md, in the paper's order
+    notes: str = ""
+
+
+@dataclass
+class Experiment:
+    study: Study
+    file: Path
+    report: spec_mod.Report
+    points: list[tuple[sweep_mod.Point, Any]]  #: (Point, Scenario), quick mode applied
+    quick: bool
+
+    @property
+    def id(self) -> str:
+        return self.report.id
+
+    @property
+    def description(self) -> str:
+        return self.points[0][1].description if self.points else ""
+
+
+@dataclass
+class Outcome:
+    experiment: Experiment
+    sweep: sweep_mod.SweepResult
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    comparisons: list[tables_mod.Comparison] = field(default_factory=list)
+    checks: list[tables_mod.CheckResult] = field(default_factory=list)
+    figures: list[tuple[Path, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    trials: int = 0
+    sim_seconds: float = 0.0
+
+
+def _id_key(exp_id: str) -> tuple[str, int]:
+    m = re.match(r"^([A-Z]+)([0-9]+)$", exp_id)
+    return (m.group(1), int(m.group(2))) if m else (exp_id, 0)
+
+
+def load_experiments(
+    studies_dir: Path,
+    study: Study,
+    *,
+    quick: bool,
+    only: Sequence[str] | None = None,
+) -> list[Experiment]:
+    """Every experiment of *study* (validated; quick-mode settings applied when *quick*)."""
+    d = studies_dir / study.name
+    if not d.is_dir():
+        raise UserError(f"no scenarios for study {study.name!r} in {d}")
+    out: list[Experiment] = []
+    for file in sorted(d.glob("*.toml")):
+        doc, fname = sweep_mod.read_document(file)
+        if "report" not in doc:
+            continue
+        dims = sweep_mod.coordinate_names(sweep_mod.dimensions(doc, fname))
+        report = spec_mod.parse_report(doc, fname, dims)
+        if only and report.id not in only:
+            continue
+        overrides: list[str] = []
+        trials = None
+        if quick:
+            overrides = list(report.quick.get("set", []))
+            trials = report.quick.get("trials")
+        loaded = sweep_mod.load_points(fname, overrides=overrides, trials=trials)
+        if quick and report.quick.get("points"):
+            keep = set(report.quick["points"])
+            unknown = keep - {p.label for p, _ in loaded}
+            if unknown:
+                raise UserError(
+                    f"{fname}: report.quick.points names no sweep point: "
+                    + ", ".join(sorted(unknown))
+                )
+            loaded = [(p, sc) for p, sc in loaded if p.label in keep]
+        out.append(Experiment(study, file, report, loaded, quick))
+    out.sort(key=lambda e: (_id_key(e.id), e.file.name))
+    if only:
+        missing = set(only) - {e.id for e in out}
+        if missing:
+            raise UserError(
+                f"study {study.name}: no experiment with ID {', '.join(sorted(missing))} "
+                f"(IDs: {', '.join(e.id for e in out) or 'none'})"
+            )
+    return out
+
+
+def run_experiments(
+    experiments: Sequence[Experiment],
+    *,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    figures_dir: Callable[[Experiment], Path] | None = None,
+) -> tuple[list[Outcome], float]:
+    """Run every trial of every experiment in one pool; returns the outcomes (tables,
+    comparisons, checks, and figures when *figures_dir* gives a directory per experiment) and
+    the wall time of the simulations."""
+    combined: list[tuple[sweep_mod.Point, Any]] = []
+    spans: list[tuple[int, int]] = []
+    for e in experiments:
+        spans.append((len(combined), len(combined) + len(e.points)))
+        combined.extend(e.points)
+    t0 = time.perf_counter()
+    res = sweep_mod.run_sweep(combined, file="reproduce", jobs=jobs, progress=progress)
+    wall = time.perf_counter() - t0
+    outcomes = []
+    for e, (a, b) in zip(experiments, spans, strict=True):
+        sw = sweep_mod.SweepResult(
+            file=str(e.file),
+            points=res.points[a:b],
+            results=res.results[a:b],
+            wall_seconds=wall,
+        )
+        out = Outcome(e, sw, trials=sum(len(r.raw) for r in sw.results))
+        build(out, figures_dir(e) if figures_dir else None)
+        outcomes.append(out)
+    return outcomes, wall
+
+
+def build(out: Outcome, figures_dir: Path | None) -> None:
+    """Fill *out*'s tables, comparisons, checks and (with a directory) figures."""
+    rep = out.experiment.report
+    pts: list[tuple[dict[str, str], Result]] = [
+        (p.coords, r) for p, r in zip(out.sweep.points, out.sweep.results, strict=True)
+    ]
+    trace_cache: dict[str, Any] = {}
+    for t in rep.tables:
+        try:
+            out.tables[t["suffix"]] = tables_mod.build_table(t, rep.metrics, pts, trace_cache)
+        except (KeyError, ValueError, ImportError) as exc:
+            out.errors.append(f"table {t['suffix'] or '(main)'}: {exc}")
+            out.tables[t["suffix"]] = pd.DataFrame(columns=t["keys"])
+    for p in rep.published:
+        ours = out.tables.get(p["table"])
+        if ours is None or ours.empty:
+            continue
+        out.comparisons.append(tables_mod.compare(p, ours))
+    for c in rep.checks:
+        table = out.tables.get(c["table"])
+        keys = rep.table(c["table"])["keys"]
+        try:
+            out.checks.append(tables_mod.check(c, table, keys))
+        except (KeyError, ValueError) as exc:
+            out.checks.append(
+                tables_mod.CheckResult(c["claim"], c["kind"], None, f"not evaluated: {exc}")
+            )
+    if figures_dir is not None and rep.figures:
+        figures_dir.mkdir(parents=True, exist_ok=True)
+        fpts = [
+            (p.coords, p.label, r) for p, r in zip(out.sweep.points, out.sweep.results, strict=True)
+        ]
+        for f in rep.figures:
+            try:
+                out.figures.append(figures_mod.draw(f, fpts, figures_dir))
+            except (KeyError, ValueError) as exc:
+                out.errors.append(f"figure {f['name']}: {exc}")
+
+
+def agreement(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """Counts over *outcomes*: published cells within tolerance, orderings that agree,
+    observations that hold (and those that could not be evaluated)."""
+    cells = [0, 0]
+    orders = [0, 0]
+    checks = [0, 0, 0]
+    for o in outcomes:
+        for c in o.comparisons:
+            a, n = c.cells_agree
+            cells[0] += a
+            cells[1] += n
+            a, n = c.orders_agree
+            orders[0] += a
+            orders[1] += n
+        for ch in o.checks:
+            if ch.passed is None:
+                checks[2] += 1
+            else:
+                checks[1] += 1
+                checks[0] += int(ch.passed)
+    return {
+        "cells_agree": cells[0],
+        "cells": cells[1],
+        "orders_agree": orders[0],
+        "orders": orders[1],
+        "checks_hold": checks[0],
+        "checks": checks[1],
+        "checks_not_evaluated": checks[2],
+    }
+
+
+def fmt_ratio(a: int, n: int) -> str:
+    return "–" if n == 0 else f"{a}/{n}"
+
+
+def nan_to_none(x: Any) -> Any:
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x

@@ -1,0 +1,332 @@
+"""Writing the reproduction report: CSV tables, comparison CSVs, figures and HTML pages.
+
+Layout of ``<out>``::
+
+    index.html                  every study: agreement summary, links
+    summary.csv, summary.md     agreement per study (the README table), timings
+    <study>/index.html          every experiment: our tables in the paper's layout, the published
+                                numbers next to ours with differences and orderings, the checked
+                                observations, the figures, notes on disagreements
+    <study>/<ID>[-suffix].csv   our tables (one row per stack / algorithm / case)
+    <study>/compare/<ID>[-suffix].csv   published vs ours, one row per cell
+    <study>/checks.csv          published observations and whether ours show them
+    <study>/sweeps/<file>.csv   per sweep point: goodput of every flow group, Jain's index
+    <study>/figures/*.png
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import core
+
+__all__ = ["table_file", "write_index", "write_study"]
+
+
+def table_file(exp_id: str, suffix: str) -> str:
+    return f"{exp_id}-{suffix}.csv" if suffix else f"{exp_id}.csv"
+
+
+def _num(x: Any) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, (int,)) and not isinstance(x, bool):
+        return str(x)
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "–"
+        if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+            return f"{x:.3g}"
+        if abs(x) >= 100:
+            return f"{x:.1f}"
+        if abs(x) >= 1:
+            return f"{x:.3g}" if abs(x) < 10 else f"{x:.2f}"
+        return f"{x:.4f}"
+    return html.escape(str(x))
+
+
+def _e(s: Any) -> str:
+    return html.escape(str(s))
+
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; }
+th { background: #f0f0f0; } td.k, th.k { text-align: left; }
+td.ok { background: #e3f4e1; } td.bad { background: #fbe0dc; } td.na { color: #999; }
+.note { background: #fff8e0; border-left: 4px solid #e0b000; padding: 0.5em 1em; }
+.err { background: #fbe0dc; border-left: 4px solid #c00; padding: 0.5em 1em; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { font-size: 0.9em; color: #444; }
+code { background: #f4f4f4; padding: 0 3px; }
+"""
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{_e(title)}</title>"
+        f"<style>{CSS}</style></head><body>\n{body}\n</body></html>\n"
+    )
+
+
+def _df_html(df: pd.DataFrame, keys: Sequence[str]) -> str:
+    head = "".join(f"<th class='k'>{_e(c)}</th>" if c in keys else f"<th>{_e(c)}</th>" for c in df)
+    rows = []
+    for _, r in df.iterrows():
+        cells = "".join(
+            f"<td class='k'>{_e(r[c])}</td>" if c in keys else f"<td>{_num(r[c])}</td>"
+            for c in df.columns
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _pivot_html(df: pd.DataFrame, keys: Sequence[str], pivot: str, values: Sequence[str]) -> str:
+    """The paper's layout: *pivot* key as columns, cells the value columns joined by ' / '."""
+    rows_keys = [k for k in keys if k != pivot]
+    cols = list(dict.fromkeys(df[pivot].astype(str)))
+    head = "".join(f"<th class='k'>{_e(k)}</th>" for k in rows_keys)
+    head += "".join(f"<th>{_e(pivot)} = {_e(c)}</th>" for c in cols)
+    out = []
+    for rk, sub in df.groupby(rows_keys, sort=False) if rows_keys else [((), df)]:
+        rk = rk if isinstance(rk, tuple) else (rk,)
+        cells = "".join(f"<td class='k'>{_e(x)}</td>" for x in rk)
+        for c in cols:
+            m = sub[sub[pivot].astype(str) == c]
+            if m.empty:
+                cells += "<td class='na'>–</td>"
+            else:
+                cells += "<td>" + " / ".join(_num(m.iloc[0][v]) for v in values) + "</td>"
+        out.append(f"<tr>{cells}</tr>")
+    legend = f"<p>cells: {' / '.join(_e(v) for v in values)}</p>" if len(values) > 1 else ""
+    return legend + f"<table><tr>{head}</tr>{''.join(out)}</table>"
+
+
+def _comparison_html(c: core.tables_mod.Comparison) -> str:
+    cols = list(dict.fromkeys(c.cells["column"]))
+    keys = c.keys
+    head = "".join(f"<th class='k'>{_e(k)}</th>" for k in keys)
+    for col in cols:
+        head += f"<th>{_e(col)}<br>paper</th><th>ours</th><th>Δ (Δ%)</th>"
+    rows = []
+    for kv, sub in c.cells.groupby(keys, sort=False):
+        kv = kv if isinstance(kv, tuple) else (kv,)
+        cells = "".join(f"<td class='k'>{_e(x)}</td>" for x in kv)
+        for col in cols:
+            m = sub[sub["column"] == col]
+            if m.empty:
+                cells += "<td class='na' colspan=3>–</td>"
+                continue
+            r = m.iloc[0]
+            cls = "na" if r["agree"] is None else ("ok" if r["agree"] else "bad")
+            rel = "" if pd.isna(r["rel_diff"]) else f" ({100 * r['rel_diff']:+.0f}%)"
+            cells += (
+                f"<td>{_num(r['published'])}</td><td class='{cls}'>{_num(r['ours'])}</td>"
+                f"<td class='{cls}'>{_num(r['diff'])}{rel}</td>"
+            )
+        rows.append(f"<tr>{cells}</tr>")
+    a, n = c.cells_agree
+    out = [
+        f"<p>Published: {_e(c.source)}. Cells within ±{100 * c.tolerance:.0f}% of the published "
+        f"value: <b>{a} of {n}</b> (green; red = outside).</p>",
+        f"<table><tr>{head}</tr>{''.join(rows)}</table>",
+    ]
+    if c.orders:
+        items = []
+        for o in c.orders:
+            where = f" ({_e(o.within)} = {_e(o.group)})" if o.within else ""
+            mark = "agrees" if o.agree else "differs"
+            items.append(
+                f"<li>ranking by {_e(o.column)}{where}: paper {_e(' > '.join(o.published))}; "
+                f"ours {_e(' > '.join(o.ours))} — <b>{mark}</b> (Kendall τ = {o.tau:.2f})</li>"
+            )
+        out.append("<p>Orderings (which does better):</p><ul>" + "".join(items) + "</ul>")
+    if c.pairs:
+        agree = sum(p.agree for p in c.pairs)
+        bad = [p for p in c.pairs if not p.agree]
+        txt = (
+            f"<p>Within each row, the larger of {_e(c.pairs[0].a)} and {_e(c.pairs[0].b)}: "
+            f"same as the paper in <b>{agree} of {len(c.pairs)}</b> rows"
+        )
+        if bad:
+            txt += "; differs in " + ", ".join(
+                f"{_e(p.row)} (paper: {_e(p.published)}, ours: {_e(p.ours)})" for p in bad
+            )
+        out.append(txt + ".</p>")
+    if c.note:
+        out.append(f"<p class='note'>{_e(c.note)}</p>")
+    return "\n".join(out)
+
+
+def _checks_html(checks: Sequence[core.tables_mod.CheckResult]) -> str:
+    rows = []
+    for ch in checks:
+        cls = "na" if ch.passed is None else ("ok" if ch.passed else "bad")
+        verdict = "n/a" if ch.passed is None else ("holds" if ch.passed else "does not hold")
+        note = f"<br><i>{_e(ch.note)}</i>" if ch.note else ""
+        rows.append(
+            f"<tr><td class='k'>{_e(ch.claim)}{note}</td><td class='{cls}'>{verdict}</td>"
+            f"<td class='k'>{_e(ch.detail)}</td></tr>"
+        )
+    return (
+        "<table><tr><th class='k'>published observation</th><th>ours</th>"
+        f"<th class='k'>detail</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def write_study(
+    d: Path, study: core.Study, outcomes: Sequence[core.Outcome], quick: bool
+) -> dict[str, Any]:
+    """Write ``<study>/`` (CSV tables, comparisons, checks, HTML) into *d*; figures are already
+    in ``d/figures``. Returns the study's agreement summary."""
+    (d / "compare").mkdir(parents=True, exist_ok=True)
+    (d / "sweeps").mkdir(exist_ok=True)
+    check_rows = []
+    parts = [
+        f"<p><a href='../index.html'>all studies</a></p><h1>{_e(study.title)}</h1>",
+        f"<p>{_e(study.citation)}</p><p><b>Testbed.</b> {_e(study.testbed)}</p>",
+    ]
+    if study.notes:
+        parts.append(f"<p class='note'>{_e(study.notes)}</p>")
+    if quick:
+        parts.append(
+            "<p class='err'>Quick mode: fewer trials and shorter runs than the paper's "
+            "(see each scenario's [report.quick]); numbers are indicative only.</p>"
+        )
+    for o in outcomes:
+        e = o.experiment
+        rep = e.report
+        sweeps = o.sweep.table()
+        stem = e.file.stem
+        sweeps.to_csv(d / "sweeps" / f"{stem}.csv", index=False)
+        n_pts = len(o.sweep.points)
+        parts.append(f"<h2 id='{_e(stem)}'>{_e(rep.id)} — {_e(rep.title)}</h2>")
+        parts.append(
+            f"<p>{_e(e.description)}</p><p>Scenario <code>{_e(e.file.name)}</code>: {n_pts} "
+            f"case(s), {o.trials} trial(s) in all; every unpublished parameter is stated there "
+            "with the value chosen and why.</p>"
+        )
+        for err in o.errors:
+            parts.append(f"<p class='err'>{_e(err)}</p>")
+        for t in rep.tables:
+            df = o.tables.get(t["suffix"])
+            if df is None:
+                continue
+            fname = table_file(rep.id, t["suffix"])
+            df.to_csv(d / fname, index=False)
+            title = t.get("title") or (f"{rep.id} {t['suffix']}" if t["suffix"] else rep.id)
+            parts.append(f"<h3>{_e(title)} (ours; <a href='{_e(fname)}'>{_e(fname)}</a>)</h3>")
+            values = [c["name"] for c in t["columns"]]
+            if t.get("pivot") and not df.empty:
+                parts.append(_pivot_html(df, t["keys"], t["pivot"], values))
+            else:
+                parts.append(_df_html(df, t["keys"]))
+            for c in o.comparisons:
+                if c.table != t["suffix"]:
+                    continue
+                cname = table_file(rep.id, t["suffix"])
+                c.cells.to_csv(d / "compare" / cname, index=False)
+                parts.append(f"<h4>Published vs ours (<a href='compare/{cname}'>CSV</a>)</h4>")
+                parts.append(_comparison_html(c))
+        if o.checks:
+            parts.append("<h3>Published observations</h3>")
+            parts.append(_checks_html(o.checks))
+            for ch in o.checks:
+                check_rows.append(
+                    {
+                        "id": rep.id,
+                        "claim": ch.claim,
+                        "kind": ch.kind,
+                        "holds": ch.passed,
+                        "detail": ch.detail,
+                        "source": ch.source,
+                    }
+                )
+        if rep.notes:
+            parts.append(f"<p class='note'><b>Where ours differs, and why.</b> {_e(rep.notes)}</p>")
+        for path, caption in o.figures:
+            rel = path.relative_to(d)
+            parts.append(
+                f"<figure><img src='{_e(rel)}' alt='{_e(caption)}'>"
+                f"<figcaption>{_e(caption)}</figcaption></figure>"
+            )
+    pd.DataFrame(check_rows, columns=["id", "claim", "kind", "holds", "detail", "source"]).to_csv(
+        d / "checks.csv", index=False
+    )
+    summary = core.agreement(outcomes)
+    summary["experiments"] = [o.experiment.id for o in outcomes]
+    summary["trials"] = sum(o.trials for o in outcomes)
+    (d / "index.html").write_text(_page(study.title, "\n".join(parts)), encoding="utf-8")
+    return summary
+
+
+def write_index(
+    out: Path,
+    rows: Sequence[tuple[core.Study, dict[str, Any]]],
+    wall: float,
+    quick: bool,
+    skipped: Sequence[str] = (),
+) -> None:
+    """``index.html``, ``summary.csv``, ``summary.md`` and ``summary.json``."""
+    table = []
+    for study, s in rows:
+        table.append(
+            {
+                "study": study.name,
+                "experiments": " ".join(s["experiments"]),
+                "trials": s["trials"],
+                "cells_within_tolerance": core.fmt_ratio(s["cells_agree"], s["cells"]),
+                "orderings_agree": core.fmt_ratio(s["orders_agree"], s["orders"]),
+                "observations_hold": core.fmt_ratio(s["checks_hold"], s["checks"]),
+            }
+        )
+    df = pd.DataFrame(table)
+    df.to_csv(out / "summary.csv", index=False)
+    md = [
+        "| study | experiments | published cells within tolerance | orderings agree | "
+        "observations hold |",
+        "|---|---|---|---|---|",
+    ]
+    for r in table:
+        md.append(
+            f"| {r['study']} | {r['experiments']} | {r['cells_within_tolerance']} | "
+            f"{r['orderings_agree']} | {r['observations_hold']} |"
+        )
+    mode = "quick" if quick else "full"
+    md.append("")
+    md.append(f"Mode: {mode}; simulation wall time {wall:.0f} s.")
+    (out / "summary.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    (out / "summary.json").write_text(
+        json.dumps(
+            {"mode": mode, "sim_wall_seconds": wall, "studies": {s.name: x for s, x in rows}},
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    parts = [
+        "<h1>tcplab: reproduction of five TCP-stack studies</h1>",
+        f"<p>Mode: <b>{mode}</b>. Simulation wall time {wall:.0f} s.</p>",
+        "<table><tr><th class='k'>study</th><th class='k'>experiments</th><th>trials</th>"
+        "<th>published cells within tolerance</th><th>orderings agree</th>"
+        "<th>observations hold</th></tr>",
+    ]
+    for (study, _), r in zip(rows, table, strict=True):
+        parts.append(
+            f"<tr><td class='k'><a href='{_e(study.name)}/index.html'>{_e(study.title)}</a>"
+            f"<br><small>{_e(study.name)}</small></td><td class='k'>{_e(r['experiments'])}</td>"
+            f"<td>{r['trials']}</td><td>{r['cells_within_tolerance']}</td>"
+            f"<td>{r['orderings_agree']}</td><td>{r['observations_hold']}</td></tr>"
+        )
+    parts.append("</table>")
+    if skipped:
+        parts.append("<p class='err'>Not run: " + "; ".join(_e(s) for s in skipped) + "</p>")
+    (out / "index.html").write_text(_page("tcplab reproduction", "\n".join(parts)), "utf-8")
