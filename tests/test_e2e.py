@@ -17,6 +17,8 @@ from tcplab.bench import BENCHMARKS, bench_scenario
 pytestmark = needs_core
 
 SUMMARY_KEYS = {
+    "valid",
+    "invalid_reasons",
     "tcplab_version",
     "name",
     "description",

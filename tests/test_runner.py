@@ -123,7 +123,9 @@ def test_run_from_file_with_overrides(fake_engine, tmp_path):
 
 
 def test_kernel_engine_missing_is_a_clear_error(monkeypatch):
+    # Unimportable even if another test imported it already (then it is a package attribute).
     monkeypatch.setitem(sys.modules, "tcplab.kernel", None)
+    monkeypatch.delattr(tcplab, "kernel", raising=False)
     with pytest.raises(EngineUnavailable, match="kernel engine"):
         tcplab.engines.get_engine("kernel")
     assert tcplab.engines.parallel_ok("sim") and not tcplab.engines.parallel_ok("kernel")
