@@ -569,3 +569,19 @@ def test_metrics_on_a_known_series():
     ) == [3.0, 3.0]
     assert metrics.evaluate(r, {"kind": "counter", "group": "a", "column": "dupacks"}) == [9.0, 9.0]
     assert metrics.evaluate(r, {"kind": "initial_cwnd", "group": "a"}) == [2.0, 2.0]
+
+
+def test_trend_and_ratio_checks_need_values():
+    one = CHECK_TABLE[CHECK_TABLE["rtt"] == "50"]
+    res = tables.check(
+        {"claim": "c", "kind": "increasing", "column": "v", "key": "stack", "along": "rtt"},
+        one,
+        ["stack", "rtt"],
+    )
+    assert res.passed is None  # one point per stack: no trend to check
+    res = tables.check(
+        {"claim": "c", "kind": "ratio", "column": "v", "a": "bsd", "b": "nobody", "lo": 1},
+        CHECK_TABLE,
+        ["stack", "rtt"],
+    )
+    assert res.passed is None

@@ -323,13 +323,16 @@ def check(spec: Mapping[str, Any], table: pd.DataFrame, keys: Sequence[str]) -> 
         along = spec.get("along")
         a, b = str(spec["a"]), str(spec["b"])
         parts = []
-        ok = True
+        ok: bool | None = True
         groups = [("", df)] if not along else list(df.groupby(along, sort=False))
         for g, sub in groups:
             va = sub[sub[key].astype(str) == a][col].mean()
             vb = sub[sub[key].astype(str) == b][col].mean()
             r = va / vb if vb else math.nan
-            ok &= bool(lo <= r <= hi)
+            if math.isnan(r):
+                ok = None
+            elif ok is not None:
+                ok = ok and bool(lo <= r <= hi)
             parts.append(f"{g + ': ' if g else ''}{_fmt(r)}")
         return result(ok, f"{a}/{b} {col} ratio in [{_fmt(lo)}, {_fmt(hi)}]: " + ", ".join(parts))
     if kind in ("increasing", "decreasing"):
@@ -337,13 +340,16 @@ def check(spec: Mapping[str, Any], table: pd.DataFrame, keys: Sequence[str]) -> 
         groups = (
             [("", df)] if not spec.get("key") or along == key else list(df.groupby(key, sort=False))
         )
-        ok = True
+        ok: bool | None = True
         parts = []
         for g, sub in groups:
             seq = sub.sort_values(along, key=lambda s: pd.to_numeric(s, errors="coerce"))[col]
+            if seq.notna().sum() < 2:  # a trend needs two points (e.g. a --quick subset)
+                ok = None
             d = seq.diff().dropna()
             good = bool((d >= 0).all() if kind == "increasing" else (d <= 0).all())
-            ok &= good
+            if ok is not None:
+                ok = ok and good
             parts.append(f"{g + ': ' if g else ''}" + " → ".join(_fmt(x) for x in seq.tolist()))
         return result(ok, f"{col} along {along}: " + "; ".join(parts))
     if kind == "below":
