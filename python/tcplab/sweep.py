@@ -642,9 +642,18 @@ def run_sweep(
     flat.sort(key=lambda x: -x[0])
     from .runner import run_trials
 
+    # Time each trial (thread time of the engine call), for reports of where the time went.
+    seconds: dict[int, float] = {}
+
+    def timed(cfg: dict[str, Any]) -> dict[str, Any]:
+        t = time.perf_counter()
+        raw = run_engine(cfg)
+        seconds[id(cfg)] = time.perf_counter() - t
+        return raw
+
     t0 = time.perf_counter()
     raws = run_trials(
-        run_engine,
+        timed,
         [per_point[i][1][k] for _, i, k in flat],
         jobs=jobs,
         progress=progress,
@@ -658,6 +667,8 @@ def run_sweep(
     for i, (_, sc) in enumerate(loaded):
         seeds, configs = per_point[i]
         r = Result(sc, seeds, configs, [x for x in by_point[i] if x is not None], wall, __version__)
+        #: engine seconds of each trial (summed over a point: its share of the pool's work)
+        r.trial_seconds = [seconds.get(id(c), 0.0) for c in configs]  # type: ignore[attr-defined]
         if "capture" in configs[0]:
             r.captures = [Path(c["path"]) for c in configs[0]["capture"]]
         res.append(r)

@@ -117,7 +117,8 @@ def load_experiments(
                 )
             loaded = [(p, sc) for p, sc in loaded if p.label in keep]
         out.append(Experiment(study, file, report, loaded, quick))
-    out.sort(key=lambda e: (_id_key(e.id), e.file.name))
+    # By ID; an ID's main file (J3.toml) before its companions (J3-*.toml).
+    out.sort(key=lambda e: (_id_key(e.id), e.file.stem != e.id, e.file.name))
     if only:
         missing = set(only) - {e.id for e in out}
         if missing:
@@ -154,7 +155,12 @@ def run_experiments(
             results=res.results[a:b],
             wall_seconds=wall,
         )
-        out = Outcome(e, sw, trials=sum(len(r.raw) for r in sw.results))
+        out = Outcome(
+            e,
+            sw,
+            trials=sum(len(r.raw) for r in sw.results),
+            sim_seconds=sum(sum(getattr(r, "trial_seconds", [])) for r in sw.results),
+        )
         build(out, figures_dir(e) if figures_dir else None)
         outcomes.append(out)
     return outcomes, wall

@@ -47,7 +47,7 @@ def _num(x: Any) -> str:
         if abs(x) >= 100:
             return f"{x:.1f}"
         if abs(x) >= 1:
-            return f"{x:.3g}" if abs(x) < 10 else f"{x:.2f}"
+            return f"{x:.3f}" if abs(x) < 10 else f"{x:.2f}"
         return f"{x:.4f}"
     return html.escape(str(x))
 
@@ -211,8 +211,8 @@ def write_study(
         parts.append(f"<h2 id='{_e(stem)}'>{_e(rep.id)} — {_e(rep.title)}</h2>")
         parts.append(
             f"<p>{_e(e.description)}</p><p>Scenario <code>{_e(e.file.name)}</code>: {n_pts} "
-            f"case(s), {o.trials} trial(s) in all; every unpublished parameter is stated there "
-            "with the value chosen and why.</p>"
+            f"case(s), {o.trials} trial(s) in all ({o.sim_seconds:.0f} s of simulation); every "
+            "unpublished parameter is stated there with the value chosen and why.</p>"
         )
         for err in o.errors:
             parts.append(f"<p class='err'>{_e(err)}</p>")
@@ -264,6 +264,8 @@ def write_study(
     summary = core.agreement(outcomes)
     summary["experiments"] = [o.experiment.id for o in outcomes]
     summary["trials"] = sum(o.trials for o in outcomes)
+    summary["sim_seconds"] = sum(o.sim_seconds for o in outcomes)
+    summary["sim_seconds_by_file"] = {o.experiment.file.name: o.sim_seconds for o in outcomes}
     (d / "index.html").write_text(_page(study.title, "\n".join(parts)), encoding="utf-8")
     return summary
 
@@ -283,6 +285,7 @@ def write_index(
                 "study": study.name,
                 "experiments": " ".join(s["experiments"]),
                 "trials": s["trials"],
+                "sim_seconds": round(s.get("sim_seconds", 0.0)),
                 "cells_within_tolerance": core.fmt_ratio(s["cells_agree"], s["cells"]),
                 "orderings_agree": core.fmt_ratio(s["orders_agree"], s["orders"]),
                 "observations_hold": core.fmt_ratio(s["checks_hold"], s["checks"]),
@@ -291,14 +294,15 @@ def write_index(
     df = pd.DataFrame(table)
     df.to_csv(out / "summary.csv", index=False)
     md = [
-        "| study | experiments | published cells within tolerance | orderings agree | "
-        "observations hold |",
-        "|---|---|---|---|---|",
+        "| study | experiments | trials | published cells within tolerance | orderings agree | "
+        "observations hold | engine time (s) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in table:
         md.append(
-            f"| {r['study']} | {r['experiments']} | {r['cells_within_tolerance']} | "
-            f"{r['orderings_agree']} | {r['observations_hold']} |"
+            f"| {r['study']} | {r['experiments']} | {r['trials']} | "
+            f"{r['cells_within_tolerance']} | {r['orderings_agree']} | "
+            f"{r['observations_hold']} | {r['sim_seconds']} |"
         )
     mode = "quick" if quick else "full"
     md.append("")
