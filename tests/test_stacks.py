@@ -357,7 +357,10 @@ def test_cca_defaults_to_the_sender_stack_with_its_parameters():
     cat = resolution_catalog()
     cases = {
         "linux-2.6.10": {"name": "bic", "params": {"variant": "2.6.10"}},
-        "linux-2.6.25": {"name": "cubic", "params": {"hystart": "off", "version": "2.0"}},
+        "linux-2.6.25": {
+            "name": "cubic",
+            "params": {"hystart": "off", "version": "2.0", "initial_ssthresh": 0},
+        },
         "windows-server-2008": {"name": "ctcp", "params": {}},
         "windows-xp": {"name": "newreno", "params": {}},
     }

@@ -158,6 +158,12 @@ pub struct CubicParams {
     pub version: CubicVersion,
     /// Version 2.0 only: the 2.6.18 scaling error (module doc).
     pub v2_scaling_bug: bool,
+    /// The module's `initial_ssthresh` in segments (0 = keep the connection's); `None` = the
+    /// version's: 100 for v2.0, 0 for current CUBIC. Linux's tcp_cubic.c shipped 100 until a
+    /// netdev patch of May 2007 ("Set initial_ssthresh default to zero in Cubic and BIC",
+    /// S. Hemminger, merged for 2.6.22) made it 0; GÉANT's TCP tuning wiki (17 May 2007)
+    /// documents the 100.
+    pub initial_ssthresh: Option<u32>,
 }
 
 impl Default for CubicParams {
@@ -174,6 +180,7 @@ impl Default for CubicParams {
             ssthresh_from: SsthreshBasis::Auto,
             version: CubicVersion::Rfc9438,
             v2_scaling_bug: true,
+            initial_ssthresh: None,
         }
     }
 }
@@ -288,7 +295,18 @@ impl Cubic {
             if p.beta == CubicParams::default().beta {
                 p.beta = V2_BETA;
             }
-            win.set_ssthresh(V2_INITIAL_SSTHRESH.saturating_mul(win.mss()));
+        }
+        let initial_ssthresh = p.initial_ssthresh.map_or(
+            if p.version == CubicVersion::V2_0 {
+                V2_INITIAL_SSTHRESH
+            } else {
+                0
+            },
+            u64::from,
+        );
+        if initial_ssthresh > 0 {
+            // Linux cubictcp_init: snd_ssthresh = initial_ssthresh when the parameter is set.
+            win.set_ssthresh(initial_ssthresh.saturating_mul(win.mss()));
         }
         let beta_int = ((p.beta * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1);
         // Linux cubictcp_register: beta_scale = 8*(1024 + beta) / 3 / (1024 - beta).
@@ -1426,6 +1444,7 @@ mod tests {
         CubicParams {
             version: CubicVersion::V2_0,
             v2_scaling_bug: bug,
+            initial_ssthresh: None,
             ..Default::default()
         }
     }

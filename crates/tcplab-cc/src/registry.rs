@@ -429,6 +429,14 @@ const CUBIC_PARAMS: &[ParamInfo] = &[
         doc: "version 2.0 only: the 2.6.18 scaling error (growth term cube_rtt_scale 32 instead \
               of 410, max-increment floor 8× too strict; fixed in 2.6.19)",
     },
+    ParamInfo {
+        name: "initial_ssthresh",
+        kind: ParamKind::Int,
+        default: "-1",
+        doc: "module parameter initial_ssthresh, segments: slow start ends there (0 = keep the \
+              connection's; -1 = the version's: 100 for \"2.0\", 0 otherwise; Linux changed \
+              the default from 100 to 0 in 2.6.22)",
+    },
 ];
 
 fn basis(p: &Params) -> SsthreshBasis {
@@ -477,6 +485,16 @@ fn build_cubic(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, 
         ssthresh_from: basis(p),
         version: CubicVersion::from_name(p.choice("version")).unwrap_or_default(),
         v2_scaling_bug: p.bool("v2_scaling_bug"),
+        initial_ssthresh: match p.int("initial_ssthresh") {
+            -1 => None,
+            v => Some(u32::try_from(v).map_err(|_| {
+                p.invalid(
+                    "initial_ssthresh",
+                    v.to_string(),
+                    "must be -1 (the version's), 0 (keep the connection's) or a segment count",
+                )
+            })?),
+        },
     };
     Ok(Box::new(Cubic::new(init, params)))
 }

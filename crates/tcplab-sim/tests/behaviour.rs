@@ -573,3 +573,39 @@ fn test_rack_reduces_timeouts_under_heavy_loss() {
     eprintln!("3% loss: {to_plain} RTOs / {g_plain:.0} bit/s without RACK-TLP, {to_rack} / {g_rack:.0} with");
     assert!(to_rack < to_plain, "{to_rack} vs {to_plain}");
 }
+
+#[test]
+fn test_controller_initial_ssthresh_ends_slow_start() {
+    // Linux runs the congestion module's init after the socket set an infinite ssthresh, so
+    // BIC's and CUBIC v2.0's initial_ssthresh = 100 segments (stacks-and-ccas.md A.2, A.3) end
+    // slow start at 100 segments on a path that never limits; CUBIC as in current Linux
+    // (initial_ssthresh 0, HyStart off) keeps slow-starting.
+    let grown = |cca: &str, params: serde_json::Value| {
+        let mut d = Dumbbell::new(1_000_000_000, 100 * MS, 100_000, 2 * SEC).tcp(
+            "f",
+            cca,
+            0,
+            json!({"initial_window": 2, "delayed_ack": false}),
+        );
+        d.flows[0]["cca"]["params"] = params;
+        d.record_changes = true;
+        let r = d.run();
+        let c = r.changes.as_ref().unwrap();
+        let mss = 1448.0;
+        let first_ssthresh = c.ssthresh_bytes.first().copied().unwrap_or(f64::NAN) / mss;
+        // Window 1 s after the handshake: 9 RTTs of doubling from 2 would be 1024 segments.
+        (first_ssthresh, cwnd_at(&r, 1100 * MS) as f64 / mss)
+    };
+    for (cca, params) in [
+        ("cubic", json!({"version": "2.0"})),
+        ("bic", json!({"initial_ssthresh": 100})),
+    ] {
+        let (ssthresh, w) = grown(cca, params);
+        eprintln!("{cca}: initial ssthresh {ssthresh:.1} segments, cwnd after 1 s {w:.1}");
+        assert!((ssthresh - 100.0).abs() < 0.5, "{cca}: ssthresh {ssthresh}");
+        assert!(w > 100.0 && w < 200.0, "{cca}: cwnd {w} segments at 1 s");
+    }
+    let (ssthresh, w) = grown("cubic", json!({"hystart": "off"}));
+    eprintln!("cubic (current Linux): initial ssthresh {ssthresh:e}, cwnd after 1 s {w:.1}");
+    assert!(w > 500.0, "cubic without initial_ssthresh: cwnd {w} segments at 1 s");
+}

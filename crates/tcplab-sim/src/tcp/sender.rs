@@ -410,12 +410,16 @@ impl TcpSender {
             growth: self.spec.growth,
         };
         // Parameters were validated when the simulation was built; keep the old controller if
-        // building fails anyway.
-        if let Ok(cc) = tcplab_cc::build(&self.spec.cca_name, &self.spec.cca_params, init) {
-            self.cc = cc;
+        // building fails anyway. The controller's own initial ssthresh wins over the
+        // connection's (Linux tcp_init_congestion_control runs the module's init after
+        // tcp_init_sock set TCP_INFINITE_SSTHRESH: BIC's and CUBIC v2.0's initial_ssthresh).
+        match tcplab_cc::build(&self.spec.cca_name, &self.spec.cca_params, init) {
+            Ok(cc) => self.cc = cc,
+            Err(_) => {
+                self.cc.set_cwnd(iw);
+                self.cc.set_ssthresh(ssthresh);
+            }
         }
-        self.cc.set_cwnd(iw);
-        self.cc.set_ssthresh(ssthresh);
         self.last_send = now;
         // Third segment of the handshake: a pure ACK (data follows in try_send).
         self.send_ack(cx);
