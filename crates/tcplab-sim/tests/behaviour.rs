@@ -607,5 +607,8 @@ fn test_controller_initial_ssthresh_ends_slow_start() {
     }
     let (ssthresh, w) = grown("cubic", json!({"hystart": "off"}));
     eprintln!("cubic (current Linux): initial ssthresh {ssthresh:e}, cwnd after 1 s {w:.1}");
-    assert!(w > 500.0, "cubic without initial_ssthresh: cwnd {w} segments at 1 s");
+    assert!(
+        w > 500.0,
+        "cubic without initial_ssthresh: cwnd {w} segments at 1 s"
+    );
 }
