@@ -559,6 +559,48 @@ def test_linux_sim_config_fills_only_unset_known_knobs():
     assert cfg["flows"][0]["tcp"] == {"min_rto": 1 * S}  # input untouched
 
 
+def test_linux_behaviour_is_the_linux6_personality_with_this_machines_buffers(monkeypatch):
+    from tcplab import stacks
+
+    monkeypatch.setattr(
+        linux,
+        "_sysctl",
+        lambda path, default=None: {
+            "net.ipv4.tcp_rmem": "4096 131072 33554432",
+            "net.ipv4.tcp_wmem": "4096 16384 4194304",
+        }.get(path, default),
+    )
+    knobs = linux.linux6_tcp_knobs()
+    persona = stacks.get("linux-6").knob_values()
+    for k, v in persona.items():
+        if k not in ("rcvbuf", "rcvbuf_autotune_max"):
+            assert knobs[k] == v, k
+    assert persona["rwnd_initial_segments"] == knobs["rwnd_initial_segments"] == 10
+    assert (knobs["rcvbuf"], knobs["rcvbuf_autotune_max"], knobs["sndbuf"]) == (
+        65536,
+        16 << 20,
+        4194304,
+    )
+    # The simulator side of compare: an autotuned receiver unless the scenario fixes a window.
+    auto = compare.linux_sim_config(dumbbell(), known_knobs=set(knobs))["flows"][0]["tcp"]
+    assert auto["rcvbuf"] == 65536 and auto["rcvbuf_autotune_max"] == 16 << 20
+    fixed = compare.linux_sim_config(
+        dumbbell(tcp={"sndbuf": 1 << 20, "rcvbuf": 1 << 20}), known_knobs=set(knobs)
+    )["flows"][0]["tcp"]
+    assert fixed["rcvbuf"] == 1 << 20 and "rcvbuf_autotune_max" not in fixed
+    # The kernel side: every knob of the linux-6 personality is honoured or equal to Linux's,
+    # and the autotuned buffers become the receiver namespace's tcp_rmem.
+    plan = linux.kernel_plan_for_flow(dumbbell(tcp=dict(persona))["flows"][0], 1500)
+    assert plan.receiver_sysctls["net.ipv4.tcp_rmem"] == "4096 131072 6291456"
+    assert "-w" not in plan.iperf_args and plan.sender_route["initcwnd"] == "10"
+    with pytest.raises(linux.KnobRefusal, match="rwnd_initial_segments"):
+        linux.kernel_plan_for_flow(dumbbell(tcp={"rwnd_initial_segments": 4})["flows"][0], 1500)
+    with pytest.raises(linux.KnobRefusal, match="autotuning only grows"):
+        linux.kernel_plan_for_flow(
+            dumbbell(tcp={"rcvbuf": 1 << 20, "rcvbuf_autotune_max": 1 << 16})["flows"][0], 1500
+        )
+
+
 def test_exchangeable_flows_are_judged_as_a_group():
     cfg = dumbbell(flows=2, duration=10 * S)
     for f in cfg["flows"]:

@@ -1,10 +1,11 @@
 """``tcplab compare``: one scenario on the simulator and on the kernel, and a fidelity report.
 
 The simulator runs with the scenario's TCP knobs as given plus Linux's behaviour for every knob
-the scenario leaves open (:func:`tcplab.kernel.linux.linux6_tcp_knobs`, to be replaced by the
-simulator's ``linux-6`` personality). Both runs use trial 0's seed, and random (Bernoulli) loss
-is turned into the same explicit list of lost packets for both (:func:`common_loss_pattern`):
-with tens of loss events per run, two independent draws differ by ±20 % in goodput on their own.
+the scenario leaves open: the simulator's ``linux-6`` personality with this machine's buffer
+limits (:func:`tcplab.kernel.linux.linux6_tcp_knobs`). Both runs use trial 0's seed, and random
+(Bernoulli) loss is turned into the same explicit list of lost packets for both
+(:func:`common_loss_pattern`): with tens of loss events per run, two independent draws differ by
+±20 % in goodput on their own.
 
 **Alignment.** A kernel flow starts when iperf3 has set up its control connection, some RTTs
 after the scenario's start time. Its series are shifted by that delay (the time of the data
@@ -78,7 +79,12 @@ def linux_sim_config(config: dict[str, Any], known_knobs: set[str] | None = None
                 mtu = int(link.get("mtu", 1500))
                 break
         base = {k: v for k, v in linux.linux6_tcp_knobs(mtu).items() if k in known_knobs}
-        f["tcp"] = {**base, **(f.get("tcp") or {})}
+        own = f.get("tcp") or {}
+        if "rcvbuf" in own and "rcvbuf_autotune_max" not in own:
+            # A fixed buffer (window = iperf -w = SO_RCVBUF) switches autotuning off (Linux
+            # SOCK_RCVBUF_LOCK), as python/tcplab/scenario.py does for personalities.
+            base.pop("rcvbuf_autotune_max", None)
+        f["tcp"] = {**base, **own}
     return cfg
 
 

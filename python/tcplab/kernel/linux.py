@@ -3,8 +3,8 @@
 :func:`linux6_tcp_knobs` is the ONE place that states Linux 6.x's TCP behaviour in the
 simulator's knob vocabulary (crates/tcplab-sim/src/tcp/config.rs). ``tcplab compare`` passes it
 to the simulator so both engines run "Linux"; the kernel engine accepts a scenario knob it cannot
-set on the kernel only when it equals this value. Replace it by the simulator's ``linux-6``
-personality when that exists.
+set on the kernel only when it equals this value. It is the simulator's ``linux-6``
+personality (python/tcplab/stacks/linux-6.toml) with this machine's buffer limits.
 
 :func:`kernel_plan_for_flow` turns one flow's knobs into kernel settings (per-namespace sysctls,
 iperf3 options) or a refusal naming the knob.
@@ -40,64 +40,30 @@ def _sysctl(path: str, default: str | None = None) -> str | None:
 
 
 def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
-    """Linux 6.x TCP behaviour as simulator knobs (sources per line).
+    """Linux 6.x TCP behaviour as simulator knobs: the ``linux-6`` personality
+    (python/tcplab/stacks/linux-6.toml, every value with its source) with this machine's
+    buffer limits, plus the engine defaults the personality leaves implicit.
 
     ``stacks-and-ccas.md`` is /work/shared/reference/stacks-and-ccas.md (facts with sources);
     "ip-sysctl" is the kernel's Documentation/networking/ip-sysctl.rst.
     """
+    from .. import stacks
+
+    del mtu  # the MSS follows the MTU in both engines (mss = 0)
     wmem = (_sysctl("net.ipv4.tcp_wmem") or "4096 16384 4194304").split()
     rmem = (_sysctl("net.ipv4.tcp_rmem") or "4096 131072 6291456").split()
-    del mtu  # the MSS follows the MTU in both engines (mss = 0)
-    return {
-        # MSS = first-hop MTU − 40; timestamps take 12 B of each segment (RFC 9293 §3.7.1,
-        # RFC 7323); Linux advmss = MTU − 40.
+    knobs: dict[str, Any] = {
+        # Knobs the personality leaves at the engine's defaults, stated here because the kernel
+        # engine accepts a knob it cannot set only when it equals Linux's behaviour.
+        # MSS = first-hop MTU − 40 (Linux advmss; RFC 9293 §3.7.1); timestamps take 12 B.
         "mss": 0,
-        # IW10 (RFC 6928), Linux's TCP_INIT_CWND since 2.6.39 (stacks-and-ccas.md B.1).
-        "initial_window": 10,
         # No initial threshold: TCP_INFINITE_SSTHRESH (stacks-and-ccas.md A.1, B.1).
         "initial_ssthresh": None,
-        # Autotuning limits tcp_wmem[2] / tcp_rmem[2] of the running kernel (ip-sysctl). The
-        # advertised window is at most about half of the receive buffer (tcp_adv_win_scale = 1,
-        # ip-sysctl; 6.x replaces the constant by a measured ratio near it: UNVERIFIED).
-        "sndbuf": int(wmem[2]),
-        "rcvbuf": int(rmem[2]) // 2,
-        # Delayed ACKs, an ACK for every second full-sized segment (stacks-and-ccas.md B.1).
+        # An ACK for every second full-sized segment (stacks-and-ccas.md B.1).
         "delayed_ack": True,
         "delack_segments": 2,
-        # ATO starts at TCP_DELACK_MIN = 40 ms and adapts up to 200 ms (stacks-and-ccas.md B.1);
-        # the simulator has one fixed timer: 40 ms (UNVERIFIED as an average).
-        "delack_timeout": 40 * MS,
-        # Quick-ACK mode: up to 16 immediate ACKs at start and after out-of-order data
-        # (TCP_MAX_QUICKACKS; stacks-and-ccas.md B.1).
-        "quickack_segments": 16,
-        # RTO: min 200 ms applied to the variance term, initial 1 s, max 120 s
-        # (stacks-and-ccas.md B.1; TCP_RTO_MIN, TCP_TIMEOUT_INIT, TCP_RTO_MAX).
-        "min_rto": 200 * MS,
-        "initial_rto": 1 * S,
-        "max_rto": 120 * S,
-        "rto_min_on_variance": True,
-        # RTT samples in µs (stacks-and-ccas.md B.1 "µs RTT samples"); with the 200 ms floor
-        # on the variance term G never matters; 1 ms is the simulator's finest documented value.
-        "clock_granularity": 1 * MS,
-        # WS / TS / SACK / DSACK on (stacks-and-ccas.md B.1; ip-sysctl tcp_timestamps,
-        # tcp_sack, tcp_dsack, tcp_window_scaling default 1).
-        "timestamps": True,
-        "sack": True,
-        "dsack": True,
-        "window_scaling": True,
-        # cwnd counted in packets; slow start adds every acknowledged packet with no cap
-        # (crates/tcplab-cc/src/growth.rs: "modern Linux ... abc_limit: u32::MAX";
-        # stacks-and-ccas.md A.1 "Linux differences: cwnd counted in packets").
-        "cwnd_unit": "packets",
-        "abc": 2**32 - 1,
-        # Linux 6 recovers with PRR (RFC 6937, since 3.2) and detects loss with RACK-TLP
-        # (RFC 8985, tcp_recovery = 1 by default; stacks-and-ccas.md A.1, B.1).
-        "recovery": "prr",
-        "rack": True,
         # Limited transmit in the Disorder state (RFC 3042).
         "limited_transmit": True,
-        # tcp_reordering = 3 (stacks-and-ccas.md A.1).
-        "dupthresh": 3,
         # tcp_syn_retries = 6 (ip-sysctl).
         "syn_retries": 6,
         # No pacing without the fq qdisc, except BBR's own (tcp internal pacing).
@@ -105,6 +71,15 @@ def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
         # iperf3 reads as fast as data arrives.
         "app_read_rate": None,
     }
+    knobs.update(stacks.get("linux-6").knob_values())
+    # This machine's autotuning limits instead of the 6.x defaults of the personality: the send
+    # buffer may grow to tcp_wmem[2] (the simulator has no send-buffer autotuning: the limit is
+    # used from the start); the receive buffer starts at tcp_rmem[1] and grows to tcp_rmem[2],
+    # of which about half is offered as window (tcp_adv_win_scale = 1, as in linux-6.toml).
+    knobs["sndbuf"] = int(wmem[2])
+    knobs["rcvbuf"] = int(rmem[1]) // 2
+    knobs["rcvbuf_autotune_max"] = int(rmem[2]) // 2
+    return knobs
 
 
 def available_ccas() -> list[str]:
@@ -267,7 +242,7 @@ def kernel_plan_for_flow(flow: dict[str, Any], mtu: int) -> KernelFlowSettings:
                     "Linux has no per-connection initial ssthresh (the route metric is ignored "
                     "while tcp_no_ssthresh_metrics_save = 1)",
                 )
-        elif knob in ("sndbuf", "rcvbuf"):
+        elif knob in ("sndbuf", "rcvbuf", "rcvbuf_autotune_max"):
             continue  # below, together
         elif knob in ("timestamps", "sack", "dsack", "window_scaling"):
             v = "1" if value else "0"
@@ -311,7 +286,25 @@ def kernel_plan_for_flow(flow: dict[str, Any], mtu: int) -> KernelFlowSettings:
         else:
             raise refuse(knob, "the kernel engine does not know how to apply this knob")
     snd, rcv = knobs.get("sndbuf"), knobs.get("rcvbuf")
-    if snd is not None or rcv is not None:
+    autotune = knobs.get("rcvbuf_autotune_max")
+    if autotune is not None:
+        # An autotuned receiver (the linux-6 personality): rcvbuf is the initial window and
+        # rcvbuf_autotune_max the largest; the buffers are about twice the window
+        # (tcp_adv_win_scale = 1, ip-sysctl), set as the namespaces' autotuning limits, no -w.
+        rcv = int(rcv if rcv is not None else linux["rcvbuf"])
+        autotune = int(autotune)
+        if autotune < rcv:
+            raise refuse(
+                "rcvbuf_autotune_max", f"is below tcp.rcvbuf = {rcv} (autotuning only grows)"
+            )
+        out.receiver_sysctls["net.ipv4.tcp_rmem"] = f"4096 {2 * rcv} {2 * autotune}"
+        out.applied["rcvbuf/rcvbuf_autotune_max"] = (
+            f"net.ipv4.tcp_rmem = 4096 {2 * rcv} {2 * autotune} (receiver; autotuning on)"
+        )
+        if snd is not None:
+            out.sender_sysctls["net.ipv4.tcp_wmem"] = f"4096 16384 {int(snd)}"
+            out.applied["sndbuf"] = f"net.ipv4.tcp_wmem = 4096 16384 {int(snd)} (sender)"
+    elif snd is not None or rcv is not None:
         if snd is not None and rcv is not None and snd != rcv:
             raise KnobRefusal(
                 f"{who}: tcp.sndbuf = {snd} and tcp.rcvbuf = {rcv} differ; iperf3 -w sets both "
