@@ -124,36 +124,10 @@ fn droptail() -> String {
     "droptail".to_string()
 }
 
-/// Loss models of docs/design.md §3.
-#[derive(Clone, Debug, Deserialize, Default, PartialEq)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
-pub enum LossCfg {
-    #[default]
-    None,
-    Bernoulli {
-        p: f64,
-    },
-    /// Per packet, first the state moves (good→bad with `p_gb`, bad→good with `p_bg`), then the
-    /// packet is lost with the state's probability (Gilbert 1960; Elliott 1963).
-    GilbertElliott {
-        p_gb: f64,
-        p_bg: f64,
-        #[serde(default)]
-        loss_good: f64,
-        #[serde(default = "one")]
-        loss_bad: f64,
-    },
-    /// Lose exactly the packets with these indices (0 = the first packet admitted to this link
-    /// direction), as the simulator's `list` model does. On the kernel the index counts every
-    /// IPv4 packet, including those of iperf3's control connection.
-    List {
-        packets: Vec<u64>,
-    },
-}
-
-fn one() -> f64 {
-    1.0
-}
+/// The simulator's loss models (docs/scenario-format.md). On the kernel a `list` index counts
+/// every IPv4 packet admitted to the direction, including those of iperf3's control connection
+/// unless `loss_only` restricts the model to the scenario's flows.
+pub use tcplab_sim::config::LossCfg;
 
 impl EmuConfig {
     /// Parse and check a configuration.

@@ -15,7 +15,6 @@
 pub mod config;
 pub mod hist;
 pub mod pipe;
-pub mod rng;
 pub mod serve;
 pub mod sys;
 pub mod tcpobs;

@@ -16,82 +16,19 @@
 //! is measured by the I/O loop (src/serve.rs) and reported, and the kernel engine rejects runs
 //! whose lateness or achieved rate miss the configured values.
 
-use crate::config::{ChanCfg, LossCfg};
-use crate::rng::Rng;
+use crate::config::ChanCfg;
 use std::collections::VecDeque;
+pub use tcplab_sim::net::LossModel;
+use tcplab_sim::rng::Rng;
 
-/// Serialisation time of `bytes` at `rate_bps` in picoseconds (0 for an unlimited rate).
+/// Serialisation time of `bytes` at `rate_bps` in picoseconds (0 for an unlimited rate, which
+/// the simulator's links do not have).
 #[inline]
 pub fn tx_time_ps(bytes: u32, rate_bps: u64) -> u64 {
     if rate_bps == 0 {
         return 0;
     }
-    ((bytes as u128 * 8 * 1_000_000_000_000u128) / rate_bps as u128) as u64
-}
-
-/// Per-packet loss decision with its own random stream.
-#[derive(Clone, Debug)]
-pub struct LossModel {
-    cfg: LossCfg,
-    rng: Rng,
-    bad: bool,
-    /// Packets decided so far, and the next index into the sorted `List`.
-    count: u64,
-    next: usize,
-}
-
-impl LossModel {
-    pub fn new(cfg: LossCfg, rng: Rng) -> LossModel {
-        let cfg = match cfg {
-            LossCfg::List { mut packets } => {
-                packets.sort_unstable();
-                packets.dedup();
-                LossCfg::List { packets }
-            }
-            c => c,
-        };
-        LossModel {
-            cfg,
-            rng,
-            bad: false,
-            count: 0,
-            next: 0,
-        }
-    }
-
-    #[inline]
-    pub fn lose(&mut self) -> bool {
-        let index = self.count;
-        self.count += 1;
-        match self.cfg {
-            LossCfg::None => false,
-            LossCfg::Bernoulli { p } => self.rng.chance(p),
-            LossCfg::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
-                // docs/design.md §3: per packet the state moves first, then the loss draw.
-                if self.bad {
-                    if self.rng.chance(p_bg) {
-                        self.bad = false;
-                    }
-                } else if self.rng.chance(p_gb) {
-                    self.bad = true;
-                }
-                self.rng.chance(if self.bad { loss_bad } else { loss_good })
-            }
-            LossCfg::List { ref packets } => {
-                if packets.get(self.next) == Some(&index) {
-                    self.next += 1;
-                    true
-                } else {
-                    false
-                }
-            }
-        }
-    }
+    tcplab_sim::time::tx_time_ps(bytes, rate_bps)
 }
 
 /// Outcome of offering a packet.
@@ -304,7 +241,7 @@ impl Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::QueueCfg;
+    use crate::config::{LossCfg, QueueCfg};
 
     fn chan(rate: u64, delay: u64, limit: Option<u32>, loss: LossCfg) -> ChanCfg {
         ChanCfg {
@@ -322,7 +259,7 @@ mod tests {
     fn pipe(rate: u64, delay: u64, limit: Option<u32>) -> Pipe {
         Pipe::new(
             &chan(rate, delay, limit, LossCfg::None),
-            Rng::for_entity(1, "t"),
+            Rng::for_entity(1, "loss", "t"),
         )
     }
 
@@ -385,7 +322,7 @@ mod tests {
     fn test_byte_limit_counts_waiting_bytes() {
         let mut c = chan(12_000_000, 0, None, LossCfg::None);
         c.queue.limit_bytes = Some(3000);
-        let mut p = Pipe::new(&c, Rng::for_entity(1, "t"));
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "loss", "t"));
         for k in 0..3 {
             assert!(matches!(p.offer(0, 1500, k), Offer::Queued(_)));
         }
@@ -395,7 +332,7 @@ mod tests {
     #[test]
     fn test_lost_packet_uses_capacity_but_never_departs() {
         let c = chan(12_000_000, 0, None, LossCfg::Bernoulli { p: 1.0 });
-        let mut p = Pipe::new(&c, Rng::for_entity(1, "t"));
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "loss", "t"));
         assert_eq!(p.offer(0, 1500, 0), Offer::Lost);
         assert_eq!(p.next_due(), None);
         assert_eq!(p.stats.busy_ps, 1_000_000_000);
@@ -408,9 +345,12 @@ mod tests {
         let mut p = pipe(12_000_000, 0, None);
         p.offer(0, 1500, 0);
         // A lost packet in between keeps the chain: the link was busy serialising it.
-        p.loss = LossModel::new(LossCfg::Bernoulli { p: 1.0 }, Rng::for_entity(1, "t"));
+        p.loss = LossModel::new(
+            LossCfg::Bernoulli { p: 1.0 },
+            Rng::for_entity(1, "loss", "t"),
+        );
         assert_eq!(p.offer(0, 1500, 1), Offer::Lost);
-        p.loss = LossModel::new(LossCfg::None, Rng::for_entity(1, "t"));
+        p.loss = LossModel::new(LossCfg::None, Rng::for_entity(1, "loss", "t"));
         p.offer(0, 1500, 2);
         // Idle link before this one: not back to back.
         p.offer(10_000_000, 1500, 3);
@@ -425,7 +365,7 @@ mod tests {
     #[test]
     fn test_exempt_packets_are_never_lost_and_not_counted() {
         let c = chan(0, 0, None, LossCfg::List { packets: vec![1] });
-        let mut p = Pipe::new(&c, Rng::for_entity(1, "t"));
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "loss", "t"));
         assert!(matches!(p.offer(0, 60, 0), Offer::Queued(_)));
         assert!(matches!(p.offer_with(0, 60, 1, false), Offer::Queued(_)));
         // Index 1 is the second *lossy* packet.
@@ -455,13 +395,15 @@ mod tests {
         assert_eq!(p.offer(90, 60, 1), Offer::Queued(100));
     }
 
+    // The simulator's loss model (tcplab_sim::net::LossModel), as the emulator uses it; its
+    // Bernoulli and Gilbert-Elliott statistics are tested in crates/tcplab-sim/src/net.rs.
     #[test]
     fn test_list_loss_drops_exact_indices() {
         let mut m = LossModel::new(
             LossCfg::List {
                 packets: vec![5, 1, 1, 3],
             },
-            Rng::for_entity(1, "l"),
+            Rng::for_entity(1, "loss", "l"),
         );
         let lost: Vec<u64> = (0..8).filter(|_| m.lose()).collect();
         assert_eq!(lost.len(), 3);
@@ -469,30 +411,11 @@ mod tests {
             LossCfg::List {
                 packets: vec![5, 1, 3],
             },
-            Rng::for_entity(1, "l"),
+            Rng::for_entity(1, "loss", "l"),
         );
         let idx: Vec<u64> = (0..8u64).filter(|_| m.lose()).collect();
         // `filter` sees 0..8 in order, so the kept values are the lost indices.
         assert_eq!(idx, vec![1, 3, 5]);
-    }
-
-    #[test]
-    fn test_gilbert_elliott_loss_is_bursty() {
-        let ge = LossCfg::GilbertElliott {
-            p_gb: 0.01,
-            p_bg: 0.2,
-            loss_good: 0.0,
-            loss_bad: 1.0,
-        };
-        let mut m = LossModel::new(ge, Rng::for_entity(3, "ge"));
-        let draws: Vec<bool> = (0..200_000).map(|_| m.lose()).collect();
-        let lost = draws.iter().filter(|&&x| x).count() as f64 / draws.len() as f64;
-        // Stationary bad-state share p_gb/(p_gb+p_bg) = 0.0476.
-        assert!((lost - 0.0476).abs() < 0.006, "loss {lost}");
-        let pairs = draws.windows(2).filter(|w| w[0] && w[1]).count() as f64;
-        let after_loss = pairs / draws.iter().filter(|&&x| x).count() as f64;
-        // P(loss | previous lost) = 1 − p_bg = 0.8, far above the mean.
-        assert!((after_loss - 0.8).abs() < 0.03, "conditional {after_loss}");
     }
 
     proptest::proptest! {

@@ -22,12 +22,12 @@
 use crate::config::EmuConfig;
 use crate::hist::{Hist, HistSummary, RateMeter};
 use crate::pipe::{Offer, Pipe};
-use crate::rng::Rng;
 use crate::sys::{self, PacketSocket};
 use crate::tcpobs::{self, FlowCount, FlowObs};
 use serde::Serialize;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tcplab_sim::rng::Rng;
 
 const ETH_HDR: u32 = 14;
 /// Busy periods shorter than this do not enter the achieved-rate measurement: over shorter spans
@@ -253,7 +253,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
             lanes.push(Lane {
                 pipe: Pipe::new(
                     chan,
-                    Rng::for_entity(cfg.seed, &format!("{}.{dir}", l.name)),
+                    Rng::for_entity(cfg.seed, "loss", &format!("{}.{dir}", l.name)),
                 ),
                 link: l.name.clone(),
                 dir,
