@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 from tcplab.catalog import Catalog  # noqa: E402
+from tcplab.results import SERIES_COLUMNS  # noqa: E402
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -114,31 +115,7 @@ def synthetic_engine(config: dict[str, Any]) -> dict[str, Any]:
     dur = config["duration_ns"]
     step = config["interval_ns"]
     flows = []
-    series: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "flow",
-            "time_ns",
-            "goodput_bps",
-            "delivered_bytes",
-            "cwnd_bytes",
-            "cwnd_segments",
-            "ssthresh_bytes",
-            "srtt_ns",
-            "rttvar_ns",
-            "rto_ns",
-            "snd_una",
-            "snd_nxt",
-            "in_flight_bytes",
-            "rwnd_bytes",
-            "retransmits",
-            "fast_retransmits",
-            "timeouts",
-            "dupacks",
-            "sack_blocks",
-            "pacing_rate_bps",
-        )
-    }
+    series: dict[str, list[Any]] = {k: [] for k in SERIES_COLUMNS}
     total_pkts = 0
     bottleneck = next(link for link in config["links"] if link["name"] == "bottleneck")
     for f in config["flows"]:

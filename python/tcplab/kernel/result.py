@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results import SERIES_COLUMNS
 from .topology import Plan
 
 __all__ = ["FlowInfo", "assemble", "base_rtt_ns", "load_samples", "validity"]
@@ -171,28 +172,8 @@ def _series_at(series: dict[str, list], flow: str, key: str, t: int) -> float:
     return best_v
 
 
-SERIES_KEYS = (
-    "flow",
-    "time_ns",
-    "goodput_bps",
-    "delivered_bytes",
-    "cwnd_bytes",
-    "cwnd_segments",
-    "ssthresh_bytes",
-    "srtt_ns",
-    "rttvar_ns",
-    "rto_ns",
-    "snd_una",
-    "snd_nxt",
-    "in_flight_bytes",
-    "rwnd_bytes",
-    "retransmits",
-    "fast_retransmits",
-    "timeouts",
-    "dupacks",
-    "sack_blocks",
-    "pacing_rate_bps",
-)
+#: The simulator's series columns (docs/design.md §4), the same schema for both engines.
+SERIES_KEYS = SERIES_COLUMNS
 
 
 def _sender_vars(r: _Rows, i: int) -> dict[str, float]:
