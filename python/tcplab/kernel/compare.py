@@ -42,7 +42,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UserError
 from . import linux
 
 __all__ = ["TOLERANCES", "compare", "fidelity", "linux_sim_config"]
@@ -495,6 +494,10 @@ def compare(
     from ..seeds import trial_seed
     from . import run as kernel_run
 
+    if out is not None:
+        from ..results import check_out
+
+        check_out(out)  # before a minute of runs, not after
     sc = scenario_mod.load(
         scenario, overrides=overrides or [], seed=seed, catalog=linux.kernel_catalog()
     )
@@ -516,13 +519,15 @@ def compare(
     rep["sim_knobs"] = {f["name"]: f.get("tcp") for f in scfg["flows"] if f["kind"] == "tcp"}
     rep["kernel_emulator"] = kern.get("kernel", {}).get("emulator")
     if out is not None:
-        d = Path(out)
-        if d.exists() and any(d.iterdir()):
-            raise UserError(f"{d}: output directory exists and is not empty")
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "fidelity.json").write_text(json.dumps(rep, indent=1, default=_json_default))
-        (d / "fidelity.md").write_text(_markdown(sc.name, rep))
-        _plot(rep, d / "compare.png", f"{sc.name}: simulator vs kernel")
+        from ..results import write_atomic
+
+        def fill(d: Path) -> None:
+            (d / "fidelity.json").write_text(json.dumps(rep, indent=1, default=_json_default))
+            (d / "fidelity.md").write_text(_markdown(sc.name, rep))
+            _plot(rep, d / "compare.png", f"{sc.name}: simulator vs kernel")
+
+        # All three files appear together or not at all (results.write_atomic).
+        write_atomic(Path(out), fill)
     return rep
 
 

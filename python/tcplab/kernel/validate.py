@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -75,6 +76,13 @@ def table(reports: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _write(path: Path, text: str) -> None:
+    """Write *text* to *path* atomically (a temporary sibling renamed over it)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tcplab.kernel.validate")
     p.add_argument("--out", default="runs/kernel-validation", metavar="DIR")
@@ -99,8 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{f.stem}: {'pass' if rep['pass'] else 'FAIL'} ({time.perf_counter() - t:.0f} s)",
             flush=True,
         )
-    (out / "validation.md").write_text(table(reports))
-    (out / "validation.json").write_text(
+    _write(out / "validation.md", table(reports))
+    _write(
+        out / "validation.json",
         json.dumps(
             [
                 {
@@ -116,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             ],
             indent=1,
             default=str,
-        )
+        ),
     )
     print(table(reports))
     return 0 if all(r["pass"] for r in reports) else 3
