@@ -1,6 +1,6 @@
 """Command-line parts of the kernel engine: ``tcplab compare`` and ``tcplab kernel-cleanup``.
 
-    tcplab compare SCENARIO [--out DIR] [--set F=V ...] [--seed S] [--sim-timeout S]
+    tcplab compare SCENARIO [--out DIR] [--set F=V ...] [--seed S] [--trials N] [--sim-timeout S]
     tcplab kernel-cleanup [--force]
 
 Registered on the main parser by :func:`tcplab.kernel.add_subcommands`; each sets ``func``.
@@ -24,6 +24,7 @@ def _compare(args: argparse.Namespace) -> int:
         overrides=args.overrides,
         seed=args.seed,
         sim_timeout=args.sim_timeout,
+        trials=args.trials,
     )
     if not rep["kernel_valid"]:
         print("kernel run INVALID: " + "; ".join(rep["kernel_invalid_reasons"]), file=sys.stderr)
@@ -37,6 +38,17 @@ def _compare(args: argparse.Namespace) -> int:
             f"{f['flow']:<20} goodput sim {g['sim'] / 1e6:8.2f}  kernel {g['kernel'] / 1e6:8.2f} "
             f"Mbit/s ({g['rel_diff']:+.1%})  {'pass' if f['pass'] else 'FAIL ' + ','.join(fails)}"
         )
+    for g in rep.get("groups") or []:
+        fails = [k for k, c in g["checks"].items() if c["pass"] is False]
+        gs = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["sim"])
+        gk = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["kernel"])
+        print(
+            f"group {g['group']:<14} sim {gs}  kernel {gk} Mbit/s  Jain "
+            f"{g['jain']['sim']:.3f} / {g['jain']['kernel']:.3f}  "
+            f"{'pass' if g['pass'] else 'FAIL ' + ','.join(fails)}"
+        )
+    if rep.get("trials", 1) > 1:
+        print(f"(means over {rep['trials']} trials)")
     if args.out:
         print(f"report: {args.out}/fidelity.md")
     return 0 if rep["pass"] else 3
@@ -58,17 +70,24 @@ def add_subcommands(subparsers: Any) -> None:
         "compare",
         help="run a scenario on the simulator and on the kernel and write a fidelity report",
         description=(
-            "Run SCENARIO (trial 0) on the simulator with Linux's TCP behaviour and on the "
+            "Run SCENARIO on the simulator with Linux's TCP behaviour and on the "
             "running Linux kernel in network namespaces (needs root), align the two in time, and "
             "report per flow mean and per-interval goodput, cwnd trajectories (correlation, mean "
             "absolute error), retransmissions and timeouts, each with pass/fail against stated "
-            "tolerances. Exit status 3 when a check fails."
+            "tolerances; with several trials the checks are made on the means over trials. Exit "
+            "status 3 when a check fails."
         ),
     )
     c.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
     c.add_argument("--out", metavar="DIR", help="write fidelity.json, fidelity.md, compare.png")
     c.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
     c.add_argument("--seed", type=int, metavar="S", help="scenario seed")
+    c.add_argument(
+        "--trials",
+        type=int,
+        metavar="N",
+        help="pairs of runs, judged on their means (default: the scenario's trials)",
+    )
     c.add_argument(
         "--sim-timeout",
         type=float,

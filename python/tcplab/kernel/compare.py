@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UserError
 from . import linux
 
 __all__ = ["TOLERANCES", "compare", "fidelity", "linux_sim_config"]
@@ -163,7 +164,6 @@ def fidelity(
     sim_error: str | None = None,
 ) -> dict[str, Any]:
     """Per-flow comparison of a simulator and a kernel raw result of the same config."""
-    tol = TOLERANCES
     duration = int(config["duration_ns"])
     kflows = {f["name"]: f for f in kern.get("kernel", {}).get("flows", [])}
     fine = kern.get("kernel", {}).get("fine") or {}
@@ -192,13 +192,6 @@ def fidelity(
         k_mean = kflow["bytes_delivered"] * 8e9 / max(1, stop - start - offset)
         rel = (s_mean - k_mean) / k_mean if k_mean else math.nan
         entry["mean_goodput_bps"] = {"sim": s_mean, "kernel": k_mean, "rel_diff": rel}
-        entry["checks"] = {
-            "mean_goodput": _check(
-                rel,
-                abs(rel) <= tol["mean_goodput_rel"],
-                f"|rel diff| ≤ {tol['mean_goodput_rel']:.0%}",
-            ),
-        }
         # Per-interval goodput on the simulator's grid, kernel shifted by its start offset.
         ts, s_del = _flow_series(sim, idx, "delivered_bytes")
         fk = fine.get(name)
@@ -228,11 +221,6 @@ def fidelity(
             "mae_rel": mae,
             "correlation": _corr(s_gp[active], k_gp[active]),
         }
-        entry["checks"]["interval_goodput"] = _check(
-            mae,
-            mae <= tol["interval_goodput_mae_rel"] if mae == mae else None,
-            f"mean |diff| ≤ {tol['interval_goodput_mae_rel']:.0%} of kernel mean goodput",
-        )
         if fc["kind"] == "tcp":
             grid = np.arange(start + GRID_NS, min(stop, duration - offset), GRID_NS, dtype=float)
             ch = sim.get("changes") or {}
@@ -263,6 +251,7 @@ def fidelity(
                 k_mean_c = s_mean_c = cmae = cmean = math.nan
             step = max(1, len(grid) // 2000)
             entry["cwnd"] = {
+                "mean_rel": cmean,
                 "time_s": (grid[::step] / 1e9).tolist(),
                 "sim_segments": (s_c[::step] / mss).tolist(),
                 "kernel_segments": (k_c[::step] / mss).tolist(),
@@ -271,23 +260,12 @@ def fidelity(
                 "mae_rel": cmae,
                 "correlation": _corr(s_c, k_c),
             }
-            entry["checks"]["cwnd_mae"] = _check(
-                cmae,
-                cmae <= tol["cwnd_mae_rel"] if cmae == cmae else None,
-                f"mean |diff| ≤ {tol['cwnd_mae_rel']:.0%} of kernel mean cwnd",
-            )
-            entry["checks"]["cwnd_mean"] = _check(
-                cmean,
-                abs(cmean) <= tol["cwnd_mean_rel"] if cmean == cmean else None,
-                f"|mean cwnd rel diff| ≤ {tol['cwnd_mean_rel']:.0%}",
-            )
             for key in ("retransmits", "timeouts"):
-                a, r = tol[key]
-                sv, kv = float(sflow.get(key) or 0), float(kflow.get(key) or 0)
-                entry[key] = {"sim": sv, "kernel": kv}
-                entry["checks"][key] = _check(
-                    sv - kv, _within(sv, kv, a, r), f"|diff| ≤ max({a}, {r:.0%})"
-                )
+                entry[key] = {
+                    "sim": float(sflow.get(key) or 0),
+                    "kernel": float(kflow.get(key) or 0),
+                }
+        entry["checks"] = _flow_checks(entry)
         entry["pass"] = all(c["pass"] is not False for c in entry["checks"].values())
         out_flows.append(entry)
     groups = _group_checks(config, out_flows)
@@ -305,18 +283,147 @@ def fidelity(
     }
 
 
+def _flow_checks(entry: dict[str, Any]) -> dict[str, Any]:
+    """A flow's checks (:data:`TOLERANCES`) from the numbers of its report entry."""
+    tol = TOLERANCES
+    rel = entry["mean_goodput_bps"]["rel_diff"]
+    checks = {
+        "mean_goodput": _check(
+            rel,
+            abs(rel) <= tol["mean_goodput_rel"] if rel == rel else None,
+            f"|rel diff| ≤ {tol['mean_goodput_rel']:.0%}",
+        )
+    }
+    mae = entry["interval_goodput"]["mae_rel"]
+    checks["interval_goodput"] = _check(
+        mae,
+        mae <= tol["interval_goodput_mae_rel"] if mae == mae else None,
+        f"mean |diff| ≤ {tol['interval_goodput_mae_rel']:.0%} of kernel mean goodput",
+    )
+    c = entry.get("cwnd")
+    if c is not None:
+        cmae, cmean = c["mae_rel"], c["mean_rel"]
+        checks["cwnd_mae"] = _check(
+            cmae,
+            cmae <= tol["cwnd_mae_rel"] if cmae == cmae else None,
+            f"mean |diff| ≤ {tol['cwnd_mae_rel']:.0%} of kernel mean cwnd",
+        )
+        checks["cwnd_mean"] = _check(
+            cmean,
+            abs(cmean) <= tol["cwnd_mean_rel"] if cmean == cmean else None,
+            f"|mean cwnd rel diff| ≤ {tol['cwnd_mean_rel']:.0%}",
+        )
+    for key in ("retransmits", "timeouts"):
+        if key in entry:
+            a, r = tol[key]
+            sv, kv = entry[key]["sim"], entry[key]["kernel"]
+            checks[key] = _check(sv - kv, _within(sv, kv, a, r), f"|diff| ≤ max({a}, {r:.0%})")
+    return checks
+
+
+def _nanmean(xs: list[Any]) -> float:
+    v = [float(x) for x in xs if x is not None and x == x]
+    return sum(v) / len(v) if v else math.nan
+
+
+def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One report from the reports of several trials of one scenario.
+
+    A single run of a real stack is one draw: two identical flows sharing a drop-tail queue end
+    a 30 s run with Jain's index anywhere from 0.88 to 1.0, decided by which flow loses first.
+    With trials the comparison is between means: every per-flow number (goodput of each engine,
+    per-interval and cwnd errors, correlations, retransmissions, timeouts) is averaged over the
+    trials and the checks are made on the means; a group of exchangeable flows is judged by its
+    shares sorted per trial, then averaged, and by the mean Jain index. Series and figures are
+    trial 0's. Each flow keeps its per-trial goodputs (``trials``)."""
+    if len(reports) == 1:
+        return reports[0]
+    first = reports[0]
+    flows = []
+    for i, entry in enumerate(first["flows"]):
+        each = [r["flows"][i] for r in reports]
+        bad = next((e for e in each if "error" in e), None)
+        if bad is not None:
+            flows.append(bad)
+            continue
+        m = copy.deepcopy(entry)
+        s = _nanmean([e["mean_goodput_bps"]["sim"] for e in each])
+        k = _nanmean([e["mean_goodput_bps"]["kernel"] for e in each])
+        m["mean_goodput_bps"] = {
+            "sim": s,
+            "kernel": k,
+            "rel_diff": (s - k) / k if k else math.nan,
+        }
+        m["trials"] = {
+            "sim_goodput_bps": [e["mean_goodput_bps"]["sim"] for e in each],
+            "kernel_goodput_bps": [e["mean_goodput_bps"]["kernel"] for e in each],
+        }
+        for key in ("mae_rel", "correlation"):
+            m["interval_goodput"][key] = _nanmean([e["interval_goodput"][key] for e in each])
+        if "cwnd" in m:
+            for key in ("mean_sim_bytes", "mean_kernel_bytes", "mae_rel", "correlation"):
+                m["cwnd"][key] = _nanmean([e["cwnd"][key] for e in each])
+            ks, kk = m["cwnd"]["mean_sim_bytes"], m["cwnd"]["mean_kernel_bytes"]
+            m["cwnd"]["mean_rel"] = (ks - kk) / kk if kk else math.nan
+        for key in ("retransmits", "timeouts"):
+            if key in m:
+                m[key] = {w: _nanmean([e[key][w] for e in each]) for w in ("sim", "kernel")}
+        m["checks"] = _flow_checks(m)
+        m["pass"] = all(c["pass"] is not False for c in m["checks"].values())
+        flows.append(m)
+    shares: dict[str, tuple[list[float], list[float], float, float]] = {}
+    for g in first.get("groups") or []:
+        per = [next(x for x in r["groups"] if x["group"] == g["group"]) for r in reports]
+        n = len(g["goodput_bps"]["sim"])
+        s_sorted = [_nanmean([p["goodput_bps"]["sim"][j] for p in per]) for j in range(n)]
+        k_sorted = [_nanmean([p["goodput_bps"]["kernel"][j] for p in per]) for j in range(n)]
+        shares[g["group"]] = (
+            s_sorted,
+            k_sorted,
+            _nanmean([p["jain"]["sim"] for p in per]),
+            _nanmean([p["jain"]["kernel"] for p in per]),
+        )
+    groups = _group_checks(config, flows, shares)
+    for g in groups:
+        per = [next(x for x in r["groups"] if x["group"] == g["group"]) for r in reports]
+        g["trials"] = {
+            "jain_sim": [p["jain"]["sim"] for p in per],
+            "jain_kernel": [p["jain"]["kernel"] for p in per],
+        }
+    valid = all(r["kernel_valid"] for r in reports)
+    judged = [f for f in flows if not f.get("exchangeable")]
+    out = dict(first)
+    out.update(
+        {
+            "trials": len(reports),
+            "kernel_valid": valid,
+            "kernel_invalid_reasons": [x for r in reports for x in r["kernel_invalid_reasons"]],
+            "flows": flows,
+            "groups": groups,
+            "pass": valid and all(f.get("pass") for f in judged) and all(g["pass"] for g in groups),
+        }
+    )
+    return out
+
+
 def _jain(xs: list[float]) -> float:
     s2 = sum(x * x for x in xs)
     return sum(xs) ** 2 / (len(xs) * s2) if s2 else 1.0
 
 
-def _group_checks(config: dict[str, Any], flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _group_checks(
+    config: dict[str, Any],
+    flows: list[dict[str, Any]],
+    shares: dict[str, tuple[list[float], list[float], float, float]] | None = None,
+) -> list[dict[str, Any]]:
     """Checks of groups of exchangeable flows (the streams of one [[flow]] table: same
     algorithm, hosts and start). Which of them gets the larger share in a run is decided by
     chance — the first loss, the order of two ACKs —, so flow ``x.0`` of one engine has no
     particular counterpart in the other: such flows are judged as a group, by the aggregate
     goodput, the shares sorted from largest to smallest, Jain's fairness index, and the summed
-    retransmissions and timeouts. Their per-flow numbers are still reported."""
+    retransmissions and timeouts. Their per-flow numbers are still reported. *shares* (from
+    :func:`merge_trials`) gives per group the sorted shares of each engine and the Jain indices
+    to judge instead of those of *flows*."""
     tol = TOLERANCES
     by_group: dict[str, list[int]] = {}
     for i, fc in enumerate(config["flows"]):
@@ -335,12 +442,15 @@ def _group_checks(config: dict[str, Any], flows: list[dict[str, Any]]) -> list[d
             continue
         for m in members:
             m["exchangeable"] = True
-        s = sorted((m["mean_goodput_bps"]["sim"] for m in members), reverse=True)
-        k = sorted((m["mean_goodput_bps"]["kernel"] for m in members), reverse=True)
+        if shares is not None and g in shares:
+            s, k, jain_s, jain_k = shares[g]
+        else:
+            s = sorted((m["mean_goodput_bps"]["sim"] for m in members), reverse=True)
+            k = sorted((m["mean_goodput_bps"]["kernel"] for m in members), reverse=True)
+            jain_s, jain_k = _jain(s), _jain(k)
         agg_rel = (sum(s) - sum(k)) / sum(k) if sum(k) else math.nan
         share_rel = [(a - b) / b if b else math.nan for a, b in zip(s, k, strict=True)]
         worst = max(share_rel, key=abs)
-        jain_s, jain_k = _jain(s), _jain(k)
         checks = {
             "aggregate_goodput": _check(
                 agg_rel,
@@ -380,6 +490,12 @@ def _group_checks(config: dict[str, Any], flows: list[dict[str, Any]]) -> list[d
 
 def _markdown(name: str, rep: dict[str, Any]) -> str:
     lines = [f"# Fidelity: {name}", ""]
+    if rep.get("trials", 1) > 1:
+        lines += [
+            f"Means over {rep['trials']} trials (pairs of runs with the same seed and loss "
+            "pattern); checks are made on the means; the figure shows trial 0.",
+            "",
+        ]
     if not rep["kernel_valid"]:
         lines += ["**Kernel run invalid:** " + "; ".join(rep["kernel_invalid_reasons"]), ""]
     lines += [
@@ -486,10 +602,13 @@ def compare(
     overrides: list[str] | None = None,
     seed: int | None = None,
     sim_timeout: float = 600.0,
+    trials: int | None = None,
 ) -> dict[str, Any]:
     """Run *scenario* on both engines and return (and with *out*, write) the fidelity report.
 
-    The simulator runs in a child process killed after *sim_timeout* seconds."""
+    *trials* (default: the scenario's ``trials``) pairs of runs, trial *k* with the scenario's
+    trial-*k* seed and loss pattern on both engines, merged by :func:`merge_trials`. The
+    simulator runs in a child process killed after *sim_timeout* seconds."""
     from .. import scenario as scenario_mod
     from ..seeds import trial_seed
     from . import run as kernel_run
@@ -501,20 +620,29 @@ def compare(
     sc = scenario_mod.load(
         scenario, overrides=overrides or [], seed=seed, catalog=linux.kernel_catalog()
     )
-    cfg = common_loss_pattern(sc.config(trial_seed(sc.seed, 0)))
-    kcfg = copy.deepcopy(cfg)
-    kcfg["meta"] = {"kernel": {"fine_series": True}}
-    scfg = linux_sim_config(cfg)
-    scfg["record_changes"] = True
-    t_sim = time.perf_counter()
-    sim_raw, sim_error = run_sim(scfg, timeout=sim_timeout)
-    t_sim = time.perf_counter() - t_sim
-    t_k = time.perf_counter()
-    kern = kernel_run(kcfg)
-    t_k = time.perf_counter() - t_k
-    rep = fidelity(cfg, sim_raw, kern, sim_error)
+    n = sc.trials if trials is None else trials
+    if n < 1:
+        raise UserError(f"compare: --trials {n}: must be at least 1")
+    reports, t_sim, t_k = [], 0.0, 0.0
+    scfg: dict[str, Any] = {}
+    kern: dict[str, Any] = {}
+    for k in range(n):
+        cfg = common_loss_pattern(sc.config(trial_seed(sc.seed, k)))
+        kcfg = copy.deepcopy(cfg)
+        kcfg["meta"] = {"kernel": {"fine_series": True}}
+        scfg = linux_sim_config(cfg)
+        scfg["record_changes"] = True
+        t = time.perf_counter()
+        sim_raw, sim_error = run_sim(scfg, timeout=sim_timeout)
+        t_sim += time.perf_counter() - t
+        t = time.perf_counter()
+        kern = kernel_run(kcfg)
+        t_k += time.perf_counter() - t
+        reports.append(fidelity(cfg, sim_raw, kern, sim_error))
+    rep = merge_trials(cfg, reports)
     rep["scenario"] = sc.name
     rep["file"] = str(scenario)
+    rep["trials"] = n
     rep["wall_s"] = {"sim": t_sim, "kernel": t_k}
     rep["sim_knobs"] = {f["name"]: f.get("tcp") for f in scfg["flows"] if f["kind"] == "tcp"}
     rep["kernel_emulator"] = kern.get("kernel", {}).get("emulator")

@@ -2,7 +2,8 @@
 
 Runs ``tcplab compare`` on every scenario in ``python/tcplab/kernel/validation/`` (reno, cubic
 and bbr on three paths; see the files) and writes ``DIR/<scenario>/`` reports plus
-``DIR/validation.md``, the table quoted in the README. Needs root. About 6 minutes.
+``DIR/validation.md``, the table quoted in the README. Needs root. About 10 minutes (the
+two-flow scenarios run 3 trials each).
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def scenarios(only: str | None = None) -> list[Path]:
     return [f for f in files if only is None or only in f.name]
 
 
+def _label(rep: dict) -> str:
+    n = rep.get("trials", 1)
+    return f"{rep.get('scenario', '?')}" + (f" (means of {n} trials)" if n > 1 else "")
+
+
 def table(reports: list[dict]) -> str:
     lines = [
         "| scenario | flow | goodput sim / kernel (Mbit/s) | diff | interval MAE | "
@@ -33,7 +39,7 @@ def table(reports: list[dict]) -> str:
     ]
     for rep in reports:
         for f in rep["flows"]:
-            name = rep.get("scenario", "?")
+            name = _label(rep)
             if "error" in f:
                 lines.append(
                     f"| {name} | {f['flow']} | – | – | – | – | – | – | – | – | "
@@ -67,7 +73,7 @@ def table(reports: list[dict]) -> str:
             gs = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["sim"])
             gk = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["kernel"])
             glines.append(
-                f"| {rep.get('scenario')} | {g['group']} | {gs} | {gk} | "
+                f"| {_label(rep)} | {g['group']} | {gs} | {gk} | "
                 f"{g['jain']['sim']:.3f} / {g['jain']['kernel']:.3f} | "
                 f"{'pass' if g['pass'] else 'FAIL'} |"
             )
@@ -89,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", metavar="SUBSTR", help="only scenarios whose file name contains it")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
     p.add_argument(
+        "--trials", type=int, metavar="N", help="trials per scenario (default: each file's)"
+    )
+    p.add_argument(
         "--sim-timeout",
         type=float,
         default=180.0,
@@ -101,7 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     reports = []
     for f in scenarios(args.only):
         t = time.perf_counter()
-        rep = compare(f, out=out / f.stem, overrides=args.overrides, sim_timeout=args.sim_timeout)
+        rep = compare(
+            f,
+            out=out / f.stem,
+            overrides=args.overrides,
+            sim_timeout=args.sim_timeout,
+            trials=args.trials,
+        )
         reports.append(rep)
         print(
             f"{f.stem}: {'pass' if rep['pass'] else 'FAIL'} ({time.perf_counter() - t:.0f} s)",
