@@ -3,10 +3,11 @@
 //! Events pop in increasing `(time, class, seq)`: first by time, then by [`Class`] (packet
 //! arrivals before timers before samples, so a timer or a sample at `t` sees every packet that
 //! arrived at `t`), then by `seq`, a counter assigned when the event was scheduled. The key is packed
-//! into one `u128` so comparisons are a single integer compare.
+//! into one `u128` so comparisons are a single integer compare; the event's target rides in the
+//! key's lowest bits (below `seq`, so it never affects the order), which makes a heap entry 16 bytes.
 
 use crate::time::Nanos;
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Tie-break class of an event at equal time.
@@ -32,10 +33,51 @@ pub enum Target {
     Sampler,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// Bits of the key below `seq` that name the [`Target`]; they never decide the order (`seq` is
+/// unique), they only save carrying the target beside the key.
+const TARGET_BITS: u32 = 21;
+const TARGET_MASK: u128 = (1 << TARGET_BITS) - 1;
+/// Bits of `seq`: 2^41 ≈ 2.2·10^12 events per run (days of computing at ~10^7 events/s);
+/// [`EventQueue::take_seq`] panics rather than wrap.
+const SEQ_BITS: u32 = 62 - TARGET_BITS;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+const ENDPOINT_BASE: u32 = 1 << (TARGET_BITS - 1);
+const SAMPLER_CODE: u32 = (1 << TARGET_BITS) - 1;
+/// Largest channel or endpoint index an event can name (2^20 − 2).
+pub const MAX_TARGET_INDEX: u32 = ENDPOINT_BASE - 2;
+
+impl Target {
+    #[inline]
+    fn code(self) -> u32 {
+        match self {
+            Target::Channel(i) => {
+                debug_assert!(i <= MAX_TARGET_INDEX);
+                i
+            }
+            Target::Endpoint(i) => {
+                debug_assert!(i <= MAX_TARGET_INDEX);
+                ENDPOINT_BASE | i
+            }
+            Target::Sampler => SAMPLER_CODE,
+        }
+    }
+
+    #[inline]
+    fn from_code(c: u32) -> Target {
+        if c < ENDPOINT_BASE {
+            Target::Channel(c)
+        } else if c == SAMPLER_CODE {
+            Target::Sampler
+        } else {
+            Target::Endpoint(c - ENDPOINT_BASE)
+        }
+    }
+}
+
+/// An event: its key `(time, class, seq)` with the target in the lowest bits, one `u128`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
     key: u128,
-    pub target: Target,
 }
 
 impl Event {
@@ -45,41 +87,31 @@ impl Event {
     }
     #[inline]
     pub fn seq(&self) -> u64 {
-        (self.key as u64) & SEQ_MASK
+        ((self.key >> TARGET_BITS) as u64) & SEQ_MASK
+    }
+    #[inline]
+    pub fn target(&self) -> Target {
+        Target::from_code((self.key & TARGET_MASK) as u32)
     }
 }
 
-const SEQ_MASK: u64 = (1 << 62) - 1;
-
-/// Pack a key: time in the high 64 bits, class in the next 2, seq in the low 62.
+/// Pack a key: time in the high 64 bits, class in the next 2, seq in the next 41, then the
+/// target. Comparing two keys compares `(time, class, seq)`: seqs are unique, so the target bits
+/// never decide.
 #[inline]
-pub fn pack_key(time: Nanos, class: Class, seq: u64) -> u128 {
+pub fn pack_key(time: Nanos, class: Class, seq: u64, target: Target) -> u128 {
     debug_assert!(seq <= SEQ_MASK);
-    ((time as u128) << 64) | ((class as u128) << 62) | (seq as u128)
-}
-
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the smallest key pops first.
-        other.key.cmp(&self.key)
-    }
+    ((time as u128) << 64)
+        | ((class as u128) << 62)
+        | ((seq as u128) << TARGET_BITS)
+        | target.code() as u128
 }
 
 /// Priority queue of events with a global scheduling counter.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Event>,
+    /// Keys, negated order (`Reverse`): `BinaryHeap` is a max-heap and the smallest key pops first.
+    heap: BinaryHeap<Reverse<u128>>,
     next_seq: u64,
     popped: u64,
 }
@@ -93,6 +125,7 @@ impl EventQueue {
     #[inline]
     pub fn take_seq(&mut self) -> u64 {
         let s = self.next_seq;
+        assert!(s <= SEQ_MASK, "event sequence numbers exhausted");
         self.next_seq += 1;
         s
     }
@@ -101,19 +134,13 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Nanos, class: Class, target: Target) {
         let seq = self.take_seq();
-        self.heap.push(Event {
-            key: pack_key(time, class, seq),
-            target,
-        });
+        self.heap.push(Reverse(pack_key(time, class, seq, target)));
     }
 
     /// Schedule with a sequence number taken earlier by [`EventQueue::take_seq`].
     #[inline]
     pub fn schedule_with_seq(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
-        self.heap.push(Event {
-            key: pack_key(time, class, seq),
-            target,
-        });
+        self.heap.push(Reverse(pack_key(time, class, seq, target)));
     }
 
     #[inline]
@@ -122,12 +149,43 @@ impl EventQueue {
         if e.is_some() {
             self.popped += 1;
         }
-        e
+        e.map(|Reverse(key)| Event { key })
+    }
+
+    /// The next event, left in the queue (remove it with [`EventQueue::remove_next`] or
+    /// [`EventQueue::replace_next`]).
+    #[inline]
+    pub fn peek(&self) -> Option<Event> {
+        self.heap.peek().map(|&Reverse(key)| Event { key })
+    }
+
+    /// Remove the event [`EventQueue::peek`] returned.
+    #[inline]
+    pub fn remove_next(&mut self) {
+        if self.heap.pop().is_some() {
+            self.popped += 1;
+        }
+    }
+
+    /// Remove the event [`EventQueue::peek`] returned and schedule another with a sequence
+    /// number taken earlier, in one sift of the heap instead of a pop and a push. Keys are
+    /// unique, so the order of later pops is the same either way.
+    #[inline]
+    pub fn replace_next(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
+        let key = pack_key(time, class, seq, target);
+        if self.heap.is_empty() {
+            self.heap.push(Reverse(key));
+            return;
+        }
+        if let Some(mut top) = self.heap.peek_mut() {
+            *top = Reverse(key); // sifts down when `top` is dropped
+        }
+        self.popped += 1;
     }
 
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| e.time())
+        self.heap.peek().map(|&Reverse(k)| (k >> 64) as Nanos)
     }
 
     pub fn len(&self) -> usize {
@@ -157,7 +215,7 @@ mod tests {
         q.schedule(5, Class::Sample, Target::Sampler);
         q.schedule(10, Class::Arrival, Target::Channel(0));
         let order: Vec<_> = std::iter::from_fn(|| q.pop())
-            .map(|e| (e.time(), e.target))
+            .map(|e| (e.time(), e.target()))
             .collect();
         assert_eq!(
             order,
@@ -176,6 +234,56 @@ mod tests {
         let mut q = EventQueue::new();
         q.schedule(u64::MAX - 1, Class::Arrival, Target::Channel(1));
         q.schedule(u64::MAX - 2, Class::Sample, Target::Sampler);
-        assert_eq!(q.pop().unwrap().target, Target::Sampler);
+        assert_eq!(q.pop().unwrap().target(), Target::Sampler);
+    }
+
+    #[test]
+    fn test_targets_round_trip_and_do_not_affect_order() {
+        let mut q = EventQueue::new();
+        q.schedule(7, Class::Timer, Target::Endpoint(MAX_TARGET_INDEX));
+        q.schedule(7, Class::Timer, Target::Channel(0));
+        q.schedule(7, Class::Timer, Target::Channel(MAX_TARGET_INDEX));
+        q.schedule(7, Class::Timer, Target::Endpoint(0));
+        q.schedule(7, Class::Timer, Target::Sampler);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|e| e.target()).collect();
+        assert_eq!(
+            order,
+            vec![
+                Target::Endpoint(MAX_TARGET_INDEX),
+                Target::Channel(0),
+                Target::Channel(MAX_TARGET_INDEX),
+                Target::Endpoint(0),
+                Target::Sampler,
+            ]
+        );
+    }
+
+    #[test]
+    fn test_replace_next_pops_like_pop_then_push() {
+        let mut a = EventQueue::new();
+        let mut b = EventQueue::new();
+        for (t, c) in [
+            (5, Class::Timer),
+            (3, Class::Arrival),
+            (9, Class::Sample),
+            (3, Class::Timer),
+        ] {
+            a.schedule(t, c, Target::Endpoint(t as u32));
+            b.schedule(t, c, Target::Endpoint(t as u32));
+        }
+        let seq = a.take_seq();
+        assert_eq!(b.take_seq(), seq);
+        a.pop();
+        a.schedule_with_seq(4, Class::Arrival, seq, Target::Channel(2));
+        b.peek();
+        b.replace_next(4, Class::Arrival, seq, Target::Channel(2));
+        let pa: Vec<_> = std::iter::from_fn(|| a.pop())
+            .map(|e| (e.time(), e.target()))
+            .collect();
+        let pb: Vec<_> = std::iter::from_fn(|| b.pop())
+            .map(|e| (e.time(), e.target()))
+            .collect();
+        assert_eq!(pa, pb);
+        assert_eq!(a.popped(), b.popped());
     }
 }

@@ -58,6 +58,14 @@ impl LossModel {
     /// Decide whether the next packet is lost.
     #[inline]
     pub fn lose(&mut self) -> bool {
+        if let LossCfg::None = self.cfg {
+            // (`count` only matters for `LossCfg::List`.)
+            return false;
+        }
+        self.lose_random_or_listed()
+    }
+
+    fn lose_random_or_listed(&mut self) -> bool {
         let index = self.count;
         self.count += 1;
         match self.cfg {
@@ -106,10 +114,56 @@ pub struct ChannelStats {
     pub max_queue_pkts: u32,
 }
 
+/// Handle of a packet in the [`PacketPool`].
+pub type PacketId = u32;
+
+/// Storage of the packets on the network. A packet is written once when its endpoint sends it
+/// and read once when it reaches its destination endpoint; links, queues and the event loop move
+/// only its 4-byte [`PacketId`]. Slots are reused LIFO, so the pool grows only to the largest
+/// number of packets in the network at once (no per-packet allocation in the steady state).
+#[derive(Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PacketId>,
+}
+
+impl PacketPool {
+    /// Store `p`; the handle stays valid until [`PacketPool::release`].
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = p;
+                id
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as PacketId
+            }
+        }
+    }
+
+    /// Return a slot (its packet was delivered, dropped or lost).
+    #[inline]
+    pub fn release(&mut self, id: PacketId) {
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    /// Packets currently stored.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
 struct InFlight {
     arrival: Nanos,
     seq: u64,
-    pkt: Packet,
+    pkt: PacketId,
 }
 
 /// One direction of a link.
@@ -242,10 +296,18 @@ impl Channel {
         self.backlog.front().map(|&(f, _)| ps_to_ns_ceil(f))
     }
 
-    /// Offer a packet at `now`. Returns whether it was queued, dropped (queue full) or lost.
+    /// Offer packet `pkt` (of `wire_len` bytes) at `now`. Returns whether it was queued, dropped
+    /// (queue full) or lost; only a queued packet is kept (the caller releases the others).
     /// When the in-flight FIFO was empty, the head arrival event is scheduled.
     #[inline]
-    pub fn offer(&mut self, id: u32, now: Nanos, pkt: Packet, ev: &mut EventQueue) -> Offer {
+    pub fn offer(
+        &mut self,
+        id: u32,
+        now: Nanos,
+        pkt: PacketId,
+        wire_len: u32,
+        ev: &mut EventQueue,
+    ) -> Offer {
         self.drain(now);
         let waiting = self.backlog.len().saturating_sub(1) as u32;
         if let Some(l) = self.limit_pkts {
@@ -256,7 +318,7 @@ impl Channel {
         }
         if let Some(lb) = self.limit_bytes {
             let head = self.backlog.front().map_or(0, |&(_, h)| h as u64);
-            if self.backlog_bytes - head + pkt.wire_len as u64 > lb {
+            if self.backlog_bytes - head + wire_len as u64 > lb {
                 self.stats.drops += 1;
                 return Offer::Dropped;
             }
@@ -264,15 +326,15 @@ impl Channel {
         let now_ps = now.saturating_mul(1000);
         let start = self.busy_until_ps.max(now_ps);
         let tx = match self.ps_per_byte {
-            Some(k) => pkt.wire_len as u64 * k,
-            None => tx_time_ps(pkt.wire_len, self.rate_bps),
+            Some(k) => wire_len as u64 * k,
+            None => tx_time_ps(wire_len, self.rate_bps),
         };
         let finish = start + tx;
         self.busy_until_ps = finish;
-        self.backlog.push_back((finish, pkt.wire_len));
-        self.backlog_bytes += pkt.wire_len as u64;
+        self.backlog.push_back((finish, wire_len));
+        self.backlog_bytes += wire_len as u64;
         self.stats.packets += 1;
-        self.stats.bytes += pkt.wire_len as u64;
+        self.stats.bytes += wire_len as u64;
         self.stats.busy_ps += tx;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
         let down =
@@ -290,15 +352,19 @@ impl Channel {
         Offer::Queued
     }
 
-    /// Take the head packet (its arrival event fired) and schedule the next head.
+    /// Take the head packet, whose arrival is the queue's next event (seen with
+    /// [`EventQueue::peek`]): that event is removed and the next head's arrival scheduled.
     #[inline]
-    pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> Packet {
+    pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> PacketId {
         let head = self
             .flight
             .pop_front()
             .expect("arrival event without packet");
-        if let Some(next) = self.flight.front() {
-            ev.schedule_with_seq(next.arrival, Class::Arrival, next.seq, Target::Channel(id));
+        match self.flight.front() {
+            Some(next) => {
+                ev.replace_next(next.arrival, Class::Arrival, next.seq, Target::Channel(id))
+            }
+            None => ev.remove_next(),
         }
         head.pkt
     }
@@ -318,10 +384,11 @@ pub struct Node {
     pub ingress: Option<u32>,
 }
 
-/// Nodes, channels and routes.
+/// Nodes, channels and routes, and the packets on the way.
 pub struct Network {
     pub nodes: Vec<Node>,
     pub channels: Vec<Channel>,
+    pub pool: PacketPool,
 }
 
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -390,7 +457,11 @@ impl Network {
                 ));
             }
         }
-        let mut net = Network { nodes, channels };
+        let mut net = Network {
+            nodes,
+            channels,
+            pool: PacketPool::default(),
+        };
         net.compute_routes();
         Ok(net)
     }
@@ -504,23 +575,15 @@ mod tests {
         )
     }
 
-    fn pkt(len: u32) -> Packet {
-        Packet {
-            wire_len: len,
-            ..Packet::default()
-        }
-    }
-
     #[test]
     fn test_serialisation_and_delay() {
         let mut ev = EventQueue::new();
         let mut c = chan(12_000_000, None, LossCfg::None); // 1500 B = 1 ms
-        assert_eq!(c.offer(0, 0, pkt(1500), &mut ev), Offer::Queued);
-        assert_eq!(c.offer(0, 0, pkt(1500), &mut ev), Offer::Queued);
+        assert_eq!(c.offer(0, 0, 0, 1500, &mut ev), Offer::Queued);
+        assert_eq!(c.offer(0, 0, 0, 1500, &mut ev), Offer::Queued);
         // Only the head is scheduled: arrives at 1 ms serialisation + 1 ms delay.
         assert_eq!(ev.len(), 1);
-        let e = ev.pop().unwrap();
-        assert_eq!(e.time(), 2_000_000);
+        assert_eq!(ev.peek().unwrap().time(), 2_000_000);
         c.take_arrival(0, &mut ev);
         assert_eq!(ev.pop().unwrap().time(), 3_000_000);
     }
@@ -531,13 +594,13 @@ mod tests {
         let mut c = chan(12_000_000, Some(2), LossCfg::None);
         // One in service + two waiting fit; the fourth is dropped.
         for _ in 0..3 {
-            assert_eq!(c.offer(0, 0, pkt(1500), &mut ev), Offer::Queued);
+            assert_eq!(c.offer(0, 0, 0, 1500, &mut ev), Offer::Queued);
         }
-        assert_eq!(c.offer(0, 0, pkt(1500), &mut ev), Offer::Dropped);
+        assert_eq!(c.offer(0, 0, 0, 1500, &mut ev), Offer::Dropped);
         assert_eq!(c.queue_pkts(0), 2);
         // After the first finishes (1 ms) one slot frees.
         assert_eq!(c.queue_pkts(1_000_000), 1);
-        assert_eq!(c.offer(0, 1_000_000, pkt(1500), &mut ev), Offer::Queued);
+        assert_eq!(c.offer(0, 1_000_000, 0, 1500, &mut ev), Offer::Queued);
         assert_eq!(c.stats.drops, 1);
     }
 
@@ -548,10 +611,10 @@ mod tests {
         let mut ev = EventQueue::new();
         let mut c = chan(7_000_000, None, LossCfg::None);
         for _ in 0..10_000 {
-            c.offer(0, 0, pkt(1500), &mut ev);
+            c.offer(0, 0, 0, 1500, &mut ev);
         }
         let mut last = 0;
-        while let Some(e) = ev.pop() {
+        while let Some(e) = ev.peek() {
             last = e.time();
             c.take_arrival(0, &mut ev);
         }
@@ -568,7 +631,7 @@ mod tests {
         let mut c = chan(1_000_000_000, None, LossCfg::Bernoulli { p: 0.05 });
         let n = 100_000;
         for i in 0..n {
-            c.offer(0, i * 20_000, pkt(1500), &mut ev);
+            c.offer(0, i * 20_000, 0, 1500, &mut ev);
         }
         let p = c.stats.lost as f64 / n as f64;
         // SD of the estimate: sqrt(.05·.95/1e5) ≈ 0.00069; 5 SD.

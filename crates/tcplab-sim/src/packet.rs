@@ -1,4 +1,5 @@
-//! Compact packet records. A packet is a plain `Copy` value (no heap), moved through link FIFOs.
+//! Compact packet records. A packet is a plain `Copy` value (no heap); on the network it sits in
+//! the pool of `net::PacketPool` and links move its handle.
 
 /// TCP header flags (RFC 9293 §3.1).
 pub mod flags {
@@ -102,7 +103,7 @@ mod tests {
 
     #[test]
     fn test_packet_stays_compact() {
-        // Packets are copied through link FIFOs; keep them small.
+        // Packets are copied into the pool and out of endpoint buffers; keep them small.
         assert!(
             std::mem::size_of::<Packet>() <= 96,
             "{}",

@@ -5,7 +5,7 @@ use crate::config::{err, Config, ConfigError, FlowKind, NodeKind, ParamValue};
 use crate::endpoint::{Cx, Endpoint};
 use crate::event::{Class, EventQueue, Target};
 use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
-use crate::net::{Channel, Network, Offer, NO_ROUTE};
+use crate::net::{Channel, Network, Offer, PacketId, NO_ROUTE};
 use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
 use crate::tcp::config::{CwndUnitCfg, TcpConfig};
@@ -297,6 +297,14 @@ impl Simulation {
         let n_eps = eps.len();
         let n_flows = flows.len();
         let n_ch = net.channels.len();
+        // Events name their target in 20 bits of the key (event.rs).
+        let max = crate::event::MAX_TARGET_INDEX as usize + 1;
+        if n_ch > max {
+            return Err(err("links", format!("at most {} link directions", max)));
+        }
+        if n_eps > max {
+            return Err(err("flows", format!("at most {} flows", max / 2)));
+        }
         let mut sim = Simulation {
             now: 0,
             duration: cfg.duration_ns,
@@ -355,9 +363,10 @@ impl Simulation {
         }
     }
 
-    /// Run an endpoint handler with a context for its host, then forward what it sent.
+    /// Run an endpoint handler with a context for its host, then forward what it sent. With
+    /// `pkt`, the endpoint receives that packet, whose pool slot is released afterwards.
     #[inline]
-    fn with_endpoint(&mut self, id: usize, pkt: Option<&Packet>) {
+    fn with_endpoint(&mut self, id: usize, pkt: Option<PacketId>) {
         let node = self.ep_node[id];
         let now = self.now;
         let (room, free_at) = match self.net.nodes[node as usize].egress {
@@ -371,12 +380,16 @@ impl Simulation {
         {
             let mut cx = Cx::new(now, &mut out, room, free_at);
             match pkt {
-                Some(p) => self.eps[id].on_packet(p, &mut cx),
+                Some(h) => {
+                    self.eps[id].on_packet(self.net.pool.get(h), &mut cx);
+                    self.net.pool.release(h);
+                }
                 None => self.eps[id].on_timer(&mut cx),
             }
         }
         for p in out.drain(..) {
-            self.forward(node, p);
+            let h = self.net.pool.alloc(p);
+            self.forward(node, h);
         }
         self.out = out;
         if let Some(log) = self.changes.as_mut() {
@@ -407,28 +420,50 @@ impl Simulation {
 
     /// Put a packet on the channel from `node` towards its destination.
     #[inline]
-    fn forward(&mut self, node: u16, p: Packet) {
-        let ch = self.net.next_hop(node, p.dst);
+    fn forward(&mut self, node: u16, h: PacketId) {
+        let p = self.net.pool.get(h);
+        let (dst, wire_len) = (p.dst, p.wire_len);
+        let ch = self.net.next_hop(node, dst);
         if ch == NO_ROUTE {
+            self.net.pool.release(h);
             return;
         }
         if self.tap.is_some() && self.capture_of[ch as usize] != u32::MAX {
-            self.offer_captured(ch, p);
+            self.offer_captured(ch, h, wire_len);
             return;
         }
-        self.net.channels[ch as usize].offer(ch, self.now, p, &mut self.ev);
+        self.offer(ch, h, wire_len);
+    }
+
+    /// Offer packet `h` to channel `ch`; its slot is released unless it was queued.
+    #[inline]
+    fn offer(&mut self, ch: u32, h: PacketId, wire_len: u32) -> Offer {
+        let o = self.net.channels[ch as usize].offer(ch, self.now, h, wire_len, &mut self.ev);
+        if o != Offer::Queued {
+            self.net.pool.release(h);
+        }
+        o
     }
 
     /// `offer` plus the capture record; kept out of the common path.
     #[cold]
-    fn offer_captured(&mut self, ch: u32, p: Packet) {
+    fn offer_captured(&mut self, ch: u32, h: PacketId, wire_len: u32) {
         let c = &mut self.net.channels[ch as usize];
         let ts = c.start_time(self.now);
-        if c.offer(ch, self.now, p, &mut self.ev) != Offer::Dropped {
+        let o = c.offer(ch, self.now, h, wire_len, &mut self.ev);
+        if o != Offer::Dropped {
             let cap = self.capture_of[ch as usize] as usize;
             if let Some(tap) = self.tap.as_mut() {
-                tap.on_packet(cap, &self.net.channels[ch as usize], ts, &p);
+                tap.on_packet(
+                    cap,
+                    &self.net.channels[ch as usize],
+                    ts,
+                    self.net.pool.get(h),
+                );
             }
+        }
+        if o != Offer::Queued {
+            self.net.pool.release(h);
         }
     }
 
@@ -459,30 +494,38 @@ impl Simulation {
     /// Process every event up to and including time `until` (at most the duration).
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.duration);
-        while let Some(t) = self.ev.peek_time() {
-            if t > until {
+        while let Some(e) = self.ev.peek() {
+            if e.time() > until {
                 break;
             }
-            let e = self.ev.pop().expect("peeked");
             self.now = e.time();
-            match e.target {
+            let target = e.target();
+            if !matches!(target, Target::Channel(_)) {
+                self.ev.remove_next();
+            }
+            // A channel's arrival event is removed by `take_arrival`, which schedules the next
+            // head in its place.
+            match target {
                 Target::Channel(ch) => {
-                    let p = self.net.channels[ch as usize].take_arrival(ch, &mut self.ev);
+                    let h = self.net.channels[ch as usize].take_arrival(ch, &mut self.ev);
                     let at = self.net.channels[ch as usize].to;
+                    let p = self.net.pool.get(h);
                     if at == p.dst {
                         if let Some(ig) = self.net.nodes[at as usize].ingress {
                             if ig != ch {
                                 // Through the host's receive processing first.
-                                self.net.channels[ig as usize].offer(ig, self.now, p, &mut self.ev);
+                                let wire_len = p.wire_len;
+                                self.offer(ig, h, wire_len);
                                 continue;
                             }
                         }
                         if p.payload > 0 && (p.proto == Proto::Udp || p.is_tcp_data()) {
                             self.data_delivered += 1;
                         }
-                        self.with_endpoint(p.ep as usize, Some(&p));
+                        let ep = p.ep as usize;
+                        self.with_endpoint(ep, Some(h));
                     } else {
-                        self.forward(at, p);
+                        self.forward(at, h);
                     }
                 }
                 Target::Endpoint(id) => {

@@ -368,6 +368,9 @@ impl Receiver {
     /// [`Receiver::ack_fields`] and calls [`Receiver::on_ack_sent`]; otherwise it (re)schedules
     /// [`Receiver::on_timer`] at [`Receiver::poll_at`].
     pub fn on_segment(&mut self, now: u64, seq: u32, len: u32, fin: bool) -> SegOutcome {
+        if let Some(out) = self.on_segment_in_order(now, seq, len, fin) {
+            return out;
+        }
         self.app_read_until(now);
         let mut out = SegOutcome::default();
         let ack_off = self.ack_offset();
@@ -555,6 +558,62 @@ impl Receiver {
         out
     }
 
+    /// The common case of [`Receiver::on_segment`], done with fewer steps and the same result:
+    /// a data segment (no FIN) starting exactly at `rcv_nxt`, fitting in the window, with
+    /// nothing held out of order, no FIN seen and an instantly reading application. `None`
+    /// (nothing changed) in every other case.
+    #[inline]
+    fn on_segment_in_order(
+        &mut self,
+        now: u64,
+        seq: u32,
+        len: u32,
+        fin: bool,
+    ) -> Option<SegOutcome> {
+        if len == 0
+            || fin
+            || self.fin_off.is_some()
+            || !self.ooo.is_empty()
+            || self.cfg.app_read_bps.is_some()
+            || seq != Seq::from_offset(self.irs, self.rcv_nxt).get()
+        {
+            return None;
+        }
+        // No FIN yet: the ACK offset is rcv_nxt (fin_done needs fin_off).
+        let end = self.rcv_nxt + u64::from(len);
+        if end > self.adv_edge.max(self.rcv_nxt) {
+            return None;
+        }
+        self.stats.segments_received += 1;
+        if len > self.rcv_mss {
+            self.rcv_mss = len.min(self.cfg.mss);
+        }
+        self.rcv_nxt = end;
+        let delivered = u64::from(len);
+        self.stats.bytes_delivered += delivered;
+        self.stats.bytes_read += delivered;
+        self.unacked_bytes += delivered;
+        // From here as in `on_segment` with delivered > 0, no hole filled, no update due.
+        let mut ack_now = !self.cfg.delayed_ack;
+        if self.quick_left > 0 {
+            self.quick_left -= 1;
+            ack_now = true;
+        }
+        let full = u64::from(self.cfg.delack_segments) * u64::from(self.rcv_mss);
+        if self.unacked_bytes >= full {
+            ack_now = true;
+        }
+        if !ack_now && self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now.saturating_add(self.cfg.delack_timeout_ns));
+        }
+        Some(SegOutcome {
+            delivered: len,
+            new_bytes: len,
+            ack_now,
+            ..SegOutcome::default()
+        })
+    }
+
     /// The fields of the ACK to send now: acknowledgment number, window, SACK blocks.
     ///
     /// Reflects the state after the last call that took `now` (`on_segment`, `on_timer`).
@@ -567,7 +626,8 @@ impl Receiver {
             n_sack: 0,
             dsack: false,
         };
-        if !self.cfg.sack {
+        if !self.cfg.sack || (self.dsack.is_none() && self.ooo.is_empty()) {
+            // Every block below comes from the D-SACK or the out-of-order ranges.
             return f;
         }
         let max = usize::from(self.cfg.max_sack_blocks).min(MAX_SACK_BLOCKS);
