@@ -32,7 +32,7 @@
 //! | `vegas` | once per RTT `diff = cwnd·(minRTT − baseRTT)/baseRTT`: +1 if `diff < α`, −1 if `diff > β`; leaves slow start when `diff > γ`; Reno with < 3 RTT samples per round; Reno halving on loss | `alpha` (2), `beta` (4), `gamma` (1), `ssthresh_from` (`"auto"`) | Brakmo & Peterson 1995, L: net/ipv4/tcp_vegas.c |
 //! | `fast` | once per RTT `w ← min{2w, (1−γ)w + γ(baseRTT/RTT·w + α)}` (≈ α packets queued per flow), increase spread over the RTT; Reno halving on loss (assumed) | `alpha` (200, UNVERIFIED), `gamma` (0.5, UNVERIFIED), `ssthresh_from` (`"auto"`) | Jin, Wei & Low, INFOCOM 2004 |
 //! | `ctcp` | `win = cwnd + dwnd`; per RTT `dwnd += (α·win^k − 1)⁺` if `diff < γ`, else `(dwnd − ζ·diff)⁺`; loss `dwnd = (win(1−β) − cwnd/2)⁺`, `cwnd/2`; RTO `dwnd = 0`; γ auto-tuning | `alpha` (0.125), `beta` (0.5), `k` (0.75), `zeta` (1), `gamma` (30), `gamma_tuning` (true), `gamma_low` (5), `gamma_high` (30), `lambda` (0.5), `low_window` (41, UNVERIFIED), `ssthresh_from` (`"auto"`) | draft-sridharan-tcpm-ctcp-02, Tan et al. INFOCOM 2006 |
-//! | `bbr` | BBR v1: BtlBw (max delivery rate, 10 rounds), RTprop (min RTT, 10 s); STARTUP 2.885 → DRAIN → PROBE_BW gain cycle [5/4, 3/4, 1×6] → PROBE_RTT (4 packets, 200 ms); pacing `gain·BtlBw·0.99`, cwnd `2·BDP` + allowances; governs recovery (packet conservation) | `startup_gain` (2.885), `cwnd_gain` (2), `bw_window_rounds` (10), `min_rtt_window_ms` (10000), `probe_rtt_ms` (200), `pacing_margin` (0.01), `quantization_budget` (true), `cycle_start` (`"auto"`) | Cardwell et al., ACM Queue 2016, L: net/ipv4/tcp_bbr.c |
+//! | `bbr` | BBR v1: BtlBw (max delivery rate, 10 rounds), RTprop (min RTT, 10 s); STARTUP 2.885 → DRAIN → PROBE_BW gain cycle [5/4, 3/4, 1×6] → PROBE_RTT (4 packets, 200 ms); pacing `gain·BtlBw·0.99`, cwnd `2·BDP` + allowances; governs recovery (packet conservation) | `startup_gain` (2.885), `cwnd_gain` (2), `bw_window_rounds` (10), `min_rtt_window_ms` (10000), `probe_rtt_ms` (200), `pacing_margin` (0.01), `quantization_budget` (true), `cycle_start` (`"auto"`: random from the flow's seeded stream), `ack_aggregation` (true: `extra_acked` cwnd allowance) | Cardwell et al., ACM Queue 2016, draft-cardwell-iccrg-bbr-congestion-control-02, L: net/ipv4/tcp_bbr.c |
 //! | `bic` | BIC: binary search toward `W_max` (`min((W_max−w)/4, 16)`/RTT, 0.2 near it), max probing above, Reno ≤ 14 segments, ≥ 5 %/RTT before the first loss, delayed-ACK compensation (integer EWMA 1/16); `ssthresh = cwnd·819/1024` (½ at ≤ 14), fast convergence `W_max = cwnd·1843/2048` | `variant` (`"linux"`; `"2.6.10"`: β 7/8, max increment 32 and func-of-min-incr 11 UNVERIFIED), `fast_convergence` (true), `fast_convergence_bug` (true, 2.6.10 only: `W_max = cwnd·15/4`), `initial_ssthresh` (0 = keep), `ssthresh_from` (`"auto"`) | Xu/Harfoush/Rhee INFOCOM 2004, L: net/ipv4/tcp_bic.c, LKML "BicTCP Implementation Bug" (Feb 2005) |
 //! | `hstcp` | HighSpeed TCP: `w += a(w)/w` per ACK, `w ← (1 − b(w))·w`, `a`, `b` from RFC 3649 Appendix B (72 rows, Linux's `md = ⌊256·b⌋`); standard TCP up to 38 segments | `ssthresh_from` (`"auto"`) | RFC 3649 §5, App. B, L: net/ipv4/tcp_highspeed.c |
 //! | `htcp` | H-TCP: `cwnd += 2(1−β)·α(Δ)/cwnd`, `α(Δ) = 1 + 10(Δ−1) + ((Δ−1)/2)²` after 1 s since the last event; β = RTTmin/RTTmax ∈ [0.5, 0.8] (RTTmin > 10 ms), 0.5 after a > 20 % throughput change | `rtt_scaling` (true), `bandwidth_switch` (true), `adaptive_backoff` (true), `ssthresh_from` (`"auto"`) | Leith & Shorten PFLDnet 2004, L: net/ipv4/tcp_htcp.c |
@@ -258,6 +258,13 @@ pub trait CongestionControl: Send {
     /// True while in slow start (`cwnd < ssthresh` for window-based controllers).
     fn in_slow_start(&self) -> bool {
         self.cwnd() < self.ssthresh()
+    }
+
+    /// Seeds the controller's random stream (BBR's random first PROBE_BW phase). The stack
+    /// calls it once after building the controller with a seed derived from the trial seed and
+    /// the flow (docs/design.md §2), so runs stay deterministic. Default: no randomness used.
+    fn set_random_seed(&mut self, seed: u64) {
+        let _ = seed;
     }
 
     /// Algorithm-specific variables for the time series (name, value), e.g. CUBIC's `w_max`.

@@ -6,16 +6,14 @@
 //! starts and end it on the first ACK with `after(ack, beg_snd_nxt)`, i.e. when the cumulative
 //! ACK passes the data that was outstanding at the round's start (L: net/ipv4/tcp_vegas.c,
 //! `tcp_vegas_cong_avoid`). BBR ends a round when a packet sent after the round's start is
-//! delivered (`rs->prior_delivered ≥ next_rtt_delivered`, L: net/ipv4/tcp_bbr.c `bbr_update_bw`).
+//! delivered (`rs->prior_delivered ≥ next_rtt_delivered`, L: net/ipv4/tcp_bbr.c `bbr_update_bw`);
+//! it makes that test itself from the rate sample (`bbr/mod.rs`) and uses this tracker for the
+//! counts and the round number.
 //!
 //! The controller sees neither `snd_nxt` nor per-packet send state, so [`RoundTracker`]
 //! rebuilds them from the events: `snd_nxt` is the sum of the new (non-retransmitted) bytes of
 //! [`SentEvent`]s, `snd_una` the sum of [`crate::AckEvent::bytes_acked`], and the delivered
-//! count the newest [`crate::RateSample::total_delivered`]. A delivered count above the round's
-//! `snd_nxt` mark proves that a byte sent after the mark was delivered (delivered bytes are
-//! counted once and never exceed `snd_nxt`), which is BBR's condition; without loss or
-//! reordering it holds on exactly the ACK Linux's test fires on, with holes it fires when they
-//! are repaired.
+//! count the newest [`crate::RateSample::total_delivered`].
 //!
 //! If the stack never reports a sent packet (a test driver or a stack without that hook), the
 //! mark falls back to `snd_una + in_flight` at the round's start.
@@ -82,11 +80,6 @@ impl RoundTracker {
     /// Vegas' test `after(ack, beg_snd_nxt)`: the cumulative ACK passed the round's mark.
     pub fn acked_past_mark(&self) -> bool {
         self.acked > self.mark
-    }
-
-    /// BBR's test: data sent after the round's mark has been delivered.
-    pub fn delivered_past_mark(&self) -> bool {
-        self.delivered > self.mark
     }
 
     /// Starts a new round now (Linux `beg_snd_nxt = snd_nxt`; BBR `next_rtt_delivered`).
@@ -195,22 +188,6 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(r.snd_nxt(), 1000);
-    }
-
-    #[test]
-    fn test_delivered_past_mark_counts_sacked_data() {
-        // BBR: a round ends when data sent after its start is delivered, SACKed or not.
-        let mut r = RoundTracker::default();
-        for _ in 0..4 {
-            r.on_sent(&sent(1000));
-        }
-        r.start(0);
-        r.on_sent(&sent(1000));
-        r.on_delivered(4000);
-        assert!(!r.delivered_past_mark());
-        r.on_delivered(5000);
-        assert!(r.delivered_past_mark());
-        assert!(!r.acked_past_mark());
     }
 
     #[test]

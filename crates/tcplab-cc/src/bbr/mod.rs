@@ -10,6 +10,7 @@
 //! | `probe_bw.rs` | PROBE_BW: pacing-gain cycle [5/4, 3/4, 1, 1, 1, 1, 1, 1], cwnd gain 2 |
 //! | `probe_rtt.rs` | RTprop: min RTT over 10 s; PROBE_RTT: 4 packets for max(200 ms, 1 round) |
 //! | `recovery.rs` | loss: packet conservation in the first recovery round, restore after |
+//! | `ack_aggregation.rs` | `extra_acked`: cwnd allowance for ACK bursts above BtlBw |
 //!
 //! Per ACK (Linux `bbr_main`): update the model (BtlBw and rounds, gain-cycle phase, full-pipe
 //! test, DRAIN exit, RTprop and PROBE_RTT, gains), then
@@ -25,14 +26,16 @@
 //! BtlBw, delivery rates and pacing rates are in bits per second of payload. `ssthresh` is not
 //! used by BBR: it stays as initialised until STARTUP ends, when Linux sets it to the BDP.
 //!
+//! Modelled Linux additions to the paper: the ACK-aggregation allowance `extra_acked`
+//! (`ack_aggregation.rs`, Linux ≥ 4.20) and the random first PROBE_BW phase, drawn from the
+//! flow's deterministic random stream (`set_random_seed`, docs/design.md §2).
+//!
 //! Not modelled (Linux features beyond the paper's BBR v1 core): the long-term bandwidth
-//! (policer) estimator `lt_bw`, the ACK-aggregation allowance `extra_acked` (Linux ≥ 5.1),
-//! the EDT "packets in network" correction, per-ACK loss counts (`rs->losses`, which the stack
-//! does not report; the recovery entry's `cwnd = inflight + acked` already excludes lost
-//! packets), and `is_ack_delayed` in the RTprop filter. Linux's random choice of the first
-//! PROBE_BW phase is replaced by a deterministic hash of the entry time (parameter
-//! `cycle_start`), since controllers have no random source.
+//! (policer) estimator `lt_bw`, the EDT "packets in network" correction, per-ACK loss counts
+//! (`rs->losses`, which the stack does not report; the recovery entry's `cwnd = inflight +
+//! acked` already excludes lost packets), and `is_ack_delayed` in the RTprop filter.
 
+mod ack_aggregation;
 mod bw_filter;
 mod drain;
 mod probe_bw;
@@ -127,6 +130,9 @@ pub struct BbrParams {
     pub quantization_budget: bool,
     /// First PROBE_BW phase.
     pub cycle_start: CycleStart,
+    /// Add the ACK-aggregation allowance `extra_acked` to the cwnd target (Linux ≥ 4.20,
+    /// `bbr_extra_acked_gain` = 1; `ack_aggregation.rs`).
+    pub ack_aggregation: bool,
 }
 
 impl Default for BbrParams {
@@ -140,6 +146,7 @@ impl Default for BbrParams {
             pacing_margin: 0.01,
             quantization_budget: true,
             cycle_start: CycleStart::Auto,
+            ack_aggregation: true,
         }
     }
 }
@@ -148,6 +155,9 @@ impl Default for BbrParams {
 /// "the smallest pacing gain that will allow a smoothly increasing pacing rate that will double
 /// each RTT" (the exact value is 2.88539…).
 pub const STARTUP_GAIN: f64 = 2.885;
+
+/// Seed of the random stream until the stack provides one (`set_random_seed`).
+const DEFAULT_RNG_SEED: u64 = 0x5EED_BB20_0000_0001;
 
 /// Smallest cwnd, segments (`bbr_cwnd_min_target`): two outstanding 2-packet sequences.
 pub(crate) const CWND_MIN_SEGMENTS: u64 = 4;
@@ -168,8 +178,18 @@ pub struct Bbr {
     /// cwnd and ssthresh storage (unit rounding, ≥ 1 MSS).
     win: WindowState,
     mss: u64,
+    /// Sent/acked/delivered byte counts reconstructed from the events (`snd_nxt`, `snd_una`,
+    /// `tp->delivered`).
     rounds: RoundTracker,
+    /// Linux `next_rtt_delivered`: the delivered count when the current round started; a
+    /// round ends when a packet sent after that is delivered (`rs->prior_delivered ≥` it).
+    next_rtt_delivered: u64,
     round_start: bool,
+    /// State of the flow's deterministic random stream (SplitMix64), seeded through
+    /// [`CongestionControl::set_random_seed`]; drives the random first PROBE_BW phase.
+    rng: u64,
+    /// ACK-aggregation estimator (`ack_aggregation.rs`).
+    aggr: ack_aggregation::AckAggregation,
     bw: MaxFilter,
     /// RTprop estimate and when it was taken.
     min_rtt: Option<Nanos>,
@@ -220,7 +240,10 @@ impl Bbr {
             bw: MaxFilter::new(p.bw_window_rounds),
             mss,
             rounds: RoundTracker::default(),
+            next_rtt_delivered: 0,
             round_start: false,
+            rng: DEFAULT_RNG_SEED,
+            aggr: ack_aggregation::AckAggregation::default(),
             min_rtt: None,
             min_rtt_stamp: 0,
             mode: Mode::Startup,
@@ -396,9 +419,16 @@ impl Bbr {
         let Some(rs) = ev.rate.filter(|r| r.interval > 0) else {
             return;
         };
-        // A round ends when data sent after its start is delivered (round.rs).
-        if self.rounds.delivered_past_mark() {
-            self.rounds.advance(ev.in_flight);
+        // "See if we've reached the next RTT": the sampled packet was sent after the round
+        // started, i.e. the delivered count in its send-time snapshot (`rs->prior_delivered`
+        // = total − delivered over the sample) is at least the count at the round's start
+        // (L: net/ipv4/tcp_bbr.c `bbr_update_bw`; draft-cardwell-iccrg-bbr-congestion-control
+        // "BBRUpdateRound"). A round thus lasts one RTT of the sampled packets, also when
+        // losses keep the delivered count below `snd_nxt`.
+        let prior_delivered = rs.total_delivered.saturating_sub(rs.delivered);
+        if prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = self.rounds.delivered();
+            self.rounds.advance(ev.in_flight); // rtt_cnt++
             self.round_start = true;
             self.packet_conservation = false;
         }
@@ -407,6 +437,20 @@ impl Bbr {
         if !app_limited || bw >= self.btlbw() {
             self.bw.update(self.rounds.count(), bw);
         }
+    }
+
+    /// Starts a new round now (Linux `next_rtt_delivered = tp->delivered`).
+    pub(crate) fn start_round(&mut self) {
+        self.next_rtt_delivered = self.rounds.delivered();
+    }
+
+    /// Next draw of the flow's random stream (SplitMix64, Steele, Lea & Flood 2014).
+    pub(crate) fn next_random(&mut self) -> u64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
     }
 
     /// Data newly delivered by this ACK, bytes (Linux `rs->acked_sacked`): the change of the
@@ -438,7 +482,10 @@ impl Bbr {
             cwnd = c;
             if !conserving {
                 let bw = self.btlbw();
-                let target = self.inflight_target(bw, self.cwnd_gain);
+                // Linux `bbr_set_cwnd`: BDP·cwnd_gain, plus the ACK-aggregation allowance,
+                // plus the quantization budget.
+                let bdp = self.bdp(bw, self.cwnd_gain);
+                let target = self.quantization_budget(bdp.saturating_add(self.aggregation_cwnd()));
                 if self.full_bw_reached {
                     // Grow towards the target, or snap down to it.
                     cwnd = cwnd.saturating_add(acked).min(target);
@@ -488,6 +535,7 @@ impl CongestionControl for Bbr {
             .is_some_and(|r| r.is_app_limited || r.total_delivered <= self.app_limited_snd_end);
         // bbr_update_model.
         self.update_bw(ev, app_limited);
+        self.update_ack_aggregation(ev, acked);
         self.update_cycle_phase(ev);
         self.check_full_bw_reached(ev.rate.is_some() && !app_limited);
         self.check_drain(ev);
@@ -544,6 +592,10 @@ impl CongestionControl for Bbr {
     /// net/ipv4/tcp_output.c): the window is left alone.
     fn on_idle_restart(&mut self, _now: Nanos, _restart_window: u64) {}
 
+    fn set_random_seed(&mut self, seed: u64) {
+        self.rng = seed;
+    }
+
     fn on_undo(&mut self, _now: Nanos, _prior_cwnd: u64, prior_ssthresh: u64) {
         // Linux bbr_undo_cwnd: a spurious slow-down — reset the full-pipe test; cwnd unchanged.
         // The stack restores a larger prior ssthresh (tcp_undo_cwnd_reduction).
@@ -593,6 +645,7 @@ impl CongestionControl for Bbr {
             ("cwnd_gain", self.cwnd_gain),
             ("cycle_idx", self.cycle_idx as f64),
             ("round", self.rounds.count() as f64),
+            ("extra_acked_bytes", self.aggregation_cwnd() as f64),
         ];
         let n = vars.len().min(extra.len());
         extra[..n].copy_from_slice(&vars[..n]);
@@ -650,8 +703,15 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         name: "cycle_start",
         kind: ParamKind::Choice(CycleStart::CHOICES),
         default: "auto",
-        doc: "first PROBE_BW phase: \"auto\" (deterministic hash of the entry time, standing in \
-              for Linux's random pick) or a fixed phase \"0\", \"2\"..\"7\"",
+        doc: "first PROBE_BW phase: \"auto\" (random among the 7 phases other than 3/4, as \
+              Linux, from the flow's seeded stream) or a fixed phase \"0\", \"2\"..\"7\"",
+    },
+    ParamInfo {
+        name: "ack_aggregation",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "add the ACK-aggregation allowance extra_acked (max excess delivered over 5-10 \
+              rounds, ≤ 100 ms at BtlBw) to the cwnd target, as Linux ≥ 4.20",
     },
 ];
 
@@ -711,6 +771,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         pacing_margin,
         quantization_budget: p.bool("quantization_budget"),
         cycle_start: CycleStart::from_name(p.choice("cycle_start")).unwrap_or(CycleStart::Auto),
+        ack_aggregation: p.bool("ack_aggregation"),
     };
     Ok(Box::new(Bbr::new(init, params)))
 }

@@ -9,22 +9,16 @@
 //!   the probe must actually raise inflight to 5/4·BDP;
 //! * gain 3/4: advance when `full` or `inflight ≤ inflight(BtlBw, 1)` — the queue is drained.
 //!
-//! Linux starts the cycle at a random phase other than 3/4 (`bbr_cycle_rand = 7`); without a
-//! random source the `auto` start hashes the entry time into the same 7 phases.
+//! Linux starts the cycle at a random phase other than 3/4 (`bbr_cycle_rand = 7`), so that flows
+//! entering PROBE_BW together do not probe in lockstep; the `auto` start draws it from the
+//! flow's deterministic random stream (seeded by the stack from the trial seed and the flow,
+//! docs/design.md §2).
 
 use super::{Bbr, CycleStart, Mode};
 use crate::{AckEvent, Nanos};
 
 /// The pacing-gain cycle (Linux `bbr_pacing_gain`).
 pub const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
-
-/// SplitMix64 finaliser (Steele, Lea & Flood 2014), a fixed deterministic hash.
-fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 impl Bbr {
     /// Linux `bbr_reset_probe_bw_mode`.
@@ -33,8 +27,9 @@ impl Bbr {
         self.cycle_idx = match self.p.cycle_start {
             CycleStart::Phase(i) => i % PACING_GAIN_CYCLE.len(),
             CycleStart::Auto => {
-                // cycle_idx = CYCLE_LEN − 1 − rand(7), then advanced once: any phase but 1.
-                let r = (splitmix64(now) % 7) as usize;
+                // cycle_idx = CYCLE_LEN − 1 − rand(7), then advanced once: any phase but 1
+                // (L: net/ipv4/tcp_bbr.c `bbr_reset_probe_bw_mode`, `bbr_cycle_rand` = 7).
+                let r = (self.next_random() % 7) as usize;
                 (PACING_GAIN_CYCLE.len() - 1 - r + 1) % PACING_GAIN_CYCLE.len()
             }
         };

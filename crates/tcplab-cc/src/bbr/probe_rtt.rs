@@ -47,7 +47,7 @@ impl Bbr {
             if self.probe_rtt_done_stamp.is_none() && ev.in_flight <= CWND_MIN_SEGMENTS * self.mss {
                 self.probe_rtt_done_stamp = Some(ev.now.saturating_add(self.p.probe_rtt_duration));
                 self.probe_rtt_round_done = false;
-                self.rounds.start(ev.in_flight);
+                self.start_round();
             } else if self.probe_rtt_done_stamp.is_some() {
                 if self.round_start {
                     self.probe_rtt_round_done = true;

@@ -28,7 +28,7 @@ impl Bbr {
         if state == CaState::Recovery && prev != CaState::Recovery {
             // "Starting 1st round of Recovery, so do packet conservation."
             self.packet_conservation = true;
-            self.rounds.start(ev.in_flight);
+            self.start_round();
             cwnd = ev.in_flight.saturating_add(acked);
         } else if prev >= CaState::Recovery && state < CaState::Recovery {
             // "Exiting loss recovery; restore cwnd saved before recovery."

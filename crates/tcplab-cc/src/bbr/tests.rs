@@ -89,6 +89,9 @@ impl Synth {
         self.send(b, w);
         let n = w.min(20);
         let mut acked = 0;
+        // Every packet of the round was sent at its start, when `delivered` was this much
+        // (the rate sample's `prior_delivered`).
+        let prior_delivered = self.delivered;
         for i in 0..n {
             let segs = (w * (i + 1) / n) - acked;
             acked += segs;
@@ -108,7 +111,7 @@ impl Synth {
                 min_rtt: rtt,
                 rate: Some(RateSample {
                     delivery_rate_bps: bw_bps,
-                    delivered: (bw_bps / 8.0 * len as f64 / 1e9) as u64,
+                    delivered: self.delivered - prior_delivered,
                     interval: len,
                     is_app_limited: self.app_limited,
                     prior_in_flight: in_flight + segs * mss,
@@ -349,4 +352,140 @@ fn test_debug_vars_expose_state_and_model() {
     assert_eq!(get("rtprop_ms"), 100.0);
     assert_eq!(get("pacing_gain"), 1.25);
     assert_eq!(get("cwnd_gain"), 2.0);
+}
+
+/// An ACK delivering `segs` segments now whose rate sample was taken from a packet sent when
+/// the delivered count was `prior_delivered` (bandwidth `bw_bps`, 100 ms interval), with 100
+/// segments left in flight.
+fn ack_sampled(b: &mut Bbr, s: &mut Synth, segs: u64, prior_delivered: u64, bw_bps: f64) {
+    let mss = u64::from(MSS);
+    s.delivered += segs * mss;
+    b.on_ack(&AckEvent {
+        now: s.now,
+        bytes_acked: segs * mss,
+        packets_acked: segs as u32,
+        prior_in_flight: 100 * mss + segs * mss,
+        in_flight: 100 * mss,
+        rtt_sample: Some(100 * MS),
+        srtt: 100 * MS,
+        min_rtt: 100 * MS,
+        rate: Some(RateSample {
+            delivery_rate_bps: bw_bps,
+            delivered: s.delivered - prior_delivered,
+            interval: 100 * MS,
+            is_app_limited: false,
+            prior_in_flight: 100 * mss,
+            total_delivered: s.delivered,
+        }),
+        mss: MSS,
+        ..Default::default()
+    });
+}
+
+#[test]
+fn test_round_ends_when_a_packet_sent_after_its_start_is_delivered_despite_holes() {
+    // Linux bbr_update_bw: a round ends on the first ACK whose sampled packet was sent after
+    // the round started (rs->prior_delivered ≥ next_rtt_delivered), whether or not older
+    // data is still missing.
+    let (mut b, mut s) = probe_bw(2);
+    let d0 = s.delivered;
+    s.send(&mut b, 100);
+    s.now += 100 * MS;
+    // The first ACK for this flight starts a round (its packet left after the last start).
+    let r0 = b.round_count();
+    ack_sampled(&mut b, &mut s, 1, d0, 8e6);
+    assert_eq!(b.round_count(), r0 + 1);
+    // 89 more of the flight arrive, 10 are lost: still the same round.
+    for _ in 0..89 {
+        s.now += MS;
+        ack_sampled(&mut b, &mut s, 1, d0, 8e6);
+    }
+    assert_eq!(b.round_count(), r0 + 1);
+    // New data sent after the round started is delivered while the 10 holes remain: the
+    // delivered count is below snd_nxt at the round's start, but the round is over.
+    let d1 = s.delivered;
+    s.send(&mut b, 10);
+    s.now += 100 * MS;
+    ack_sampled(&mut b, &mut s, 1, d1, 8e6);
+    assert!(s.delivered < s.sent - 10_000);
+    assert_eq!(b.round_count(), r0 + 2);
+}
+
+#[test]
+fn test_auto_cycle_start_is_random_per_seed_and_deterministic() {
+    // Linux bbr_reset_probe_bw_mode: a random phase other than 3/4 each time PROBE_BW is
+    // entered; here from the flow's seeded stream: the same seed gives the same phases, other
+    // seeds other phases.
+    let phases = |seed: u64| {
+        let mut b = bbr_with(10, BbrParams::default());
+        b.set_random_seed(seed);
+        (0..64)
+            .map(|t| {
+                b.enter_probe_bw(t);
+                b.cycle_index()
+            })
+            .collect::<Vec<_>>()
+    };
+    let a = phases(1);
+    assert_eq!(a, phases(1));
+    assert_ne!(a, phases(2));
+    assert!(!a.contains(&1), "never the 3/4 phase: {a:?}");
+    for p in [0, 2, 3, 4, 5, 6, 7] {
+        assert!(a.contains(&p), "phase {p} never chosen: {a:?}");
+    }
+    // Two flows entering at the same time with different seeds need not start in lockstep.
+    let firsts: Vec<_> = (0..16u64).map(|seed| phases(seed)[0]).collect();
+    assert!(firsts.iter().any(|&p| p != firsts[0]), "{firsts:?}");
+}
+
+#[test]
+fn test_extra_acked_adds_ack_bursts_to_the_cwnd_target() {
+    // Linux bbr_update_ack_aggregation / bbr_ack_aggregation_cwnd: data delivered in bursts
+    // beyond BtlBw·elapsed is added to the cwnd target; smooth ACKs at BtlBw add ~nothing.
+    let run = |aggregation: bool, burst: u64| {
+        let (mut b, mut s) = probe_bw_with(
+            2,
+            BbrParams {
+                ack_aggregation: aggregation,
+                ..BbrParams::default()
+            },
+        );
+        // A pause ends the ACK epoch of the setup rounds (which deliver 2 BDP per RTprop).
+        s.now += 500 * MS;
+        // 8 Mbit/s = 1 segment per ms: `burst` segments every `burst` ms, for 2 s (40 rounds:
+        // the setup's maxima leave the 5–10-round window).
+        let mut prior = s.delivered;
+        for i in 0..(2000 / burst) {
+            s.send(&mut b, burst);
+            s.now += burst * MS;
+            ack_sampled(&mut b, &mut s, burst, prior, 8e6);
+            // A round per 100 ms: the packet sampled next was sent after this ACK.
+            if (i * burst).is_multiple_of(100) {
+                prior = s.delivered;
+            }
+        }
+        b
+    };
+    let extra = |b: &Bbr| b.aggregation_cwnd() / u64::from(MSS);
+    let smooth = run(true, 1);
+    assert!(extra(&smooth) <= 1, "smooth: {}", extra(&smooth));
+    let bursty = run(true, 20);
+    assert!(
+        (19..=21).contains(&extra(&bursty)),
+        "bursts of 20: {}",
+        extra(&bursty)
+    );
+    let off = run(false, 20);
+    assert_eq!(off.aggregation_cwnd(), 0);
+    // The cwnd target (2 BDP + budget) grows by the allowance.
+    assert_eq!(
+        bursty.cwnd() - off.cwnd(),
+        20 * u64::from(MSS),
+        "{} vs {}",
+        bursty.cwnd(),
+        off.cwnd()
+    );
+    // At most 100 ms of data at BtlBw (100 segments) and never more than cwnd.
+    let huge = run(true, 400);
+    assert_eq!(extra(&huge), 100);
 }

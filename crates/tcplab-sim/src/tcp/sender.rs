@@ -414,7 +414,14 @@ impl TcpSender {
         // connection's (Linux tcp_init_congestion_control runs the module's init after
         // tcp_init_sock set TCP_INFINITE_SSTHRESH: BIC's and CUBIC v2.0's initial_ssthresh).
         match tcplab_cc::build(&self.spec.cca_name, &self.spec.cca_params, init) {
-            Ok(cc) => self.cc = cc,
+            Ok(cc) => {
+                self.cc = cc;
+                // The controller's random stream (BBR's first PROBE_BW phase): derived from
+                // the ISN, itself drawn from the flow's own stream of the trial seed
+                // (docs/design.md §2), so it is deterministic and differs between flows.
+                let seed = crate::rng::derive_seed(u64::from(self.spec.isn), "cca", "");
+                self.cc.set_random_seed(seed);
+            }
             Err(_) => {
                 self.cc.set_cwnd(iw);
                 self.cc.set_ssthresh(ssthresh);
@@ -1026,6 +1033,10 @@ impl TcpSender {
             mss: self.smss,
         });
         self.sb.on_rto();
+        if self.sack_on {
+            // SACK marks are forgotten: do not count SACKed data as delivered twice (rate.rs).
+            self.sb.rate.on_rto(now);
+        }
         self.rtt.back_off();
         if self.rec.active {
             self.rec.abort();
