@@ -35,7 +35,7 @@
 
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
 use crate::registry::{CcError, ParamInfo, ParamKind, Params};
-use crate::round::{RoundRtt, RoundTracker};
+use crate::round::DelayRounds;
 use crate::vegas::{invalid, u32_param};
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent};
 
@@ -155,11 +155,9 @@ pub struct Ctcp {
     win: WindowState,
     /// The delay-based component, segments (real-valued as in the draft's model).
     dwnd: f64,
-    rounds: RoundTracker,
-    rtt: RoundRtt,
-    base_rtt: Nanos,
-    enabled: bool,
-    loss_until: Option<u64>,
+    /// Rounds, RTT samples, `baseRTT`, on/off state (`round::DelayRounds`, as Vegas, FAST and
+    /// Compound share them).
+    d: DelayRounds,
     /// Current γ (tuned).
     gamma: f64,
     /// Backlog of the loss-based component from the last round, for the γ tuning.
@@ -174,11 +172,7 @@ impl Ctcp {
             p,
             win: WindowState::new(init),
             dwnd: 0.0,
-            rounds: RoundTracker::default(),
-            rtt: RoundRtt::default(),
-            base_rtt: 0,
-            enabled: true,
-            loss_until: None,
+            d: DelayRounds::default(),
             gamma: p.gamma,
             diff_reno: None,
             last_diff: None,
@@ -215,7 +209,7 @@ impl Ctcp {
     }
     /// Smallest RTT seen, 0 before the first sample.
     pub fn base_rtt(&self) -> Nanos {
-        self.base_rtt
+        self.d.base_rtt
     }
 
     fn win_segments(&self) -> f64 {
@@ -223,9 +217,7 @@ impl Ctcp {
     }
 
     fn enable(&mut self, in_flight: u64) {
-        self.enabled = true;
-        self.rounds.start(in_flight);
-        self.rtt.reset();
+        self.d.enable(in_flight);
         self.diff_reno = None;
     }
 
@@ -245,7 +237,7 @@ impl Ctcp {
     /// The once-per-RTT `dwnd` rules for the round's RTT `rtt` (called with ≥ 3 samples, in
     /// congestion avoidance, `win ≥ low_window`).
     fn delay_update(&mut self, rtt: Nanos, may_increase: bool) {
-        let base = self.base_rtt.max(1) as f64;
+        let base = self.d.base_rtt.max(1) as f64;
         let rtt = (rtt as f64).max(base);
         let queueing = 1.0 - base / rtt;
         let win = self.win_segments();
@@ -284,19 +276,8 @@ impl CongestionControl for Ctcp {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
-        self.rounds.on_acked(ev.bytes_acked);
-        if let Some(m) = self.loss_until {
-            if self.rounds.snd_una() >= m && !ev.in_recovery {
-                self.loss_until = None;
-                self.enable(ev.in_flight);
-            }
-        }
-        if let Some(s) = ev.rtt_sample {
-            let v = s.max(1);
-            if self.base_rtt == 0 || v < self.base_rtt {
-                self.base_rtt = v;
-            }
-            self.rtt.add(v);
+        if self.d.on_ack(ev) {
+            self.diff_reno = None;
         }
         if ev.in_recovery || ev.bytes_acked == 0 {
             return;
@@ -305,17 +286,17 @@ impl CongestionControl for Ctcp {
         if grow {
             self.grow_cwnd(ev);
         }
-        if !self.enabled || !self.rounds.acked_past_mark() {
+        if !self.d.enabled || !self.d.rounds.acked_past_mark() {
             return;
         }
-        self.rounds.advance(ev.in_flight);
+        self.d.rounds.advance(ev.in_flight);
         if self.win.in_slow_start() || self.win_segments() < f64::from(self.p.low_window) {
             // Below the activation window, and in slow start, CTCP is Reno.
             self.dwnd = 0.0;
-        } else if let Some(min) = self.rtt.min().filter(|_| self.rtt.count() > 2) {
+        } else if let Some(min) = self.d.rtt.min().filter(|_| self.d.rtt.count() > 2) {
             self.delay_update(min, grow);
         }
-        self.rtt.reset();
+        self.d.rtt.reset();
     }
 
     fn on_congestion_event(&mut self, _ev: &CongestionEvent) {
@@ -327,7 +308,7 @@ impl CongestionControl for Ctcp {
         self.dwnd = (win * (1.0 - self.p.beta) - cwnd / 2.0).max(0.0);
         self.win.set_ssthresh(self.win.cwnd() / 2);
         self.win.reset_counters();
-        self.enabled = false;
+        self.d.enabled = false;
     }
 
     fn on_recovery_exit(&mut self, _now: Nanos) {
@@ -350,12 +331,11 @@ impl CongestionControl for Ctcp {
         // Timeout: dwnd = 0 (draft §3), cwnd = 1 segment.
         self.dwnd = 0.0;
         self.win.on_timeout();
-        self.enabled = false;
-        self.loss_until = Some(self.rounds.snd_nxt());
+        self.d.on_rto();
     }
 
     fn on_packet_sent(&mut self, ev: &SentEvent) {
-        self.rounds.on_sent(ev);
+        self.d.rounds.on_sent(ev);
     }
 
     fn on_idle_restart(&mut self, _now: Nanos, restart_window: u64) {
@@ -406,7 +386,7 @@ impl CongestionControl for Ctcp {
             ("loss_cwnd", self.win.cwnd() as f64 / mss),
             ("gamma", self.gamma),
             ("diff", self.last_diff.unwrap_or(-1.0)),
-            ("base_rtt_ms", self.base_rtt as f64 / 1e6),
+            ("base_rtt_ms", self.d.base_rtt as f64 / 1e6),
         ];
         let n = vars.len().min(extra.len());
         extra[..n].copy_from_slice(&vars[..n]);
@@ -574,7 +554,7 @@ mod tests {
     fn test_dwnd_rises_by_alpha_win_k_minus_one_when_diff_below_gamma() {
         // diff = 0 < γ: dwnd += α·win^0.75 − 1. win = 100: 0.125·100^0.75 − 1 = 2.9528.
         let mut cc = ctcp(CwndUnit::Bytes, 100, Some(50));
-        cc.base_rtt = BASE;
+        cc.d.base_rtt = BASE;
         cc.delay_update(BASE, true);
         let want = 0.125 * 100f64.powf(0.75) - 1.0;
         assert!(
@@ -590,7 +570,7 @@ mod tests {
         assert!((cc.dwnd_segments() - want2).abs() < 1e-9);
         // Diff just below γ still increases; at γ it decreases.
         let mut cc = ctcp(CwndUnit::Bytes, 100, Some(50));
-        cc.base_rtt = BASE;
+        cc.d.base_rtt = BASE;
         // diff = 100·(1 − base/rtt) = 29 → rtt = base/0.71.
         cc.delay_update((BASE as f64 / 0.71) as Nanos, true);
         assert!(cc.dwnd_segments() > 2.9);
@@ -601,7 +581,7 @@ mod tests {
     fn test_dwnd_falls_by_zeta_diff_when_diff_at_least_gamma() {
         // cwnd 60 + dwnd 50 = win 110; RTT with diff = 40 ≥ 30: dwnd = 50 − 40 = 10.
         let mut cc = ctcp(CwndUnit::Bytes, 60, Some(30));
-        cc.base_rtt = BASE;
+        cc.d.base_rtt = BASE;
         cc.dwnd = 50.0;
         let rtt = (BASE as f64 * 110.0 / 70.0).round() as Nanos;
         cc.delay_update(rtt, true);

@@ -36,7 +36,7 @@
 
 use crate::growth::{may_grow, SsthreshBasis, WindowState};
 use crate::registry::{CcError, ParamInfo, ParamKind, Params};
-use crate::round::{RoundRtt, RoundTracker};
+use crate::round::DelayRounds;
 use crate::vegas::{invalid, SSTHRESH_FROM};
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent};
 
@@ -69,14 +69,9 @@ const MIN_WINDOW_SEGMENTS: f64 = 2.0;
 pub struct Fast {
     p: FastParams,
     win: WindowState,
-    rounds: RoundTracker,
-    rtt: RoundRtt,
-    /// Smallest RTT of the connection, 0 = none yet.
-    base_rtt: Nanos,
-    /// FAST rule active (Open state).
-    enabled: bool,
-    /// After an RTO: Reno until `snd_una` reaches this.
-    loss_until: Option<u64>,
+    /// Rounds, RTT samples, `baseRTT`, on/off state (`round::DelayRounds`, as Vegas, FAST and
+    /// Compound share them).
+    d: DelayRounds,
     /// FAST's real-valued window, segments; `cwnd` is it rounded down (to whole segments in the
     /// packets unit), so fractional updates accumulate across rounds as in the paper's model.
     w: f64,
@@ -96,11 +91,7 @@ impl Fast {
         Fast {
             p,
             win,
-            rounds: RoundTracker::default(),
-            rtt: RoundRtt::default(),
-            base_rtt: 0,
-            enabled: true,
-            loss_until: None,
+            d: DelayRounds::default(),
             w,
             target: w,
             incr: 0.0,
@@ -116,7 +107,7 @@ impl Fast {
     }
     /// Smallest RTT seen, 0 before the first sample.
     pub fn base_rtt(&self) -> Nanos {
-        self.base_rtt
+        self.d.base_rtt
     }
     /// FAST's real-valued window, segments.
     pub fn w(&self) -> f64 {
@@ -140,9 +131,7 @@ impl Fast {
     }
 
     fn enable(&mut self, in_flight: u64) {
-        self.enabled = true;
-        self.rounds.start(in_flight);
-        self.rtt.reset();
+        self.d.enable(in_flight);
         self.sync_from_cwnd();
     }
 
@@ -176,7 +165,7 @@ impl Fast {
     /// Once per RTT: compute the new window and start moving towards it.
     fn update(&mut self, rtt: Nanos) {
         self.last_rtt = rtt;
-        let new_w = self.rule(self.w, self.base_rtt, rtt);
+        let new_w = self.rule(self.w, self.d.base_rtt, rtt);
         if new_w <= self.w {
             // A decrease takes effect at once.
             self.w = new_w;
@@ -215,33 +204,22 @@ impl CongestionControl for Fast {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
-        self.rounds.on_acked(ev.bytes_acked);
-        if let Some(m) = self.loss_until {
-            if self.rounds.snd_una() >= m && !ev.in_recovery {
-                self.loss_until = None;
-                self.enable(ev.in_flight);
-            }
-        }
-        if let Some(s) = ev.rtt_sample {
-            let v = s.max(1);
-            if self.base_rtt == 0 || v < self.base_rtt {
-                self.base_rtt = v;
-            }
-            self.rtt.add(v);
+        if self.d.on_ack(ev) {
+            self.sync_from_cwnd();
         }
         if ev.in_recovery || ev.bytes_acked == 0 {
             return;
         }
-        if !self.enabled || self.base_rtt == 0 {
+        if !self.d.enabled || self.d.base_rtt == 0 {
             self.reno(ev);
             return;
         }
-        if self.rounds.acked_past_mark() {
-            self.rounds.advance(ev.in_flight);
-            if let Some(avg) = self.rtt.mean() {
+        if self.d.rounds.acked_past_mark() {
+            self.d.rounds.advance(ev.in_flight);
+            if let Some(avg) = self.d.rtt.mean() {
                 self.update(avg);
             }
-            self.rtt.reset();
+            self.d.rtt.reset();
         }
         if may_grow(ev) {
             self.grow_towards_target(ev.bytes_acked);
@@ -253,7 +231,7 @@ impl CongestionControl for Fast {
         let s = self.halved_ssthresh(ev.in_flight);
         self.win.set_ssthresh(s);
         self.win.reset_counters();
-        self.enabled = false;
+        self.d.enabled = false;
         self.sync_from_cwnd();
     }
 
@@ -269,13 +247,13 @@ impl CongestionControl for Fast {
             self.win.set_ssthresh(s);
         }
         self.win.on_timeout();
-        self.enabled = false;
+        self.d.enabled = false;
         self.sync_from_cwnd();
-        self.loss_until = Some(self.rounds.snd_nxt());
+        self.d.loss_until = Some(self.d.rounds.snd_nxt());
     }
 
     fn on_packet_sent(&mut self, ev: &SentEvent) {
-        self.rounds.on_sent(ev);
+        self.d.rounds.on_sent(ev);
     }
 
     fn on_idle_restart(&mut self, _now: Nanos, restart_window: u64) {
@@ -307,17 +285,17 @@ impl CongestionControl for Fast {
     /// FAST has no slow start of its own (the `2w` bound plays that role); only Reno's rules
     /// after a timeout have one.
     fn in_slow_start(&self) -> bool {
-        !self.enabled && self.win.in_slow_start()
+        !self.d.enabled && self.win.in_slow_start()
     }
 
     fn debug_vars(&self, extra: &mut [(&'static str, f64)]) -> usize {
-        let queued = if self.last_rtt > 0 && self.base_rtt > 0 {
-            self.w * (1.0 - self.base_rtt as f64 / self.last_rtt as f64)
+        let queued = if self.last_rtt > 0 && self.d.base_rtt > 0 {
+            self.w * (1.0 - self.d.base_rtt as f64 / self.last_rtt as f64)
         } else {
             0.0
         };
         let vars = [
-            ("base_rtt_ms", self.base_rtt as f64 / 1e6),
+            ("base_rtt_ms", self.d.base_rtt as f64 / 1e6),
             ("rtt_ms", self.last_rtt as f64 / 1e6),
             ("w", self.w),
             ("target", self.target),
@@ -428,7 +406,7 @@ mod tests {
     fn test_update_follows_equation_above_the_doubling_bound() {
         // w = 160, base 100 ms, RTT 125 ms: (1−γ)w + γ(0.8w + α) = 80 + 0.5·(128 + 20) = 154.
         let mut cc = fast(CwndUnit::Bytes, 160, 20.0);
-        cc.base_rtt = BASE;
+        cc.d.base_rtt = BASE;
         cc.update(BASE * 5 / 4);
         let expect = reference(160.0, 0.1, 0.125, 20.0, 0.5);
         assert!((expect - 154.0).abs() < 1e-9);
@@ -437,7 +415,7 @@ mod tests {
         // An increase is spread: w = 100 with no queueing aims at min(200, 100 + 10) = 110,
         // reached after one window (100 segments) of ACKs.
         let mut cc = fast(CwndUnit::Packets, 100, 20.0);
-        cc.base_rtt = BASE;
+        cc.d.base_rtt = BASE;
         cc.update(BASE);
         assert!((cc.target() - 110.0).abs() < 1e-9);
         assert_eq!(cc.cwnd(), 100_000);
@@ -478,7 +456,7 @@ mod tests {
         });
         assert_eq!(cc.ssthresh(), 50_000);
         // No update while recovering.
-        cc.base_rtt = BASE;
+        cc.d.base_rtt = BASE;
         cc.on_ack(&AckEvent {
             bytes_acked: 1000,
             packets_acked: 1,

@@ -18,7 +18,7 @@
 //! If the stack never reports a sent packet (a test driver or a stack without that hook), the
 //! mark falls back to `snd_una + in_flight` at the round's start.
 
-use crate::{Nanos, SentEvent};
+use crate::{AckEvent, Nanos, SentEvent};
 
 /// Round boundaries from sent and acknowledged byte counts.
 #[derive(Clone, Copy, Debug, Default)]
@@ -209,5 +209,73 @@ mod tests {
         assert_eq!((s.min(), s.mean(), s.count()), (Some(10), Some(20), 3));
         s.reset();
         assert_eq!(s.count(), 0);
+    }
+}
+
+/// The once-per-RTT state the delay-based controllers share (`vegas`, `fast`, `ctcp`), as Linux's
+/// tcp_vegas.c keeps it and its derivatives (FAST, Compound) reuse it: the round tracker, the
+/// round's RTT samples, `baseRTT`, whether the delay rules are active (`doing_vegas_now`) and the
+/// end of a timeout's loss period.
+#[derive(Clone, Debug)]
+pub(crate) struct DelayRounds {
+    pub rounds: RoundTracker,
+    pub rtt: RoundRtt,
+    /// Smallest RTT of the connection (Linux `baseRTT`), 0 = none yet.
+    pub base_rtt: Nanos,
+    /// The delay rules are active (Linux `doing_vegas_now`: the connection is in the Open state).
+    pub enabled: bool,
+    /// After an RTO the rules stay off until `snd_una` reaches this (`snd_nxt` at the timeout;
+    /// Linux leaves the Loss state at `high_seq`).
+    pub loss_until: Option<u64>,
+}
+
+impl Default for DelayRounds {
+    fn default() -> Self {
+        DelayRounds {
+            rounds: RoundTracker::default(),
+            rtt: RoundRtt::default(),
+            base_rtt: 0,
+            enabled: true,
+            loss_until: None,
+        }
+    }
+}
+
+impl DelayRounds {
+    /// Linux `vegas_enable`: the rules on, a fresh round from the current `snd_nxt`.
+    pub fn enable(&mut self, in_flight: u64) {
+        self.enabled = true;
+        self.rounds.start(in_flight);
+        self.rtt.reset();
+    }
+
+    /// The first part of every ACK (`tcp_vegas_pkts_acked` and the state check of
+    /// `tcp_vegas_cong_avoid`): count the ACK, leave a timeout's loss period once `snd_una`
+    /// passes its end (then [`DelayRounds::enable`]), take the RTT sample into the round and
+    /// `baseRTT`. Returns whether the rules were re-enabled, for the controller's own reset.
+    pub fn on_ack(&mut self, ev: &AckEvent) -> bool {
+        self.rounds.on_acked(ev.bytes_acked);
+        let mut enabled = false;
+        if let Some(m) = self.loss_until {
+            if self.rounds.snd_una() >= m && !ev.in_recovery {
+                self.loss_until = None;
+                self.enable(ev.in_flight);
+                enabled = true;
+            }
+        }
+        if let Some(s) = ev.rtt_sample {
+            let v = s.max(1);
+            if self.base_rtt == 0 || v < self.base_rtt {
+                self.base_rtt = v;
+            }
+            self.rtt.add(v);
+        }
+        enabled
+    }
+
+    /// A timeout: the rules off until the data outstanding now is acknowledged.
+    pub fn on_rto(&mut self) {
+        self.enabled = false;
+        self.loss_until = Some(self.rounds.snd_nxt());
     }
 }

@@ -33,7 +33,7 @@
 
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
 use crate::registry::{CcError, ParamInfo, ParamKind, Params};
-use crate::round::{RoundRtt, RoundTracker};
+use crate::round::DelayRounds;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent};
 
 /// Vegas' parameters (Linux module parameters; stacks-and-ccas.md A.9).
@@ -65,14 +65,9 @@ impl Default for VegasParams {
 pub struct Vegas {
     p: VegasParams,
     win: WindowState,
-    rounds: RoundTracker,
-    rtt: RoundRtt,
-    /// Smallest RTT of the connection (Linux `baseRTT`), 0 = none yet.
-    base_rtt: Nanos,
-    /// Vegas active (Linux `doing_vegas_now`: the connection is in the Open state).
-    enabled: bool,
-    /// After an RTO: Vegas stays off until `snd_una` reaches this (`snd_nxt` at the timeout).
-    loss_until: Option<u64>,
+    /// Rounds, RTT samples, `baseRTT`, on/off state (`round::DelayRounds`, as Vegas, FAST and
+    /// Compound share them).
+    d: DelayRounds,
     /// `diff` of the last Vegas decision, segments.
     last_diff: Option<u64>,
 }
@@ -83,11 +78,7 @@ impl Vegas {
         Vegas {
             p,
             win: WindowState::new(init),
-            rounds: RoundTracker::default(),
-            rtt: RoundRtt::default(),
-            base_rtt: 0,
-            enabled: true,
-            loss_until: None,
+            d: DelayRounds::default(),
             last_diff: None,
         }
     }
@@ -100,7 +91,7 @@ impl Vegas {
     }
     /// Smallest RTT seen (Linux `baseRTT`), 0 before the first sample.
     pub fn base_rtt(&self) -> Nanos {
-        self.base_rtt
+        self.d.base_rtt
     }
     /// `diff` (segments) computed at the last once-per-RTT decision.
     pub fn last_diff(&self) -> Option<u64> {
@@ -108,19 +99,17 @@ impl Vegas {
     }
     /// Whether the Vegas rules are active (Linux `doing_vegas_now`).
     pub fn enabled(&self) -> bool {
-        self.enabled
+        self.d.enabled
     }
 
     /// Linux `vegas_enable`: start a fresh round from the current `snd_nxt`.
     fn enable(&mut self, in_flight: u64) {
-        self.enabled = true;
-        self.rounds.start(in_flight);
-        self.rtt.reset();
+        self.d.enable(in_flight);
     }
 
     /// Linux `tcp_vegas_init` (connection start, idle restart, TX start): forget `baseRTT`.
     fn reinit(&mut self, in_flight: u64) {
-        self.base_rtt = 0;
+        self.d.base_rtt = 0;
         self.enable(in_flight);
     }
 
@@ -153,7 +142,7 @@ impl Vegas {
     fn vegas_update(&mut self, ev: &AckEvent, rtt: Nanos) {
         let mss = self.win.mss();
         let cwnd = self.win.cwnd();
-        let base = self.base_rtt.max(1);
+        let base = self.d.base_rtt.max(1);
         let rtt = rtt.max(base);
         // Brakmo & Peterson §3.2: Diff = (Expected − Actual)·BaseRTT = cwnd·(RTT − base)/RTT;
         // Linux divides by baseRTT instead: diff = ⌊cwnd·(rtt − baseRTT)/baseRTT⌋ segments.
@@ -204,39 +193,24 @@ impl CongestionControl for Vegas {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
-        self.rounds.on_acked(ev.bytes_acked);
-        // Linux leaves the Loss state when snd_una reaches high_seq; Vegas re-enables on Open.
-        if let Some(m) = self.loss_until {
-            if self.rounds.snd_una() >= m && !ev.in_recovery {
-                self.loss_until = None;
-                self.enable(ev.in_flight);
-            }
-        }
-        // tcp_vegas_pkts_acked: samples are taken in every state.
-        if let Some(s) = ev.rtt_sample {
-            let v = s.max(1);
-            if self.base_rtt == 0 || v < self.base_rtt {
-                self.base_rtt = v;
-            }
-            self.rtt.add(v);
-        }
+        self.d.on_ack(ev);
         // tcp_cong_control: cong_avoid runs only outside window reduction and on ACKs of data.
         if ev.in_recovery || ev.bytes_acked == 0 {
             return;
         }
-        if !self.enabled {
+        if !self.d.enabled {
             self.reno(ev);
             return;
         }
-        if self.rounds.acked_past_mark() {
+        if self.d.rounds.acked_past_mark() {
             // Once per RTT: beg_snd_nxt = snd_nxt, then decide on the round's samples.
-            self.rounds.advance(ev.in_flight);
-            match self.rtt.min() {
-                Some(min) if self.rtt.count() > 2 => self.vegas_update(ev, min),
+            self.d.rounds.advance(ev.in_flight);
+            match self.d.rtt.min() {
+                Some(min) if self.d.rtt.count() > 2 => self.vegas_update(ev, min),
                 // ≤ 2 samples: probably only delayed ACKs, behave like Reno.
                 _ => self.reno(ev),
             }
-            self.rtt.reset();
+            self.d.rtt.reset();
         } else if self.win.in_slow_start() && may_grow(ev) {
             self.win.slow_start(ev);
         }
@@ -247,7 +221,7 @@ impl CongestionControl for Vegas {
         let s = self.halved_ssthresh(ev.in_flight);
         self.win.set_ssthresh(s);
         self.win.reset_counters();
-        self.enabled = false;
+        self.d.enabled = false;
     }
 
     fn on_recovery_exit(&mut self, _now: Nanos) {
@@ -263,8 +237,7 @@ impl CongestionControl for Vegas {
             self.win.set_ssthresh(s);
         }
         self.win.on_timeout();
-        self.enabled = false;
-        self.loss_until = Some(self.rounds.snd_nxt());
+        self.d.on_rto();
     }
 
     fn on_packet_sent(&mut self, ev: &SentEvent) {
@@ -273,7 +246,7 @@ impl CongestionControl for Vegas {
             // counts in snd_nxt, as Linux raises the event before advancing snd_nxt.
             self.reinit(0);
         }
-        self.rounds.on_sent(ev);
+        self.d.rounds.on_sent(ev);
     }
 
     fn on_idle_restart(&mut self, _now: Nanos, restart_window: u64) {
@@ -298,10 +271,10 @@ impl CongestionControl for Vegas {
 
     fn debug_vars(&self, extra: &mut [(&'static str, f64)]) -> usize {
         let vars = [
-            ("base_rtt_ms", self.base_rtt as f64 / 1e6),
+            ("base_rtt_ms", self.d.base_rtt as f64 / 1e6),
             // −1 before the first decision (the series must stay finite).
             ("diff", self.last_diff.map_or(-1.0, |d| d as f64)),
-            ("vegas_on", f64::from(u8::from(self.enabled))),
+            ("vegas_on", f64::from(u8::from(self.d.enabled))),
         ];
         let n = vars.len().min(extra.len());
         extra[..n].copy_from_slice(&vars[..n]);
@@ -546,7 +519,7 @@ mod tests {
         // Directly at a decision: cwnd 40 in slow start, baseRTT 100 ms, round min RTT 125 ms:
         // diff = ⌊40·25/100⌋ = 10 > γ, target = ⌊40·100/125⌋ = 32 → cwnd = 33, ssthresh 33.
         let mut cc = vegas(CwndUnit::Packets, 40, None);
-        cc.base_rtt = BASE;
+        cc.d.base_rtt = BASE;
         let ev = AckEvent {
             bytes_acked: 1000,
             packets_acked: 1,
