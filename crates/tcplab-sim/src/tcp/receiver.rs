@@ -529,33 +529,38 @@ impl Receiver {
             ack_now = true;
         }
         if delivered > 0 {
-            if had_ooo {
-                // "an immediate ACK SHOULD be generated when a segment arrives that fills in
-                // all or part of a gap in the sequence space" (RFC 5681 §4.2).
-                ack_now = true;
-            }
-            if !self.cfg.delayed_ack {
-                ack_now = true;
-            }
-            if self.quick_left > 0 {
-                // Quick-ACK mode (Linux, B.1).
-                self.quick_left -= 1;
-                ack_now = true;
-            }
-            let full = u64::from(self.cfg.delack_segments) * u64::from(self.rcv_mss);
-            if self.unacked_bytes >= full {
-                // ACK at least every 2nd (N-th) full-sized segment: RFC 1122 §4.2.3.2,
-                // RFC 5681 §4.2.
-                ack_now = true;
-            }
-            if !ack_now && self.delack_deadline.is_none() {
-                // The delayed-ACK timer starts with the first unacknowledged segment
-                // (RFC 1122 §4.2.3.2).
-                self.delack_deadline = Some(now.saturating_add(self.cfg.delack_timeout_ns));
-            }
+            // "an immediate ACK SHOULD be generated when a segment arrives that fills in all or
+            // part of a gap in the sequence space" (RFC 5681 §4.2).
+            ack_now = self.ack_after_delivery(now, ack_now || had_ooo);
         }
         out.ack_now = ack_now;
         out
+    }
+
+    /// Whether in-order data just delivered is acknowledged at once (`ack_now`: a reason found
+    /// already); otherwise the delayed-ACK timer runs.
+    #[inline]
+    fn ack_after_delivery(&mut self, now: u64, mut ack_now: bool) -> bool {
+        if !self.cfg.delayed_ack {
+            ack_now = true;
+        }
+        if self.quick_left > 0 {
+            // Quick-ACK mode (Linux, B.1).
+            self.quick_left -= 1;
+            ack_now = true;
+        }
+        let full = u64::from(self.cfg.delack_segments) * u64::from(self.rcv_mss);
+        if self.unacked_bytes >= full {
+            // ACK at least every 2nd (N-th) full-sized segment: RFC 1122 §4.2.3.2,
+            // RFC 5681 §4.2.
+            ack_now = true;
+        }
+        if !ack_now && self.delack_deadline.is_none() {
+            // The delayed-ACK timer starts with the first unacknowledged segment
+            // (RFC 1122 §4.2.3.2).
+            self.delack_deadline = Some(now.saturating_add(self.cfg.delack_timeout_ns));
+        }
+        ack_now
     }
 
     /// The common case of [`Receiver::on_segment`], done with fewer steps and the same result:
@@ -594,18 +599,7 @@ impl Receiver {
         self.stats.bytes_read += delivered;
         self.unacked_bytes += delivered;
         // From here as in `on_segment` with delivered > 0, no hole filled, no update due.
-        let mut ack_now = !self.cfg.delayed_ack;
-        if self.quick_left > 0 {
-            self.quick_left -= 1;
-            ack_now = true;
-        }
-        let full = u64::from(self.cfg.delack_segments) * u64::from(self.rcv_mss);
-        if self.unacked_bytes >= full {
-            ack_now = true;
-        }
-        if !ack_now && self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now.saturating_add(self.cfg.delack_timeout_ns));
-        }
+        let ack_now = self.ack_after_delivery(now, false);
         Some(SegOutcome {
             delivered: len,
             new_bytes: len,
