@@ -123,7 +123,11 @@ mod tests {
             mss: 1000,
             initial_cwnd: cwnd_seg * 1000,
             initial_ssthresh: 2000,
-            growth: WindowGrowth { unit, abc_limit },
+            growth: WindowGrowth {
+                unit,
+                abc_limit,
+                count_delivered: false,
+            },
         })
     }
 
@@ -131,6 +135,7 @@ mod tests {
         let ev = AckEvent {
             bytes_acked: 1000,
             packets_acked: 1,
+            packets_delivered: 1,
             mss: 1000,
             ..Default::default()
         };

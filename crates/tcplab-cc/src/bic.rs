@@ -372,7 +372,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: cwnd_seg * u64::from(MSS),
                 initial_ssthresh: u64::MAX,
-                growth: WindowGrowth { unit, abc_limit: 0 },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit: 0,
+                    count_delivered: false,
+                },
             },
             p,
         )

@@ -525,7 +525,11 @@ mod tests {
             mss: MSS,
             initial_cwnd: cwnd_seg * u64::from(MSS),
             initial_ssthresh: ssthresh_seg.map_or(u64::MAX, |s| s * u64::from(MSS)),
-            growth: WindowGrowth { unit, abc_limit: 0 },
+            growth: WindowGrowth {
+                unit,
+                abc_limit: 0,
+                count_delivered: false,
+            },
         }
     }
 

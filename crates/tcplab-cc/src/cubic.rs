@@ -798,7 +798,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: cwnd_seg * u64::from(MSS),
                 initial_ssthresh: ssthresh,
-                growth: WindowGrowth { unit, abc_limit: 0 },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit: 0,
+                    count_delivered: false,
+                },
             },
             p,
         )
@@ -1232,6 +1236,7 @@ mod tests {
                 growth: WindowGrowth {
                     unit: CwndUnit::Packets,
                     abc_limit: u32::MAX,
+                    count_delivered: false,
                 },
             },
             p,
@@ -1335,6 +1340,7 @@ mod tests {
                 growth: WindowGrowth {
                     unit: CwndUnit::Packets,
                     abc_limit: u32::MAX,
+                    count_delivered: false,
                 },
             },
             p,
@@ -1416,6 +1422,7 @@ mod tests {
         let ev = AckEvent {
             bytes_acked: 1000,
             packets_acked: 1,
+            packets_delivered: 1,
             mss: MSS,
             in_recovery: true,
             ..Default::default()

@@ -90,6 +90,7 @@ impl RoundDriver {
                 now: t,
                 bytes_acked: segs * mss,
                 packets_acked: segs as u32,
+                packets_delivered: segs as u32,
                 prior_in_flight: prior,
                 in_flight: (w - acked) * mss,
                 rtt_sample: Some(s),
@@ -425,6 +426,7 @@ impl<C: CongestionControl> Bottleneck<C> {
             now,
             bytes_acked: u64::from(p.len),
             packets_acked: (u64::from(p.len) / mss) as u32,
+            packets_delivered: (u64::from(p.len) / mss) as u32,
             bytes_sacked: 0,
             prior_in_flight,
             in_flight: f.in_flight,
@@ -799,6 +801,7 @@ mod props {
                         now,
                         bytes_acked: bytes,
                         packets_acked: segs,
+                        packets_delivered: segs,
                         bytes_sacked: u64::from(sacked) * m,
                         prior_in_flight: (in_flight_segs + u64::from(segs)) * m,
                         in_flight: in_flight_segs * m,
@@ -879,7 +882,7 @@ mod props {
                 mss,
                 initial_cwnd: iw_segs * u64::from(mss),
                 initial_ssthresh: u64::MAX,
-                growth: WindowGrowth { unit, abc_limit },
+                growth: WindowGrowth { unit, abc_limit, count_delivered: false },
             };
             let mut cc = build(name, &params, init).unwrap();
             check(cc.as_ref(), u64::from(mss), false)?;

@@ -363,7 +363,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: cwnd_seg * u64::from(MSS),
                 initial_ssthresh: u64::MAX,
-                growth: WindowGrowth { unit, abc_limit: 0 },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit: 0,
+                    count_delivered: false,
+                },
             },
             FastParams {
                 alpha,
@@ -460,6 +464,7 @@ mod tests {
         cc.on_ack(&AckEvent {
             bytes_acked: 1000,
             packets_acked: 1,
+            packets_delivered: 1,
             rtt_sample: Some(BASE),
             in_recovery: true,
             mss: MSS,

@@ -56,6 +56,14 @@ pub struct WindowGrowth {
     /// Appropriate Byte Counting limit L in segments (RFC 3465 §2.2); `0` = ABC off: every ACK
     /// counts once, whatever it acknowledges (RFC 5681 without ABC; Linux 2.6.18–3.x default).
     pub abc_limit: u32,
+    /// Packets unit with ABC: credit the segments newly *delivered* by an ACK (cumulatively
+    /// acknowledged and not SACKed before, plus newly SACKed: Linux `tcp_newly_delivered`,
+    /// which `tcp_cong_control` passes to `cong_avoid` since the 4.9 rework) instead of every
+    /// segment the cumulative ACK covers. The difference shows at the end of a recovery: Linux
+    /// spent the credit of the SACKed segments on ACKs that could not grow the window, so the
+    /// ACK that ends recovery does not add their credit again. Growth still needs the ACK to
+    /// advance `snd_una` (`tcp_may_raise_cwnd`: FLAG_DATA_ACKED).
+    pub count_delivered: bool,
 }
 
 impl Default for WindowGrowth {
@@ -63,6 +71,7 @@ impl Default for WindowGrowth {
         WindowGrowth {
             unit: CwndUnit::Packets,
             abc_limit: 0,
+            count_delivered: false,
         }
     }
 }
@@ -75,6 +84,15 @@ impl WindowGrowth {
     /// True when Appropriate Byte Counting is on (RFC 3465).
     pub fn abc(&self) -> bool {
         self.abc_limit > 0
+    }
+
+    /// Acknowledged packets an ACK credits (packets unit with ABC).
+    fn packets(&self, ev: &AckEvent) -> u64 {
+        u64::from(if self.count_delivered {
+            ev.packets_delivered
+        } else {
+            ev.packets_acked
+        })
     }
 
     /// Slow-start credit of one ACK, before the `ssthresh` cap: segments (packets unit) or bytes
@@ -90,7 +108,7 @@ impl WindowGrowth {
             // (L: net/ipv4/tcp_cong.c, `tcp_slow_start` of 2.6.x).
             (CwndUnit::Packets, false) => 1,
             // Linux counting of acknowledged packets (`tcp_slow_start(tp, acked)`), capped at L.
-            (CwndUnit::Packets, true) => u64::from(ev.packets_acked).min(u64::from(self.abc_limit)),
+            (CwndUnit::Packets, true) => self.packets(ev).min(u64::from(self.abc_limit)),
             // RFC 5681 §3.1: cwnd += min(N, SMSS).
             (CwndUnit::Bytes, false) => ev.bytes_acked.min(mss),
             // RFC 3465 §2.2: cwnd += min(N, L*SMSS); L = 1 after an RTO (§2.3).
@@ -115,7 +133,7 @@ impl WindowGrowth {
             // delayed ACKs this is what makes old Linux Reno grow ~1 segment per 2 RTTs.
             (CwndUnit::Packets, false) => 1,
             // Linux `tcp_cong_avoid_ai(tp, w, acked)`: every acknowledged packet counts.
-            (CwndUnit::Packets, true) => u64::from(ev.packets_acked),
+            (CwndUnit::Packets, true) => self.packets(ev),
             // RFC 5681 §3.1 eq. 3: each ACK adds SMSS*SMSS/cwnd, i.e. counts as one SMSS.
             (CwndUnit::Bytes, false) => mss,
             // RFC 3465 §2.1: bytes_acked += N.
@@ -434,7 +452,11 @@ mod tests {
             mss: MSS as u32,
             initial_cwnd: cwnd_seg * MSS,
             initial_ssthresh: ssthresh,
-            growth: WindowGrowth { unit, abc_limit },
+            growth: WindowGrowth {
+                unit,
+                abc_limit,
+                count_delivered: false,
+            },
         })
     }
 
@@ -442,6 +464,7 @@ mod tests {
         AckEvent {
             bytes_acked: u64::from(segs) * MSS,
             packets_acked: segs,
+            packets_delivered: segs,
             mss: MSS as u32,
             ..Default::default()
         }
@@ -477,6 +500,40 @@ mod tests {
                 "{unit:?} abc={abc} per_ack={per_ack} round {r}"
             );
         }
+    }
+
+    #[test]
+    fn test_delivered_credit_does_not_count_sacked_segments_again() {
+        // The ACK that ends a recovery covers 20 segments, 18 of them SACKed earlier: it
+        // delivers 2. Linux (count_delivered) credits 2, RFC 3465 counting credits 20.
+        let ev = AckEvent {
+            bytes_acked: 20 * MSS,
+            packets_acked: 20,
+            packets_delivered: 2,
+            mss: MSS as u32,
+            ..Default::default()
+        };
+        let mut g = WindowGrowth {
+            unit: CwndUnit::Packets,
+            abc_limit: u32::MAX,
+            count_delivered: false,
+        };
+        assert_eq!(g.avoidance_credit(&ev, MSS), 20);
+        assert_eq!(g.slow_start_credit(&ev, MSS, false), 20);
+        g.count_delivered = true;
+        assert_eq!(g.avoidance_credit(&ev, MSS), 2);
+        assert_eq!(g.slow_start_credit(&ev, MSS, false), 2);
+        // A SACK-only ACK delivers data but grows nothing (tcp_may_raise_cwnd: FLAG_DATA_ACKED).
+        let sack_only = AckEvent {
+            packets_delivered: 3,
+            bytes_sacked: 3 * MSS,
+            mss: MSS as u32,
+            ..Default::default()
+        };
+        assert_eq!(g.avoidance_credit(&sack_only, MSS), 0);
+        // Without ABC (one unit per ACK) the setting changes nothing.
+        g.abc_limit = 0;
+        assert_eq!(g.avoidance_credit(&ev, MSS), 1);
     }
 
     #[test]

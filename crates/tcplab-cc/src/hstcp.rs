@@ -244,7 +244,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: cwnd_seg * u64::from(MSS),
                 initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth { unit, abc_limit: 0 },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit: 0,
+                    count_delivered: false,
+                },
             },
             SsthreshBasis::Auto,
         )
@@ -313,6 +317,7 @@ mod tests {
         cc.on_ack(&AckEvent {
             bytes_acked: u64::from(MSS),
             packets_acked: 1,
+            packets_delivered: 1,
             mss: MSS,
             ..Default::default()
         });
@@ -470,6 +475,7 @@ mod tests {
                 growth: WindowGrowth {
                     unit: CwndUnit::Bytes,
                     abc_limit: 0,
+                    count_delivered: false,
                 },
             },
             SsthreshBasis::Auto,

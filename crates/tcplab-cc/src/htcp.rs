@@ -394,7 +394,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: W * u64::from(MSS),
                 initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth { unit, abc_limit: 0 },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit: 0,
+                    count_delivered: false,
+                },
             },
             p,
         )
@@ -405,6 +409,7 @@ mod tests {
             now,
             bytes_acked: u64::from(MSS),
             packets_acked: 1,
+            packets_delivered: 1,
             rtt_sample: Some(rtt),
             srtt: rtt,
             min_rtt: rtt,

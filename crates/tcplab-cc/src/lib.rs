@@ -130,6 +130,10 @@ pub struct AckEvent {
     pub bytes_acked: u64,
     /// Full segments newly acknowledged cumulatively by this ACK (Linux's `acked` packet count).
     pub packets_acked: u32,
+    /// Segments newly delivered by this ACK: cumulatively acknowledged and not SACKed before,
+    /// plus newly SACKed (Linux `tcp_newly_delivered`); what [`WindowGrowth::count_delivered`]
+    /// credits.
+    pub packets_delivered: u32,
     /// Bytes newly SACKed by this ACK.
     pub bytes_sacked: u64,
     /// Bytes in flight before this ACK was processed.

@@ -652,7 +652,11 @@ mod tests {
             mss: 1448,
             initial_cwnd: 10 * 1448,
             initial_ssthresh: u64::MAX,
-            growth: WindowGrowth { unit, abc_limit },
+            growth: WindowGrowth {
+                unit,
+                abc_limit,
+                count_delivered: false,
+            },
         }
     }
 
@@ -994,6 +998,7 @@ mod tests {
                         now,
                         bytes_acked: bytes,
                         packets_acked: segs,
+                        packets_delivered: segs,
                         prior_in_flight: cc.cwnd(),
                         in_flight: cc.cwnd().saturating_sub(bytes),
                         rtt_sample: rtt,
@@ -1054,7 +1059,11 @@ mod tests {
             prop_oneof![Just(CwndUnit::Packets), Just(CwndUnit::Bytes)],
             prop_oneof![Just(0u32), Just(1), Just(2), Just(8), Just(u32::MAX)],
         )
-            .prop_map(|(unit, abc_limit)| WindowGrowth { unit, abc_limit })
+            .prop_map(|(unit, abc_limit)| WindowGrowth {
+                unit,
+                abc_limit,
+                count_delivered: false,
+            })
     }
 
     proptest! {

@@ -118,7 +118,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: cwnd_seg * u64::from(MSS),
                 initial_ssthresh: ssthresh,
-                growth: WindowGrowth { unit, abc_limit },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit,
+                    count_delivered: false,
+                },
             },
             SsthreshBasis::Auto,
         )
@@ -257,6 +261,7 @@ mod tests {
             growth: WindowGrowth {
                 unit: CwndUnit::Packets,
                 abc_limit: 0,
+                count_delivered: false,
             },
         };
         let mut cc = Reno::new(&init, SsthreshBasis::FlightSize);
@@ -299,6 +304,7 @@ mod tests {
         let ev = AckEvent {
             bytes_acked: 1000,
             packets_acked: 1,
+            packets_delivered: 1,
             mss: MSS,
             ..Default::default()
         };

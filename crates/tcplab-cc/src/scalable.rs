@@ -191,7 +191,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: cwnd_seg * u64::from(MSS),
                 initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth { unit, abc_limit },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit,
+                    count_delivered: false,
+                },
             },
             p,
         )

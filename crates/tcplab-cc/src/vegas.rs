@@ -364,7 +364,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: cwnd_seg * u64::from(MSS),
                 initial_ssthresh: ssthresh_seg.map_or(u64::MAX, |s| s * u64::from(MSS)),
-                growth: WindowGrowth { unit, abc_limit: 0 },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit: 0,
+                    count_delivered: false,
+                },
             },
             VegasParams::default(),
         )
@@ -523,6 +527,7 @@ mod tests {
         let ev = AckEvent {
             bytes_acked: 1000,
             packets_acked: 1,
+            packets_delivered: 1,
             mss: MSS,
             ..Default::default()
         };
@@ -550,6 +555,7 @@ mod tests {
         cc.on_ack(&AckEvent {
             bytes_acked: 1000,
             packets_acked: 1,
+            packets_delivered: 1,
             rtt_sample: Some(BASE),
             in_recovery: true,
             mss: MSS,
@@ -605,6 +611,7 @@ mod tests {
                     growth: WindowGrowth {
                         unit: CwndUnit::Packets,
                         abc_limit: u32::MAX,
+                        count_delivered: false,
                     },
                 },
                 VegasParams::default(),

@@ -250,7 +250,11 @@ mod tests {
                 mss: MSS,
                 initial_cwnd: 10 * u64::from(MSS),
                 initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth { unit, abc_limit: 0 },
+                growth: WindowGrowth {
+                    unit,
+                    abc_limit: 0,
+                    count_delivered: false,
+                },
             },
             SsthreshBasis::Auto,
         )
@@ -261,6 +265,7 @@ mod tests {
             now,
             bytes_acked: bytes,
             packets_acked: (bytes / u64::from(MSS)) as u32,
+            packets_delivered: (bytes / u64::from(MSS)) as u32,
             rtt_sample: Some(rtt),
             srtt: rtt,
             min_rtt: rtt,

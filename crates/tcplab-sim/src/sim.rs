@@ -8,7 +8,7 @@ use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
 use crate::net::{Channel, Network, Offer, PacketId, NO_ROUTE};
 use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
-use crate::tcp::config::{CwndUnitCfg, TcpConfig};
+use crate::tcp::config::{CwndUnitCfg, GrowthCreditCfg, TcpConfig};
 use crate::tcp::rx::TcpReceiver;
 use crate::tcp::sender::{FlowSpec, TcpSender};
 use crate::time::Nanos;
@@ -152,6 +152,7 @@ fn growth_of(t: &TcpConfig) -> WindowGrowth {
             CwndUnitCfg::Bytes => CwndUnit::Bytes,
         },
         abc_limit: t.abc,
+        count_delivered: t.growth_credit == GrowthCreditCfg::Delivered,
     }
 }
 

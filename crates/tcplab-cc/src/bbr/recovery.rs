@@ -69,6 +69,7 @@ mod tests {
             now: s.now,
             bytes_acked: acked_segs * 1000,
             packets_acked: acked_segs as u32,
+            packets_delivered: acked_segs as u32,
             prior_in_flight: (in_flight_segs + acked_segs) * 1000,
             in_flight: in_flight_segs * 1000,
             rtt_sample: Some(100 * MS),

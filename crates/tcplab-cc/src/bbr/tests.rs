@@ -20,6 +20,7 @@ fn init(iw_segs: u64) -> CcInit {
         growth: WindowGrowth {
             unit: CwndUnit::Packets,
             abc_limit: u32::MAX,
+            count_delivered: false,
         },
     }
 }
@@ -104,6 +105,7 @@ impl Synth {
                 now: t,
                 bytes_acked: segs * mss,
                 packets_acked: segs as u32,
+                packets_delivered: segs as u32,
                 prior_in_flight: in_flight + segs * mss,
                 in_flight,
                 rtt_sample: Some(rtt),
@@ -364,6 +366,7 @@ fn ack_sampled(b: &mut Bbr, s: &mut Synth, segs: u64, prior_delivered: u64, bw_b
         now: s.now,
         bytes_acked: segs * mss,
         packets_acked: segs as u32,
+        packets_delivered: segs as u32,
         prior_in_flight: 100 * mss + segs * mss,
         in_flight: 100 * mss,
         rtt_sample: Some(100 * MS),

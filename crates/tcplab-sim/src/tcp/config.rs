@@ -46,6 +46,15 @@ pub enum CwndUnitCfg {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+pub enum GrowthCreditCfg {
+    /// Every segment the cumulative ACK covers (RFC 3465 byte counting; Linux before 4.9).
+    Acked,
+    /// Segments newly delivered: not counted again when SACKed earlier (Linux ≥ 4.9).
+    Delivered,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RecoveryCfg {
     /// SACK-based loss recovery, RFC 6675: cwnd = ssthresh on entry, send while pipe < cwnd
     /// (falls back to NewReno when SACK is not negotiated).
@@ -157,6 +166,10 @@ knobs! {
     abc: u32 = 0; kind "int";
     /// Unit of the congestion window: "packets" (Linux) or "bytes" (RFC 5681, BSD, Windows).
     cwnd_unit: CwndUnitCfg = CwndUnitCfg::Bytes; kind "choice", choices &["packets", "bytes"];
+    /// What an ACK credits to window growth in the packets unit with ABC: "acked" (every
+    /// segment the cumulative ACK covers) or "delivered" (segments newly delivered, SACKed data
+    /// counted once when SACKed: Linux `tcp_newly_delivered`, since 4.9).
+    growth_credit: GrowthCreditCfg = GrowthCreditCfg::Acked; kind "choice", choices &["acked", "delivered"];
     /// Loss recovery: "sack" (RFC 6675), "newreno" (RFC 6582), "prr" (RFC 6937), or
     /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving).
     recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving"];

@@ -55,6 +55,12 @@ pub struct AckResult {
     pub bytes_acked: u64,
     pub packets_acked: u32,
     pub bytes_sacked: u64,
+    /// Bytes acknowledged cumulatively by this ACK that an earlier ACK had SACKed.
+    pub bytes_acked_sacked: u64,
+    /// Segments newly delivered by this ACK: cumulatively acknowledged and not SACKed before,
+    /// plus newly SACKed (Linux `tcp_newly_delivered`: `tp->delivered` counts a packet once,
+    /// when first SACKed or cumulatively acknowledged).
+    pub packets_delivered: u32,
     /// Transmission time of the newest record acked or SACKed by this ACK that was never
     /// retransmitted (Karn's rule), for RTT samples without timestamps.
     pub rtt_xmit: Option<Nanos>,
@@ -182,6 +188,7 @@ impl Scoreboard {
                 self.out_bytes -= cut as u64;
                 if f.flags & SACKED != 0 {
                     self.sacked_bytes -= cut as u64;
+                    res.bytes_acked_sacked += cut as u64;
                 }
                 if f.flags & LOST != 0 {
                     self.lost_bytes -= cut as u64;
@@ -199,7 +206,10 @@ impl Scoreboard {
             res.bytes_acked += s.len as u64;
             res.packets_acked += 1;
             if s.flags & SACKED == 0 {
+                res.packets_delivered += 1;
                 self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
+            } else {
+                res.bytes_acked_sacked += s.len as u64;
             }
             if s.flags & EVER_RETRANS != 0 {
                 res.acked_retransmitted = true;
@@ -249,6 +259,7 @@ impl Scoreboard {
                 seg.flags = (seg.flags & EVER_RETRANS) | SACKED;
                 self.sacked_bytes += len;
                 res.bytes_sacked += len;
+                res.packets_delivered += 1;
                 res.new_sack_info = true;
                 if s.flags & EVER_RETRANS == 0
                     && res
@@ -566,9 +577,13 @@ mod tests {
         assert_eq!(b.pipe(), 6000);
         assert!(b.next_lost().is_none());
         b.check_invariants();
+        assert_eq!(r.packets_delivered, 4);
         let mut r = AckResult::default();
         b.on_cum_ack(5000, 300, &mut r);
         assert_eq!(r.bytes_acked, 5000);
+        // Only the retransmitted segment 0 is new: 1..4 were delivered when SACKed.
+        assert_eq!((r.packets_acked, r.packets_delivered), (5, 1));
+        assert_eq!(r.bytes_acked_sacked, 4000);
         assert!(r.acked_retransmitted);
         assert_eq!(b.pipe(), 5000);
         b.check_invariants();

@@ -808,7 +808,9 @@ impl TcpSender {
             self.loss_point = None;
         }
 
-        let delivered = res.bytes_acked + res.bytes_sacked;
+        // RFC 6937 DeliveredData: Δsnd.una + ΔSACKed, where ΔSACKed nets out data SACKed
+        // earlier and acknowledged cumulatively now (counted when it was SACKed).
+        let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
         if !self.rec.active && self.loss_point.is_none() {
             let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
             let enter = if self.rec.mode != Mode::NewReno {
@@ -848,6 +850,7 @@ impl TcpSender {
                 now,
                 bytes_acked: res.bytes_acked,
                 packets_acked: res.packets_acked,
+                packets_delivered: res.packets_delivered,
                 bytes_sacked: res.bytes_sacked,
                 prior_in_flight,
                 in_flight,
