@@ -688,3 +688,27 @@ def test_trials_are_judged_on_their_means():
     assert not bad["pass"] and bad["kernel_invalid_reasons"] == ["emulator late"]
     # One trial: the report itself.
     assert compare.merge_trials(cfg, runs[:1]) is runs[0]
+
+
+def test_simulator_starts_flows_with_the_kernels_stagger():
+    kern = {
+        "kernel": {
+            "flows": [
+                {"name": "f.0", "start_offset_ns": 87_100_000},
+                {"name": "f.1", "start_offset_ns": 90_900_000},
+                {"name": "udp", "start_offset_ns": None},
+            ]
+        }
+    }
+    st = compare.start_stagger(kern)
+    assert st == {"f.0": 0, "f.1": 3_800_000}
+    aligned = compare.common_start_offset(kern, st)
+    # Both kernel flows are shifted by the punctual one's offset; f.1 keeps its 3.8 ms.
+    assert [f["start_offset_ns"] for f in aligned["kernel"]["flows"][:2]] == [87_100_000] * 2
+    assert kern["kernel"]["flows"][1]["start_offset_ns"] == 90_900_000  # input untouched
+    cfg = dumbbell(flows=2)
+    cfg["flows"][0]["name"], cfg["flows"][1]["name"] = "f.0", "f.1"
+    cfg["flows"][1]["start_ns"] = 1 * S
+    out = compare.staggered(cfg, st)
+    assert [f.get("start_ns", 0) for f in out["flows"]] == [0, 1 * S + 3_800_000]
+    assert compare.start_stagger({"kernel": {"flows": []}}) == {}
