@@ -38,6 +38,26 @@
 
 use crate::{AckEvent, CcInit};
 
+/// The window accessors of [`crate::CongestionControl`] (`cwnd`, `ssthresh`, `set_cwnd`,
+/// `set_ssthresh`) for a controller whose window is the [`WindowState`] in its field `win`.
+macro_rules! delegate_window {
+    () => {
+        fn cwnd(&self) -> u64 {
+            self.win.cwnd()
+        }
+        fn ssthresh(&self) -> u64 {
+            self.win.ssthresh()
+        }
+        fn set_cwnd(&mut self, cwnd: u64) {
+            self.win.set_cwnd(cwnd);
+        }
+        fn set_ssthresh(&mut self, ssthresh: u64) {
+            self.win.set_ssthresh(ssthresh);
+        }
+    };
+}
+pub(crate) use delegate_window;
+
 /// Unit in which the congestion window is counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CwndUnit {

@@ -316,18 +316,7 @@ impl CongestionControl for Htcp {
         self.win.set_ssthresh(prior_ssthresh);
     }
 
-    fn cwnd(&self) -> u64 {
-        self.win.cwnd()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.win.ssthresh()
-    }
-    fn set_cwnd(&mut self, cwnd: u64) {
-        self.win.set_cwnd(cwnd);
-    }
-    fn set_ssthresh(&mut self, ssthresh: u64) {
-        self.win.set_ssthresh(ssthresh);
-    }
+    crate::growth::delegate_window!();
 
     fn debug_vars(&self, extra: &mut [(&'static str, f64)]) -> usize {
         let vars = [

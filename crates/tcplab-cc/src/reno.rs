@@ -89,18 +89,7 @@ impl CongestionControl for Reno {
         self.win.set_cwnd(s);
     }
 
-    fn cwnd(&self) -> u64 {
-        self.win.cwnd()
-    }
-    fn ssthresh(&self) -> u64 {
-        self.win.ssthresh()
-    }
-    fn set_cwnd(&mut self, cwnd: u64) {
-        self.win.set_cwnd(cwnd);
-    }
-    fn set_ssthresh(&mut self, ssthresh: u64) {
-        self.win.set_ssthresh(ssthresh);
-    }
+    crate::growth::delegate_window!();
 }
 
 #[cfg(test)]
