@@ -369,39 +369,18 @@ def compare_graphs(
         ax.set_xlabel("time since the connection's first packet (s)")
         written += _save(fig, base.with_name(base.name + "_tsg"), formats)
 
-        fig, ax = _figure(f"conn {index} {d}: throughput, {names}", "Mbit/s")
-        for k, (lab, c) in enumerate(present):
-            _throughput(
-                ax,
-                c[d]["series"],
-                c["first_s"],
-                COMPARE_COLORS[k % len(COMPARE_COLORS)],
-                f"{lab}: ",
-            )
-        ax.legend(loc="best", fontsize="small")
-        ax.set_ylim(bottom=0)
-        ax.set_xlabel("time since the connection's first packet (s)")
-        written += _save(fig, base.with_name(base.name + "_throughput"), formats)
-
-        fig, ax = _figure(f"conn {index} {d}: RTT samples, {names}", "RTT (ms)")
-        for k, (lab, c) in enumerate(present):
-            _rtt(ax, c[d]["series"], c["first_s"], COMPARE_COLORS[k % len(COMPARE_COLORS)], lab)
-        ax.legend(loc="best", fontsize="small")
-        ax.set_ylim(bottom=0)
-        ax.set_xlabel("time since the connection's first packet (s)")
-        written += _save(fig, base.with_name(base.name + "_rtt"), formats)
-
-        fig, ax = _figure(f"conn {index} {d}: outstanding data, {names}", "bytes")
-        for k, (lab, c) in enumerate(present):
-            _outstanding(
-                ax,
-                c[d]["series"],
-                c["first_s"],
-                COMPARE_COLORS[k % len(COMPARE_COLORS)],
-                f"{lab}: ",
-            )
-        ax.legend(loc="best", fontsize="small")
-        ax.set_ylim(bottom=0)
-        ax.set_xlabel("time since the connection's first packet (s)")
-        written += _save(fig, base.with_name(base.name + "_outstanding"), formats)
+        overlays = (
+            ("throughput", "Mbit/s", _throughput, ": ", "_throughput"),
+            ("RTT samples", "RTT (ms)", _rtt, "", "_rtt"),
+            ("outstanding data", "bytes", _outstanding, ": ", "_outstanding"),
+        )
+        for what, unit, draw, sep, suffix in overlays:
+            fig, ax = _figure(f"conn {index} {d}: {what}, {names}", unit)
+            for k, (lab, c) in enumerate(present):
+                color = COMPARE_COLORS[k % len(COMPARE_COLORS)]
+                draw(ax, c[d]["series"], c["first_s"], color, f"{lab}{sep}")
+            ax.legend(loc="best", fontsize="small")
+            ax.set_ylim(bottom=0)
+            ax.set_xlabel("time since the connection's first packet (s)")
+            written += _save(fig, base.with_name(base.name + suffix), formats)
     return written
