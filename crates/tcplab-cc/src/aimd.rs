@@ -1,7 +1,7 @@
 //! Pieces shared by the loss-based window controllers (`bic`, `hstcp`, `htcp`, `scalable`,
 //! `illinois`, `westwood`, and CUBIC v2.0): the two ways Linux expresses a congestion-avoidance
-//! increase, mapped onto [`WindowState`] so that both window units work, and parameter helpers
-//! for their registry entries.
+//! increase, mapped onto [`WindowState`] so that both window units work, and the ssthresh
+//! arithmetic they share.
 //!
 //! # The two increase forms
 //!
@@ -15,8 +15,8 @@
 //!   [`increase_per_window`], i.e. `α` segments per window of credit. In the bytes unit without
 //!   ABC each ACK adds `α·SMSS·SMSS/cwnd`, RFC 5681 §3.1 eq. 3 scaled by `α`.
 
-use crate::growth::{CwndUnit, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
+use crate::growth::{CwndUnit, WindowState};
+use crate::{CongestionControl, CongestionEvent, RtoEvent};
 
 /// `+1 segment per cnt segments' worth of credit` (see the module doc). In the packets unit
 /// `cnt` is used rounded down (callers pass Linux's integer `cnt`); in bytes it may be
@@ -71,45 +71,29 @@ pub(crate) fn scaled_ssthresh(win: &WindowState, basis_bytes: u64, num: u64, den
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Registry helpers.
-
-/// `ssthresh_from` for the loss-based controllers (same meaning as Reno's and CUBIC's).
-pub(crate) const SSTHRESH_FROM: ParamInfo = ParamInfo {
-    name: "ssthresh_from",
-    kind: ParamKind::Choice(SsthreshBasis::CHOICES),
-    default: "auto",
-    doc: "basis of the multiplicative decrease: \"cwnd\" (Linux), \"flight_size\" (RFC 5681 \
-          eq. 4) or \"auto\" (cwnd in the packets unit, flight size in bytes)",
-};
-
-/// The `ssthresh_from` choice.
-pub(crate) fn basis(p: &Params) -> SsthreshBasis {
-    SsthreshBasis::from_name(p.choice("ssthresh_from")).unwrap_or_default()
+/// `basis − ⌊basis·num/den⌋` as a new `ssthresh` in bytes (Linux `cwnd − (cwnd·b >> shift)`:
+/// HighSpeed, Scalable, Illinois, BIC 2.6.10): in the packets unit from the basis in whole
+/// segments, in bytes exact to the byte, as [`scaled_ssthresh`].
+pub(crate) fn decreased_ssthresh(win: &WindowState, basis_bytes: u64, num: u64, den: u64) -> u64 {
+    let whole = match win.growth().unit {
+        CwndUnit::Packets => (basis_bytes / win.mss()) * win.mss(),
+        CwndUnit::Bytes => basis_bytes,
+    };
+    whole - scaled_ssthresh(win, basis_bytes, num, den)
 }
 
-/// `InvalidValue` for parameter `param` of the algorithm being built.
-pub(crate) fn invalid(p: &Params, param: &'static str, value: String, reason: &str) -> CcError {
-    CcError::InvalidValue {
-        algorithm: p.algorithm(),
-        param,
-        value,
-        reason: reason.into(),
-    }
-}
-
-/// An integer parameter in `lo..=hi`.
-pub(crate) fn int_in(p: &Params, name: &'static str, lo: i64, hi: i64) -> Result<u32, CcError> {
-    let v = p.int(name);
-    if (lo..=hi).contains(&v) {
-        u32::try_from(v).map_err(|_| invalid(p, name, v.to_string(), "out of range"))
-    } else {
-        Err(invalid(
-            p,
-            name,
-            v.to_string(),
-            &format!("must be in {lo}..={hi}"),
-        ))
+/// A retransmission timeout's decrease for the controllers whose timeout `ssthresh` is their
+/// congestion-event rule at FlightSize (Linux `tcp_enter_loss` calls the algorithm's
+/// `ssthresh` hook): only the first timeout of a series reduces it (RFC 5681 §3.1 eq. 4, held
+/// on repeated timeouts). The caller then takes the window to the loss window.
+pub(crate) fn reduce_on_first_timeout(cc: &mut impl CongestionControl, ev: &RtoEvent) {
+    if ev.backoff_count <= 1 {
+        cc.on_congestion_event(&CongestionEvent {
+            now: ev.now,
+            in_flight: ev.in_flight,
+            mss: ev.mss,
+            ..Default::default()
+        });
     }
 }
 

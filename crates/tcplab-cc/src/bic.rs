@@ -40,10 +40,11 @@
 //! Simplification (as in `cubic.rs`): `cnt` is recomputed on every ACK, not at most every
 //! `HZ/32` while cwnd is unchanged.
 
-use crate::aimd::{self, cwnd_segments, increase_per_cnt, scaled_ssthresh};
+use crate::aimd::{cwnd_segments, decreased_ssthresh, increase_per_cnt, scaled_ssthresh};
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
-use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent};
+use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
+use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
 
 /// Which BIC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -228,11 +229,7 @@ impl Bic {
                 BicVariant::Linux => scaled_ssthresh(&self.win, basis, LINUX_BETA, BETA_SCALE),
                 BicVariant::Linux2610 => {
                     // cwnd − cwnd/8 (integer in the packets unit).
-                    let eighth = scaled_ssthresh(&self.win, basis, 1, V2610_ONE_OVER_BETA);
-                    match self.win.growth().unit {
-                        CwndUnit::Packets => (basis / self.win.mss()) * self.win.mss() - eighth,
-                        CwndUnit::Bytes => basis - eighth,
-                    }
+                    decreased_ssthresh(&self.win, basis, 1, V2610_ONE_OVER_BETA)
                 }
             }
         };
@@ -281,11 +278,6 @@ impl CongestionControl for Bic {
         self.win.on_timeout();
     }
 
-    fn on_recovery_exit(&mut self, _now: Nanos) {
-        let s = self.win.ssthresh();
-        self.win.set_cwnd(s);
-    }
-
     crate::growth::delegate_window!();
 
     fn debug_vars(&self, extra: &mut [(&'static str, f64)]) -> usize {
@@ -332,7 +324,7 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         doc: "ssthresh at connection start, segments; 0 keeps the connection's (current \
               Linux 0, the 2.6.13-era module 100)",
     },
-    aimd::SSTHRESH_FROM,
+    SSTHRESH_FROM,
 ];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
@@ -340,8 +332,8 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         variant: BicVariant::from_name(p.choice("variant")).unwrap_or_default(),
         fast_convergence: p.bool("fast_convergence"),
         fast_convergence_bug: p.bool("fast_convergence_bug"),
-        initial_ssthresh: aimd::int_in(p, "initial_ssthresh", 0, i64::from(u32::MAX))?,
-        ssthresh_from: aimd::basis(p),
+        initial_ssthresh: p.int_in("initial_ssthresh", 0, i64::from(u32::MAX))?,
+        ssthresh_from: p.ssthresh_from(),
     };
     Ok(Box::new(Bic::new(init, params)))
 }
@@ -350,7 +342,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 mod tests {
     use super::*;
     use crate::testkit::{AckSpacing, Driver};
-    use crate::{WindowGrowth, MS};
+    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
 
     const MSS: u32 = 1000;
     const RTT: Nanos = 100 * MS;

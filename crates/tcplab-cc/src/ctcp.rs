@@ -34,9 +34,9 @@
 //! operations only (no libm), so results are identical on every platform.
 
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
+use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
 use crate::round::DelayRounds;
-use crate::vegas::{invalid, u32_param};
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent};
 
 /// Compound TCP's parameters (draft-sridharan-tcpm-ctcp-02).
@@ -458,7 +458,7 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         default: "41",
         doc: "the delay-based part is active only from this window, segments (41: UNVERIFIED)",
     },
-    crate::vegas::SSTHRESH_FROM,
+    SSTHRESH_FROM,
 ];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
@@ -467,7 +467,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         if v.is_finite() && ok(v) {
             Ok(v)
         } else {
-            Err(invalid(p, name, v.to_string(), reason))
+            Err(p.invalid(name, v.to_string(), reason))
         }
     };
     let alpha = check("alpha", |v| v > 0.0 && v <= 1e6, "must be in (0, 1e6]")?;
@@ -486,12 +486,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         "must be in [0, 1e9]",
     )?;
     if gamma_high < gamma_low {
-        return Err(invalid(
-            p,
-            "gamma_high",
-            gamma_high.to_string(),
-            "must be ≥ gamma_low",
-        ));
+        return Err(p.invalid("gamma_high", gamma_high.to_string(), "must be ≥ gamma_low"));
     }
     let lambda = check("lambda", |v| v > 0.0 && v <= 1.0, "must be in (0, 1]")?;
     let params = CtcpParams {
@@ -504,8 +499,8 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         gamma_low,
         gamma_high,
         lambda,
-        low_window: u32_param(p, "low_window")?,
-        ssthresh_from: SsthreshBasis::from_name(p.choice("ssthresh_from")).unwrap_or_default(),
+        low_window: p.u32("low_window")?,
+        ssthresh_from: p.ssthresh_from(),
     };
     Ok(Box::new(Ctcp::new(init, params)))
 }
@@ -513,8 +508,9 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delaykit::{Bottleneck, RoundDriver};
     use crate::reno::Reno;
+    use crate::testkit::bottleneck::Bottleneck;
+    use crate::testkit::Driver;
     use crate::{WindowGrowth, MS, SEC};
 
     const MSS: u32 = 1000;
@@ -700,16 +696,16 @@ mod tests {
     fn test_below_low_window_and_in_slow_start_ctcp_is_reno() {
         // Rounds at baseRTT (diff 0) with win < 41 in congestion avoidance: no dwnd.
         let mut cc = ctcp(CwndUnit::Packets, 30, Some(10));
-        let mut d = RoundDriver::new(MSS);
+        let mut d = Driver::sending(MSS);
         for _ in 0..5 {
-            d.round(&mut cc, BASE, BASE);
+            d.steady(&mut cc, BASE, BASE);
             assert_eq!(cc.dwnd_segments(), 0.0);
         }
         // Slow start up to 64 segments: dwnd stays 0 however large the window.
         let mut cc = ctcp(CwndUnit::Packets, 10, Some(64));
-        let mut d = RoundDriver::new(MSS);
+        let mut d = Driver::sending(MSS);
         while cc.in_slow_start() {
-            d.round(&mut cc, BASE, BASE);
+            d.steady(&mut cc, BASE, BASE);
         }
         assert_eq!(cc.dwnd_segments(), 0.0);
     }
@@ -721,13 +717,13 @@ mod tests {
         // window follows w ← w + α·w^0.75 (the draft's combined rule). Compare with that
         // recursion over 20 rounds.
         let mut cc = ctcp(CwndUnit::Bytes, 60, Some(30));
-        let mut d = RoundDriver::new(MSS);
-        d.round(&mut cc, BASE, BASE);
-        d.round(&mut cc, BASE, BASE);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
+        d.steady(&mut cc, BASE, BASE);
         let mut w_ref = segs(cc.cwnd());
         let start = w_ref;
         for _ in 0..20 {
-            d.round(&mut cc, BASE, BASE);
+            d.steady(&mut cc, BASE, BASE);
             w_ref += 0.125 * w_ref.powf(0.75);
         }
         let w = segs(cc.cwnd());
@@ -742,17 +738,17 @@ mod tests {
     fn test_rounds_with_backlog_above_gamma_shrink_dwnd_to_zero() {
         let mut cc = ctcp(CwndUnit::Packets, 60, Some(30));
         cc.dwnd = 100.0;
-        let mut d = RoundDriver::new(MSS);
-        d.round(&mut cc, BASE, BASE);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
         // RTT 1.5·base: diff = win/3 ≥ 30 at win ≥ 90, so dwnd falls by diff per round until
         // diff < γ. (The first round at the new RTT is judged on the samples before it.)
         let rtt = 3 * BASE / 2;
-        d.round(&mut cc, rtt, rtt);
+        d.steady(&mut cc, rtt, rtt);
         let mut last = cc.dwnd_segments();
         let mut decreases = 0;
         loop {
             let win = segs(cc.cwnd());
-            d.round(&mut cc, rtt, rtt);
+            d.steady(&mut cc, rtt, rtt);
             let now = cc.dwnd_segments();
             let diff = cc.last_diff().unwrap();
             // The decision's window is win plus the ≈1 segment cwnd gained in the round.

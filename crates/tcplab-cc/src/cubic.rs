@@ -83,8 +83,10 @@
 use crate::aimd::increase_per_cnt;
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
 use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartDetect};
+use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
 use crate::{
-    AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent, SEC,
+    AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent, MS, SEC,
 };
 
 /// Which slow-start exit heuristic CUBIC uses.
@@ -726,11 +728,6 @@ impl CongestionControl for Cubic {
         self.win.on_timeout();
     }
 
-    fn on_recovery_exit(&mut self, _now: Nanos) {
-        let s = self.win.ssthresh();
-        self.win.set_cwnd(s);
-    }
-
     fn on_packet_sent(&mut self, ev: &SentEvent) {
         if ev.in_flight <= u64::from(ev.bytes) {
             // Nothing was in flight: transmission restarts (Linux CA_EVENT_TX_START).
@@ -771,6 +768,133 @@ impl CongestionControl for Cubic {
         extra[..n].copy_from_slice(&vars[..n]);
         n
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry.
+
+pub(crate) const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "hystart",
+        kind: ParamKind::Choice(HystartMode::CHOICES),
+        default: "linux",
+        doc: "slow-start exit: \"off\", \"linux\" (HyStart: ACK train + delay increase) or \
+              \"rfc9406\" (HyStart++); true = \"linux\", false = \"off\"",
+    },
+    ParamInfo {
+        name: "hystart_detect",
+        kind: ParamKind::Choice(HystartDetect::CHOICES),
+        default: "both",
+        doc: "Linux HyStart detectors (module parameter hystart_detect)",
+    },
+    ParamInfo {
+        name: "hystart_low_window",
+        kind: ParamKind::Int,
+        default: "16",
+        doc: "Linux HyStart acts only from this window, segments (hystart_low_window)",
+    },
+    ParamInfo {
+        name: "hystart_ack_delta_us",
+        kind: ParamKind::Int,
+        default: "2000",
+        doc: "Linux HyStart: largest ACK spacing that continues an ACK train, µs",
+    },
+    ParamInfo {
+        name: "fast_convergence",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "W_max = cwnd·(1+β)/2 after a loss below the previous W_max (RFC 9438 §4.7)",
+    },
+    ParamInfo {
+        name: "tcp_friendliness",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "Reno-friendly region: never grow slower than Reno (RFC 9438 §4.3)",
+    },
+    ParamInfo {
+        name: "beta",
+        kind: ParamKind::Float,
+        default: "0.7",
+        doc: "multiplicative decrease factor β, 0 < β < 1 (Linux: round(β·1024)/1024 = 717/1024)",
+    },
+    ParamInfo {
+        name: "c",
+        kind: ParamKind::Float,
+        default: "0.4",
+        doc: "cubic scaling constant C, segments/s³, > 0",
+    },
+    SSTHRESH_FROM,
+    ParamInfo {
+        name: "version",
+        kind: ParamKind::Choice(CubicVersion::CHOICES),
+        default: "rfc9438",
+        doc: "\"rfc9438\" (current: RFC 9438 / Linux v2.3) or \"2.0\" (Linux CUBIC v2.0: β \
+              819/1024 unless beta is set, initial ssthresh 100, max increment 16, cnt 50 \
+              before the first loss, delayed-ACK compensation, no HyStart)",
+    },
+    ParamInfo {
+        name: "v2_scaling_bug",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "version 2.0 only: the 2.6.18 scaling error (growth term cube_rtt_scale 32 instead \
+              of 410, max-increment floor 8× too strict; fixed in 2.6.19)",
+    },
+    ParamInfo {
+        name: "initial_ssthresh",
+        kind: ParamKind::Int,
+        default: "-1",
+        doc: "module parameter initial_ssthresh, segments: slow start ends there (0 = keep the \
+              connection's; -1 = the version's: 100 for \"2.0\", 0 otherwise; Linux changed \
+              the default from 100 to 0 in 2.6.22)",
+    },
+];
+
+pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
+    let beta = p.float("beta");
+    if !(beta > 0.0 && beta < 1.0) {
+        return Err(p.invalid("beta", beta.to_string(), "must be in (0, 1)"));
+    }
+    let c = p.float("c");
+    if !(c.is_finite() && c > 0.0) {
+        return Err(p.invalid("c", c.to_string(), "must be a positive finite number"));
+    }
+    let low = p.int("hystart_low_window");
+    let low = u32::try_from(low).map_err(|_| {
+        p.invalid(
+            "hystart_low_window",
+            low.to_string(),
+            "must be in 0..=2^32-1",
+        )
+    })?;
+    let delta = p.int("hystart_ack_delta_us");
+    let delta_ns = u64::try_from(delta)
+        .ok()
+        .and_then(|us| us.checked_mul(MS / 1000))
+        .ok_or_else(|| p.invalid("hystart_ack_delta_us", delta.to_string(), "must be ≥ 0"))?;
+    let params = CubicParams {
+        hystart: HystartMode::from_name(p.choice("hystart")).unwrap_or_default(),
+        hystart_detect: HystartDetect::from_name(p.choice("hystart_detect")).unwrap_or_default(),
+        hystart_low_window: low,
+        hystart_ack_delta: delta_ns,
+        fast_convergence: p.bool("fast_convergence"),
+        tcp_friendliness: p.bool("tcp_friendliness"),
+        beta,
+        c,
+        ssthresh_from: p.ssthresh_from(),
+        version: CubicVersion::from_name(p.choice("version")).unwrap_or_default(),
+        v2_scaling_bug: p.bool("v2_scaling_bug"),
+        initial_ssthresh: match p.int("initial_ssthresh") {
+            -1 => None,
+            v => Some(u32::try_from(v).map_err(|_| {
+                p.invalid(
+                    "initial_ssthresh",
+                    v.to_string(),
+                    "must be -1 (the version's), 0 (keep the connection's) or a segment count",
+                )
+            })?),
+        },
+    };
+    Ok(Box::new(Cubic::new(init, params)))
 }
 
 #[cfg(test)]

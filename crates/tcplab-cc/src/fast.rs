@@ -35,9 +35,9 @@
 //!   apply.
 
 use crate::growth::{may_grow, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
+use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
 use crate::round::DelayRounds;
-use crate::vegas::{invalid, SSTHRESH_FROM};
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent};
 
 /// FAST's parameters.
@@ -329,21 +329,16 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
     let alpha = p.float("alpha");
     if !(alpha.is_finite() && (0.0..=1e9).contains(&alpha)) {
-        return Err(invalid(
-            p,
-            "alpha",
-            alpha.to_string(),
-            "must be in [0, 1e9]",
-        ));
+        return Err(p.invalid("alpha", alpha.to_string(), "must be in [0, 1e9]"));
     }
     let gamma = p.float("gamma");
     if !(gamma > 0.0 && gamma <= 1.0) {
-        return Err(invalid(p, "gamma", gamma.to_string(), "must be in (0, 1]"));
+        return Err(p.invalid("gamma", gamma.to_string(), "must be in (0, 1]"));
     }
     let params = FastParams {
         alpha,
         gamma,
-        ssthresh_from: SsthreshBasis::from_name(p.choice("ssthresh_from")).unwrap_or_default(),
+        ssthresh_from: p.ssthresh_from(),
     };
     Ok(Box::new(Fast::new(init, params)))
 }
@@ -351,7 +346,8 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delaykit::{mean, Bottleneck, RoundDriver};
+    use crate::testkit::bottleneck::{mean, Bottleneck};
+    use crate::testkit::Driver;
     use crate::{CwndUnit, WindowGrowth, MS, SEC};
 
     const MSS: u32 = 1000;
@@ -391,11 +387,11 @@ mod tests {
         // and the window doubles each round (one segment per segment acknowledged).
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
             let mut cc = fast(unit, 10, 200.0);
-            let mut d = RoundDriver::new(MSS);
-            d.round(&mut cc, BASE, BASE); // baseRTT learnt, first update at its first ACK
+            let mut d = Driver::sending(MSS);
+            d.steady(&mut cc, BASE, BASE); // baseRTT learnt, first update at its first ACK
             let mut w = segs(&cc);
             for r in 0..3 {
-                d.round(&mut cc, BASE, BASE);
+                d.steady(&mut cc, BASE, BASE);
                 let now = segs(&cc);
                 assert!(
                     (now - 2.0 * w).abs() <= 1.0,
@@ -439,11 +435,11 @@ mod tests {
         // (Near it the error shrinks by 1 − γ·(1 − 0.8) = 0.9 per round.)
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
             let mut cc = fast(unit, 10, 20.0);
-            let mut d = RoundDriver::new(MSS);
-            d.round(&mut cc, BASE, BASE);
+            let mut d = Driver::sending(MSS);
+            d.steady(&mut cc, BASE, BASE);
             let rtt = BASE * 5 / 4;
             for _ in 0..100 {
-                d.round(&mut cc, rtt, rtt);
+                d.steady(&mut cc, rtt, rtt);
             }
             let w = segs(&cc);
             assert!((w - 100.0).abs() <= 1.0, "{unit:?}: {w}");

@@ -18,10 +18,11 @@
 //! * Decrease: `ssthresh = max(basis − basis·md/256, 2)` (Linux `hstcp_ssthresh`, integer in the
 //!   packets unit); RTO: the same on the first timeout (held on repeated ones), cwnd 1 segment.
 
-use crate::aimd::{self, increase_per_window, scaled_ssthresh};
+use crate::aimd::{decreased_ssthresh, increase_per_window, reduce_on_first_timeout};
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, Params};
-use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent};
+use crate::params::{ParamInfo, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
+use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
 
 /// RFC 3649 Appendix B as used by Linux (L: tcp_highspeed.c `hstcp_aimd_vals`): the window `w`
 /// of each row (segments) and `md = ⌊256·b(w)⌋`; the row's `a(w)` is its index + 1.
@@ -172,30 +173,14 @@ impl CongestionControl for HighSpeed {
         }
         let md = u64::from(TABLE[self.row].1);
         let basis = self.basis.bytes(&self.win, ev.in_flight);
-        let cut = scaled_ssthresh(&self.win, basis, md, MD_SCALE);
-        let whole = match self.win.growth().unit {
-            CwndUnit::Packets => (basis / self.win.mss()) * self.win.mss(),
-            CwndUnit::Bytes => basis,
-        };
-        self.win.set_ssthresh(whole - cut);
+        let s = decreased_ssthresh(&self.win, basis, md, MD_SCALE);
+        self.win.set_ssthresh(s);
         self.win.reset_counters();
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            self.on_congestion_event(&CongestionEvent {
-                now: ev.now,
-                in_flight: ev.in_flight,
-                mss: ev.mss,
-                ..Default::default()
-            });
-        }
+        reduce_on_first_timeout(self, ev);
         self.win.on_timeout();
-    }
-
-    fn on_recovery_exit(&mut self, _now: Nanos) {
-        let s = self.win.ssthresh();
-        self.win.set_cwnd(s);
     }
 
     crate::growth::delegate_window!();
@@ -212,17 +197,17 @@ impl CongestionControl for HighSpeed {
 // ---------------------------------------------------------------------------------------------
 // Registry.
 
-pub(crate) const PARAMS: &[ParamInfo] = &[aimd::SSTHRESH_FROM];
+pub(crate) const PARAMS: &[ParamInfo] = &[SSTHRESH_FROM];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
-    Ok(Box::new(HighSpeed::new(init, aimd::basis(p))))
+    Ok(Box::new(HighSpeed::new(init, p.ssthresh_from())))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testkit::{AckSpacing, Driver, LossEvery};
-    use crate::{WindowGrowth, MS};
+    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
 
     const MSS: u32 = 1000;
     const RTT: Nanos = 100 * MS;

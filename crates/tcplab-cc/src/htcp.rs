@@ -33,7 +33,8 @@
 
 use crate::aimd::{self, increase_per_window, scaled_ssthresh};
 use crate::growth::{may_grow, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
+use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, MS, SEC};
 
 /// H-TCP's switches (Linux module parameters `use_rtt_scaling`, `use_bandwidth_switch`; the
@@ -301,11 +302,6 @@ impl CongestionControl for Htcp {
         self.win.on_timeout();
     }
 
-    fn on_recovery_exit(&mut self, _now: Nanos) {
-        let s = self.win.ssthresh();
-        self.win.set_cwnd(s);
-    }
-
     fn on_undo(&mut self, _now: Nanos, prior_cwnd: u64, prior_ssthresh: u64) {
         if let Some((last_cong, max_rtt, old_max_b)) = self.undo.take() {
             self.last_cong = last_cong;
@@ -355,7 +351,7 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         default: "true",
         doc: "β = RTTmin/RTTmax clamped to [0.5, 0.8] when RTTmin > 10 ms; false = always 0.5",
     },
-    aimd::SSTHRESH_FROM,
+    SSTHRESH_FROM,
 ];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
@@ -363,7 +359,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         rtt_scaling: p.bool("rtt_scaling"),
         bandwidth_switch: p.bool("bandwidth_switch"),
         adaptive_backoff: p.bool("adaptive_backoff"),
-        ssthresh_from: aimd::basis(p),
+        ssthresh_from: p.ssthresh_from(),
     };
     Ok(Box::new(Htcp::new(init, params)))
 }

@@ -27,9 +27,10 @@
 //! `U32_MAX/ALPHA_MAX` µs (3.3 s) against 32-bit overflow; the arithmetic here is 128-bit on
 //! nanoseconds, so no cap is needed.
 
-use crate::aimd::{self, increase_per_window, scaled_ssthresh};
-use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
+use crate::aimd::{self, decreased_ssthresh, increase_per_window, reduce_on_first_timeout};
+use crate::growth::{may_grow, SsthreshBasis, WindowState};
+use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent};
 
 /// TCP-Illinois' parameters (Linux module parameters).
@@ -208,24 +209,13 @@ impl CongestionControl for Illinois {
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
         let basis = self.p.ssthresh_from.bytes(&self.win, ev.in_flight);
-        let cut = scaled_ssthresh(&self.win, basis, self.beta, BETA_SCALE);
-        let whole = match self.win.growth().unit {
-            CwndUnit::Packets => (basis / self.win.mss()) * self.win.mss(),
-            CwndUnit::Bytes => basis,
-        };
-        self.win.set_ssthresh(whole - cut);
+        let s = decreased_ssthresh(&self.win, basis, self.beta, BETA_SCALE);
+        self.win.set_ssthresh(s);
         self.win.reset_counters();
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            self.on_congestion_event(&CongestionEvent {
-                now: ev.now,
-                in_flight: ev.in_flight,
-                mss: ev.mss,
-                ..Default::default()
-            });
-        }
+        reduce_on_first_timeout(self, ev);
         // tcp_illinois_state(TCP_CA_Loss).
         self.alpha = ALPHA_BASE;
         self.beta = BETA_BASE;
@@ -233,11 +223,6 @@ impl CongestionControl for Illinois {
         self.rtt_above = false;
         self.rtt_reset(ev.in_flight);
         self.win.on_timeout();
-    }
-
-    fn on_recovery_exit(&mut self, _now: Nanos) {
-        let s = self.win.ssthresh();
-        self.win.set_cwnd(s);
     }
 
     crate::growth::delegate_window!();
@@ -276,14 +261,14 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         default: "5",
         doc: "low-delay rounds before α returns to its maximum 10 (Linux theta)",
     },
-    aimd::SSTHRESH_FROM,
+    SSTHRESH_FROM,
 ];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
     let params = IllinoisParams {
-        win_thresh: aimd::int_in(p, "win_thresh", 0, i64::from(u32::MAX))?,
-        theta: aimd::int_in(p, "theta", 0, i64::from(u32::MAX))?,
-        ssthresh_from: aimd::basis(p),
+        win_thresh: p.int_in("win_thresh", 0, i64::from(u32::MAX))?,
+        theta: p.int_in("theta", 0, i64::from(u32::MAX))?,
+        ssthresh_from: p.ssthresh_from(),
     };
     Ok(Box::new(Illinois::new(init, params)))
 }
@@ -292,7 +277,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 mod tests {
     use super::*;
     use crate::testkit::{AckSpacing, Driver};
-    use crate::{WindowGrowth, MS};
+    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
 
     const MSS: u32 = 1000;
     const BASE: Nanos = 100 * MS;

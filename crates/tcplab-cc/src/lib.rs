@@ -59,14 +59,13 @@ pub mod bbr;
 pub mod bic;
 pub mod ctcp;
 pub mod cubic;
-#[cfg(test)]
-pub(crate) mod delaykit;
 pub mod fast;
 pub mod growth;
 pub mod hstcp;
 pub mod htcp;
 pub mod hystart;
 pub mod illinois;
+pub mod params;
 pub mod registry;
 pub mod reno;
 pub(crate) mod round;
@@ -86,9 +85,8 @@ pub use hstcp::HighSpeed;
 pub use htcp::{Htcp, HtcpParams};
 pub use hystart::HystartDetect;
 pub use illinois::{Illinois, IllinoisParams};
-pub use registry::{
-    build, find, list, CcError, CcInfo, Constructor, ParamInfo, ParamKind, ParamValue, Params,
-};
+pub use params::{ParamInfo, ParamKind, ParamValue, Params};
+pub use registry::{build, find, list, CcError, CcInfo, Constructor};
 pub use reno::Reno;
 pub use scalable::{Scalable, ScalableParams};
 pub use vegas::{Vegas, VegasParams};

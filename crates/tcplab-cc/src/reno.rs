@@ -14,7 +14,9 @@
 //!   data (RFC 5681 §3.1, text after eq. 4); `cwnd` = 1 segment, the loss window (RFC 5681 §3.1).
 
 use crate::growth::{may_grow, SsthreshBasis, WindowState};
-use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent};
+use crate::params::{ParamInfo, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
+use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
 
 /// Reno / NewReno window rules.
 #[derive(Clone, Debug)]
@@ -84,19 +86,30 @@ impl CongestionControl for Reno {
         self.win.on_timeout();
     }
 
-    fn on_recovery_exit(&mut self, _now: Nanos) {
-        let s = self.win.ssthresh();
-        self.win.set_cwnd(s);
-    }
-
     crate::growth::delegate_window!();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry.
+
+pub(crate) const PARAMS: &[ParamInfo] = &[SSTHRESH_FROM];
+
+pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
+    Ok(Box::new(Reno::new(init, p.ssthresh_from())))
+}
+
+pub(crate) fn build_newreno(
+    p: &Params,
+    init: &CcInit,
+) -> Result<Box<dyn CongestionControl>, CcError> {
+    Ok(Box::new(Reno::newreno(init, p.ssthresh_from())))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testkit::{AckSpacing, Driver};
-    use crate::{CwndUnit, WindowGrowth, MS};
+    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
 
     const MSS: u32 = 1000;
     const RTT: Nanos = 100 * MS;

@@ -21,10 +21,13 @@
 //! * RTO: `ssthresh` as on a congestion event for the first timeout, held on repeated ones;
 //!   cwnd 1 segment.
 
-use crate::aimd::{self, increase_per_cnt, scaled_ssthresh};
-use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
-use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent};
+use crate::aimd::{
+    self, decreased_ssthresh, increase_per_cnt, reduce_on_first_timeout, scaled_ssthresh,
+};
+use crate::growth::{may_grow, SsthreshBasis, WindowState};
+use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
+use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
 
 /// Scalable TCP's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,32 +107,15 @@ impl CongestionControl for Scalable {
             scaled_ssthresh(&self.win, basis, 1, 2)
         } else {
             // basis − basis/8, Linux integer: cwnd − (cwnd >> 3).
-            let eighth = scaled_ssthresh(&self.win, basis, 1, MD_DEN);
-            let whole = match self.win.growth().unit {
-                CwndUnit::Packets => (basis / self.win.mss()) * self.win.mss(),
-                CwndUnit::Bytes => basis,
-            };
-            whole - eighth
+            decreased_ssthresh(&self.win, basis, 1, MD_DEN)
         };
         self.win.set_ssthresh(s);
         self.win.reset_counters();
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            self.on_congestion_event(&CongestionEvent {
-                now: ev.now,
-                in_flight: ev.in_flight,
-                mss: ev.mss,
-                ..Default::default()
-            });
-        }
+        reduce_on_first_timeout(self, ev);
         self.win.on_timeout();
-    }
-
-    fn on_recovery_exit(&mut self, _now: Nanos) {
-        let s = self.win.ssthresh();
-        self.win.set_cwnd(s);
     }
 
     crate::growth::delegate_window!();
@@ -153,14 +139,14 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         doc: "standard TCP (Reno increase, halving) at or below this window, segments; 0 = \
               none as Linux (Kelly's legacy window; 16 is UNVERIFIED)",
     },
-    aimd::SSTHRESH_FROM,
+    SSTHRESH_FROM,
 ];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
     let params = ScalableParams {
-        ai_cnt: aimd::int_in(p, "ai_cnt", 1, i64::from(u32::MAX))?,
-        legacy_window: aimd::int_in(p, "legacy_window", 0, i64::from(u32::MAX))?,
-        ssthresh_from: aimd::basis(p),
+        ai_cnt: p.int_in("ai_cnt", 1, i64::from(u32::MAX))?,
+        legacy_window: p.int_in("legacy_window", 0, i64::from(u32::MAX))?,
+        ssthresh_from: p.ssthresh_from(),
     };
     Ok(Box::new(Scalable::new(init, params)))
 }
@@ -169,7 +155,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 mod tests {
     use super::*;
     use crate::testkit::{AckSpacing, Driver, LossEvery};
-    use crate::{WindowGrowth, MS};
+    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
 
     const MSS: u32 = 1000;
     const RTT: Nanos = 100 * MS;

@@ -32,7 +32,8 @@
 //! window), and RTT samples are in nanoseconds (Linux: µs + 1).
 
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
+use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
 use crate::round::DelayRounds;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent};
 
@@ -274,15 +275,6 @@ impl CongestionControl for Vegas {
 // ---------------------------------------------------------------------------------------------
 // Registry.
 
-/// `ssthresh_from`, shared by the controllers that halve like Reno on loss.
-pub(crate) const SSTHRESH_FROM: ParamInfo = ParamInfo {
-    name: "ssthresh_from",
-    kind: ParamKind::Choice(SsthreshBasis::CHOICES),
-    default: "auto",
-    doc: "basis of the loss halving: \"cwnd\" (Linux), \"flight_size\" (RFC 5681 eq. 4) or \
-          \"auto\" (cwnd in the packets unit, flight size in bytes)",
-};
-
 pub(crate) const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "alpha",
@@ -306,34 +298,18 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
     SSTHRESH_FROM,
 ];
 
-/// `InvalidValue` for parameter `param` of the algorithm being built.
-pub(crate) fn invalid(p: &Params, param: &'static str, value: String, reason: &str) -> CcError {
-    CcError::InvalidValue {
-        algorithm: p.algorithm(),
-        param,
-        value,
-        reason: reason.into(),
-    }
-}
-
-/// A non-negative integer parameter that fits in `u32`.
-pub(crate) fn u32_param(p: &Params, name: &'static str) -> Result<u32, CcError> {
-    let v = p.int(name);
-    u32::try_from(v).map_err(|_| invalid(p, name, v.to_string(), "must be in 0..=2^32-1"))
-}
-
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
-    let alpha = u32_param(p, "alpha")?;
-    let beta = u32_param(p, "beta")?;
-    let gamma = u32_param(p, "gamma")?;
+    let alpha = p.u32("alpha")?;
+    let beta = p.u32("beta")?;
+    let gamma = p.u32("gamma")?;
     if beta < alpha {
-        return Err(invalid(p, "beta", beta.to_string(), "must be ≥ alpha"));
+        return Err(p.invalid("beta", beta.to_string(), "must be ≥ alpha"));
     }
     let params = VegasParams {
         alpha,
         beta,
         gamma,
-        ssthresh_from: SsthreshBasis::from_name(p.choice("ssthresh_from")).unwrap_or_default(),
+        ssthresh_from: p.ssthresh_from(),
     };
     Ok(Box::new(Vegas::new(init, params)))
 }
@@ -341,7 +317,8 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delaykit::{mean, Bottleneck, RoundDriver};
+    use crate::testkit::bottleneck::{mean, Bottleneck};
+    use crate::testkit::Driver;
     use crate::{WindowGrowth, MS, SEC};
 
     const MSS: u32 = 1000;
@@ -377,11 +354,11 @@ mod tests {
         // Brakmo & Peterson §3.2: Diff < α → cwnd + 1 per RTT. RTT = baseRTT → diff = 0.
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
             let mut cc = vegas(unit, 20, Some(10));
-            let mut d = RoundDriver::new(MSS);
-            d.round(&mut cc, BASE, BASE); // first round: baseRTT learnt
+            let mut d = Driver::sending(MSS);
+            d.steady(&mut cc, BASE, BASE); // first round: baseRTT learnt
             let start = segs(&cc);
             for r in 1..=10 {
-                d.round(&mut cc, BASE, BASE);
+                d.steady(&mut cc, BASE, BASE);
                 assert_eq!(segs(&cc), start + r, "{unit:?} round {r}");
             }
             assert_eq!(cc.last_diff(), Some(0));
@@ -393,16 +370,16 @@ mod tests {
         // α ≤ diff ≤ β: "sending just as fast as we should be" — no change.
         for diff in [2, 3, 4] {
             let mut cc = vegas(CwndUnit::Packets, 30, Some(10));
-            let mut d = RoundDriver::new(MSS);
-            d.round(&mut cc, BASE, BASE);
+            let mut d = Driver::sending(MSS);
+            d.steady(&mut cc, BASE, BASE);
             // A decision at a round's first ACK judges the samples of the round before: the
             // round that switches to the longer RTT still sees diff = 0 and adds one segment.
             let w = segs(&cc) + 1;
             let rtt = rtt_for_diff(w, diff);
-            d.round(&mut cc, rtt, rtt);
+            d.steady(&mut cc, rtt, rtt);
             assert_eq!(segs(&cc), w);
             for _ in 0..5 {
-                d.round(&mut cc, rtt, rtt);
+                d.steady(&mut cc, rtt, rtt);
                 assert_eq!(segs(&cc), w, "diff {diff}");
             }
             assert_eq!(cc.last_diff(), Some(diff));
@@ -415,15 +392,15 @@ mod tests {
         // then max with ¾·cwnd).
         for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
             let mut cc = vegas(unit, 40, Some(10));
-            let mut d = RoundDriver::new(MSS);
-            d.round(&mut cc, BASE, BASE);
+            let mut d = Driver::sending(MSS);
+            d.steady(&mut cc, BASE, BASE);
             // RTT = 1.5·base: diff ≈ w/2 ≫ β for every window below. The first round at the
             // new RTT is still judged on the samples before it (diff 0: +1).
             let rtt = BASE * 3 / 2;
-            d.round(&mut cc, rtt, rtt);
+            d.steady(&mut cc, rtt, rtt);
             let w = segs(&cc);
             for r in 1..=8 {
-                d.round(&mut cc, rtt, rtt);
+                d.steady(&mut cc, rtt, rtt);
                 assert_eq!(segs(&cc), w - r, "{unit:?} round {r}");
                 assert!(cc.ssthresh() <= cc.cwnd());
             }
@@ -436,11 +413,11 @@ mod tests {
         // cntRTT ≤ 2 and Reno's rule applies (one segment per window of ACKs): the window
         // cycles between 2 and 3 and never goes below 2.
         let mut cc = vegas(CwndUnit::Packets, 4, Some(2));
-        let mut d = RoundDriver::new(MSS);
-        d.round(&mut cc, BASE, BASE);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
         let mut seen = Vec::new();
         for _ in 0..12 {
-            d.round(&mut cc, 10 * BASE, 10 * BASE);
+            d.steady(&mut cc, 10 * BASE, 10 * BASE);
             seen.push(segs(&cc));
         }
         assert_eq!(*seen.iter().min().unwrap(), 2, "{seen:?}");
@@ -452,8 +429,8 @@ mod tests {
         // cntRTT ≤ 2 (one ACK per half window): Linux calls tcp_reno_cong_avoid instead, so a
         // huge queueing delay does not shrink the window; with 3 samples per round it does.
         let mut cc = vegas(CwndUnit::Packets, 20, Some(10));
-        let mut d = RoundDriver::new(MSS);
-        d.round(&mut cc, BASE, BASE);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
         let w = segs(&cc);
         let rtt = 2 * BASE;
         for _ in 0..5 {
@@ -475,14 +452,14 @@ mod tests {
         // ACK sees min RTT = 1.5·base at cwnd 40: diff = ⌊40·0.5⌋ = 20 > γ, so cwnd =
         // min(40, ⌊40/1.5⌋ + 1) = 27, ssthresh = 27, and congestion avoidance holds it there.
         let mut cc = vegas(CwndUnit::Packets, 10, None);
-        let mut d = RoundDriver::new(MSS);
-        d.round(&mut cc, BASE, BASE);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
         assert_eq!(segs(&cc), 20);
         let rtt = BASE * 3 / 2;
-        d.round(&mut cc, rtt, rtt);
+        d.steady(&mut cc, rtt, rtt);
         assert_eq!(segs(&cc), 40);
         assert!(cc.window().in_slow_start());
-        d.round(&mut cc, rtt, rtt);
+        d.steady(&mut cc, rtt, rtt);
         assert_eq!(cc.last_diff(), Some(20));
         assert_eq!(segs(&cc), 27);
         assert_eq!(cc.ssthresh(), 27 * u64::from(MSS));
@@ -492,12 +469,12 @@ mod tests {
     #[test]
     fn test_slow_start_continues_when_diff_at_most_gamma() {
         let mut cc = vegas(CwndUnit::Packets, 10, None);
-        let mut d = RoundDriver::new(MSS);
+        let mut d = Driver::sending(MSS);
         for r in 0..4 {
             let before = segs(&cc);
             // diff ≤ 1 at every decision: at most one packet queued.
             let rtt = BASE + BASE / (4 * before);
-            d.round(&mut cc, rtt, rtt);
+            d.steady(&mut cc, rtt, rtt);
             assert!(cc.window().in_slow_start(), "round {r}");
             assert!(
                 segs(&cc) >= 2 * before - 1,
@@ -529,8 +506,8 @@ mod tests {
     #[test]
     fn test_congestion_event_halves_and_disables_until_exit() {
         let mut cc = vegas(CwndUnit::Packets, 40, Some(10));
-        let mut d = RoundDriver::new(MSS);
-        d.round(&mut cc, BASE, BASE);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
         let w = cc.cwnd();
         cc.on_congestion_event(&CongestionEvent {
             in_flight: w,
@@ -559,8 +536,8 @@ mod tests {
     #[test]
     fn test_rto_uses_reno_until_loss_state_ends() {
         let mut cc = vegas(CwndUnit::Packets, 20, Some(10));
-        let mut d = RoundDriver::new(MSS);
-        d.round(&mut cc, BASE, BASE);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
         cc.on_rto(&RtoEvent {
             in_flight: cc.cwnd(),
             backoff_count: 1,
@@ -571,15 +548,15 @@ mod tests {
         assert!(!cc.enabled());
         // The data outstanding at the timeout (everything sent so far) is acknowledged by the
         // next round's ACKs: Vegas comes back on.
-        d.round(&mut cc, BASE, BASE);
+        d.steady(&mut cc, BASE, BASE);
         assert!(cc.enabled());
     }
 
     #[test]
     fn test_idle_restart_forgets_base_rtt() {
         let mut cc = vegas(CwndUnit::Packets, 20, Some(10));
-        let mut d = RoundDriver::new(MSS);
-        d.round(&mut cc, BASE, BASE);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
         assert_eq!(cc.base_rtt(), BASE);
         cc.on_idle_restart(10 * SEC, 4 * u64::from(MSS));
         assert_eq!(cc.base_rtt(), 0);

@@ -28,9 +28,9 @@
 //! Packets unit: the window `⌊bw·RTTmin/MSS⌋` segments; bytes unit: `bw·RTTmin` bytes.
 //! The estimate is kept in bytes per second (Linux: bytes per jiffy, integer).
 
-use crate::aimd;
 use crate::growth::{may_grow, SsthreshBasis, WindowState};
-use crate::registry::{CcError, ParamInfo, Params};
+use crate::params::{ParamInfo, Params, SSTHRESH_FROM};
+use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, MS, SEC};
 
 /// Linux `TCP_WESTWOOD_RTT_MIN`: samples span at least 50 ms.
@@ -220,10 +220,10 @@ impl CongestionControl for Westwood {
 // ---------------------------------------------------------------------------------------------
 // Registry.
 
-pub(crate) const PARAMS: &[ParamInfo] = &[aimd::SSTHRESH_FROM];
+pub(crate) const PARAMS: &[ParamInfo] = &[SSTHRESH_FROM];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
-    Ok(Box::new(Westwood::new(init, aimd::basis(p))))
+    Ok(Box::new(Westwood::new(init, p.ssthresh_from())))
 }
 
 #[cfg(test)]

@@ -46,9 +46,9 @@ mod startup;
 mod tests;
 
 use crate::growth::WindowState;
-use crate::registry::{CcError, ParamInfo, ParamKind, Params};
+use crate::params::{ParamInfo, ParamKind, Params};
+use crate::registry::CcError;
 use crate::round::RoundTracker;
-use crate::vegas::invalid;
 use crate::{
     AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent, MS, SEC,
 };
@@ -707,8 +707,7 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
     let startup_gain = p.float("startup_gain");
     if !(startup_gain.is_finite() && startup_gain > 1.0 && startup_gain <= 100.0) {
-        return Err(invalid(
-            p,
+        return Err(p.invalid(
             "startup_gain",
             startup_gain.to_string(),
             "must be in (1, 100]",
@@ -716,36 +715,25 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
     }
     let cwnd_gain = p.float("cwnd_gain");
     if !(cwnd_gain.is_finite() && (1.0..=100.0).contains(&cwnd_gain)) {
-        return Err(invalid(
-            p,
-            "cwnd_gain",
-            cwnd_gain.to_string(),
-            "must be in [1, 100]",
-        ));
+        return Err(p.invalid("cwnd_gain", cwnd_gain.to_string(), "must be in [1, 100]"));
     }
     let rounds = p.int("bw_window_rounds");
     if !(1..=bw_filter::MAX_WINDOW as i64).contains(&rounds) {
-        return Err(invalid(
-            p,
-            "bw_window_rounds",
-            rounds.to_string(),
-            "must be in 1..=64",
-        ));
+        return Err(p.invalid("bw_window_rounds", rounds.to_string(), "must be in 1..=64"));
     }
     let ms = |name: &'static str, min: i64| {
         let v = p.int(name);
         if (min..=86_400_000).contains(&v) {
             Ok(v as u64 * MS)
         } else {
-            Err(invalid(p, name, v.to_string(), "out of range"))
+            Err(p.invalid(name, v.to_string(), "out of range"))
         }
     };
     let min_rtt_window = ms("min_rtt_window_ms", 1)?;
     let probe_rtt_duration = ms("probe_rtt_ms", 0)?;
     let pacing_margin = p.float("pacing_margin");
     if !(0.0..1.0).contains(&pacing_margin) {
-        return Err(invalid(
-            p,
+        return Err(p.invalid(
             "pacing_margin",
             pacing_margin.to_string(),
             "must be in [0, 1)",

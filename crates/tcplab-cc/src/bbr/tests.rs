@@ -1,13 +1,13 @@
 //! Test helpers for the BBR phase files, and whole-algorithm tests on the model bottleneck
-//! (`delaykit.rs`) against the behaviour the paper describes: STARTUP → DRAIN → PROBE_BW, the
+//! (`testkit/bottleneck.rs`) against the behaviour the paper describes: STARTUP → DRAIN → PROBE_BW, the
 //! eight-phase gain cycle, PROBE_RTT after 10 s without a new minimum, and a queue that stays
 //! near one BDP or less in PROBE_BW while the link stays full.
 
 use super::{Bbr, BbrParams, CycleStart, Mode, PACING_GAIN_CYCLE};
-use crate::delaykit::{mean, Bottleneck};
+use crate::testkit::bottleneck::{mean, Bottleneck, FixedWindow};
 use crate::{
-    AckEvent, CcInit, CongestionControl, CongestionEvent, CwndUnit, Nanos, RateSample, RtoEvent,
-    SentEvent, WindowGrowth, MS, SEC,
+    AckEvent, CcInit, CongestionControl, CwndUnit, Nanos, RateSample, SentEvent, WindowGrowth, MS,
+    SEC,
 };
 
 pub(crate) const MSS: u32 = 1000;
@@ -283,29 +283,14 @@ fn test_model_probe_rtt_after_ten_seconds_without_new_min_rtt() {
     // A second, fixed-window flow keeps 30 packets queued from 2 s on, so BBR never sees its
     // minimum RTT again: PROBE_RTT starts 10 s after the last minimum sample, holds ≤ 4
     // packets in flight for ≥ 200 ms and a round, and returns to PROBE_BW.
-    struct Fixed(u64);
-    impl CongestionControl for Fixed {
-        fn name(&self) -> &'static str {
-            "fixed"
-        }
-        fn on_ack(&mut self, _: &AckEvent) {}
-        fn on_congestion_event(&mut self, _: &CongestionEvent) {}
-        fn on_rto(&mut self, _: &RtoEvent) {}
-        fn cwnd(&self) -> u64 {
-            self.0
-        }
-        fn ssthresh(&self) -> u64 {
-            u64::MAX
-        }
-        fn set_cwnd(&mut self, c: u64) {
-            self.0 = c;
-        }
-        fn set_ssthresh(&mut self, _: u64) {}
-    }
     let mut m: Bottleneck<Box<dyn CongestionControl>> = Bottleneck::new(20_000_000, MSS);
     m.add_flow(Box::new(bbr(10)), 40 * MS, 0);
     // 130 packets on the same path: 100 fill it, 30 queue even when BBR sends nothing.
-    m.add_flow(Box::new(Fixed(130 * u64::from(MSS))), 40 * MS, 2 * SEC);
+    m.add_flow(
+        Box::new(FixedWindow::new(130 * u64::from(MSS))),
+        40 * MS,
+        2 * SEC,
+    );
     let mut last_min_sample = 0;
     let mut min_rtt = Nanos::MAX;
     let mut entered = None;
