@@ -100,19 +100,11 @@ pub(crate) fn reduce_on_first_timeout(cc: &mut impl CongestionControl, ev: &RtoE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AckEvent, CcInit, WindowGrowth};
+    use crate::testkit::cc_init;
+    use crate::AckEvent;
 
     fn win(unit: CwndUnit, abc_limit: u32, cwnd_seg: u64) -> WindowState {
-        WindowState::new(&CcInit {
-            mss: 1000,
-            initial_cwnd: cwnd_seg * 1000,
-            initial_ssthresh: 2000,
-            growth: WindowGrowth {
-                unit,
-                abc_limit,
-                count_delivered: false,
-            },
-        })
+        WindowState::new(&cc_init(1000, unit, abc_limit, cwnd_seg, 2000))
     }
 
     fn credit(w: &WindowState) -> u64 {

@@ -41,7 +41,7 @@
 //! `HZ/32` while cwnd is unchanged.
 
 use crate::aimd::{cwnd_segments, decreased_ssthresh, increase_per_cnt, scaled_ssthresh};
-use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
+use crate::growth::{CwndUnit, SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
@@ -251,13 +251,9 @@ impl CongestionControl for Bic {
                 .saturating_add(ev.packets_acked)
                 .saturating_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
         }
-        if !may_grow(ev) {
+        let Some(credit) = self.win.grow_slow_start(ev) else {
             return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit == 0 {
-            return;
-        }
+        };
         self.cnt = self.compute_cnt(cwnd_segments(&self.win));
         increase_per_cnt(&mut self.win, credit, self.cnt);
     }
@@ -286,9 +282,7 @@ impl CongestionControl for Bic {
             ("cnt", self.cnt),
             ("delayed_ack", self.delayed_ack_ratio()),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -341,26 +335,11 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{AckSpacing, Driver};
-    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
-
-    const MSS: u32 = 1000;
-    const RTT: Nanos = 100 * MS;
+    use crate::testkit::{cc_init, loss_episode, AckSpacing, Driver, MSS, RTT};
+    use crate::CwndUnit;
 
     fn bic(unit: CwndUnit, cwnd_seg: u64, p: BicParams) -> Bic {
-        Bic::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: cwnd_seg * u64::from(MSS),
-                initial_ssthresh: u64::MAX,
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
-            p,
-        )
+        Bic::new(&cc_init(MSS, unit, 0, cwnd_seg, u64::MAX), p)
     }
 
     fn segs(bytes: u64) -> f64 {
@@ -368,13 +347,7 @@ mod tests {
     }
 
     fn loss(cc: &mut Bic) {
-        let in_flight = cc.cwnd();
-        cc.on_congestion_event(&CongestionEvent {
-            in_flight,
-            mss: MSS,
-            ..Default::default()
-        });
-        cc.on_recovery_exit(0);
+        loss_episode(cc, 0, MSS);
     }
 
     /// Nominal BIC increment per RTT at window `w` with `W_max` = `w_max` (A.3 and the

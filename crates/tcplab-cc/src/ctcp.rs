@@ -388,9 +388,7 @@ impl CongestionControl for Ctcp {
             ("diff", self.last_diff.unwrap_or(-1.0)),
             ("base_rtt_ms", self.d.base_rtt as f64 / 1e6),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -510,23 +508,12 @@ mod tests {
     use super::*;
     use crate::reno::Reno;
     use crate::testkit::bottleneck::Bottleneck;
-    use crate::testkit::Driver;
-    use crate::{WindowGrowth, MS, SEC};
-
-    const MSS: u32 = 1000;
-    const BASE: Nanos = 100 * MS;
+    use crate::testkit::{Driver, MSS, RTT as BASE};
+    use crate::SEC;
 
     fn init(unit: CwndUnit, cwnd_seg: u64, ssthresh_seg: Option<u64>) -> CcInit {
-        CcInit {
-            mss: MSS,
-            initial_cwnd: cwnd_seg * u64::from(MSS),
-            initial_ssthresh: ssthresh_seg.map_or(u64::MAX, |s| s * u64::from(MSS)),
-            growth: WindowGrowth {
-                unit,
-                abc_limit: 0,
-                count_delivered: false,
-            },
-        }
+        let ssthresh = ssthresh_seg.map_or(u64::MAX, |s| s * u64::from(MSS));
+        crate::testkit::cc_init(MSS, unit, 0, cwnd_seg, ssthresh)
     }
 
     fn ctcp(unit: CwndUnit, cwnd_seg: u64, ssthresh_seg: Option<u64>) -> Ctcp {

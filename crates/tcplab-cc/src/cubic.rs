@@ -764,9 +764,7 @@ impl CongestionControl for Cubic {
             ("delay_min_ms", self.delay_min as f64 / 1e6),
             ("hystart_found", f64::from(u8::from(self.hystart.found()))),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -900,25 +898,11 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{AckSpacing, Driver};
-    use crate::{WindowGrowth, MS};
-
-    const MSS: u32 = 1000;
+    use crate::testkit::{cc_init, loss_episode, AckSpacing, Driver, MSS};
+    use crate::MS;
 
     fn cubic(unit: CwndUnit, cwnd_seg: u64, ssthresh: u64, p: CubicParams) -> Cubic {
-        Cubic::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: cwnd_seg * u64::from(MSS),
-                initial_ssthresh: ssthresh,
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
-            p,
-        )
+        Cubic::new(&cc_init(MSS, unit, 0, cwnd_seg, ssthresh), p)
     }
 
     fn segs(bytes: u64) -> f64 {
@@ -938,16 +922,9 @@ mod tests {
         });
     }
 
-    /// A loss at `w_max` segments at time `now`, then recovery exit.
+    /// A loss at the current window at time `now`, then recovery exit.
     fn loss(cc: &mut Cubic, now: Nanos) {
-        let in_flight = cc.cwnd();
-        cc.on_congestion_event(&CongestionEvent {
-            now,
-            in_flight,
-            mss: MSS,
-            ..Default::default()
-        });
-        cc.on_recovery_exit(now);
+        loss_episode(cc, now, MSS);
     }
 
     /// RFC 9438 eq. 1–2 for the reference: W(t) after a reduction from w_max to w_max·β.
@@ -1073,23 +1050,16 @@ mod tests {
     }
 
     #[test]
-    fn test_avoidance_follows_cubic_curve_packets() {
+    fn test_avoidance_follows_cubic_curve() {
         // W_max 1000, RTT 100 ms: K = ∛(300/0.4) ≈ 9.09 s; 15 s covers concave, plateau and
         // convex regions.
-        let (k, mid) = check_curve(CwndUnit::Packets, 1000, 100 * MS, 150);
-        assert!(
-            (mid - k).abs() <= k_tolerance(100 * MS),
-            "K {k:.3} vs {mid:.3}"
-        );
-    }
-
-    #[test]
-    fn test_avoidance_follows_cubic_curve_bytes() {
-        let (k, mid) = check_curve(CwndUnit::Bytes, 1000, 100 * MS, 150);
-        assert!(
-            (mid - k).abs() <= k_tolerance(100 * MS),
-            "K {k:.3} vs {mid:.3}"
-        );
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let (k, mid) = check_curve(unit, 1000, 100 * MS, 150);
+            assert!(
+                (mid - k).abs() <= k_tolerance(100 * MS),
+                "{unit:?}: K {k:.3} vs {mid:.3}"
+            );
+        }
     }
 
     #[test]
@@ -1341,19 +1311,7 @@ mod tests {
             hystart_detect: detect,
             ..Default::default()
         };
-        let mut cc = Cubic::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: 10 * u64::from(MSS),
-                initial_ssthresh: u64::MAX,
-                growth: WindowGrowth {
-                    unit: CwndUnit::Packets,
-                    abc_limit: u32::MAX,
-                    count_delivered: false,
-                },
-            },
-            p,
-        );
+        let mut cc = Cubic::new(&cc_init(MSS, CwndUnit::Packets, u32::MAX, 10, u64::MAX), p);
         let mut d = Driver::new(MSS);
         for r in 0..rounds {
             let rtt = if r >= from { late } else { base };
@@ -1445,19 +1403,7 @@ mod tests {
             hystart: HystartMode::Rfc9406,
             ..Default::default()
         };
-        let mut cc = Cubic::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: 10 * u64::from(MSS),
-                initial_ssthresh: u64::MAX,
-                growth: WindowGrowth {
-                    unit: CwndUnit::Packets,
-                    abc_limit: u32::MAX,
-                    count_delivered: false,
-                },
-            },
-            p,
-        );
+        let mut cc = Cubic::new(&cc_init(MSS, CwndUnit::Packets, u32::MAX, 10, u64::MAX), p);
         let mut d = Driver::new(MSS);
         let mut w = Vec::new();
         for r in 0..12 {

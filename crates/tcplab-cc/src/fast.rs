@@ -152,13 +152,7 @@ impl Fast {
     }
 
     fn reno(&mut self, ev: &AckEvent) {
-        if !may_grow(ev) {
-            return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit > 0 {
-            self.win.reno_increase(credit);
-        }
+        self.win.reno_on_ack(ev);
         self.sync_from_cwnd();
     }
 
@@ -192,10 +186,6 @@ impl Fast {
         }
         self.apply_w();
     }
-
-    fn halved_ssthresh(&self, in_flight: u64) -> u64 {
-        self.p.ssthresh_from.bytes(&self.win, in_flight) / 2
-    }
 }
 
 impl CongestionControl for Fast {
@@ -228,9 +218,7 @@ impl CongestionControl for Fast {
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
         // Assumption (module doc): Reno's halving on loss.
-        let s = self.halved_ssthresh(ev.in_flight);
-        self.win.set_ssthresh(s);
-        self.win.reset_counters();
+        self.win.reno_decrease(self.p.ssthresh_from, ev.in_flight);
         self.d.enabled = false;
         self.sync_from_cwnd();
     }
@@ -242,11 +230,7 @@ impl CongestionControl for Fast {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            let s = self.halved_ssthresh(ev.in_flight);
-            self.win.set_ssthresh(s);
-        }
-        self.win.on_timeout();
+        self.win.reno_timeout(self.p.ssthresh_from, ev);
         self.d.enabled = false;
         self.sync_from_cwnd();
         self.d.loss_until = Some(self.d.rounds.snd_nxt());
@@ -301,9 +285,7 @@ impl CongestionControl for Fast {
             ("target", self.target),
             ("queued_est", queued),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -346,25 +328,13 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::bottleneck::{mean, Bottleneck};
-    use crate::testkit::Driver;
-    use crate::{CwndUnit, WindowGrowth, MS, SEC};
-
-    const MSS: u32 = 1000;
-    const BASE: Nanos = 100 * MS;
+    use crate::testkit::bottleneck::Bottleneck;
+    use crate::testkit::{cc_init, recovery_ack, Driver, MSS, RTT as BASE};
+    use crate::{CwndUnit, MS, SEC};
 
     fn fast(unit: CwndUnit, cwnd_seg: u64, alpha: f64) -> Fast {
         Fast::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: cwnd_seg * u64::from(MSS),
-                initial_ssthresh: u64::MAX,
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
+            &cc_init(MSS, unit, 0, cwnd_seg, u64::MAX),
             FastParams {
                 alpha,
                 ..FastParams::default()
@@ -457,15 +427,7 @@ mod tests {
         assert_eq!(cc.ssthresh(), 50_000);
         // No update while recovering.
         cc.d.base_rtt = BASE;
-        cc.on_ack(&AckEvent {
-            bytes_acked: 1000,
-            packets_acked: 1,
-            packets_delivered: 1,
-            rtt_sample: Some(BASE),
-            in_recovery: true,
-            mss: MSS,
-            ..Default::default()
-        });
+        cc.on_ack(&recovery_ack(BASE, MSS));
         assert_eq!(cc.cwnd(), 100_000);
         cc.on_recovery_exit(0);
         assert_eq!(cc.cwnd(), 50_000);
@@ -489,8 +451,7 @@ mod tests {
         }
         m.sample_every = 5 * MS;
         m.run_until(secs * SEC);
-        let late: Vec<_> = m.samples.iter().filter(|s| s.t >= settle * SEC).collect();
-        let q = mean(late.iter().map(|s| s.backlog as f64));
+        let q = m.mean_backlog_from(settle * SEC);
         let est = m
             .flows
             .iter()
@@ -527,8 +488,7 @@ mod tests {
         m.add_flow(fast(CwndUnit::Packets, 10, 200.0), 100 * MS, 0);
         m.sample_every = 10 * MS;
         m.run_until(60 * SEC);
-        let late: Vec<_> = m.samples.iter().filter(|s| s.t >= 30 * SEC).collect();
-        let q = mean(late.iter().map(|s| s.backlog as f64));
+        let q = m.mean_backlog_from(30 * SEC);
         assert!((q - 200.0).abs() <= 10.0, "backlog {q}");
     }
 }

@@ -36,7 +36,7 @@
 //! off (one segment per ACK in slow start, `+1` per `cwnd` ACKs in congestion avoidance) is the
 //! default `WindowGrowth { unit: Packets, abc_limit: 0 }`.
 
-use crate::{AckEvent, CcInit};
+use crate::{AckEvent, CcInit, RtoEvent};
 
 /// The window accessors of [`crate::CongestionControl`] (`cwnd`, `ssthresh`, `set_cwnd`,
 /// `set_ssthresh`) for a controller whose window is the [`WindowState`] in its field `win`.
@@ -273,6 +273,27 @@ impl WindowState {
         self.after_rto = self.in_slow_start();
     }
 
+    /// Reno's multiplicative decrease (RFC 5681 §3.1 eq. 4; Linux `tcp_reno_ssthresh`):
+    /// `ssthresh = max(basis/2, 2·SMSS)` from the `basis` chosen by `from` (whole segments,
+    /// rounded down, in the packets unit: Linux's `max(cwnd >> 1, 2)`; the floor and rounding are
+    /// [`WindowState::set_ssthresh`]'s), counters cleared.
+    pub fn reno_decrease(&mut self, from: SsthreshBasis, in_flight: u64) {
+        let s = from.bytes(self, in_flight) / 2;
+        self.set_ssthresh(s);
+        self.reset_counters();
+    }
+
+    /// Reno's retransmission timeout (RFC 5681 §3.1 eq. 4 and §5.1; Linux `tcp_enter_loss`):
+    /// the first timeout of a series halves as [`WindowState::reno_decrease`] does (held on
+    /// repeated timeouts), then the window collapses ([`WindowState::on_timeout`]).
+    pub fn reno_timeout(&mut self, from: SsthreshBasis, ev: &RtoEvent) {
+        if ev.backoff_count <= 1 {
+            let s = from.bytes(self, ev.in_flight) / 2;
+            self.set_ssthresh(s);
+        }
+        self.on_timeout();
+    }
+
     fn normalise(&self, bytes: u64) -> u64 {
         match self.growth.unit {
             CwndUnit::Packets => bytes - bytes % self.mss,
@@ -291,6 +312,25 @@ impl WindowState {
     /// window is not in slow start the whole avoidance credit is returned unchanged.
     pub fn slow_start(&mut self, ev: &AckEvent) -> u64 {
         self.slow_start_divided(ev, 1)
+    }
+
+    /// The ACK handling every window-growth rule starts with: nothing if the ACK may not grow
+    /// the window ([`may_grow`]), else slow start ([`WindowState::slow_start`]); returns the
+    /// congestion-avoidance credit left, `None` if none is.
+    pub fn grow_slow_start(&mut self, ev: &AckEvent) -> Option<u64> {
+        if !may_grow(ev) {
+            return None;
+        }
+        let credit = self.slow_start(ev);
+        (credit > 0).then_some(credit)
+    }
+
+    /// Reno's window growth for one ACK (RFC 5681 §3.1; Linux `tcp_reno_cong_avoid`): slow
+    /// start, then [`WindowState::reno_increase`] with the credit left.
+    pub fn reno_on_ack(&mut self, ev: &AckEvent) {
+        if let Some(credit) = self.grow_slow_start(ev) {
+            self.reno_increase(credit);
+        }
     }
 
     /// Slow start with the increase divided by `divisor` (HyStart++ Conservative Slow Start,
@@ -468,16 +508,9 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn window(unit: CwndUnit, abc_limit: u32, cwnd_seg: u64, ssthresh: u64) -> WindowState {
-        WindowState::new(&CcInit {
-            mss: MSS as u32,
-            initial_cwnd: cwnd_seg * MSS,
-            initial_ssthresh: ssthresh,
-            growth: WindowGrowth {
-                unit,
-                abc_limit,
-                count_delivered: false,
-            },
-        })
+        WindowState::new(&crate::testkit::cc_init(
+            MSS as u32, unit, abc_limit, cwnd_seg, ssthresh,
+        ))
     }
 
     fn ack(segs: u32) -> AckEvent {

@@ -19,7 +19,7 @@
 //!   packets unit); RTO: the same on the first timeout (held on repeated ones), cwnd 1 segment.
 
 use crate::aimd::{decreased_ssthresh, increase_per_window, reduce_on_first_timeout};
-use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
+use crate::growth::{CwndUnit, SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
@@ -154,13 +154,9 @@ impl CongestionControl for HighSpeed {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
-        if !may_grow(ev) {
+        let Some(credit) = self.win.grow_slow_start(ev) else {
             return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit == 0 {
-            return;
-        }
+        };
         self.update_row();
         // cwnd += a(w)/cwnd per ACK unit (RFC 3649 §5; Linux snd_cwnd_cnt += ai + 1).
         increase_per_window(&mut self.win, credit, self.row as u64 + 1, 1);
@@ -188,9 +184,7 @@ impl CongestionControl for HighSpeed {
     fn debug_vars(&self, extra: &mut [(&'static str, f64)]) -> usize {
         let (a, b) = self.a_b();
         let vars = [("a", a as f64), ("b", b)];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -206,24 +200,12 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{AckSpacing, Driver, LossEvery};
-    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
-
-    const MSS: u32 = 1000;
-    const RTT: Nanos = 100 * MS;
+    use crate::testkit::{cc_init, AckSpacing, Driver, MSS, RTT};
+    use crate::{CwndUnit, WindowGrowth};
 
     fn hstcp(unit: CwndUnit, cwnd_seg: u64) -> HighSpeed {
         HighSpeed::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: cwnd_seg * u64::from(MSS),
-                initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
+            &cc_init(MSS, unit, 0, cwnd_seg, 2 * u64::from(MSS)),
             SsthreshBasis::Auto,
         )
     }
@@ -347,20 +329,7 @@ mod tests {
     /// `warm` loss cycles, over `cycles` cycles.
     fn average_window(unit: CwndUnit, p: f64, start: u64, warm: u32, cycles: u32) -> f64 {
         let mut cc = hstcp(unit, start);
-        let mut d = Driver::new(MSS);
-        let mut loss = LossEvery::new((1.0 / p).round() as u64);
-        let (mut segs, mut rounds, mut seen) = (0u64, 0u64, 0u32);
-        while seen < warm + cycles {
-            let (delivered, lost) = d.round_with_loss(&mut cc, RTT, 1, &mut loss);
-            if seen >= warm {
-                segs += delivered;
-                rounds += 1;
-            }
-            if lost {
-                seen += 1;
-            }
-        }
-        segs as f64 / rounds as f64
+        Driver::new(MSS).average_window(&mut cc, RTT, 1, (1.0 / p).round() as u64, warm, cycles)
     }
 
     #[test]
@@ -442,16 +411,7 @@ mod tests {
         });
         assert_eq!(cc.ssthresh(), 500_000);
         let mut cc = HighSpeed::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: 1000 * u64::from(MSS),
-                initial_ssthresh: u64::MAX,
-                growth: WindowGrowth {
-                    unit: CwndUnit::Bytes,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
+            &cc_init(MSS, CwndUnit::Bytes, 0, 1000, u64::MAX),
             SsthreshBasis::Auto,
         );
         cc.on_congestion_event(&CongestionEvent {

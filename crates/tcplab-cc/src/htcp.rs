@@ -32,7 +32,7 @@
 //! `α` is recomputed on every ACK instead of after each increment.
 
 use crate::aimd::{self, increase_per_window, scaled_ssthresh};
-use crate::growth::{may_grow, SsthreshBasis, WindowState};
+use crate::growth::{SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, MS, SEC};
@@ -276,13 +276,9 @@ impl CongestionControl for Htcp {
         if self.p.bandwidth_switch {
             self.measure_throughput(ev);
         }
-        if !may_grow(ev) {
+        let Some(credit) = self.win.grow_slow_start(ev) else {
             return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit == 0 {
-            return;
-        }
+        };
         self.update_alpha(ev.now);
         let num = (self.alpha * ALPHA_DEN as f64).round() as u64;
         increase_per_window(&mut self.win, credit, num, ALPHA_DEN);
@@ -322,9 +318,7 @@ impl CongestionControl for Htcp {
             ("rtt_max_ms", self.max_rtt as f64 / 1e6),
             ("bw_bytes_s", self.bi),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -367,51 +361,23 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::{ack_one, cc_init, loss_episode};
     use crate::testkit::{AckSpacing, Driver};
-    use crate::{CwndUnit, WindowGrowth};
+    use crate::CwndUnit;
 
     const MSS: u32 = 10_000;
     const W: u64 = 1000;
 
     fn htcp(unit: CwndUnit, p: HtcpParams) -> Htcp {
-        Htcp::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: W * u64::from(MSS),
-                initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
-            p,
-        )
+        Htcp::new(&cc_init(MSS, unit, 0, W, 2 * u64::from(MSS)), p)
     }
 
     fn ack(now: Nanos, rtt: Nanos) -> AckEvent {
-        AckEvent {
-            now,
-            bytes_acked: u64::from(MSS),
-            packets_acked: 1,
-            packets_delivered: 1,
-            rtt_sample: Some(rtt),
-            srtt: rtt,
-            min_rtt: rtt,
-            mss: MSS,
-            ..Default::default()
-        }
+        ack_one(now, rtt, MSS)
     }
 
     fn event(cc: &mut Htcp, now: Nanos) {
-        let in_flight = cc.cwnd();
-        cc.on_congestion_event(&CongestionEvent {
-            now,
-            in_flight,
-            mss: MSS,
-            ..Default::default()
-        });
-        cc.on_recovery_exit(now);
+        loss_episode(cc, now, MSS);
     }
 
     /// Leith & Shorten §3 (reference): α(Δ) with Δ_L = 1 s.

@@ -28,7 +28,7 @@
 //! nanoseconds, so no cap is needed.
 
 use crate::aimd::{self, decreased_ssthresh, increase_per_window, reduce_on_first_timeout};
-use crate::growth::{may_grow, SsthreshBasis, WindowState};
+use crate::growth::{SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent};
@@ -197,13 +197,9 @@ impl CongestionControl for Illinois {
         if !ev.in_recovery && ev.bytes_acked > 0 && self.acked_total > self.end_mark {
             self.update_params(ev.in_flight);
         }
-        if !may_grow(ev) {
+        let Some(credit) = self.win.grow_slow_start(ev) else {
             return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit == 0 {
-            return;
-        }
+        };
         increase_per_window(&mut self.win, credit, self.alpha, ALPHA_SCALE);
     }
 
@@ -239,9 +235,7 @@ impl CongestionControl for Illinois {
             ("base_rtt_ms", base),
             ("max_rtt_ms", self.max_rtt as f64 / 1e6),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -276,24 +270,12 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{AckSpacing, Driver};
-    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
-
-    const MSS: u32 = 1000;
-    const BASE: Nanos = 100 * MS;
+    use crate::testkit::{cc_init, AckSpacing, Driver, MSS, RTT as BASE};
+    use crate::{CwndUnit, Nanos, MS};
 
     fn illinois(unit: CwndUnit, cwnd_seg: u64) -> Illinois {
         Illinois::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: cwnd_seg * u64::from(MSS),
-                initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
+            &cc_init(MSS, unit, 0, cwnd_seg, 2 * u64::from(MSS)),
             IllinoisParams::default(),
         )
     }
@@ -387,19 +369,21 @@ mod tests {
         assert_eq!(seen[5], 10.0, "{seen:?}");
     }
 
+    /// One round at the base RTT, then one with 50 ms of queueing (so the maximum delay is
+    /// known); returns the driver to go on with.
+    fn seen_queueing(cc: &mut Illinois) -> Driver {
+        let mut d = Driver::new(MSS);
+        d.round(cc, BASE, BASE, 1, AckSpacing::Spread);
+        let rtt = BASE + 50 * MS;
+        d.round(cc, rtt, rtt, 1, AckSpacing::Spread);
+        d
+    }
+
     #[test]
     fn test_small_window_is_reno() {
         // Below win_thresh (15): α = 1, β = 1/2.
         let mut cc = illinois(CwndUnit::Bytes, 10);
-        let mut d = Driver::new(MSS);
-        d.round(&mut cc, BASE, BASE, 1, AckSpacing::Spread);
-        d.round(
-            &mut cc,
-            BASE + 50 * MS,
-            BASE + 50 * MS,
-            1,
-            AckSpacing::Spread,
-        );
+        let mut d = seen_queueing(&mut cc);
         assert_eq!((cc.alpha(), cc.beta()), (1.0, 0.5));
         let before = cc.cwnd();
         d.round(&mut cc, BASE, BASE, 1, AckSpacing::Spread);
@@ -421,15 +405,7 @@ mod tests {
     fn test_congestion_event_uses_beta_and_rto_resets() {
         // No queueing delay (da = 0 ≤ dm/10): β = 1/8, keep 7/8; α_max = 10 per RTT.
         let mut cc = illinois(CwndUnit::Packets, 100);
-        let mut d = Driver::new(MSS);
-        d.round(&mut cc, BASE, BASE, 1, AckSpacing::Spread);
-        d.round(
-            &mut cc,
-            BASE + 50 * MS,
-            BASE + 50 * MS,
-            1,
-            AckSpacing::Spread,
-        );
+        let mut d = seen_queueing(&mut cc);
         for _ in 0..8 {
             cc.set_cwnd(100 * u64::from(MSS));
             d.round(&mut cc, BASE, BASE, 1, AckSpacing::Spread);

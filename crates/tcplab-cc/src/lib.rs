@@ -289,3 +289,14 @@ pub struct CcInit {
     /// How window growth is counted (packets as in Linux, bytes as in BSD/Windows; ABC).
     pub growth: WindowGrowth,
 }
+
+/// Writes `vars` into the caller's `extra` (as many as fit) and returns how many it wrote: the
+/// body of every [`CongestionControl::debug_vars`]. Allocates nothing.
+pub(crate) fn write_debug_vars(
+    extra: &mut [(&'static str, f64)],
+    vars: &[(&'static str, f64)],
+) -> usize {
+    let n = vars.len().min(extra.len());
+    extra[..n].copy_from_slice(&vars[..n]);
+    n
+}

@@ -261,7 +261,7 @@ mod tests {
     use crate::CwndUnit;
 
     fn init(unit: CwndUnit, abc_limit: u32) -> CcInit {
-        crate::testkit::init(1448, unit, abc_limit, 10, u64::MAX)
+        crate::testkit::cc_init(1448, unit, abc_limit, 10, u64::MAX)
     }
 
     fn p(name: &str, v: ParamValue) -> (String, ParamValue) {

@@ -13,7 +13,7 @@
 //! * RTO: the same `ssthresh` on the first timeout, held constant on repeated timeouts of the same
 //!   data (RFC 5681 §3.1, text after eq. 4); `cwnd` = 1 segment, the loss window (RFC 5681 §3.1).
 
-use crate::growth::{may_grow, SsthreshBasis, WindowState};
+use crate::growth::{SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
@@ -48,13 +48,6 @@ impl Reno {
     pub fn window(&self) -> &WindowState {
         &self.win
     }
-
-    /// `max(basis/2, 2·SMSS)`; whole segments (rounded down) in the packets unit, which is Linux's
-    /// `max(cwnd >> 1, 2)`.
-    fn halved_ssthresh(&self, in_flight: u64) -> u64 {
-        // WindowState::set_ssthresh applies the 2·SMSS floor and the rounding to segments.
-        self.basis.bytes(&self.win, in_flight) / 2
-    }
 }
 
 impl CongestionControl for Reno {
@@ -63,27 +56,15 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
-        if !may_grow(ev) {
-            return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit > 0 {
-            self.win.reno_increase(credit);
-        }
+        self.win.reno_on_ack(ev);
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        let s = self.halved_ssthresh(ev.in_flight);
-        self.win.set_ssthresh(s);
-        self.win.reset_counters();
+        self.win.reno_decrease(self.basis, ev.in_flight);
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            let s = self.halved_ssthresh(ev.in_flight);
-            self.win.set_ssthresh(s);
-        }
-        self.win.on_timeout();
+        self.win.reno_timeout(self.basis, ev);
     }
 
     crate::growth::delegate_window!();
@@ -108,24 +89,12 @@ pub(crate) fn build_newreno(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{AckSpacing, Driver};
-    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
-
-    const MSS: u32 = 1000;
-    const RTT: Nanos = 100 * MS;
+    use crate::testkit::{cc_init, AckSpacing, Driver, MSS, RTT};
+    use crate::{CwndUnit, WindowGrowth};
 
     fn reno(unit: CwndUnit, abc_limit: u32, cwnd_seg: u64, ssthresh: u64) -> Reno {
         Reno::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: cwnd_seg * u64::from(MSS),
-                initial_ssthresh: ssthresh,
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit,
-                    count_delivered: false,
-                },
-            },
+            &cc_init(MSS, unit, abc_limit, cwnd_seg, ssthresh),
             SsthreshBasis::Auto,
         )
     }
@@ -256,16 +225,7 @@ mod tests {
 
     #[test]
     fn test_congestion_event_basis_param_overrides_unit() {
-        let init = CcInit {
-            mss: MSS,
-            initial_cwnd: 40_000,
-            initial_ssthresh: u64::MAX,
-            growth: WindowGrowth {
-                unit: CwndUnit::Packets,
-                abc_limit: 0,
-                count_delivered: false,
-            },
-        };
+        let init = cc_init(MSS, CwndUnit::Packets, 0, 40_000 / u64::from(MSS), u64::MAX);
         let mut cc = Reno::new(&init, SsthreshBasis::FlightSize);
         cc.on_congestion_event(&CongestionEvent {
             in_flight: 10_000,

@@ -24,7 +24,7 @@
 use crate::aimd::{
     self, decreased_ssthresh, increase_per_cnt, reduce_on_first_timeout, scaled_ssthresh,
 };
-use crate::growth::{may_grow, SsthreshBasis, WindowState};
+use crate::growth::{SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
@@ -85,13 +85,9 @@ impl CongestionControl for Scalable {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
-        if !may_grow(ev) {
+        let Some(credit) = self.win.grow_slow_start(ev) else {
             return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit == 0 {
-            return;
-        }
+        };
         if self.legacy() {
             self.win.reno_increase(credit);
         } else {
@@ -154,24 +150,12 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{AckSpacing, Driver, LossEvery};
-    use crate::{CwndUnit, Nanos, WindowGrowth, MS};
-
-    const MSS: u32 = 1000;
-    const RTT: Nanos = 100 * MS;
+    use crate::testkit::{cc_init, AckSpacing, Driver, MSS, RTT};
+    use crate::CwndUnit;
 
     fn scalable(unit: CwndUnit, abc_limit: u32, cwnd_seg: u64, p: ScalableParams) -> Scalable {
         Scalable::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: cwnd_seg * u64::from(MSS),
-                initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit,
-                    count_delivered: false,
-                },
-            },
+            &cc_init(MSS, unit, abc_limit, cwnd_seg, 2 * u64::from(MSS)),
             p,
         )
     }
@@ -285,21 +269,8 @@ mod tests {
     /// Average window under one loss per `1/p` segments (deterministic; testkit).
     fn average_window(unit: CwndUnit, per_ack: u32, p: f64, start: u64) -> f64 {
         let mut cc = scalable(unit, 0, start, ScalableParams::default());
-        let mut d = Driver::new(MSS);
-        let mut loss = LossEvery::new((1.0 / p).round() as u64);
-        let (warm, cycles) = (40, 80);
-        let (mut segs, mut rounds, mut seen) = (0u64, 0u64, 0u32);
-        while seen < warm + cycles {
-            let (delivered, lost) = d.round_with_loss(&mut cc, RTT, per_ack, &mut loss);
-            if seen >= warm {
-                segs += delivered;
-                rounds += 1;
-            }
-            if lost {
-                seen += 1;
-            }
-        }
-        segs as f64 / rounds as f64
+        let every = (1.0 / p).round() as u64;
+        Driver::new(MSS).average_window(&mut cc, RTT, per_ack, every, 40, 80)
     }
 
     #[test]

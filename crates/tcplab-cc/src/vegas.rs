@@ -116,13 +116,7 @@ impl Vegas {
 
     /// `tcp_reno_cong_avoid`: slow start, then +1 segment per window of credit.
     fn reno(&mut self, ev: &AckEvent) {
-        if !may_grow(ev) {
-            return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit > 0 {
-            self.win.reno_increase(credit);
-        }
+        self.win.reno_on_ack(ev);
     }
 
     /// Linux `tcp_current_ssthresh` in the Open state: `max(ssthresh, cwnd/2 + cwnd/4)`.
@@ -182,10 +176,6 @@ impl Vegas {
         let s = self.current_ssthresh();
         self.win.set_ssthresh(s);
     }
-
-    fn halved_ssthresh(&self, in_flight: u64) -> u64 {
-        self.p.ssthresh_from.bytes(&self.win, in_flight) / 2
-    }
 }
 
 impl CongestionControl for Vegas {
@@ -219,9 +209,7 @@ impl CongestionControl for Vegas {
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
         // .ssthresh = tcp_reno_ssthresh; the Recovery state disables Vegas.
-        let s = self.halved_ssthresh(ev.in_flight);
-        self.win.set_ssthresh(s);
-        self.win.reset_counters();
+        self.win.reno_decrease(self.p.ssthresh_from, ev.in_flight);
         self.d.enabled = false;
     }
 
@@ -233,11 +221,7 @@ impl CongestionControl for Vegas {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            let s = self.halved_ssthresh(ev.in_flight);
-            self.win.set_ssthresh(s);
-        }
-        self.win.on_timeout();
+        self.win.reno_timeout(self.p.ssthresh_from, ev);
         self.d.on_rto();
     }
 
@@ -266,9 +250,7 @@ impl CongestionControl for Vegas {
             ("diff", self.last_diff.map_or(-1.0, |d| d as f64)),
             ("vegas_on", f64::from(u8::from(self.d.enabled))),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -317,25 +299,19 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::bottleneck::{mean, Bottleneck};
-    use crate::testkit::Driver;
-    use crate::{WindowGrowth, MS, SEC};
-
-    const MSS: u32 = 1000;
-    const BASE: Nanos = 100 * MS;
+    use crate::testkit::bottleneck::Bottleneck;
+    use crate::testkit::{cc_init, recovery_ack, Driver, MSS, RTT as BASE};
+    use crate::{MS, SEC};
 
     fn vegas(unit: CwndUnit, cwnd_seg: u64, ssthresh_seg: Option<u64>) -> Vegas {
         Vegas::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: cwnd_seg * u64::from(MSS),
-                initial_ssthresh: ssthresh_seg.map_or(u64::MAX, |s| s * u64::from(MSS)),
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
+            &cc_init(
+                MSS,
+                unit,
+                0,
+                cwnd_seg,
+                ssthresh_seg.map_or(u64::MAX, |s| s * u64::from(MSS)),
+            ),
             VegasParams::default(),
         )
     }
@@ -518,15 +494,7 @@ mod tests {
         assert!(!cc.enabled());
         // ACKs in recovery do not change the window.
         let c = cc.cwnd();
-        cc.on_ack(&AckEvent {
-            bytes_acked: 1000,
-            packets_acked: 1,
-            packets_delivered: 1,
-            rtt_sample: Some(BASE),
-            in_recovery: true,
-            mss: MSS,
-            ..Default::default()
-        });
+        cc.on_ack(&recovery_ack(BASE, MSS));
         assert_eq!(cc.cwnd(), c);
         cc.on_recovery_exit(0);
         assert!(cc.enabled());
@@ -570,24 +538,15 @@ mod tests {
         let mut m = Bottleneck::new(10_000_000, MSS);
         for i in 0..flows {
             let cc = Vegas::new(
-                &CcInit {
-                    mss: MSS,
-                    initial_cwnd: 2 * u64::from(MSS),
-                    initial_ssthresh: u64::MAX,
-                    growth: WindowGrowth {
-                        unit: CwndUnit::Packets,
-                        abc_limit: u32::MAX,
-                        count_delivered: false,
-                    },
-                },
+                &cc_init(MSS, CwndUnit::Packets, u32::MAX, 2, u64::MAX),
                 VegasParams::default(),
             );
             m.add_flow(cc, 40 * MS, i as u64 * 10 * MS);
         }
         m.sample_every = 5 * MS;
         m.run_until(secs * SEC);
-        let late: Vec<_> = m.samples.iter().filter(|s| s.t >= settle * SEC).collect();
-        let q = mean(late.iter().map(|s| s.backlog as f64));
+        let late = m.samples_from(settle * SEC);
+        let q = m.mean_backlog_from(settle * SEC);
         let lo = late.iter().map(|s| s.backlog).min().unwrap();
         let hi = late.iter().map(|s| s.backlog).max().unwrap();
         let w = m

@@ -28,7 +28,7 @@
 //! Packets unit: the window `⌊bw·RTTmin/MSS⌋` segments; bytes unit: `bw·RTTmin` bytes.
 //! The estimate is kept in bytes per second (Linux: bytes per jiffy, integer).
 
-use crate::growth::{may_grow, SsthreshBasis, WindowState};
+use crate::growth::{SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, MS, SEC};
@@ -171,19 +171,11 @@ impl CongestionControl for Westwood {
             }
         }
         // Reno probing (tcp_reno_cong_avoid).
-        if !may_grow(ev) {
-            return;
-        }
-        let credit = self.win.slow_start(ev);
-        if credit > 0 {
-            self.win.reno_increase(credit);
-        }
+        self.win.reno_on_ack(ev);
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        let s = self.basis.bytes(&self.win, ev.in_flight) / 2;
-        self.win.set_ssthresh(s);
-        self.win.reset_counters();
+        self.win.reno_decrease(self.basis, ev.in_flight);
     }
 
     fn on_recovery_exit(&mut self, _now: Nanos) {
@@ -211,9 +203,7 @@ impl CongestionControl for Westwood {
             ("bw_bps", self.bw_est * 8.0),
             ("rtt_min_ms", self.rtt_min as f64 / 1e6),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 
@@ -229,22 +219,12 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CwndUnit, WindowGrowth};
-
-    const MSS: u32 = 1000;
+    use crate::testkit::{cc_init, MSS};
+    use crate::CwndUnit;
 
     fn westwood(unit: CwndUnit) -> Westwood {
         Westwood::new(
-            &CcInit {
-                mss: MSS,
-                initial_cwnd: 10 * u64::from(MSS),
-                initial_ssthresh: 2 * u64::from(MSS),
-                growth: WindowGrowth {
-                    unit,
-                    abc_limit: 0,
-                    count_delivered: false,
-                },
-            },
+            &cc_init(MSS, unit, 0, 10, 2 * u64::from(MSS)),
             SsthreshBasis::Auto,
         )
     }

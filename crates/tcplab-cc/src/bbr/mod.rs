@@ -636,9 +636,7 @@ impl CongestionControl for Bbr {
             ("round", self.rounds.count() as f64),
             ("extra_acked_bytes", self.aggregation_cwnd() as f64),
         ];
-        let n = vars.len().min(extra.len());
-        extra[..n].copy_from_slice(&vars[..n]);
-        n
+        crate::write_debug_vars(extra, &vars)
     }
 }
 

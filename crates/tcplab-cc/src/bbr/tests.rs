@@ -5,24 +5,13 @@
 
 use super::{Bbr, BbrParams, CycleStart, Mode, PACING_GAIN_CYCLE};
 use crate::testkit::bottleneck::{mean, Bottleneck, FixedWindow};
-use crate::{
-    AckEvent, CcInit, CongestionControl, CwndUnit, Nanos, RateSample, SentEvent, WindowGrowth, MS,
-    SEC,
-};
+use crate::testkit::cc_init;
+use crate::{AckEvent, CcInit, CongestionControl, CwndUnit, Nanos, RateSample, SentEvent, MS, SEC};
 
 pub(crate) const MSS: u32 = 1000;
 
 fn init(iw_segs: u64) -> CcInit {
-    CcInit {
-        mss: MSS,
-        initial_cwnd: iw_segs * u64::from(MSS),
-        initial_ssthresh: u64::MAX,
-        growth: WindowGrowth {
-            unit: CwndUnit::Packets,
-            abc_limit: u32::MAX,
-            count_delivered: false,
-        },
-    }
+    cc_init(MSS, CwndUnit::Packets, u32::MAX, iw_segs, u64::MAX)
 }
 
 /// BBR with the default parameters but a fixed first PROBE_BW phase (0).
@@ -254,8 +243,8 @@ fn test_model_probe_bw_fills_link_and_keeps_queue_below_one_bdp() {
     m.sample_every = MS;
     m.run_until(10 * SEC);
     let bdp = m.bdp_packets(0);
-    let late: Vec<_> = m.samples.iter().filter(|s| s.t >= 3 * SEC).collect();
-    let q_mean = mean(late.iter().map(|s| s.backlog as f64));
+    let late = m.samples_from(3 * SEC);
+    let q_mean = m.mean_backlog_from(3 * SEC);
     let q_max = late.iter().map(|s| s.backlog).max().unwrap() as f64;
     let inflight = mean(late.iter().map(|s| s.in_flight[0] as f64 / f64::from(MSS)));
     // Link busy: packets that left the bottleneck in the last 7 s vs its capacity.

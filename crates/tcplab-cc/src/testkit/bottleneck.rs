@@ -224,6 +224,16 @@ impl<C: CongestionControl> Bottleneck<C> {
         self.now = until;
     }
 
+    /// The samples taken at or after `from`.
+    pub fn samples_from(&self, from: Nanos) -> Vec<&Sample> {
+        self.samples.iter().filter(|s| s.t >= from).collect()
+    }
+
+    /// Mean backlog (packets) of the samples taken at or after `from`.
+    pub fn mean_backlog_from(&self, from: Nanos) -> f64 {
+        mean(self.samples_from(from).iter().map(|s| s.backlog as f64))
+    }
+
     fn take_sample(&mut self) {
         self.samples.push(Sample {
             t: self.now,

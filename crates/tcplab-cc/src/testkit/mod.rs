@@ -1,6 +1,6 @@
 //! The test kit shared by the controllers' unit tests, in one place:
 //!
-//! * [`init`]: the [`CcInit`] of a test connection.
+//! * [`cc_init`]: the [`CcInit`] of a test connection.
 //! * [`Driver`]: an idealised ACK stream, one round trip at a time (below).
 //! * [`bottleneck`]: a packet-level model of flows sharing one FIFO bottleneck, for the delay-
 //!   and rate-based controllers, and [`bottleneck::FixedWindow`], a controller that never
@@ -27,9 +27,14 @@ use crate::{
     AckEvent, CcInit, CongestionControl, CongestionEvent, CwndUnit, Nanos, SentEvent, WindowGrowth,
 };
 
+/// The segment size of the unit tests.
+pub(crate) const MSS: u32 = 1000;
+/// The round-trip time of most unit tests (the base RTT of the delay-based ones).
+pub(crate) const RTT: Nanos = 100 * crate::MS;
+
 /// A test connection: `cwnd_seg` segments of `mss` bytes, `ssthresh` bytes, windows counted in
 /// `unit` with ABC limit `abc_limit` (RFC 3465; 0 = off).
-pub(crate) fn init(
+pub(crate) fn cc_init(
     mss: u32,
     unit: CwndUnit,
     abc_limit: u32,
@@ -46,6 +51,49 @@ pub(crate) fn init(
             count_delivered: false,
         },
     }
+}
+
+/// An ACK at `now` of one `mss` segment, with RTT sample `rtt` (also the smoothed and minimum
+/// RTT).
+pub(crate) fn ack_one(now: Nanos, rtt: Nanos, mss: u32) -> AckEvent {
+    AckEvent {
+        now,
+        bytes_acked: u64::from(mss),
+        packets_acked: 1,
+        packets_delivered: 1,
+        rtt_sample: Some(rtt),
+        srtt: rtt,
+        min_rtt: rtt,
+        mss,
+        ..Default::default()
+    }
+}
+
+/// An ACK of one `mss` segment during recovery carrying only an RTT sample `rtt` (no smoothed
+/// or minimum RTT), at time 0.
+pub(crate) fn recovery_ack(rtt: Nanos, mss: u32) -> AckEvent {
+    AckEvent {
+        bytes_acked: u64::from(mss),
+        packets_acked: 1,
+        packets_delivered: 1,
+        rtt_sample: Some(rtt),
+        in_recovery: true,
+        mss,
+        ..Default::default()
+    }
+}
+
+/// A loss at `now` with the whole window in flight (FlightSize = cwnd), then the end of its
+/// recovery at the same time.
+pub(crate) fn loss_episode(cc: &mut dyn CongestionControl, now: Nanos, mss: u32) {
+    let in_flight = cc.cwnd();
+    cc.on_congestion_event(&CongestionEvent {
+        now,
+        in_flight,
+        mss,
+        ..Default::default()
+    });
+    cc.on_recovery_exit(now);
 }
 
 /// When the ACKs of a round arrive.
@@ -158,6 +206,33 @@ impl Driver {
             cc.on_recovery_exit(self.now);
         }
         (w, lost)
+    }
+
+    /// The average window (segments delivered per round) under the loss process of one loss
+    /// per `every` segments, with ACKs of `per_ack` segments each, over `cycles` loss cycles
+    /// after `warm` cycles of warm-up: the response function's `w(p)` for `p = 1/every`.
+    pub fn average_window(
+        &mut self,
+        cc: &mut dyn CongestionControl,
+        rtt: Nanos,
+        per_ack: u32,
+        every: u64,
+        warm: u32,
+        cycles: u32,
+    ) -> f64 {
+        let mut loss = LossEvery::new(every);
+        let (mut segs, mut rounds, mut seen) = (0u64, 0u64, 0u32);
+        while seen < warm + cycles {
+            let (delivered, lost) = self.round_with_loss(cc, rtt, per_ack, &mut loss);
+            if seen >= warm {
+                segs += delivered;
+                rounds += 1;
+            }
+            if lost {
+                seen += 1;
+            }
+        }
+        segs as f64 / rounds as f64
     }
 
     /// The round itself; returns (window in segments, loss?).

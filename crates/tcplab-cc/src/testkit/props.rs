@@ -479,7 +479,7 @@ proptest! {
         iw_segs in 1u64..100,
         ops in proptest::collection::vec(delay_ops(), 1..400),
     ) {
-        let init = super::init(mss, unit, abc_limit, iw_segs, u64::MAX);
+        let init = super::cc_init(mss, unit, abc_limit, iw_segs, u64::MAX);
         let mut cc = build(name, &params, init).unwrap();
         check_invariants(cc.as_ref(), u64::from(mss), false)?;
         run_ops(cc.as_mut(), mss, &ops)?;
