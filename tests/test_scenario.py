@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FAKE_CATALOG, MS, ROOT
+from conftest import FAKE_CATALOG, MS, ROOT, needs_core
 from tcplab import ScenarioError
 from tcplab.scenario import apply_overrides, load, parse_override_value
 
@@ -673,3 +673,89 @@ def test_start_jitter_is_per_trial_per_flow_and_bounded():
     doc["flow"][0].pop("stop")
     doc["flow"][0]["start_jitter"] = "19s"
     assert err(doc).field == "flow.0.start_jitter"
+
+
+# ------------------------------------------------------- values the engine cannot represent
+
+_RANGE_U64 = "from 0 to 18446744073709551615"
+_RANGE_U32 = "from 0 to 4294967295"
+
+
+def _scenario_text(top="", path="", flow="", tcp="", rate="100Mbit", rtt="50ms"):
+    return (
+        f'name = "t"\nduration = "20s"\n{top}\n'
+        f"[tcp]\n{tcp}\n"
+        f'[[flow]]\nname = "a"\n{flow}\n'
+        f'[path]\nrate = "{rate}"\nrtt = "{rtt}"\n{path}\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value", "fragments"),
+    [
+        (_scenario_text(rate="1e30bit"), "path.rate", "'1e30bit'",
+         [f"{_RANGE_U64} bit/s (2^64 − 1)"]),
+        (_scenario_text(top='interval = "1e30s"'), "interval", "'1e30s'",
+         [f"{_RANGE_U64} nanoseconds (2^64 − 1)"]),
+        (_scenario_text(rtt="1e20s"), "path.rtt", "'1e20s'",
+         [f"{_RANGE_U64} nanoseconds"]),
+        (_scenario_text(path='queue = "1e30pkt"'), "path.queue", "'1e30pkt'",
+         [f"{_RANGE_U32} packets (2^32 − 1)"]),
+        (_scenario_text(path='queue = "1e30B"'), "path.queue", "'1e30B'",
+         [f"{_RANGE_U64} bytes"]),
+        (_scenario_text(path='queue = "1e30bdp"'), "path.queue", "'1e30bdp'",
+         ["packets on this path", "at most 4294967295 packets (2^32 − 1)"]),
+        (_scenario_text(path='[path.reverse]\nqueue = "1e20bdp"'), "path.reverse.queue",
+         "'1e20bdp'", ["at most 4294967295 packets"]),
+        (_scenario_text(flow='window = "1e30B"'), "flow.0.window", "'1e30B'",
+         [f"{_RANGE_U64} bytes"]),
+        (_scenario_text(flow='bytes = "20000000TB"'), "flow.0.bytes", "'20000000TB'",
+         [f"{_RANGE_U64} bytes"]),
+        (_scenario_text(tcp="dupthresh = 100000000000000000000"), "tcp.dupthresh",
+         "100000000000000000000", ["an integer from -9223372036854775808"]),
+        (_scenario_text(flow='cca = { name = "cubic", beta = nan }'), "flow.0.cca.beta", "nan",
+         ["not a finite number", "1.8e308"]),
+    ],
+)  # fmt: skip
+def test_unrepresentable_values_name_file_field_value_and_range(
+    tmp_path, text, field, value, fragments
+):
+    path = write(tmp_path, text)
+    e = err(path)
+    msg = str(e)
+    assert e.field == field, msg
+    assert msg.startswith(f"{path}: {field} = {value}: "), msg
+    assert "Allowed: " in msg, msg
+    for frag in fragments:
+        assert frag in msg, (frag, msg)
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("text", "field", "fragments"),
+    [
+        # mss and dupthresh are u32 fields in the engine (crates/tcplab-sim/src/tcp/config.rs).
+        (_scenario_text(tcp='mss = "5GB"'), "tcp.mss", [f"{_RANGE_U32} bytes (2^32 − 1)"]),
+        (_scenario_text(tcp="dupthresh = 5000000000"), "tcp.dupthresh",
+         [f"an integer {_RANGE_U32} (2^32 − 1)"]),
+        (_scenario_text(tcp="dupthresh = -1"), "tcp.dupthresh", [f"an integer {_RANGE_U32}"]),
+        (_scenario_text(tcp="initial_window = 5000000000"), "tcp.initial_window",
+         ["integer from 1 to 4294967295"]),
+        (_scenario_text(tcp='max_rto = "1e30s"'), "tcp.max_rto", [f"{_RANGE_U64} nanoseconds"]),
+        # CCA integer parameters are i64 in the engine.
+        (_scenario_text(flow='cca = { name = "cubic", hystart_low_window = 10000000000000000000 }'),
+         "flow.0.cca.hystart_low_window", ["from -9223372036854775808 to 9223372036854775807"]),
+        (_scenario_text(flow='cca = { name = "cubic", c = 1e400 }'), "flow.0.cca.c",
+         ["not a finite number"]),
+    ],
+)  # fmt: skip
+def test_unrepresentable_knob_and_cca_values_with_the_core(tmp_path, text, field, fragments):
+    path = write(tmp_path, text)
+    with pytest.raises(ScenarioError) as info:
+        load(path)
+    e = info.value
+    msg = str(e)
+    assert e.field == field, msg
+    assert msg.startswith(f"{path}: {field} = "), msg
+    for frag in fragments:
+        assert frag in msg, (frag, msg)

@@ -18,10 +18,17 @@ choice    one of the knob's ``choices``               str
 iw        segments (int ≥ 1) or ``"rfc3390"`` /       int or str
           ``"rfc6928"``
 ========= ========================================== =================================
+
+A value must also fit the engine's field: the core gives each integer knob and parameter its
+range (``min``/``max``: a ``u32`` knob such as ``mss`` or ``dupthresh`` holds 0 to 2^32 − 1, a
+CCA's integer parameter is an ``i64``); durations, sizes and rates are at most 2^64 − 1 base
+units and floats finite 64-bit numbers. A value outside is a :class:`ParamError` or
+:class:`~tcplab.units.UnitError` that says the range, never a type error from the engine.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +41,8 @@ __all__ = ["Catalog", "Cca", "Core", "Param", "ParamError", "default_catalog", "
 
 KINDS = ("duration", "bytes", "rate", "bool", "int", "float", "choice", "iw")
 IW_NAMES = ("rfc3390", "rfc6928")
+#: The range of an integer when the core does not give one: the JSON integers the engine reads.
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 
 class ParamError(UserError, ValueError):
@@ -54,18 +63,33 @@ class Param:
     default: object = None
     doc: str = ""
     choices: tuple[str, ...] = ()
+    #: The range of the engine's integer field (None: not an integer, or not given).
+    min: int | None = None
+    max: int | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, object]) -> Param:
         choices = list(d.get("choices") or ())  # type: ignore[call-overload]
         kind = str(d.get("kind", "")).strip()
+        lo, hi = d.get("min"), d.get("max")
         return cls(
             name=str(d["name"]),
             kind=kind.lower(),
             default=d.get("default"),
             doc=str(d.get("doc") or "").strip(),
             choices=tuple(str(c) for c in choices),
+            min=lo if isinstance(lo, int) and not isinstance(lo, bool) else None,
+            max=hi if isinstance(hi, int) and not isinstance(hi, bool) else None,
         )
+
+    def _limit(self) -> int:
+        """The largest value of a duration/bytes/rate/iw field."""
+        return units.U64_MAX if self.max is None else self.max
+
+    def _int_range(self) -> tuple[int, int]:
+        lo = I64_MIN if self.min is None else self.min
+        hi = I64_MAX if self.max is None else self.max
+        return lo, hi
 
     def allowed(self) -> str:
         """What may be written, for error messages."""
@@ -79,15 +103,17 @@ class Param:
         if k == "bool":
             return "true or false"
         if k == "int":
-            return "an integer"
+            lo, hi = self._int_range()
+            return f"an integer from {lo} to {units.at_most(hi)}"
         if k == "float":
-            return "a number"
+            return "a finite number (a 64-bit float: magnitude at most 1.8e308)"
         if k == "choice":
             extra = " (or true/false)" if "off" in self.choices else ""
             return "one of " + ", ".join(repr(c) for c in self.choices) + extra
         if k == "iw":
             names = self.choices or IW_NAMES
-            return "a number of segments (integer ≥ 1) or one of " + ", ".join(
+            most = units.at_most(self._limit())
+            return f"a number of segments (integer from 1 to {most}) or one of " + ", ".join(
                 repr(c) for c in names
             )
         return "a value"
@@ -96,11 +122,11 @@ class Param:
         """The normalized (base-unit) form of a scenario value; raises UnitError/ParamError."""
         k = self.kind
         if k == "duration":
-            return units.parse_duration(value)
+            return units.parse_duration(value, self._limit())
         if k == "bytes":
-            return units.parse_bytes(value)
+            return units.parse_bytes(value, self._limit())
         if k == "rate":
-            return units.parse_rate(value)
+            return units.parse_rate(value, self._limit())
         if k == "bool":
             if not isinstance(value, bool):
                 raise ParamError("is not a boolean", self.allowed())
@@ -108,11 +134,22 @@ class Param:
         if k == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ParamError("is not an integer", self.allowed())
+            lo, hi = self._int_range()
+            if not lo <= value <= hi:
+                raise ParamError("is out of the range the engine can represent", self.allowed())
             return value
         if k == "float":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ParamError("is not a number", self.allowed())
-            return float(value)
+            try:
+                x = float(value)
+            except OverflowError:
+                raise ParamError(
+                    "is too large for the engine's 64-bit floating point", self.allowed()
+                ) from None
+            if not math.isfinite(x):
+                raise ParamError("is not a finite number", self.allowed())
+            return x
         if k == "choice":
             if isinstance(value, bool) and "off" in self.choices:
                 # A choice listing "off" also takes false (= "off") and true (= on, the default
@@ -130,6 +167,8 @@ class Param:
             if isinstance(value, int):
                 if value < 1:
                     raise ParamError("must be at least 1 segment", self.allowed())
+                if value > self._limit():
+                    raise ParamError("is more than the engine can represent", self.allowed())
                 return value
             if isinstance(value, str) and value in names:
                 return value

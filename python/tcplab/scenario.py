@@ -1076,12 +1076,18 @@ def _validate_path(ctx: _Ctx, data: Any) -> tuple[PathModel, dict[str, Any]]:
         rev_loss = _loss(ctx, "path.reverse.loss", rev.raw("loss"))
         rev.resolved["loss"] = rev.raw("loss")
 
+    def limit(tab: _Table, q: QueueSize, link_rate: int) -> tuple[int | None, int | None]:
+        try:
+            return q.limit(link_rate, rtt, mtu)
+        except UnitError as e:  # a BDP multiple too large for the engine
+            raise (tab if tab.has("queue") else t).error("queue", e.problem, e.allowed) from None
+
     model = PathModel(
         rate_bps=rate,
         rtt_ns=rtt,
         delay_ns=delay,
         queue=queue,
-        queue_limit=queue.limit(rate, rtt, mtu),
+        queue_limit=limit(t, queue, rate),
         mtu=mtu,
         loss=loss,
         access_rate_bps=access_rate,
@@ -1089,7 +1095,7 @@ def _validate_path(ctx: _Ctx, data: Any) -> tuple[PathModel, dict[str, Any]]:
         host_queue_limit=host_queue.limit(access_rate, rtt, mtu),
         reverse_rate_bps=rev_rate,
         reverse_queue=rev_queue,
-        reverse_queue_limit=rev_queue.limit(rev_rate, rtt, mtu),
+        reverse_queue_limit=limit(rev, rev_queue, rev_rate),
         reverse_loss=rev_loss,
     )
     resolved = t.ordered_resolved()

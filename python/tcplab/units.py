@@ -25,6 +25,9 @@ queue       ``"bdp"``, ``"0.5bdp"`` (a multiple of the path BDP), a packet   ref
 =========== ============================================================ ===========================
 
 Whitespace between number and unit is allowed (``"100 Mbit"``). Negative values are refused.
+So are values that parse but do not fit the engine's integer fields (docs/design.md §3): rates,
+durations and sizes above ``2^64 − 1`` base units, packet counts above ``2^32 − 1`` (each parser
+takes a ``limit``; knobs whose field is narrower pass theirs, see :mod:`tcplab.catalog`).
 Errors are :class:`UnitError`; their message says what was wrong and shows a valid example.
 """
 
@@ -38,6 +41,8 @@ from fractions import Fraction
 from .errors import UserError, nearest
 
 __all__ = [
+    "U32_MAX",
+    "U64_MAX",
     "QueueSize",
     "UnitError",
     "format_bytes",
@@ -50,6 +55,10 @@ __all__ = [
     "parse_queue",
     "parse_rate",
 ]
+
+#: The largest values of the engine's unsigned integer fields (Rust ``u32`` and ``u64``).
+U32_MAX = 2**32 - 1
+U64_MAX = 2**64 - 1
 
 RATE_EXAMPLE = "a rate such as '100Mbit', '2.5Gbps', '500kbit' or a bare number of bit/s"
 DURATION_EXAMPLE = "a duration such as '180ms', '1.5s', '200us', '10ns' or '2min'"
@@ -135,11 +144,31 @@ def _split(value: str, allowed: str) -> tuple[Decimal, str]:
     return num, unit
 
 
-def _whole(value: object, num: Decimal | Fraction, base: str, allowed: str) -> int:
+def _whole(
+    value: object, num: Decimal | Fraction, base: str, allowed: str, limit: int | None = None
+) -> int:
     frac = Fraction(num)
     if frac.denominator != 1:
         raise UnitError(value, f"is not a whole number of {base}", allowed)
-    return int(frac)
+    n = int(frac)
+    if limit is not None and n > limit:
+        raise too_large(value, limit, base)
+    return n
+
+
+def at_most(limit: int, base: str = "") -> str:
+    """``"4294967295 packets (2^32 − 1)"``: a limit for error messages."""
+    bits = (limit + 1).bit_length() - 1
+    power = f" (2^{bits} − 1)" if limit + 1 == 1 << bits and bits > 8 else ""
+    unit = f" {base}" if base else ""
+    return f"{limit}{unit}{power}"
+
+
+def too_large(value: object, limit: int, base: str) -> UnitError:
+    """The error of a value that parses but is more than the engine can hold."""
+    return UnitError(
+        value, "is more than the engine can represent", f"a value from 0 to {at_most(limit, base)}"
+    )
 
 
 def _number_value(value: object, allowed: str) -> Decimal | None:
@@ -167,15 +196,16 @@ def _unknown_unit(value: object, unit: str, units: list[str], allowed: str) -> U
     return UnitError(value, f"unknown unit '{unit}'{hint}", allowed)
 
 
-def parse_rate(value: object) -> int:
-    """A rate in bit/s: ``"100Mbit"``, ``"2.5Gbps"``, ``"500kbit"``, or a bare number (bit/s)."""
+def parse_rate(value: object, limit: int = U64_MAX) -> int:
+    """A rate in bit/s: ``"100Mbit"``, ``"2.5Gbps"``, ``"500kbit"``, or a bare number (bit/s),
+    at most *limit*."""
     num = _number_value(value, RATE_EXAMPLE)
     if num is not None:
-        return _whole(value, num, "bit/s", RATE_EXAMPLE)
+        return _whole(value, num, "bit/s", RATE_EXAMPLE, limit)
     assert isinstance(value, str)
     num, unit = _split(value, RATE_EXAMPLE)
     if unit == "":
-        return _whole(value, num, "bit/s", RATE_EXAMPLE)
+        return _whole(value, num, "bit/s", RATE_EXAMPLE, limit)
     key = unit.lower().replace(" ", "")
     if "B" in unit:
         # Upper-case B means bytes: MB/s, MBps, GB/s.
@@ -191,11 +221,12 @@ def parse_rate(value: object) -> int:
         raise _unknown_unit(
             value, unit, ["bit", "kbit", "Mbit", "Gbit", "Tbit", "Gbps"], RATE_EXAMPLE
         )
-    return _whole(value, num * _RATE_UNITS[key], "bit/s", RATE_EXAMPLE)
+    return _whole(value, num * _RATE_UNITS[key], "bit/s", RATE_EXAMPLE, limit)
 
 
-def parse_duration(value: object) -> int:
-    """A duration in integer nanoseconds: ``"180ms"``, ``"1.5s"``, ``"200us"``, ``"2min"``."""
+def parse_duration(value: object, limit: int = U64_MAX) -> int:
+    """A duration in integer nanoseconds: ``"180ms"``, ``"1.5s"``, ``"200us"``, ``"2min"``, at
+    most *limit*."""
     num = _number_value(value, DURATION_EXAMPLE)
     if num is not None:
         if num == 0:
@@ -213,18 +244,19 @@ def parse_duration(value: object) -> int:
         )
     if unit not in _DURATION_UNITS:
         raise _unknown_unit(value, unit, list(_DURATION_UNITS), DURATION_EXAMPLE)
-    return _whole(value, num * _DURATION_UNITS[unit], "nanoseconds", DURATION_EXAMPLE)
+    return _whole(value, num * _DURATION_UNITS[unit], "nanoseconds", DURATION_EXAMPLE, limit)
 
 
-def parse_bytes(value: object) -> int:
-    """A size in bytes: ``"16MB"`` (10^6), ``"16MiB"`` (2^20), ``"64KB"``, ``"1500B"``, a number."""
+def parse_bytes(value: object, limit: int = U64_MAX) -> int:
+    """A size in bytes: ``"16MB"`` (10^6), ``"16MiB"`` (2^20), ``"64KB"``, ``"1500B"``, a number;
+    at most *limit*."""
     num = _number_value(value, BYTES_EXAMPLE)
     if num is not None:
-        return _whole(value, num, "bytes", BYTES_EXAMPLE)
+        return _whole(value, num, "bytes", BYTES_EXAMPLE, limit)
     assert isinstance(value, str)
     num, unit = _split(value, BYTES_EXAMPLE)
     if unit == "":
-        return _whole(value, num, "bytes", BYTES_EXAMPLE)
+        return _whole(value, num, "bytes", BYTES_EXAMPLE, limit)
     if unit in ("k", "K", "m", "M", "g", "G", "t", "T"):
         p = unit.upper()
         n = _fmt_decimal(num)
@@ -243,19 +275,19 @@ def parse_bytes(value: object) -> int:
                 BYTES_EXAMPLE,
             )
         raise _unknown_unit(value, unit, list(_BYTE_UNITS), BYTES_EXAMPLE)
-    return _whole(value, num * _BYTE_UNITS[unit], "bytes", BYTES_EXAMPLE)
+    return _whole(value, num * _BYTE_UNITS[unit], "bytes", BYTES_EXAMPLE, limit)
 
 
-def parse_packets(value: object) -> int:
-    """A packet count: ``"64pkt"`` or a bare integer."""
+def parse_packets(value: object, limit: int = U32_MAX) -> int:
+    """A packet count: ``"64pkt"`` or a bare integer, at most *limit*."""
     num = _number_value(value, PACKETS_EXAMPLE)
     if num is not None:
-        return _whole(value, num, "packets", PACKETS_EXAMPLE)
+        return _whole(value, num, "packets", PACKETS_EXAMPLE, limit)
     assert isinstance(value, str)
     num, unit = _split(value, PACKETS_EXAMPLE)
     if unit and unit not in _PACKET_UNITS:
         raise _unknown_unit(value, unit, list(_PACKET_UNITS), PACKETS_EXAMPLE)
-    return _whole(value, num, "packets", PACKETS_EXAMPLE)
+    return _whole(value, num, "packets", PACKETS_EXAMPLE, limit)
 
 
 def parse_probability(value: object) -> float:
@@ -287,14 +319,21 @@ class QueueSize:
 
         BDP = rate × RTT in packets of *mtu* bytes, rounded up, at least 2 (the tcplab rule in
         docs/scenario-format.md: a drop-tail queue needs room for at least two packets so that a
-        back-to-back pair is not dropped at an idle link).
+        back-to-back pair is not dropped at an idle link). A BDP multiple of more packets than
+        the engine's packet limit holds (2^32 − 1) is a :class:`UnitError`.
         """
         if self.kind == "pkts":
             return int(self.amount), None
         if self.kind == "bytes":
             return None, int(self.amount)
-        pkts = Fraction(self.amount) * rate_bps * rtt_ns / (8 * 10**9 * mtu)
-        return max(2, _ceil(pkts)), None
+        pkts = max(2, _ceil(Fraction(self.amount) * rate_bps * rtt_ns / (8 * 10**9 * mtu)))
+        if pkts > U32_MAX:
+            raise UnitError(
+                f"{float(self.amount):g}bdp",
+                f"is {pkts} packets on this path, more than the engine can represent",
+                f"a queue of at most {at_most(U32_MAX, 'packets')}",
+            )
+        return pkts, None
 
 
 def _ceil(x: Fraction) -> int:
@@ -314,12 +353,12 @@ def parse_queue(value: object) -> QueueSize:
             raise UnitError(value, "must be more than 0 BDP", QUEUE_EXAMPLE)
         return QueueSize("bdp", Fraction(num))
     if unit in _PACKET_UNITS:
-        n = _whole(value, num, "packets", QUEUE_EXAMPLE)
+        n = _whole(value, num, "packets", QUEUE_EXAMPLE, U32_MAX)
         if n < 1:
             raise UnitError(value, "must hold at least 1 packet", QUEUE_EXAMPLE)
         return QueueSize("pkts", n)
     if unit in _BYTE_UNITS:
-        n = _whole(value, num * _BYTE_UNITS[unit], "bytes", QUEUE_EXAMPLE)
+        n = _whole(value, num * _BYTE_UNITS[unit], "bytes", QUEUE_EXAMPLE, U64_MAX)
         if n < 1:
             raise UnitError(value, "must hold at least 1 byte", QUEUE_EXAMPLE)
         return QueueSize("bytes", n)

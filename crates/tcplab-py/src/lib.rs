@@ -63,9 +63,14 @@ fn list_ccas(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
                         ParamKind::Int => ("int", &[]),
                         ParamKind::Choice(c) => ("choice", c),
                     };
+                    // The engine reads integer parameters as i64 (tcplab_cc::ParamValue::Int).
+                    let (min, max) = match p.kind {
+                        ParamKind::Int => (Some(i64::MIN), Some(i64::MAX)),
+                        _ => (None, None),
+                    };
                     serde_json::json!({
                         "name": p.name, "kind": kind, "choices": choices,
-                        "default": p.default, "doc": p.doc,
+                        "default": p.default, "doc": p.doc, "min": min, "max": max,
                     })
                 }).collect::<Vec<_>>(),
             })

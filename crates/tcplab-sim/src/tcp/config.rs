@@ -78,7 +78,34 @@ pub struct KnobInfo {
     pub choices: &'static [&'static str],
     pub default: serde_json::Value,
     pub doc: &'static str,
+    /// The smallest and largest value the field's integer type holds (the knob's integer or
+    /// the segments of "iw"); null for other types. The scenario layer checks them, so a value
+    /// that parses but does not fit is a scenario error, not a config type error.
+    pub min: Option<i64>,
+    pub max: Option<u64>,
 }
+
+/// The integer range a knob's field type can hold (see [`KnobInfo::max`]).
+pub trait KnobRange {
+    const RANGE: Option<(i64, u64)> = None;
+}
+impl KnobRange for u32 {
+    const RANGE: Option<(i64, u64)> = Some((0, u32::MAX as u64));
+}
+impl KnobRange for u64 {
+    const RANGE: Option<(i64, u64)> = Some((0, u64::MAX));
+}
+impl<T: KnobRange> KnobRange for Option<T> {
+    const RANGE: Option<(i64, u64)> = T::RANGE;
+}
+impl KnobRange for InitialWindow {
+    const RANGE: Option<(i64, u64)> = u32::RANGE;
+}
+impl KnobRange for bool {}
+impl KnobRange for f64 {}
+impl KnobRange for CwndUnitCfg {}
+impl KnobRange for GrowthCreditCfg {}
+impl KnobRange for RecoveryCfg {}
 
 macro_rules! or_empty {
     () => {
@@ -116,6 +143,8 @@ macro_rules! knobs {
                     choices: or_empty!($($choices)?),
                     default: serde_json::to_value(&d.$name).unwrap_or(serde_json::Value::Null),
                     doc: concat!($( $doc, "\n" ),+),
+                    min: <$ty as KnobRange>::RANGE.map(|r| r.0),
+                    max: <$ty as KnobRange>::RANGE.map(|r| r.1),
                 } ),* ]
             }
         }
@@ -224,6 +253,29 @@ mod tests {
         assert_eq!(iw.bytes(2190), 4380);
         assert_eq!(iw.bytes(4000), 8000);
         assert_eq!(InitialWindow::Rule(IwRule::Rfc6928).bytes(1460), 14600);
+    }
+
+    #[test]
+    fn test_schema_gives_each_integer_knob_its_type_range() {
+        let s = TcpConfig::schema();
+        let range = |n: &str| {
+            let k = s.iter().find(|k| k.name == n).unwrap();
+            (k.min, k.max)
+        };
+        assert_eq!(range("mss"), (Some(0), Some(u64::from(u32::MAX))));
+        assert_eq!(range("sndbuf"), (Some(0), Some(u64::MAX)));
+        assert_eq!(range("isn"), (Some(0), Some(u64::from(u32::MAX))));
+        assert_eq!(
+            range("initial_window"),
+            (Some(0), Some(u64::from(u32::MAX)))
+        );
+        assert_eq!(range("delayed_ack"), (None, None));
+        assert_eq!(range("quirk_invalid_sack_fraction"), (None, None));
+        // The range is what deserialisation accepts.
+        let ok = format!(r#"{{"mss": {}}}"#, u32::MAX);
+        assert!(serde_json::from_str::<TcpConfig>(&ok).is_ok());
+        let over = format!(r#"{{"mss": {}}}"#, u64::from(u32::MAX) + 1);
+        assert!(serde_json::from_str::<TcpConfig>(&over).is_err());
     }
 
     #[test]
