@@ -29,6 +29,9 @@ So are values that parse but do not fit the engine's integer fields (docs/design
 durations and sizes above ``2^64 − 1`` base units, packet counts above ``2^32 − 1`` (each parser
 takes a ``limit``; knobs whose field is narrower pass theirs, see :mod:`tcplab.catalog`).
 Errors are :class:`UnitError`; their message says what was wrong and shows a valid example.
+
+Hand-written, not ``pint``: pint computes in floats by default and its registry reads other
+spellings (``m`` is metre), while tcplab needs exact base-unit integers and these refusals.
 """
 
 from __future__ import annotations

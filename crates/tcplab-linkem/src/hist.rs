@@ -1,6 +1,8 @@
 //! A fixed-size histogram of durations (no allocation per sample) for the emulator's self-check:
 //! 1 µs buckets below 100 µs, 10 µs below 1 ms, 100 µs below 10 ms, 1 ms below 100 ms, then one
 //! overflow bucket. Quantiles are reported as the upper edge of their bucket (an upper bound).
+//! Hand-written, not `hdrhistogram`: these fixed buckets are a few lines, allocation-free, and
+//! all the self-check reports; a configurable-precision library would add a dependency only.
 
 use serde::Serialize;
 

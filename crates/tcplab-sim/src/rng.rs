@@ -3,6 +3,8 @@
 //! Each consumer of randomness owns a [`Rng`] seeded from the trial seed and a stable entity
 //! name, so adding a flow or a link never changes the draws of the others (Shadow's per-host
 //! seeding). The generator is xoshiro256** (Blackman & Vigna, 2018), seeded through SplitMix64.
+//! Hand-written, not `rand`: results are hash-checked across releases, and rand permits
+//! value-breaking changes in minor versions (rand book, "Reproducibility").
 
 /// SplitMix64 step (Steele, Lea, Flood, OOPSLA 2014); used to expand seeds.
 #[inline]
