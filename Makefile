@@ -36,7 +36,7 @@ test-python: dev   # the tests import python/tcplab: build the extension into th
 test: lint test-rust test-python   ## the test command: lints, Rust unit tests, pytest end to end
 
 quickstart:
-	tcplab run scenarios/quickstart.toml
+	tcplab run quickstart
 
 bench:              ## simulator throughput on the three fixed scenarios
 	tcplab bench

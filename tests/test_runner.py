@@ -111,7 +111,7 @@ def test_validation_and_output_checks_happen_before_any_trial(fake_engine, tmp_p
 
 
 def test_run_from_file_with_overrides(fake_engine, tmp_path):
-    from tcplab.tomlw import dumps
+    from tomli_w import dumps
 
     p = tmp_path / "exp.toml"
     p.write_text(dumps(DOC))

@@ -462,7 +462,7 @@ def test_errors_name_file_field_value_and_allowed(tmp_path, mutate, field, fragm
     mutate(doc)
     import tomllib as _t  # noqa: F401  (documents that the doc is TOML-shaped)
 
-    from tcplab.tomlw import dumps
+    from tomli_w import dumps
 
     path = write(tmp_path, dumps(doc))
     e = err(path)

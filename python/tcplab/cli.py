@@ -35,7 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     r = sub.add_parser("run", help="run a scenario and write its results")
-    r.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    r.add_argument(
+        "scenario",
+        metavar="SCENARIO",
+        help="scenario TOML file, or a bundled scenario's name (see `tcplab list scenarios`)",
+    )
     r.add_argument("--out", metavar="DIR", help="results directory (default runs/<name>-<time>)")
     r.add_argument("--trials", type=int, metavar="N", help="number of trials")
     r.add_argument("--seed", type=int, metavar="S", help="scenario seed")
@@ -60,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     v = sub.add_parser("validate", help="check a scenario and show the expanded topology")
-    v.add_argument("scenario", metavar="SCENARIO")
+    v.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file or bundled name")
     v.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
 
     _add_reproduce_parser(sub)
@@ -73,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     add_kernel(sub)  # tcplab compare, tcplab kernel-cleanup
 
     ls = sub.add_parser("list", help="list what the engine provides")
-    ls.add_argument("what", choices=("ccas", "knobs", "stacks"))
+    ls.add_argument("what", choices=("ccas", "knobs", "scenarios", "stacks"))
 
     sh = sub.add_parser("show", help="show one item in full (an OS stack personality)")
     sh.add_argument("what", choices=("stack",))
@@ -88,6 +92,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command in ("run", "validate"):
+            from .bundled import resolve
+
+            args.scenario = resolve(args.scenario)
         if args.command == "run":
             return _run(args)
         if args.command == "validate":
@@ -244,6 +252,9 @@ def _reproduce(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from .catalog import default_catalog
 
+    if args.what == "scenarios":
+        print(_format_scenarios())
+        return 0
     cat = default_catalog()
     if args.what == "stacks":
         from . import stacks
@@ -265,6 +276,25 @@ def _list(args: argparse.Namespace) -> int:
             extra = f" {{{'|'.join(k.choices)}}}" if k.choices else ""
             print(f"{k.name} ({k.kind}{extra}, default {k.show_default()}): {_oneline(k.doc)}")
     return 0
+
+
+def _format_scenarios() -> str:
+    """``tcplab list scenarios``: each bundled scenario's name and description (or the first
+    line of its header comment), and where they are installed."""
+    import tomllib
+
+    from .bundled import names, scenarios_dir
+
+    root = scenarios_dir()
+    lines = [f"bundled scenarios (in {root}); run one with `tcplab run NAME`:"]
+    for n in names():
+        text = (root / f"{n}.toml").read_text("utf-8")
+        desc = tomllib.loads(text).get("description", "")
+        if not desc:
+            first = text.lstrip().splitlines()[0] if text.strip() else ""
+            desc = first.lstrip("# ").strip() if first.startswith("#") else ""
+        lines.append(f"  {n:<28} {_oneline(str(desc))}")
+    return "\n".join(lines)
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -277,18 +277,17 @@ class Scenario:
 
     def resolved_toml(self) -> str:
         """The resolved scenario as TOML (every default written out; reproduces this run)."""
-        from .tomlw import dumps
+        import tomli_w
 
-        return dumps(
-            self.resolved,
-            header_comment=(
-                f"Resolved scenario '{self.name}' (from {self.file}), written by tcplab.\n"
-                "Overrides (--set, --trials, --seed, --engine) are applied and constant defaults\n"
-                "are written out; values derived from others (path delay, access rates and\n"
-                "delays, flow RTTs, [path.reverse]) are computed from them as documented in\n"
-                "docs/scenario-format.md. Running this file reproduces the run exactly."
-            ),
+        header = (
+            f"Resolved scenario '{self.name}' (from {self.file}), written by tcplab.\n"
+            "Overrides (--set, --trials, --seed, --engine) are applied and constant defaults\n"
+            "are written out; values derived from others (path delay, access rates and\n"
+            "delays, flow RTTs, [path.reverse]) are computed from them as documented in\n"
+            "docs/scenario-format.md. Running this file reproduces the run exactly."
         )
+        comment = "".join(f"# {line}\n" for line in header.splitlines())
+        return comment + "\n" + tomli_w.dumps(self.resolved)
 
     def topology_text(self) -> str:
         """A brief human-readable description of the expanded topology."""

@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import tomli_w
 
 from . import engines, results
 from . import scenario as scenario_mod
@@ -74,7 +75,6 @@ from .catalog import Catalog
 from .errors import ScenarioError, UserError
 from .results import Result
 from .seeds import trial_seeds
-from .tomlw import _value as _toml_literal
 
 __all__ = [
     "Dimension",
@@ -415,6 +415,21 @@ def coordinate_names(dims: Sequence[Dimension]) -> list[str]:
         for e in d.extra[:1]:
             out.extend(k for k in e if k not in out)
     return out
+
+
+def _toml_literal(value: Any) -> str:
+    """*value* as a TOML inline value (the right-hand side of a ``--set``), written by tomli-w;
+    tables and arrays inline, since ``--set`` takes one line."""
+    if isinstance(value, Mapping):
+        items = (f"{_toml_key(k)} = {_toml_literal(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_literal(v) for v in value) + "]"
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
+
+
+def _toml_key(key: str) -> str:
+    return tomli_w.dumps({key: 0}).rsplit(" = ", 1)[0]
 
 
 def _apply(

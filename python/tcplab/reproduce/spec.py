@@ -423,16 +423,17 @@ def parse_report(doc: Mapping[str, Any], file: str, dims: list[str]) -> Report:
 
 
 def find_studies_dir(given: str | os.PathLike[str] | None = None) -> Path:
-    """The directory holding ``<study>/<ID>.toml``: *given*, ``$TCPLAB_STUDIES``, the source
-    tree's ``scenarios/studies``, or ``./scenarios/studies``."""
+    """The directory holding ``<study>/<ID>.toml``: *given*, ``$TCPLAB_STUDIES``, or the study
+    scenarios installed with the package (tcplab.bundled)."""
     cands: list[Path] = []
     if given:
         cands.append(Path(given))
     elif os.environ.get("TCPLAB_STUDIES"):
         cands.append(Path(os.environ["TCPLAB_STUDIES"]))
     else:
-        cands.append(Path(__file__).resolve().parents[3] / "scenarios" / "studies")
-        cands.append(Path.cwd() / "scenarios" / "studies")
+        from ..bundled import scenarios_dir
+
+        cands.append(scenarios_dir() / "studies")
     for c in cands:
         if c.is_dir():
             return c
