@@ -4,6 +4,7 @@ scenario library, and an end-to-end quick run of one study."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 import tomllib
@@ -30,12 +31,15 @@ REPORT = {
     "table": [{"keys": ["stack"], "metric": "g", "stats": ["min", "mean", "sd"]}],
     "published": [
         {
+            "role": "independent",
             "columns": ["mean_kbps"],
             "rows": [["x", 1.0], ["y", 2.0]],
             "order": [{"column": "mean_kbps"}],
         }
     ],
-    "check": [{"claim": "c", "kind": "top", "column": "mean_kbps", "expect": ["x"]}],
+    "check": [
+        {"role": "independent", "claim": "c", "kind": "top", "column": "mean_kbps", "expect": ["x"]}
+    ],
 }
 
 
@@ -275,14 +279,16 @@ def test_compare_pairs_and_ordering_within_a_key():
         }
     )
     c = tables.compare(pub, ours)
+    # without a mirror spec every row counts; xp / xp (50 vs 51) is a published tie (< 5 %)
     assert [(p.row, p.published, p.ours, p.agree) for p in c.pairs] == [
         ("xp / linux", "c2_mbps", "c2_mbps", True),
         ("linux / xp", "c1_mbps", "c1_mbps", True),
-        ("xp / xp", "c2_mbps", "c1_mbps", False),
+        ("xp / xp", "c2_mbps", "c1_mbps", None),
     ]
+    assert "tie" in c.pairs[2].why
     # Within c2 = xp: published linux (325.8) > xp (50); ours 300 > 55: agree.
     assert [(o.group, o.agree) for o in c.orders] == [("xp", True)]
-    assert c.orders_agree == (3, 4)
+    assert c.orders_agree == (3, 3)
 
 
 def test_kendall_tau():
@@ -480,7 +486,10 @@ def test_reproduce_jansen_quick_writes_the_tables(tmp_path, capsys):
         "diff",
         "rel_diff",
         "agree",
+        "role",
+        "knob",
     ]
+    assert set(cmp["role"]) == {"fitted"}  # J3's router buffer was fitted to these means
     assert len(cmp) == 20
     assert cmp["diff"].to_numpy() == pytest.approx((cmp["ours"] - cmp["published"]).to_numpy())
     j1 = pd.read_csv(d / "J1.csv")
@@ -488,7 +497,12 @@ def test_reproduce_jansen_quick_writes_the_tables(tmp_path, capsys):
     # RFC 3390: min(4 MSS, max(2 MSS, 4380 B)) = 4380 B at MSS 1448 (timestamps)
     assert j1.set_index("stack")["iw_segments"]["freebsd-5.3"] == pytest.approx(4380 / 1448)
     checks = pd.read_csv(d / "checks.csv")
-    assert {"id", "claim", "holds"} <= set(checks.columns)
+    assert {"id", "claim", "role", "holds"} <= set(checks.columns)
+    assert set(checks["role"]) == {"independent", "input"}  # J1's IW and J4's quirk checks: input
+    summary = json.loads((out / "summary.json").read_text())["studies"]["jansen2005"]
+    # the fitted J3 cells are not under the independent counts; the sanity checks are apart
+    assert summary["cells"] == 0 and summary["by_role"]["fitted"]["cells"] == 20
+    assert summary["by_role"]["input"]["checks"] == 6 and summary["checks"] == 1
     assert (out / "index.html").exists() and (d / "index.html").exists()
     assert "J3" in (d / "index.html").read_text()
     assert (out / "summary.csv").exists()

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
+from ..results import jain_index
 from . import linux
 
 __all__ = ["TOLERANCES", "compare", "fidelity", "linux_sim_config"]
@@ -199,7 +200,19 @@ def _within(a: float, b: float, abs_tol: float, rel_tol: float) -> bool:
 
 
 def _check(value: float | None, ok: bool | None, limit: str) -> dict[str, Any]:
+    """One check; a value that is None or NaN could not be evaluated (``pass`` None)."""
+    if value is None or value != value:
+        ok = None
     return {"value": value, "pass": ok, "limit": limit}
+
+
+def _verdict(checks: dict[str, Any]) -> str:
+    """'pass' when every check passed, 'FAIL' when one failed, else 'not evaluated': a check
+    that could not be evaluated (a kernel flow that moved no bytes gives NaN) is never a pass."""
+    states = [c["pass"] for c in checks.values()]
+    if any(x is False for x in states):
+        return "FAIL"
+    return "pass" if states and all(x is True for x in states) else "not evaluated"
 
 
 def fidelity(
@@ -311,7 +324,8 @@ def fidelity(
                     "kernel": float(kflow.get(key) or 0),
                 }
         entry["checks"] = _flow_checks(entry)
-        entry["pass"] = all(c["pass"] is not False for c in entry["checks"].values())
+        entry["verdict"] = _verdict(entry["checks"])
+        entry["pass"] = entry["verdict"] == "pass"
         out_flows.append(entry)
     groups = _group_checks(config, out_flows)
     kernel_valid = bool(kern.get("valid", True))
@@ -414,7 +428,8 @@ def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[
             if key in m:
                 m[key] = {w: _nanmean([e[key][w] for e in each]) for w in ("sim", "kernel")}
         m["checks"] = _flow_checks(m)
-        m["pass"] = all(c["pass"] is not False for c in m["checks"].values())
+        m["verdict"] = _verdict(m["checks"])
+        m["pass"] = m["verdict"] == "pass"
         flows.append(m)
     shares: dict[str, tuple[list[float], list[float], float, float]] = {}
     for g in first.get("groups") or []:
@@ -452,8 +467,10 @@ def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[
 
 
 def _jain(xs: list[float]) -> float:
-    s2 = sum(x * x for x in xs)
-    return sum(xs) ** 2 / (len(xs) * s2) if s2 else 1.0
+    """Jain's index (tcplab.results.jain_index); NaN when undefined (no bytes at all), which
+    makes the fairness check "not evaluated", never a pass."""
+    j = jain_index(xs)
+    return math.nan if j is None else j
 
 
 def _group_checks(
@@ -527,7 +544,8 @@ def _group_checks(
                 "goodput_bps": {"sim": s, "kernel": k},
                 "jain": {"sim": jain_s, "kernel": jain_k},
                 "checks": checks,
-                "pass": all(c["pass"] is not False for c in checks.values()),
+                "verdict": _verdict(checks),
+                "pass": _verdict(checks) == "pass",
             }
         )
     return out
@@ -590,7 +608,7 @@ def _markdown(name: str, rep: dict[str, Any]) -> str:
             gk = " + ".join(f"{x / 1e6:.2f}" for x in g["goodput_bps"]["kernel"])
             lines.append(
                 f"| {g['group']} | {gs} | {gk} | {g['jain']['sim']:.3f} / "
-                f"{g['jain']['kernel']:.3f} | {'pass' if g['pass'] else 'FAIL'} |"
+                f"{g['jain']['kernel']:.3f} | {g.get('verdict', 'pass' if g['pass'] else 'FAIL')} |"
             )
     lines += ["", "Failed checks:", ""]
     for f in rep["flows"]:
@@ -602,6 +620,19 @@ def _markdown(name: str, rep: dict[str, Any]) -> str:
         for k, c in g["checks"].items():
             if c["pass"] is False:
                 lines.append(f"* group {g['group']} {k}: {c['value']:.3g} (limit {c['limit']})")
+    missing = [
+        f"* {f['flow']} {k} (value {c['value']})"
+        for f in rep["flows"]
+        for k, c in (f.get("checks") or {}).items()
+        if c["pass"] is None
+    ] + [
+        f"* group {g['group']} {k} (value {c['value']})"
+        for g in groups
+        for k, c in g["checks"].items()
+        if c["pass"] is None
+    ]
+    if missing:
+        lines += ["", "Not evaluated (no value to judge: such a flow cannot pass):", "", *missing]
     return "\n".join(lines) + "\n"
 
 

@@ -111,7 +111,9 @@ def cli_main(args: argparse.Namespace) -> int:
         for s in STUDIES.values():
             exps = load_experiments(base, s, quick=False)
             n = sum(len(e.points) * e.points[0][1].trials for e in exps if e.points)
-            print(f"{s.name}: {s.title} — {' '.join(e.id for e in exps)} ({n} trials)")
+            print(
+                f"{s.name}: {s.title} — {' '.join(dict.fromkeys(e.id for e in exps))} ({n} trials)"
+            )
         return 0
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     out = args.out or results.default_out(

@@ -93,12 +93,14 @@ def load_experiments(
     if not d.is_dir():
         raise UserError(f"no scenarios for study {study.name!r} in {d}")
     out: list[Experiment] = []
+    all_ids: list[str] = []
     for file in sorted(d.glob("*.toml")):
         doc, fname = sweep_mod.read_document(file)
         if "report" not in doc:
             continue
         dims = sweep_mod.coordinate_names(sweep_mod.dimensions(doc, fname))
         report = spec_mod.parse_report(doc, fname, dims)
+        all_ids.append(report.id)
         if only and report.id not in only:
             continue
         overrides: list[str] = []
@@ -124,7 +126,7 @@ def load_experiments(
         if missing:
             raise UserError(
                 f"study {study.name}: no experiment with ID {', '.join(sorted(missing))} "
-                f"(IDs: {', '.join(e.id for e in out) or 'none'})"
+                f"(IDs: {', '.join(sorted(set(all_ids), key=_id_key)) or 'none'})"
             )
     return out
 
@@ -206,33 +208,48 @@ def build(out: Outcome, figures_dir: Path | None) -> None:
 
 
 def agreement(outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    """Counts over *outcomes*: published cells within tolerance, orderings that agree,
-    observations that hold (and those that could not be evaluated)."""
-    cells = [0, 0]
-    orders = [0, 0]
-    checks = [0, 0, 0]
+    """Counts over *outcomes*, kept apart by role (tcplab.reproduce.spec): published cells
+    within tolerance, orderings and pairs that agree, observations that hold, and what could
+    not be evaluated. Only the ``independent`` counts are agreement; ``fitted`` results had a knob
+    chosen to match them and ``input`` checks restate a configured value (sanity checks).
+
+    The flat keys (``cells_agree``, ``cells``, ...) are the independent counts."""
+    roles = ("independent", "fitted", "input")
+    by: dict[str, dict[str, int]] = {
+        r: dict.fromkeys(
+            ("cells_agree", "cells", "orders_agree", "orders", "checks_hold", "checks", "na"), 0
+        )
+        for r in roles
+    }
+    pairs_not_scored = 0
+    fitted: list[dict[str, Any]] = []
     for o in outcomes:
+        for f in o.experiment.report.fitted:
+            fitted.append({"experiment": o.experiment.id, **{k: str(v) for k, v in f.items()}})
         for c in o.comparisons:
-            a, n = c.cells_agree
-            cells[0] += a
-            cells[1] += n
-            a, n = c.orders_agree
-            orders[0] += a
-            orders[1] += n
+            for role, counts in c.agreement_by_role().items():
+                for k, v in counts.items():
+                    by[role][k] += v
+            pairs_not_scored += c.pairs_not_scored
         for ch in o.checks:
+            b = by[ch.role]
             if ch.passed is None:
-                checks[2] += 1
+                b["na"] += 1
             else:
-                checks[1] += 1
-                checks[0] += int(ch.passed)
+                b["checks"] += 1
+                b["checks_hold"] += int(ch.passed)
+    ind = by["independent"]
     return {
-        "cells_agree": cells[0],
-        "cells": cells[1],
-        "orders_agree": orders[0],
-        "orders": orders[1],
-        "checks_hold": checks[0],
-        "checks": checks[1],
-        "checks_not_evaluated": checks[2],
+        "cells_agree": ind["cells_agree"],
+        "cells": ind["cells"],
+        "orders_agree": ind["orders_agree"],
+        "orders": ind["orders"],
+        "checks_hold": ind["checks_hold"],
+        "checks": ind["checks"],
+        "checks_not_evaluated": sum(b["na"] for b in by.values()),
+        "pairs_not_scored": pairs_not_scored,
+        "by_role": by,
+        "fitted_knobs": fitted,
     }
 
 

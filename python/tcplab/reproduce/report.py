@@ -62,6 +62,8 @@ table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; }
 th { background: #f0f0f0; } td.k, th.k { text-align: left; }
 td.ok { background: #e3f4e1; } td.bad { background: #fbe0dc; } td.na { color: #999; }
+td.fit { background: #e4ecf7; } td.inp { background: #eeeeee; }
+.role { font-size: 0.75em; color: #555; white-space: nowrap; }
 .note { background: #fff8e0; border-left: 4px solid #e0b000; padding: 0.5em 1em; }
 .err { background: #fbe0dc; border-left: 4px solid #c00; padding: 0.5em 1em; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
@@ -110,6 +112,33 @@ def _pivot_html(df: pd.DataFrame, keys: Sequence[str], pivot: str, values: Seque
     return legend + f"<table><tr>{head}</tr>{''.join(out)}</table>"
 
 
+ROLE_TEXT = {
+    "independent": "independent (nothing was chosen by looking at it: counts as agreement)",
+    "fitted": "fitted (a knob was chosen to match it: shown, never counted as agreement)",
+    "input": "input (restates a configured value: a sanity check, not agreement)",
+}
+
+
+def _role_html(role: str, knob: Sequence[str] = (), inp: str = "") -> str:
+    extra = ""
+    if role == "fitted" and knob:
+        extra = f": {', '.join(knob)}"
+    elif role == "input" and inp:
+        extra = f": {inp}"
+    return f"<span class='role'>{_e(role)}{_e(extra)}</span>"
+
+
+def _cls(role: str, agree: Any) -> str:
+    """A cell's colour: green/red only for independent results."""
+    if agree is None or (isinstance(agree, float) and math.isnan(agree)):
+        return "na"
+    if role == "fitted":
+        return "fit"
+    if role == "input":
+        return "inp"
+    return "ok" if agree else "bad"
+
+
 def _comparison_html(c: core.tables_mod.Comparison) -> str:
     cols = list(dict.fromkeys(c.cells["column"]))
     keys = c.keys
@@ -126,17 +155,31 @@ def _comparison_html(c: core.tables_mod.Comparison) -> str:
                 cells += "<td class='na' colspan=3>–</td>"
                 continue
             r = m.iloc[0]
-            cls = "na" if r["agree"] is None else ("ok" if r["agree"] else "bad")
+            cls = _cls(c.role, r["agree"])
             rel = "" if pd.isna(r["rel_diff"]) else f" ({100 * r['rel_diff']:+.0f}%)"
+            tag = "" if c.role == "independent" else "<br>" + _role_html(c.role)
             cells += (
-                f"<td>{_num(r['published'])}</td><td class='{cls}'>{_num(r['ours'])}</td>"
+                f"<td>{_num(r['published'])}</td><td class='{cls}'>{_num(r['ours'])}{tag}</td>"
                 f"<td class='{cls}'>{_num(r['diff'])}{rel}</td>"
             )
         rows.append(f"<tr>{cells}</tr>")
     a, n = c.cells_agree
+    tols = [f"±{100 * c.tolerance:.0f}% of the published value"]
+    tols += [f"±{v:g} absolute for {_e(k)}" for k, v in c.abs_tolerance.items()]
+    if c.role == "independent":
+        verdict = f"<b>{a} of {n}</b> (green; red = outside)"
+    else:
+        verdict = f"{a} of {n} — <b>not counted as agreement</b>"
+    mirrored = (
+        f" {c.mirrored_rows} published row(s) that mirror another exactly are compared once."
+        if c.mirrored_rows
+        else ""
+    )
     out = [
-        f"<p>Published: {_e(c.source)}. Cells within ±{100 * c.tolerance:.0f}% of the published "
-        f"value: <b>{a} of {n}</b> (green; red = outside).</p>",
+        f"<p>Role: <b>{_e(ROLE_TEXT[c.role])}</b>"
+        + (f"; fitted knob(s): <code>{_e(', '.join(c.knob))}</code>" if c.knob else "")
+        + "</p>",
+        f"<p>Published: {_e(c.source)}. Cells within {'; '.join(tols)}: {verdict}.{mirrored}</p>",
         f"<table><tr>{head}</tr>{''.join(rows)}</table>",
     ]
     if c.orders:
@@ -148,18 +191,30 @@ def _comparison_html(c: core.tables_mod.Comparison) -> str:
                 f"<li>ranking by {_e(o.column)}{where}: paper {_e(' > '.join(o.published))}; "
                 f"ours {_e(' > '.join(o.ours))} — <b>{mark}</b> (Kendall τ = {o.tau:.2f})</li>"
             )
-        out.append("<p>Orderings (which does better):</p><ul>" + "".join(items) + "</ul>")
+        out.append(
+            f"<p>Orderings (which does better; role {_role_html(c.order_role)}):</p><ul>"
+            + "".join(items)
+            + "</ul>"
+        )
     if c.pairs:
-        agree = sum(p.agree for p in c.pairs)
-        bad = [p for p in c.pairs if not p.agree]
+        scored = [p for p in c.pairs if p.agree is not None]
+        agree = sum(bool(p.agree) for p in scored)
+        bad = [p for p in scored if not p.agree]
+        skipped = [p for p in c.pairs if p.agree is None]
         txt = (
-            f"<p>Within each row, the larger of {_e(c.pairs[0].a)} and {_e(c.pairs[0].b)}: "
-            f"same as the paper in <b>{agree} of {len(c.pairs)}</b> rows"
+            f"<p>Within each row (role {_role_html(c.pairs_role)}), the larger of "
+            f"{_e(c.pairs[0].a)} and {_e(c.pairs[0].b)}: "
+            f"same as the paper in <b>{agree} of {len(scored)}</b> scored rows"
         )
         if bad:
             txt += "; differs in " + ", ".join(
-                f"{_e(p.row)} (paper: {_e(p.published)}, ours: {_e(p.ours)})" for p in bad
+                f"{_e(p.row)} (paper: {_e(p.published)}, ours: {_e(p.ours)}"
+                + (f"; {_e(p.why)}" if p.why else "")
+                + ")"
+                for p in bad
             )
+        if skipped:
+            txt += ". Not scored: " + ", ".join(f"{_e(p.row)} ({_e(p.why)})" for p in skipped)
         out.append(txt + ".</p>")
     if c.note:
         out.append(f"<p class='note'>{_e(c.note)}</p>")
@@ -169,16 +224,36 @@ def _comparison_html(c: core.tables_mod.Comparison) -> str:
 def _checks_html(checks: Sequence[core.tables_mod.CheckResult]) -> str:
     rows = []
     for ch in checks:
-        cls = "na" if ch.passed is None else ("ok" if ch.passed else "bad")
-        verdict = "n/a" if ch.passed is None else ("holds" if ch.passed else "does not hold")
+        cls = _cls(ch.role, ch.passed)
+        verdict = (
+            "not evaluated"
+            if ch.passed is None
+            else ("holds" if ch.passed else "does not hold")
+            + {"fitted": " (fitted: not agreement)", "input": " (sanity check)"}.get(ch.role, "")
+        )
         note = f"<br><i>{_e(ch.note)}</i>" if ch.note else ""
         rows.append(
-            f"<tr><td class='k'>{_e(ch.claim)}{note}</td><td class='{cls}'>{verdict}</td>"
-            f"<td class='k'>{_e(ch.detail)}</td></tr>"
+            f"<tr><td class='k'>{_e(ch.claim)}{note}</td>"
+            f"<td class='k'>{_role_html(ch.role, ch.knob, ch.input)}</td>"
+            f"<td class='{cls}'>{verdict}</td><td class='k'>{_e(ch.detail)}</td></tr>"
         )
     return (
-        "<table><tr><th class='k'>published observation</th><th>ours</th>"
+        "<table><tr><th class='k'>published observation</th><th class='k'>role</th><th>ours</th>"
         f"<th class='k'>detail</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def _fitted_html(fitted: Sequence[dict[str, Any]]) -> str:
+    items = []
+    for f in fitted:
+        how = f" ({_e(f['how'])})" if f.get("how") else ""
+        items.append(
+            f"<li><code>{_e(f['knob'])}</code> = <code>{_e(f['value'])}</code>, fitted to "
+            f"{_e(f['fitted_to'])}{how}</li>"
+        )
+    return (
+        "<p><b>Fitted knobs</b> (chosen by looking at published results; what they were fitted to "
+        "is not counted as agreement):</p><ul>" + "".join(items) + "</ul>"
     )
 
 
@@ -216,6 +291,8 @@ def write_study(
         )
         for err in o.errors:
             parts.append(f"<p class='err'>{_e(err)}</p>")
+        if rep.fitted:
+            parts.append(_fitted_html(rep.fitted))
         for t in rep.tables:
             df = o.tables.get(t["suffix"])
             if df is None:
@@ -233,7 +310,9 @@ def write_study(
                 if c.table != t["suffix"]:
                     continue
                 cname = table_file(rep.id, t["suffix"])
-                c.cells.to_csv(d / "compare" / cname, index=False)
+                c.cells.assign(role=c.role, knob=", ".join(c.knob)).to_csv(
+                    d / "compare" / cname, index=False
+                )
                 parts.append(f"<h4>Published vs ours (<a href='compare/{cname}'>CSV</a>)</h4>")
                 parts.append(_comparison_html(c))
         if o.checks:
@@ -245,6 +324,9 @@ def write_study(
                         "id": rep.id,
                         "claim": ch.claim,
                         "kind": ch.kind,
+                        "role": ch.role,
+                        "knob": ", ".join(ch.knob),
+                        "input": ch.input,
                         "holds": ch.passed,
                         "detail": ch.detail,
                         "source": ch.source,
@@ -258,9 +340,8 @@ def write_study(
                 f"<figure><img src='{_e(rel)}' alt='{_e(caption)}'>"
                 f"<figcaption>{_e(caption)}</figcaption></figure>"
             )
-    pd.DataFrame(check_rows, columns=["id", "claim", "kind", "holds", "detail", "source"]).to_csv(
-        d / "checks.csv", index=False
-    )
+    check_cols = ["id", "claim", "kind", "role", "knob", "input", "holds", "detail", "source"]
+    pd.DataFrame(check_rows, columns=check_cols).to_csv(d / "checks.csv", index=False)
     summary = core.agreement(outcomes)
     summary["experiments"] = [o.experiment.id for o in outcomes]
     summary["trials"] = sum(o.trials for o in outcomes)
@@ -268,6 +349,62 @@ def write_study(
     summary["sim_seconds_by_file"] = {o.experiment.file.name: o.sim_seconds for o in outcomes}
     (d / "index.html").write_text(_page(study.title, "\n".join(parts)), encoding="utf-8")
     return summary
+
+
+def _role_counts(s: dict[str, Any], role: str) -> str:
+    b = s["by_role"][role]
+    parts = []
+    for label, a, n in (
+        ("cells", b["cells_agree"], b["cells"]),
+        ("orderings", b["orders_agree"], b["orders"]),
+        ("observations", b["checks_hold"], b["checks"]),
+    ):
+        if n:
+            parts.append(f"{label} {a}/{n}")
+    return ", ".join(parts) or "–"
+
+
+def summary_rows(rows: Sequence[tuple[core.Study, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per study: independent agreement first, then what is not agreement."""
+    table = []
+    for study, s in rows:
+        table.append(
+            {
+                "study": study.name,
+                "experiments": " ".join(dict.fromkeys(s["experiments"])),
+                "trials": s["trials"],
+                "sim_seconds": round(s.get("sim_seconds", 0.0)),
+                "independent_cells": core.fmt_ratio(s["cells_agree"], s["cells"]),
+                "independent_orderings": core.fmt_ratio(s["orders_agree"], s["orders"]),
+                "independent_observations": core.fmt_ratio(s["checks_hold"], s["checks"]),
+                "fitted_not_counted": _role_counts(s, "fitted"),
+                "sanity_checks": _role_counts(s, "input"),
+                "not_evaluated": s["checks_not_evaluated"],
+                "pairs_not_scored": s.get("pairs_not_scored", 0),
+                "fitted_knobs": len(s.get("fitted_knobs", [])),
+            }
+        )
+    return table
+
+
+SUMMARY_HEAD = (
+    "| study | experiments | trials | independent: cells within tolerance | independent: "
+    "orderings agree | independent: observations hold | fitted (shown, not counted) | "
+    "sanity checks (restate an input) | not evaluated | engine time (s) |"
+)
+
+
+def summary_markdown(table: Sequence[dict[str, Any]]) -> list[str]:
+    """The README's agreement table (``summary.md``)."""
+    md = [SUMMARY_HEAD, "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in table:
+        md.append(
+            f"| {r['study']} | {r['experiments']} | {r['trials']} | {r['independent_cells']} | "
+            f"{r['independent_orderings']} | {r['independent_observations']} | "
+            f"{r['fitted_not_counted']} | {r['sanity_checks']} | {r['not_evaluated']} | "
+            f"{r['sim_seconds']} |"
+        )
+    return md
 
 
 def write_index(
@@ -278,33 +415,16 @@ def write_index(
     skipped: Sequence[str] = (),
 ) -> None:
     """``index.html``, ``summary.csv``, ``summary.md`` and ``summary.json``."""
-    table = []
-    for study, s in rows:
-        table.append(
-            {
-                "study": study.name,
-                "experiments": " ".join(s["experiments"]),
-                "trials": s["trials"],
-                "sim_seconds": round(s.get("sim_seconds", 0.0)),
-                "cells_within_tolerance": core.fmt_ratio(s["cells_agree"], s["cells"]),
-                "orderings_agree": core.fmt_ratio(s["orders_agree"], s["orders"]),
-                "observations_hold": core.fmt_ratio(s["checks_hold"], s["checks"]),
-            }
-        )
-    df = pd.DataFrame(table)
-    df.to_csv(out / "summary.csv", index=False)
-    md = [
-        "| study | experiments | trials | published cells within tolerance | orderings agree | "
-        "observations hold | engine time (s) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in table:
-        md.append(
-            f"| {r['study']} | {r['experiments']} | {r['trials']} | "
-            f"{r['cells_within_tolerance']} | {r['orderings_agree']} | "
-            f"{r['observations_hold']} | {r['sim_seconds']} |"
-        )
+    table = summary_rows(rows)
+    pd.DataFrame(table).to_csv(out / "summary.csv", index=False)
+    md = summary_markdown(table)
     mode = "quick" if quick else "full"
+    md.append("")
+    md.append(
+        "Only independent results count as agreement; fitted cells had a knob chosen to match "
+        "them, sanity checks restate a configured value. Pairs of equal configurations and "
+        "published ties are not scored."
+    )
     md.append("")
     md.append(f"Mode: {mode}; simulation wall time {wall:.0f} s.")
     (out / "summary.md").write_text("\n".join(md) + "\n", encoding="utf-8")
@@ -319,16 +439,22 @@ def write_index(
     parts = [
         "<h1>tcplab: reproduction of five TCP-stack studies</h1>",
         f"<p>Mode: <b>{mode}</b>. Simulation wall time {wall:.0f} s.</p>",
+        "<p>Only <b>independent</b> results count as agreement. <i>Fitted</i> results had a knob "
+        "chosen to match them (listed on each study's page); <i>sanity checks</i> restate a "
+        "configured value. Neither is agreement.</p>",
         "<table><tr><th class='k'>study</th><th class='k'>experiments</th><th>trials</th>"
-        "<th>published cells within tolerance</th><th>orderings agree</th>"
-        "<th>observations hold</th></tr>",
+        "<th>independent: cells within tolerance</th><th>independent: orderings agree</th>"
+        "<th>independent: observations hold</th><th>fitted (not counted)</th>"
+        "<th>sanity checks</th><th>not evaluated</th></tr>",
     ]
     for (study, _), r in zip(rows, table, strict=True):
         parts.append(
             f"<tr><td class='k'><a href='{_e(study.name)}/index.html'>{_e(study.title)}</a>"
             f"<br><small>{_e(study.name)}</small></td><td class='k'>{_e(r['experiments'])}</td>"
-            f"<td>{r['trials']}</td><td>{r['cells_within_tolerance']}</td>"
-            f"<td>{r['orderings_agree']}</td><td>{r['observations_hold']}</td></tr>"
+            f"<td>{r['trials']}</td><td>{r['independent_cells']}</td>"
+            f"<td>{r['independent_orderings']}</td><td>{r['independent_observations']}</td>"
+            f"<td class='fit'>{_e(r['fitted_not_counted'])}</td>"
+            f"<td class='inp'>{_e(r['sanity_checks'])}</td><td>{r['not_evaluated']}</td></tr>"
         )
     parts.append("</table>")
     if skipped:

@@ -28,17 +28,32 @@ its source; nothing in the code knows a study or scenario by name. Layout::
     mirror = { keys = ["client1", "client2"], columns = [["client1_mbps", "client2_mbps"]] }
                                            # symmetric pairs run once: add the swapped rows
 
-    [[report.published]]                   # published numbers to compare with (calibration)
+    [[report.fitted]]                      # every knob chosen by looking at a published result
+    knob = "path.queue"                    # the scenario field (or stack file + knob) chosen
+    value = "16pkt"                        # the value it was given
+    fitted_to = "the five published means of this table"   # what it was chosen to match
+    how = "best of 8, 16, 32, 50 packets by mean error"     # optional: how it was chosen
+
+    [[report.published]]                   # published numbers to compare with
+    role = "independent"                   # independent | fitted (knob = ...) | input (input = ...)
+                                           # or per part: { cells = "fitted", order = "fitted",
+                                           #   pairs = "independent" }
     table = ""                             # suffix of our table it maps to
     source = "..."
     keys = ["stack"]
     columns = ["min_kbps", "mean_kbps", "max_kbps", "sd_kbps"]
     rows = [["linux-2.4.27", 1220, 1296, 1375, 33.3], ...]
     tolerance = 0.15                       # a cell agrees within ±15 % (relative)
+    abs_tolerance = { jain = 0.01 }        # absolute tolerance per column; required for a
+                                           #   bounded index (Jain's): relative would be too lax
     order = [{ column = "mean_kbps" }]     # do the rankings of rows agree? (within = key)
     pairs = [["client1_mbps", "client2_mbps"]]   # in each row, does the same side win?
+    tie = 0.05                             # pairs closer than this (relative) are ties: not scored
+    spread = { mean_kbps = "sd_kbps" }     # or closer than the published spread of a column
 
     [[report.check]]                       # a published observation, checked on our table
+    role = "input"                         # as for published tables; here: a sanity check
+    input = "host.0.nic_rate = 5.5Gbit"    # the configured value the check restates
     claim = "Linux delivers the most data in the first second"
     kind = "top"                           # top, bottom, only_above, order, range, ratio,
     column = "acked_kB"                    #   increasing, decreasing, less, below
@@ -49,6 +64,13 @@ its source; nothing in the code knows a study or scenario by name. Layout::
     column = "goodput_mbps"
 
 Every key is checked; errors name the file and the dotted field (``report.table.0.stats``).
+
+Roles (issue "agreement report"): every ``[[report.published]]`` table and every
+``[[report.check]]`` says what it is evidence of. ``independent``: nothing in the scenario or the
+model was chosen by looking at it; only these count as agreement. ``fitted``: a knob was chosen to
+match it (``knob`` names a ``[[report.fitted]]`` entry of this file); reported beside ours but
+never counted as agreement. ``input``: the check restates a configured value (``input`` says
+which); a sanity check of the plumbing, not agreement.
 """
 
 from __future__ import annotations
@@ -82,7 +104,13 @@ REPORT_KEYS = (
     "published",
     "check",
     "figure",
+    "fitted",
 )
+ROLES = ("independent", "fitted", "input")
+FITTED_KEYS = ("knob", "value", "fitted_to", "how", "source")
+#: Metric kinds whose values are bounded indices: a relative tolerance would be meaningless
+#: (±20 % of 0.999 accepts 0.8, a 3:1 split), so published columns of them need abs_tolerance.
+BOUNDED_KINDS = ("jain",)
 QUICK_KEYS = ("trials", "set", "points")
 METRIC_KEYS = (
     "kind",
@@ -120,7 +148,13 @@ PUBLISHED_KEYS = (
     "tolerance",
     "order",
     "pairs",
+    "tie",
+    "spread",
+    "abs_tolerance",
     "note",
+    "role",
+    "knob",
+    "input",
 )
 CHECK_KEYS = (
     "claim",
@@ -140,6 +174,9 @@ CHECK_KEYS = (
     "other",
     "factor",
     "note",
+    "role",
+    "knob",
+    "input",
 )
 CHECK_KINDS = (
     "top",
@@ -186,6 +223,7 @@ class Report:
     published: list[dict[str, Any]]
     checks: list[dict[str, Any]]
     figures: list[dict[str, Any]] = field(default_factory=list)
+    fitted: list[dict[str, Any]] = field(default_factory=list)  #: [[report.fitted]] knobs
 
     def table(self, suffix: str) -> dict[str, Any]:
         for t in self.tables:
@@ -230,6 +268,82 @@ def _str(err: _Err, d: Mapping[str, Any], key: str, path: str, default: str | No
     if not isinstance(v, str):
         raise err(f"{path}.{key}", "must be a string" if key in d else "missing", v)
     return v
+
+
+PART_ROLES = ("cells", "order", "pairs")
+
+
+def _role(err: _Err, d: dict[str, Any], path: str, knobs: list[str], parts: bool = False) -> None:
+    """Check ``role`` (and ``knob`` / ``input``) of a published table or check, in place.
+
+    With *parts* (a published table) the role may also be a table giving the cells, the
+    rankings (``order``) and the pairs their own roles, e.g. when a knob fitted the totals of a
+    table but not the split between its columns; ``role_of`` then holds one role per part."""
+    role = d.get("role")
+    if parts and isinstance(role, dict):
+        _keys(err, role, f"{path}.role", PART_ROLES)
+        for k, v in role.items():
+            if v not in ROLES:
+                raise err(f"{path}.role.{k}", "unknown role", v, ", ".join(ROLES))
+        missing = [k for k in PART_ROLES if k not in role]
+        if missing:
+            raise err(f"{path}.role", f"missing {', '.join(missing)}", role, "cells, order, pairs")
+        d["role_of"] = dict(role)
+        roles = set(role.values())
+        d["role"] = (
+            "fitted" if "fitted" in roles else ("input" if "input" in roles else role["cells"])
+        )
+        _role_extras(err, d, path, knobs, roles)
+        return
+    if role is None:
+        raise err(
+            f"{path}.role",
+            "missing: say what this is evidence of",
+            allowed="'independent' (nothing was chosen by looking at it), 'fitted' (with knob = "
+            "a [[report.fitted]] knob) or 'input' (with input = the configured value it restates)",
+        )
+    if role not in ROLES:
+        raise err(f"{path}.role", "unknown role", role, ", ".join(ROLES))
+    if parts:
+        d["role_of"] = dict.fromkeys(PART_ROLES, role)
+    _role_extras(err, d, path, knobs, {role})
+
+
+def _role_extras(err: _Err, d: dict[str, Any], path: str, knobs: list[str], roles: set[str]):
+    """``knob`` for a fitted role, ``input`` for an input role; neither otherwise."""
+    role = "fitted" if "fitted" in roles else ("input" if "input" in roles else "independent")
+    if "fitted" in roles:
+        knob = d.get("knob")
+        names = [knob] if isinstance(knob, str) else knob
+        if not isinstance(names, list) or not names or not all(isinstance(k, str) for k in names):
+            raise err(
+                f"{path}.knob",
+                "missing: a fitted result names the knob chosen to match it",
+                knob,
+                "a knob of [[report.fitted]]: " + (", ".join(knobs) or "(none declared)"),
+            )
+        for k in names:
+            if k not in knobs:
+                raise err(
+                    f"{path}.knob",
+                    "is not declared in [[report.fitted]]",
+                    k,
+                    ", ".join(knobs) or "declare it: [[report.fitted]] knob/value/fitted_to",
+                )
+        d["knob"] = names
+    elif "knob" in d:
+        raise err(f"{path}.knob", f"only a 'fitted' result names a knob (role is '{role}')")
+    if "input" in roles:
+        inp = d.get("input")
+        if not isinstance(inp, str) or not inp.strip():
+            raise err(
+                f"{path}.input",
+                "missing: an input check names the configured value it restates",
+                inp,
+                "a string, e.g. 'host.0.nic_rate = 5.5Gbit'",
+            )
+    elif "input" in d:
+        raise err(f"{path}.input", f"only an 'input' result names an input (role is '{role}')")
 
 
 def parse_report(doc: Mapping[str, Any], file: str, dims: list[str]) -> Report:
@@ -341,10 +455,25 @@ def parse_report(doc: Mapping[str, Any], file: str, dims: list[str]) -> Report:
         raise err("report.table", "missing: a study scenario reports at least one table")
     suffixes = [t["suffix"] for t in tables]
 
+    fitted = []
+    for i, f in enumerate(_list_of_tables(err, r.get("fitted"), "report.fitted")):
+        path = f"report.fitted.{i}"
+        f = dict(_keys(err, f, path, FITTED_KEYS))
+        for k in ("knob", "fitted_to"):
+            if not isinstance(f.get(k), str) or not f[k].strip():
+                raise err(f"{path}.{k}", "missing (must be a non-empty string)", f.get(k))
+        if "value" not in f:
+            raise err(f"{path}.value", "missing: the value the knob was given")
+        if any(x["knob"] == f["knob"] for x in fitted):
+            raise err(f"{path}.knob", "is declared twice", f["knob"])
+        fitted.append(f)
+    knobs = [f["knob"] for f in fitted]
+
     pubs = []
     for i, p in enumerate(_list_of_tables(err, r.get("published"), "report.published")):
         path = f"report.published.{i}"
         p = dict(_keys(err, p, path, PUBLISHED_KEYS))
+        _role(err, p, path, knobs, parts=True)
         p.setdefault("table", "")
         if p["table"] not in suffixes:
             raise err(f"{path}.table", "names no [[report.table]] suffix", p["table"], suffixes)
@@ -378,6 +507,40 @@ def parse_report(doc: Mapping[str, Any], file: str, dims: list[str]) -> Report:
         for j, pr in enumerate(p["pairs"]):
             if not (isinstance(pr, list) and len(pr) == 2 and all(c in cols for c in pr)):
                 raise err(f"{path}.pairs.{j}", "must be two published column names", pr)
+        tie = p.setdefault("tie", 0.05)
+        if isinstance(tie, bool) or not isinstance(tie, (int, float)) or not 0 <= tie < 1:
+            raise err(f"{path}.tie", "must be a relative difference in [0, 1)", tie)
+        spread = p.setdefault("spread", {})
+        if not isinstance(spread, dict) or any(
+            k not in cols or v not in cols for k, v in spread.items()
+        ):
+            raise err(
+                f"{path}.spread",
+                "must map published columns to the published columns of their spread",
+                spread,
+                "e.g. { mean_kbps = 'sd_kbps' }",
+            )
+        abs_tol = p.setdefault("abs_tolerance", {})
+        if not isinstance(abs_tol, dict) or any(
+            k not in cols or isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0
+            for k, v in abs_tol.items()
+        ):
+            raise err(
+                f"{path}.abs_tolerance",
+                "must map published columns to absolute tolerances ≥ 0",
+                abs_tol,
+            )
+        by_name = {c["name"]: c for c in ours["columns"]}
+        for c in cols:
+            kind = mets[by_name[c]["metric"]]["kind"]
+            if kind in BOUNDED_KINDS and c not in abs_tol:
+                raise err(
+                    f"{path}.abs_tolerance",
+                    f"column '{c}' is a bounded index ({kind}): a relative tolerance would "
+                    "accept far-off values (±20 % of 0.999 is 0.8, a 3:1 split)",
+                    allowed=f"abs_tolerance = {{ {c} = 0.01 }} (state it in the scenario)",
+                )
+        p["mirror"] = ours.get("mirror")
         pubs.append(p)
 
     checks = []
@@ -385,6 +548,7 @@ def parse_report(doc: Mapping[str, Any], file: str, dims: list[str]) -> Report:
         path = f"report.check.{i}"
         c = dict(_keys(err, c, path, CHECK_KEYS))
         _str(err, c, "claim", path)
+        _role(err, c, path, knobs)
         if c.get("kind") not in CHECK_KINDS:
             raise err(f"{path}.kind", "unknown check kind", c.get("kind"), ", ".join(CHECK_KINDS))
         c.setdefault("table", "")
@@ -419,6 +583,7 @@ def parse_report(doc: Mapping[str, Any], file: str, dims: list[str]) -> Report:
         published=pubs,
         checks=checks,
         figures=figs,
+        fitted=fitted,
     )
 
 

@@ -5,11 +5,24 @@
   with one column per (metric, statistic over trials).
 * :func:`compare`: for a ``[[report.published]]`` table, every published cell next to ours with the
   difference (ours − published) and the relative difference; a cell *agrees* when
-  ``|ours − published| ≤ tolerance · |published|``. Orderings: for each ``order`` column, do the
+  ``|ours − published| ≤ tolerance · |published|``, or ``≤ abs_tolerance`` for columns given one
+  (bounded indices such as Jain's must be). Orderings: for each ``order`` column, do the
   rows rank the same (Kendall's τ between the rankings; exact agreement when every pair is in the
   same order), optionally within groups of a key (``within``); for each ``pairs`` entry, does the
-  same column win in every row (which client, stack or algorithm does better).
+  same column win in each row (which client, stack or algorithm does better).
 * :func:`check`: a ``[[report.check]]``, a published observation stated as a test on our table.
+
+Counting rules (issue "agreement report"), so that no number is counted twice or for free:
+
+* A published row that is the exact mirror of an earlier one (a symmetric client1/client2 matrix
+  published in full, per the table's ``mirror``) is the same measurement: it is compared once.
+* A pair is scored only when it is a real comparison: rows whose two sides are the same
+  configuration (XP against XP) are not scored, and neither are ties, pairs whose published values
+  differ by less than the published spread (``spread``) or, where none is published, by less
+  than ``tie`` (5 %) of the larger one.
+* NaN fails: a row we have but whose value is NaN fails the cell, the ranking, the pair or the
+  check, and the detail says so. A row we do not have at all (a ``--quick`` subset) is "not
+  evaluated" and is never counted as agreement.
 
 All functions work on plain pandas DataFrames, so they are tested on synthetic inputs.
 """
@@ -118,7 +131,8 @@ class PairResult:
     b: str
     published: str  #: column that is larger ('=' when equal)
     ours: str
-    agree: bool
+    agree: bool | None  #: None: not scored (see ``why``)
+    why: str = ""  #: why it is not scored, or why it fails (NaN)
 
 
 @dataclass
@@ -133,6 +147,12 @@ class Comparison:
     pairs: list[PairResult] = field(default_factory=list)
     tolerance: float = 0.2
     note: str = ""
+    role: str = "independent"  #: role of the cells: independent | fitted | input
+    knob: list[str] = field(default_factory=list)  #: the fitted knobs, for role 'fitted'
+    order_role: str = "independent"  #: role of the rankings
+    pairs_role: str = "independent"  #: role of the pairs
+    abs_tolerance: dict[str, float] = field(default_factory=dict)
+    mirrored_rows: int = 0  #: published rows skipped as exact mirrors of earlier ones
 
     @property
     def cells_agree(self) -> tuple[int, int]:
@@ -141,8 +161,30 @@ class Comparison:
 
     @property
     def orders_agree(self) -> tuple[int, int]:
-        items = [o.agree for o in self.orders] + [p.agree for p in self.pairs]
+        """(agreeing, scored) over rankings and scored pairs."""
+        items = [o.agree for o in self.orders] + [
+            p.agree for p in self.pairs if p.agree is not None
+        ]
         return sum(items), len(items)
+
+    def agreement_by_role(self) -> dict[str, dict[str, int]]:
+        """Cells and orderings (rankings and scored pairs) counted under each part's role."""
+        out: dict[str, dict[str, int]] = {}
+
+        def add(role: str, key: str, a: int, n: int) -> None:
+            d = out.setdefault(role, {"cells_agree": 0, "cells": 0, "orders_agree": 0, "orders": 0})
+            d[f"{key}_agree"] += a
+            d[key] += n
+
+        add(self.role, "cells", *self.cells_agree)
+        add(self.order_role, "orders", sum(o.agree for o in self.orders), len(self.orders))
+        scored = [bool(p.agree) for p in self.pairs if p.agree is not None]
+        add(self.pairs_role, "orders", sum(scored), len(scored))
+        return out
+
+    @property
+    def pairs_not_scored(self) -> int:
+        return sum(p.agree is None for p in self.pairs)
 
 
 def _label(keys: Sequence[str], row: Mapping[str, Any]) -> str:
@@ -154,27 +196,31 @@ def compare(published: Mapping[str, Any], ours: pd.DataFrame) -> Comparison:
     keys = list(published["keys"])
     cols = list(published["columns"])
     tol = float(published.get("tolerance", 0.2))
-    pub = pd.DataFrame(
-        [dict(zip(keys + cols, r, strict=True)) for r in published["rows"]], columns=keys + cols
-    )
+    abs_tol = {k: float(v) for k, v in (published.get("abs_tolerance") or {}).items()}
+    rows, mirrored = _unmirrored(published["rows"], keys, cols, published.get("mirror"))
+    pub = pd.DataFrame([dict(zip(keys + cols, r, strict=True)) for r in rows], columns=keys + cols)
     for k in keys:
         pub[k] = pub[k].astype(str)
     ours = ours.copy()
     for k in keys:
         if k in ours.columns:
             ours[k] = ours[k].astype(str)
+    ours["__have"] = True
     merged = pub.merge(ours, on=keys, how="left", suffixes=("__pub", "__ours"))
+    merged["__have"] = merged["__have"].eq(True)
     cells = []
     for _, row in merged.iterrows():
         for c in cols:
             p = float(row[f"{c}__pub"]) if f"{c}__pub" in row else float(row[c])
             o_key = f"{c}__ours" if f"{c}__ours" in row else None
+            have = bool(row.get("__have", False))
             o = float(row[o_key]) if o_key is not None and pd.notna(row[o_key]) else math.nan
             diff = o - p
             rel = diff / abs(p) if p else math.nan
-            # relative tolerance; absolute for a published zero
-            bound = tol * (abs(p) if p else 1.0)
-            agree = None if math.isnan(o) else bool(abs(diff) <= bound)
+            # relative tolerance (absolute for a published zero), or the column's absolute one
+            bound = abs_tol[c] if c in abs_tol else tol * (abs(p) if p else 1.0)
+            # no row of ours: not evaluated (None); a row whose value is NaN: fails
+            agree = None if not have else (False if math.isnan(o) else bool(abs(diff) <= bound))
             cells.append(
                 {
                     **{k: row[k] for k in keys},
@@ -196,20 +242,97 @@ def compare(published: Mapping[str, Any], ours: pd.DataFrame) -> Comparison:
         cells=cells_df,
         tolerance=tol,
         note=published.get("note", ""),
+        role=_part_role(published, "cells"),
+        knob=list(published.get("knob", [])),
+        order_role=_part_role(published, "order"),
+        pairs_role=_part_role(published, "pairs"),
+        abs_tolerance=abs_tol,
+        mirrored_rows=mirrored,
     )
     for o in published.get("order", []):
         comp.orders.extend(_orders(pub, ours, keys, o["column"], o.get("within")))
+    mirror_keys = (published.get("mirror") or {}).get("keys")
+    tie = float(published.get("tie", 0.05))
+    spread = published.get("spread") or {}
     for a, b in published.get("pairs", []):
         for _, row in merged.iterrows():
-            pa, pb = float(row[f"{a}__pub"]), float(row[f"{b}__pub"])
-            oa = row.get(f"{a}__ours")
-            ob = row.get(f"{b}__ours")
-            if oa is None or ob is None or pd.isna(oa) or pd.isna(ob):
-                continue
-            pw = a if pa > pb else b if pb > pa else "="
-            ow = a if oa > ob else b if ob > oa else "="
-            comp.pairs.append(PairResult(_label(keys, row), a, b, pw, ow, pw == ow))
+            comp.pairs.append(_pair(row, keys, a, b, mirror_keys, tie, spread))
     return comp
+
+
+def _part_role(published: Mapping[str, Any], part: str) -> str:
+    return (published.get("role_of") or {}).get(part, published.get("role", "independent"))
+
+
+def _unmirrored(
+    rows: Sequence[Sequence[Any]],
+    keys: Sequence[str],
+    cols: Sequence[str],
+    mirror: Mapping[str, Any] | None,
+) -> tuple[list[Sequence[Any]], int]:
+    """*rows* without those that exactly mirror an earlier row (keys a, b swapped and the paired
+    columns swapped with equal values), and how many were dropped."""
+    if not mirror or not all(k in keys for k in mirror.get("keys", [])):
+        return list(rows), 0
+    ia, ib = (list(keys).index(k) for k in mirror["keys"])
+    n = len(keys)
+    swap = {}
+    for ca, cb in mirror.get("columns", []):
+        if ca in cols and cb in cols:
+            swap[n + cols.index(ca)] = n + cols.index(cb)
+            swap[n + cols.index(cb)] = n + cols.index(ca)
+    kept: list[Sequence[Any]] = []
+    dropped = 0
+    for r in rows:
+        mirrored = False
+        if r[ia] != r[ib]:
+            for k in kept:
+                if str(k[ia]) != str(r[ib]) or str(k[ib]) != str(r[ia]):
+                    continue
+                if any(str(k[i]) != str(r[i]) for i in range(n) if i not in (ia, ib)):
+                    continue
+                if all(r[i] == k[swap.get(i, i)] for i in range(n, len(r))):
+                    mirrored = True
+                    break
+        if mirrored:
+            dropped += 1
+        else:
+            kept.append(r)
+    return kept, dropped
+
+
+def _pair(
+    row: Mapping[str, Any],
+    keys: Sequence[str],
+    a: str,
+    b: str,
+    mirror_keys: Sequence[str] | None,
+    tie: float,
+    spread: Mapping[str, str],
+) -> PairResult:
+    """Which of columns *a*, *b* is larger in one row, published vs ours (see the module doc for
+    which pairs are scored)."""
+    label = _label(keys, row)
+    pa, pb = float(row[f"{a}__pub"]), float(row[f"{b}__pub"])
+    pw = a if pa > pb else b if pb > pa else "="
+    oa, ob = row.get(f"{a}__ours"), row.get(f"{b}__ours")
+    have = bool(row.get("__have", False))
+    ow = "–"
+    if have and not (oa is None or ob is None or pd.isna(oa) or pd.isna(ob)):
+        ow = a if oa > ob else b if ob > oa else "="
+    if mirror_keys and str(row[mirror_keys[0]]) == str(row[mirror_keys[1]]):
+        return PairResult(label, a, b, pw, ow, None, "same configuration on both sides")
+    if a in spread and b in spread:
+        margin = max(float(row[f"{spread[a]}__pub"]), float(row[f"{spread[b]}__pub"]))
+        if abs(pa - pb) < margin:
+            return PairResult(label, a, b, pw, ow, None, "a tie within the published spread")
+    elif abs(pa - pb) < tie * max(abs(pa), abs(pb)):
+        return PairResult(label, a, b, pw, ow, None, f"a tie (published within {tie:.0%})")
+    if not have:
+        return PairResult(label, a, b, pw, ow, None, "no row of ours (not run)")
+    if ow == "–":
+        return PairResult(label, a, b, pw, ow, False, "ours is NaN")
+    return PairResult(label, a, b, pw, ow, pw == ow)
 
 
 def _orders(
@@ -220,12 +343,20 @@ def _orders(
     label_keys = [k for k in keys if k != within]
     for gval, gpub in groups:
         g = gpub.merge(ours[[*keys, column]], on=keys, how="inner", suffixes=("__pub", "__ours"))
-        g = g.dropna(subset=[f"{column}__ours"])
         if len(g) < 2:
             continue
         labels = [_label(label_keys, r) for _, r in g.iterrows()]
         p = g[f"{column}__pub"].astype(float).tolist()
         o = g[f"{column}__ours"].astype(float).tolist()
+        if any(math.isnan(x) for x in o):  # a NaN has no rank: the ranking cannot agree
+            rank_p = [labels[i] for i in sorted(range(len(p)), key=lambda i: -p[i])]
+            nan = [labels[i] for i in range(len(o)) if math.isnan(o[i])]
+            out.append(
+                OrderResult(
+                    column, within, str(gval), rank_p, ["NaN: " + ", ".join(nan)], 0.0, False
+                )
+            )
+            continue
         tau = kendall_tau(p, o)
         rank_p = [labels[i] for i in sorted(range(len(p)), key=lambda i: -p[i])]
         rank_o = [labels[i] for i in sorted(range(len(o)), key=lambda i: -o[i])]
@@ -245,6 +376,9 @@ class CheckResult:
     detail: str
     source: str = ""
     note: str = ""
+    role: str = "independent"  #: independent | fitted | input (tcplab.reproduce.spec)
+    knob: list[str] = field(default_factory=list)  #: for 'fitted': the knobs chosen to match it
+    input: str = ""  #: for 'input': the configured value the check restates
 
 
 def _rows(df: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFrame:
@@ -273,7 +407,18 @@ def check(spec: Mapping[str, Any], table: pd.DataFrame, keys: Sequence[str]) -> 
     claim, src, note = spec["claim"], spec.get("source", ""), spec.get("note", "")
 
     def result(ok: bool | None, detail: str) -> CheckResult:
-        return CheckResult(claim, kind, ok, detail, src, note)
+        role = spec.get("role", "independent")
+        return CheckResult(
+            claim,
+            kind,
+            ok,
+            detail,
+            src,
+            note,
+            role,
+            list(spec.get("knob", [])),
+            spec.get("input", ""),
+        )
 
     if kind == "not_modelled":  # an observation the engine cannot show; the note says why
         return result(None, "not evaluated: the model lacks what this needs (see the note)")
@@ -281,8 +426,13 @@ def check(spec: Mapping[str, Any], table: pd.DataFrame, keys: Sequence[str]) -> 
     key = spec.get("key", keys[0] if keys else None)
     df = _rows(table, spec.get("where"))
 
-    if df.empty or df[col].isna().all():
-        return result(None, "no values to check")
+    if df.empty:
+        return result(None, "not evaluated: no rows of ours (not run in this mode)")
+    used = [col] + ([spec["other"]] if kind == "below" else [])
+    nan = df[df[used].isna().any(axis=1)]
+    if not nan.empty:  # NaN fails every check, and says where
+        labels = "; ".join(_label(keys, r) or "(the row)" for _, r in nan.iterrows())
+        return result(False, f"fails: {'/'.join(used)} is NaN in {len(nan)} row(s): {labels}")
     by = df.groupby(key, sort=False)[col].mean() if key else df[col]
     if kind in ("top", "bottom"):
         best = by.idxmax() if kind == "top" else by.idxmin()

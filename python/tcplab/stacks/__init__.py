@@ -10,7 +10,9 @@ document, a kernel source or a row of the facts table (``stacks-and-ccas.md``, t
 shared reference of facts with sources). Values the reference marks UNVERIFIED, or that come from
 our own inference, have ``verified = false``: they are documented assumptions. ``approximate =
 true`` marks values where the engine's model is simpler than the OS mechanism (a fixed timer for an
-adaptive one, say); ``note`` says how.
+adaptive one, say); ``note`` says how. ``fitted = "..."`` marks a value chosen by looking at a
+published result (what it was fitted to): a study scenario whose results depend on it declares it
+in ``[[report.fitted]]``, and what it was fitted to is never counted as agreement.
 
 File format::
 
@@ -35,6 +37,7 @@ File format::
     verified = true
     approximate = false                  # optional (default false)
     note = "..."                         # optional
+    fitted = "Iwanaga I1's ≈ 200 Mbit/s"  # optional: chosen to match this published result
 
 Knob values are checked against the engine's knob list (name, kind); an optional knob can be set
 to ``"none"`` (null). CCA parameters are checked when a flow uses the algorithm, against the
@@ -72,8 +75,8 @@ GENERIC = "generic"
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9.-]*$")
 _TOP_KEYS = ("name", "description", "os", "version", "notes", "cca", "cca_params", "knobs")
-_CCA_KEYS = ("name", "source", "verified", "approximate", "note")
-_SETTING_KEYS = ("value", "source", "verified", "approximate", "note")
+_CCA_KEYS = ("name", "source", "verified", "approximate", "note", "fitted")
+_SETTING_KEYS = ("value", "source", "verified", "approximate", "note", "fitted")
 #: Written for an optional knob (or CCA parameter) to mean null: TOML has no null.
 NONE_WORD = "none"
 
@@ -92,6 +95,7 @@ class Setting:
     verified: bool
     approximate: bool = False
     note: str = ""
+    fitted: str = ""  #: the published result this value was chosen to match ('' if none)
 
 
 @dataclass(frozen=True)
@@ -219,6 +223,7 @@ def _setting(
     if not isinstance(approximate, bool):
         raise _fail(file, f"{where}.approximate", "must be a boolean")
     note = _str_field(file, t, "note", f"{where}.", required=False)
+    fitted = _str_field(file, t, "fitted", f"{where}.", required=False)
     if not verified and not note and "UNVERIFIED" not in source:
         raise _fail(
             file,
@@ -234,7 +239,7 @@ def _setting(
             raise _fail(
                 file, f"{where}.value", f"{raw!r}: {e.problem}; expected {e.allowed}"
             ) from None
-    return Setting(raw, value, source, verified, approximate, note)
+    return Setting(raw, value, source, verified, approximate, note, fitted)
 
 
 def parse(text: str, file: str, catalog: Catalog) -> Stack:
@@ -364,6 +369,8 @@ def _mark(s: Setting) -> str:
         tags.append("UNVERIFIED (assumption)")
     if s.approximate:
         tags.append("APPROXIMATE (simplified model)")
+    if s.fitted:
+        tags.append(f"FITTED to {s.fitted} (not agreement)")
     return "; ".join(tags)
 
 

@@ -47,8 +47,11 @@
 //!
 //! * Data only: SYN/RST handling, timestamps/PAWS and the TS.Recent echo belong to the caller.
 //! * The delayed-ACK timeout is a fixed knob, not Linux's adaptive ATO (40–200 ms, B.1).
-//! * The receive buffer is fixed: no receive-buffer autotuning and no Linux `rcv_ssthresh`
-//!   window growth (B.1 "Receive window"); a personality can approximate them with `rcvbuf`.
+//! * The receive buffer is `rcvbuf` unless the caller grows it ([`Receiver::grow_rcvbuf`]) and
+//!   the window is bounded by a clamp that the caller raises ([`Receiver::raise_clamp`], Linux's
+//!   `rcv_ssthresh`, B.1 "Receive window"): the policies that grow them (receive-buffer
+//!   autotuning and `rcv_ssthresh` growth, per personality) live in the caller, `TcpReceiver`
+//!   (rx.rs); this part only enforces the bounds it is given.
 //! * The full-segment size is estimated as the largest segment seen so far (capped at `mss`),
 //!   starting from 536 bytes; Linux's estimate can also decrease again
 //!   (L: net/ipv4/tcp_input.c `tcp_measure_rcv_mss`), this one cannot.
@@ -130,7 +133,7 @@ pub struct ReceiverConfig {
 impl Default for ReceiverConfig {
     fn default() -> Self {
         ReceiverConfig {
-            // Linux 6.x tcp_rmem default (middle value), B.1; autotuning is not modelled.
+            // Linux 6.x tcp_rmem default (middle value), B.1; autotuning (rx.rs) may grow it.
             rcvbuf: 131_072,
             // 1500-byte MTU − 20 IP − 20 TCP − 12 timestamp option.
             mss: 1448,
