@@ -206,6 +206,10 @@ knobs! {
     rack: bool = false; kind "bool";
     /// Limited transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
     limited_transmit: bool = true; kind "bool";
+    /// Keep SACK marks across a retransmission timeout and resend only un-SACKed data, unless
+    /// the first unacknowledged segment is SACKed (reneging) — Linux (net/ipv4/tcp_input.c
+    /// `tcp_enter_loss`). Off: forget them as RFC 2018 §8 recommends (BSD, Windows).
+    rto_keeps_sack: bool = false; kind "bool";
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh: 3).
     dupthresh: u32 = 3; kind "int";
     /// Initial sequence number; null = drawn from the flow's random stream.

@@ -382,6 +382,35 @@ impl Scoreboard {
         self.retx_order.clear();
     }
 
+    /// Retransmission timeout, keeping SACK marks (Linux; knob `rto_keeps_sack`): every record
+    /// not SACKed is marked lost and resent in order in slow start, SACKed records stay SACKed
+    /// and are not resent. Linux forgets the marks only on evidence of reneging, i.e. when the
+    /// first unacknowledged record is itself SACKed (net/ipv4/tcp_input.c `tcp_enter_loss`,
+    /// 2.4/2.6 with `how` = 1 from `tcp_check_sack_reneging`; `tcp_timeout_mark_lost` since
+    /// 4.x): then this falls back to [`Scoreboard::on_rto`]. Returns whether the marks were
+    /// kept. RFC 2018 §8 only says a sender SHOULD forget them, because a receiver MAY renege.
+    pub fn on_rto_keep_sacked(&mut self) -> bool {
+        if self.segs.front().is_none_or(|s| s.flags & SACKED != 0) {
+            self.on_rto();
+            return false;
+        }
+        for s in self.segs.iter_mut() {
+            s.flags = if s.flags & SACKED != 0 {
+                (s.flags & EVER_RETRANS) | SACKED
+            } else {
+                (s.flags & EVER_RETRANS) | LOST
+            };
+        }
+        self.retrans_bytes = 0;
+        self.lost_bytes = self.out_bytes - self.sacked_bytes;
+        // Every un-SACKed record is already lost: nothing below the newest record is left for
+        // SACK-based loss marking to examine.
+        self.lost_scan = self.segs.back().map_or(0, |s| s.end());
+        self.retx_hint = self.segs.front().map_or(0, |s| s.start);
+        self.retx_order.clear();
+        true
+    }
+
     /// RFC 6675 `NextSeg()` rule 1: the first lost record not yet retransmitted. Returns its index.
     pub fn next_lost(&mut self) -> Option<usize> {
         if self.retx_hint == u64::MAX || self.lost_bytes <= self.lost_retransmitted_bytes() {
@@ -657,6 +686,47 @@ mod tests {
         b.on_rto();
         assert_eq!(b.sacked_bytes, 0);
         assert_eq!(b.pipe(), 0);
+        assert_eq!(b.next_lost(), Some(0));
+        b.check_invariants();
+    }
+
+    #[test]
+    fn test_rto_keeping_sacks_resends_only_the_holes() {
+        let mut b = board(6, 1000);
+        let mut r = AckResult::default();
+        b.on_sack_block(2000, 4000, 0, &mut r); // records 2 and 3 SACKed
+        let i = b.next_lost().or_else(|| {
+            b.mark_head_lost();
+            b.next_lost()
+        });
+        b.on_retransmit(i.unwrap(), 10); // record 0 resent before the timeout
+        assert!(b.on_rto_keep_sacked());
+        b.check_invariants();
+        assert_eq!(b.sacked_bytes, 2000);
+        assert_eq!(b.lost_bytes, 4000); // 0, 1, 4, 5
+        assert_eq!(b.pipe(), 0);
+        let mut resent = vec![];
+        while let Some(i) = b.next_lost() {
+            resent.push(b.on_retransmit(i, 20).0);
+        }
+        assert_eq!(resent, vec![0, 1000, 4000, 5000]);
+        b.check_invariants();
+        // New SACK information after the timeout still marks and counts as before.
+        let mut r = AckResult::default();
+        b.on_sack_block(5000, 6000, 30, &mut r);
+        assert_eq!(r.bytes_sacked, 1000);
+        b.check_invariants();
+    }
+
+    #[test]
+    fn test_rto_forgets_sacks_when_the_head_is_sacked() {
+        // A SACKed first record at a timeout means the receiver reneged (Linux
+        // tcp_check_sack_reneging): the marks are forgotten as RFC 2018 §8 recommends.
+        let mut b = board(4, 1000);
+        let mut r = AckResult::default();
+        b.on_sack_block(0, 1000, 0, &mut r);
+        assert!(!b.on_rto_keep_sacked());
+        assert_eq!(b.sacked_bytes, 0);
         assert_eq!(b.next_lost(), Some(0));
         b.check_invariants();
     }

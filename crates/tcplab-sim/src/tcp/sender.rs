@@ -1035,10 +1035,13 @@ impl TcpSender {
             backoff_count: self.rtt.backoff + 1,
             mss: self.smss,
         });
-        self.sb.on_rto();
-        if self.sack_on {
-            // SACK marks are forgotten: do not count SACKed data as delivered twice (rate.rs).
-            self.sb.rate.on_rto(now);
+        let kept = self.sack_on && self.cfg.rto_keeps_sack && self.sb.on_rto_keep_sacked();
+        if !kept {
+            self.sb.on_rto();
+            if self.sack_on {
+                // SACK marks are forgotten: do not count SACKed data as delivered twice (rate.rs).
+                self.sb.rate.on_rto(now);
+            }
         }
         self.rtt.back_off();
         if self.rec.active {
