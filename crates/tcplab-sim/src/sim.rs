@@ -59,6 +59,8 @@ pub struct FlowTotals {
     pub dsack_blocks: u64,
     pub invalid_sack_blocks: u64,
     pub sent_beyond_rwnd: u64,
+    /// Entries into CWR on a full host transmit queue (local congestion).
+    pub local_cwr: u64,
     pub tlp_probes: u64,
     pub zero_window_probes: u64,
     pub syn_retransmits: u64,
@@ -648,6 +650,7 @@ impl Simulation {
                 dsack_blocks: 0,
                 invalid_sack_blocks: 0,
                 sent_beyond_rwnd: 0,
+                local_cwr: 0,
                 tlp_probes: 0,
                 zero_window_probes: 0,
                 syn_retransmits: 0,
@@ -672,6 +675,7 @@ impl Simulation {
                     t.dsack_blocks = st.dsack_blocks;
                     t.invalid_sack_blocks = st.invalid_sack_blocks;
                     t.sent_beyond_rwnd = st.sent_beyond_rwnd;
+                    t.local_cwr = st.local_cwr;
                     t.tlp_probes = st.tlp_probes;
                     t.zero_window_probes = st.zero_window_probes;
                     t.syn_retransmits = st.syn_retransmits;

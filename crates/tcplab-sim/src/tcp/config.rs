@@ -210,6 +210,10 @@ knobs! {
     /// the first unacknowledged segment is SACKed (reneging) — Linux (net/ipv4/tcp_input.c
     /// `tcp_enter_loss`). Off: forget them as RFC 2018 §8 recommends (BSD, Windows).
     rto_keeps_sack: bool = false; kind "bool";
+    /// Local congestion: when the host's transmit queue is full and the sender has a segment
+    /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
+    /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.
+    local_congestion_cwr: bool = false; kind "bool";
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh: 3).
     dupthresh: u32 = 3; kind "int";
     /// Initial sequence number; null = drawn from the flow's random stream.

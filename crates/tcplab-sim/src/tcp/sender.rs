@@ -43,6 +43,8 @@ pub struct SenderStats {
     pub invalid_sack_blocks: u64,
     /// Segments sent (partly) beyond the receiver's advertised window (only with the quirk).
     pub sent_beyond_rwnd: u64,
+    /// Entries into CWR on a full host transmit queue (knob `local_congestion_cwr`).
+    pub local_cwr: u64,
     pub syn_retransmits: u64,
     pub zero_window_probes: u64,
 }
@@ -119,6 +121,9 @@ pub struct TcpSender {
     tlp_out: bool,
     /// After an RTO, until this offset is acknowledged (Linux "Loss" state; RFC 6582 recover).
     loss_point: Option<u64>,
+    /// Local congestion (knob `local_congestion_cwr`): the CWR state lasts until this offset
+    /// (Linux `high_seq`) is acknowledged.
+    cwr_point: Option<u64>,
     pub sb: Scoreboard,
     pub rtt: RttEstimator,
     pub cc: Box<dyn CongestionControl>,
@@ -172,6 +177,7 @@ impl TcpSender {
             tlp_deadline: None,
             tlp_out: false,
             loss_point: None,
+            cwr_point: None,
             sb: Scoreboard::new(dupthresh),
             rtt,
             cc,
@@ -543,6 +549,9 @@ impl TcpSender {
             }
             if !cx.nic_has_room() {
                 self.nic_wake = Some(cx.nic_free_at.max(now + 1));
+                if self.cfg.local_congestion_cwr && self.would_send() {
+                    self.enter_local_cwr(now);
+                }
                 break;
             }
             let pipe = self.sb.pipe();
@@ -608,6 +617,53 @@ impl TcpSender {
         }
         self.cwnd_limited = stopped_by_cwnd;
         self.maybe_send_fin(cx);
+    }
+
+    /// Whether `try_send` would put a segment on the wire now if the host's queue had room:
+    /// a lost segment to resend, or new data, within the send window.
+    fn would_send(&self) -> bool {
+        let fits = self.sb.pipe() + self.smss as u64 <= self.send_window();
+        if self.sb.lost_bytes > self.sb.retrans_bytes {
+            return fits;
+        }
+        let app_room = self
+            .app_end
+            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
+        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
+        let buf_room = (self.snd_una + self.cfg.sndbuf).saturating_sub(self.snd_nxt);
+        fits && app_room > 0 && rwnd_room > 0 && buf_room > 0
+    }
+
+    /// Local congestion: the host's transmit queue refused a segment. Linux before TCP small
+    /// queues (3.6) got NET_XMIT_DROP from the qdisc in `tcp_transmit_skb` and called
+    /// `tcp_enter_cwr` (net/ipv4/tcp_output.c, 2.4 and 2.6): ssthresh from the congestion
+    /// control's `ssthresh()`, cwnd = min(cwnd, in flight + 1), CWR state until everything sent
+    /// so far is acknowledged (`high_seq`); the segment was not lost and is sent when the queue
+    /// has room. Approximation: cwnd goes to min(ssthresh, in flight + 1 segment) at once,
+    /// where Linux lowers it by one segment every second ACK (`tcp_cwnd_down`) to the same end.
+    fn enter_local_cwr(&mut self, now: Nanos) {
+        if self.rec.active || self.loss_point.is_some() || self.cwr_point.is_some() {
+            return; // Linux enters CWR only from the Open and Disorder states
+        }
+        let in_flight = self.sb.pipe();
+        self.cc.on_congestion_event(&CongestionEvent {
+            now,
+            in_flight: self.sb.out_bytes,
+            lost_bytes: 0,
+            srtt: self.rtt.srtt,
+            min_rtt: self.rtt.min_rtt,
+            mss: self.smss,
+        });
+        if !self.cc.governs_recovery() {
+            let w = self
+                .cc
+                .ssthresh()
+                .min(in_flight + self.smss as u64)
+                .max(self.smss as u64);
+            self.cc.set_cwnd(w);
+        }
+        self.stats.local_cwr += 1;
+        self.cwr_point = Some(self.snd_nxt);
     }
 
     fn maybe_idle_restart(&mut self, now: Nanos) {
@@ -806,6 +862,9 @@ impl TcpSender {
         }
         if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
             self.loss_point = None;
+        }
+        if self.cwr_point.is_some_and(|p| self.snd_una >= p) {
+            self.cwr_point = None;
         }
 
         // RFC 6937 DeliveredData: Δsnd.una + ΔSACKed, where ΔSACKed nets out data SACKed
