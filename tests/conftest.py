@@ -11,12 +11,16 @@ from __future__ import annotations
 import os
 import random
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Runs the tests record (tcplab.runs) and trials they store (tcplab.store) go to a scratch results
+# directory, never the user's ~/.local/share/tcplab.
+os.environ["TCPLAB_RESULTS"] = tempfile.mkdtemp(prefix="tcplab-test-results-")
 sys.path.insert(0, str(ROOT / "python"))
 
 from tcplab.catalog import Catalog  # noqa: E402

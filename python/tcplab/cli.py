@@ -62,12 +62,18 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--progress", action="store_true", help="show a progress bar even if stderr is not a TTY"
     )
+    add_campaign_args(r, resume_default=False)
 
     v = sub.add_parser("validate", help="check a scenario and show the expanded topology")
     v.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file or bundled name")
     v.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
 
     _add_reproduce_parser(sub)
+    from . import diff as diff_mod
+    from . import runs as runs_mod
+
+    runs_mod.add_parsers(sub)
+    diff_mod.add_parser(sub)
 
     from .trace import add_subcommand as add_trace
 
@@ -137,8 +143,6 @@ def _run(args: argparse.Namespace) -> int:
     from . import results, runner
     from . import scenario as scenario_mod
 
-    if args.jobs is not None and args.jobs < 1:
-        raise UserError("--jobs must be at least 1")
     if _is_sweep(args.scenario):
         return _run_sweep(args)
     sc = scenario_mod.load(
@@ -151,13 +155,56 @@ def _run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else results.default_out(sc.name)
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty()) and sc.trials > 1
     pcap = [x for x in args.pcap.split(",") if x] if args.pcap else None
-    result = runner.run(sc, out=out, progress=show_bar, jobs=args.jobs, pcap=pcap)
+    ex, store, record = campaign_options(args, resume_default=False, scenario_run=sc.run_options)
+    result = runner.run(
+        sc,
+        out=out,
+        progress=show_bar,
+        jobs=args.jobs,
+        pcap=pcap,
+        executor=ex,
+        resume=store or False,
+    )
+    run_id = _record(
+        args,
+        record,
+        "run",
+        [({"point": "base"}, result)],
+        sc.name,
+        ex,
+        result.wall_seconds,
+        result.out,
+        store,
+    )
     if args.quiet:
         print(result.out)
     else:
         print(format_summary(result.summary))
-        print(f"results: {result.out}")
+        print(f"results: {result.out}{run_id}")
     return 0
+
+
+def _record(args, record, kind, entries, name, ex, wall, out, store) -> str:
+    """Record the run in the results catalog (tcplab.runs); returns ' (run ID)' or ''."""
+    if not record:
+        return ""
+    from . import runs
+
+    doc = runs.record(
+        kind,
+        entries,
+        root=None if record is True else record,
+        file=str(args.scenario),
+        name=name,
+        overrides=args.overrides,
+        executor=ex.name,
+        wall_seconds=wall,
+        out=out,
+        reused_trials=store.hits if store is not None else 0,
+        extra={"trials_override": args.trials, "seed_override": args.seed},
+    )
+    reused = f", {store.hits} trial(s) reused" if store is not None and store.hits else ""
+    return f" (run {doc['run_id']}{reused})"
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -200,12 +247,28 @@ def _run_sweep(args: argparse.Namespace) -> int:
     bar = None
     if not args.quiet and (args.progress or sys.stderr.isatty()) and total > 1:
         bar = runner.ProgressBar(total)
-    res = sweep.run_sweep(loaded, file=args.scenario, out=out, jobs=args.jobs, progress=bar)
+    ex, store, record = campaign_options(
+        args, resume_default=False, scenario_run=loaded[0][1].run_options
+    )
+    res = sweep.run_sweep(
+        loaded, file=args.scenario, out=out, jobs=args.jobs, progress=bar, executor=ex, store=store
+    )
+    run_id = _record(
+        args,
+        record,
+        "sweep",
+        [({"point": p.label or "base"}, r) for p, r in res],
+        name,
+        ex,
+        res.wall_seconds,
+        res.out,
+        store,
+    )
     if args.quiet:
         print(res.out)
     else:
         print(sweep.format_table(res))
-        print(f"results: {res.out} (sweep.csv, points/<label>/)")
+        print(f"results: {res.out} (sweep.csv, points/<label>/){run_id}")
     return 0
 
 
@@ -241,6 +304,53 @@ def _add_reproduce_parser(sub: Any) -> None:
     rp.add_argument(
         "--progress", action="store_true", help="show a progress bar even if stderr is not a TTY"
     )
+    add_campaign_args(rp, resume_default=True)
+
+
+def add_campaign_args(p: argparse.ArgumentParser, *, resume_default: bool) -> None:
+    """--executor, --ray-address, --resume/--no-resume, --results-dir, --no-record."""
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        help="where trials run (default: [run] executor, $TCPLAB_EXECUTOR, else local)",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="join this Ray cluster (default: [run] ray_address, $TCPLAB_RAY_ADDRESS, else a "
+        "local Ray instance)",
+    )
+    p.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=resume_default,
+        help="reuse trials stored by earlier runs of the same build and store new ones "
+        f"(default: {'on' if resume_default else 'off'})",
+    )
+    p.add_argument(
+        "--results-dir",
+        metavar="DIR",
+        help="trial store and run catalog (default $TCPLAB_RESULTS or ~/.local/share/tcplab)",
+    )
+    p.add_argument(
+        "--no-record", action="store_true", help="do not record this run in the results catalog"
+    )
+
+
+def campaign_options(args: argparse.Namespace, *, resume_default: bool, scenario_run=None):
+    """(executor, trial store or None, record target or False) from the campaign flags."""
+    from .executors import get_executor
+    from .store import TrialStore
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    ex = get_executor(
+        args.executor, jobs=args.jobs, ray_address=args.ray_address, scenario_run=scenario_run
+    )
+    resume = getattr(args, "resume", resume_default)
+    store = TrialStore(args.results_dir) if resume else None
+    record = False if args.no_record else (args.results_dir or True)
+    return ex, store, record
 
 
 def _reproduce(args: argparse.Namespace) -> int:

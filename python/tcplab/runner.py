@@ -14,20 +14,19 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import engines, results
+from . import engines, executors, results
 from . import scenario as scenario_mod
 from .capture import capture_specs
 from .catalog import Catalog
-from .errors import EngineError
 from .results import Result
 from .seeds import trial_seeds
+from .store import TrialStore
 
-__all__ = ["ProgressBar", "run", "run_trials"]
+__all__ = ["ProgressBar", "run"]
 
 Progress = Callable[[int, int], None]
 
@@ -49,51 +48,17 @@ class ProgressBar:
             filled = width * done // total if total else width
             elapsed = time.perf_counter() - self.start
             bar = "#" * filled + "-" * (width - filled)
-            self.stream.write(f"\r[{bar}] {done}/{total} {self.label} {elapsed:6.1f}s")
+            rate = done / elapsed if elapsed > 0 else 0.0
+            if done >= total:
+                tail = f"{elapsed:6.1f}s"
+            elif rate > 0:
+                tail = f"{rate:5.1f}/s ETA {(total - done) / rate:5.0f}s"
+            else:
+                tail = "ETA   ?"
+            self.stream.write(f"\r[{bar}] {done}/{total} {self.label} {tail}   ")
             if done >= total:
                 self.stream.write("\n")
             self.stream.flush()
-
-
-def run_trials(
-    engine: engines.Engine,
-    configs: Sequence[dict[str, Any]],
-    *,
-    jobs: int = 1,
-    progress: Progress | None = None,
-    engine_name: str = "sim",
-) -> list[dict[str, Any]]:
-    """Run every config with *engine* (*jobs* threads) and return the raw results in order."""
-    n = len(configs)
-    out: list[dict[str, Any] | None] = [None] * n
-    done = 0
-    lock = threading.Lock()
-
-    def one(k: int) -> None:
-        nonlocal done
-        try:
-            raw = engine(configs[k])
-        except ValueError as e:
-            raise EngineError(
-                f"trial {k} (seed {configs[k]['seed']}): the {engine_name} engine rejected the "
-                f"config: {e}"
-            ) from e
-        out[k] = raw
-        with lock:
-            done += 1
-            if progress is not None:
-                progress(done, n)
-
-    if jobs <= 1 or n <= 1:
-        for k in range(n):
-            one(k)
-    else:
-        with ThreadPoolExecutor(max_workers=min(jobs, n), thread_name_prefix="tcplab") as pool:
-            futures = [pool.submit(one, k) for k in range(n)]
-            # Re-raise the error of the lowest trial index, as a sequential run would.
-            for fut in futures:
-                fut.result()
-    return [r for r in out if r is not None]
 
 
 def run(
@@ -108,6 +73,9 @@ def run(
     jobs: int | None = None,
     catalog: Catalog | None = None,
     pcap: Iterable[str] | None = None,
+    executor: str | executors.Executor | None = None,
+    ray_address: str | None = None,
+    resume: bool | TrialStore = False,
 ) -> Result:
     """Run a scenario and return its :class:`~tcplab.results.Result`.
 
@@ -118,6 +86,9 @@ def run(
     ``(done, total)``. *jobs*: threads for simulator trials (default ``os.cpu_count()``).
     *pcap*: links or ``host:NAME``s whose packets trial 0 records (default: the scenario's
     ``capture``); the files are in ``result.captures`` and, with *out*, in ``<out>/pcap/``.
+    *executor*: ``"local"`` (default), ``"ray"`` or an :class:`~tcplab.executors.Executor`
+    (*ray_address* joins a Ray cluster). *resume*: True (or a
+    :class:`~tcplab.store.TrialStore`) reuses trials stored by earlier runs and stores new ones.
     """
     from . import __version__
 
@@ -141,7 +112,7 @@ def run(
         )
     if out is not None:
         results.check_out(out)
-    run_engine = engines.get_engine(sc.engine)
+    engines.get_engine(sc.engine)  # EngineUnavailable before anything is written
     seeds = trial_seeds(sc.seed, sc.trials)
     configs = [sc.config(s) for s in seeds]
     pcap_names = list(pcap) if pcap is not None else list(sc.capture)
@@ -149,10 +120,13 @@ def run(
     if pcap_names:
         capture_dir = Path(tempfile.mkdtemp(prefix="tcplab-pcap-"))
         configs[0]["capture"] = capture_specs(configs[0], pcap_names, capture_dir)
-    if jobs is None:
-        jobs = os.cpu_count() or 1
-    if not engines.parallel_ok(sc.engine):
-        jobs = 1
+    if not isinstance(executor, str | None):
+        ex = executor
+    else:
+        ex = executors.get_executor(
+            executor, jobs=jobs, ray_address=ray_address, scenario_run=sc.run_options
+        )
+    store = TrialStore() if resume is True else (resume or None)
     callback: Progress | None
     if progress is True:
         callback = ProgressBar(len(configs))
@@ -161,7 +135,7 @@ def run(
     else:
         callback = None
     t0 = time.perf_counter()
-    raws = run_trials(run_engine, configs, jobs=jobs, progress=callback, engine_name=sc.engine)
+    raws, _ = executors.run_trials(sc.engine, configs, executor=ex, progress=callback, store=store)
     wall = time.perf_counter() - t0
     result = Result(sc, seeds, configs, raws, wall, __version__)
     if capture_dir is not None:

@@ -65,7 +65,9 @@ TOP_KEYS = (
     "flow",
     "sweep",
     "report",
+    "run",
 )
+RUN_KEYS = ("executor", "ray_address")
 PATH_KEYS = (
     "rate",
     "rtt",
@@ -254,6 +256,8 @@ class Scenario:
     resolved: dict[str, Any] = field(repr=False)
     #: Links or hosts ("host:NAME") whose packets trial 0 records as pcap (see tcplab.capture).
     capture: tuple[str, ...] = ()
+    #: ``[run]``: where trials run (tcplab.executors); never changes results.
+    run_options: dict[str, str] = field(default_factory=dict)
 
     def config(self, seed: int) -> dict[str, Any]:
         """The normalized config (§3) of a trial whose seed is *seed*."""
@@ -877,6 +881,7 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
     record_changes = top.take("record_changes", _bool, default=False, literal=False)
     capture = tuple(top.take("capture", _str_list, default=[], literal=[]))
     _sweep_and_report(top)
+    run_options = _run_table(ctx, doc)
 
     if not top.has("path"):
         raise ctx.error("path", "missing (required)", allowed="a [path] table with at least rate")
@@ -965,6 +970,8 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
     if hosts_resolved:
         resolved["host"] = hosts_resolved
     resolved["flow"] = flows_resolved
+    if run_options:
+        resolved["run"] = dict(run_options)
     resolved = {k: resolved[k] for k in TOP_KEYS if k in resolved}
 
     return Scenario(
@@ -978,6 +985,7 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
         engine=engine,
         record_changes=record_changes,
         capture=capture,
+        run_options=run_options,
         path=path,
         hosts=all_hosts,
         flows=flows,
@@ -985,6 +993,27 @@ def _validate(ctx: _Ctx, doc: dict[str, Any], catalog: Catalog, default_name: st
         links=links,
         resolved=resolved,
     )
+
+
+def _run_table(ctx: _Ctx, doc: dict[str, Any]) -> dict[str, str]:
+    """``[run]``: ``executor`` ("local" or "ray") and ``ray_address`` (tcplab.executors). Kept in
+    the resolved scenario only when written: it says where trials run, not what they compute."""
+    if "run" not in doc:
+        return {}
+    t = _Table(ctx, doc["run"], "run", RUN_KEYS, "the [run] table")
+    out: dict[str, str] = {}
+    ex = t.take("executor", _choice(("local", "ray")), default=None, literal=None)
+    if ex is not None:
+        out["executor"] = ex
+    addr = t.take(
+        "ray_address",
+        _str("a Ray address such as 'auto' or '10.0.0.1:6379'"),
+        default=None,
+        literal=None,
+    )
+    if addr is not None:
+        out["ray_address"] = addr
+    return out
 
 
 def _sweep_and_report(top: _Table) -> None:

@@ -68,13 +68,14 @@ from typing import Any
 import pandas as pd
 import tomli_w
 
-from . import engines, results
+from . import engines, executors, results
 from . import scenario as scenario_mod
 from .capture import capture_specs
 from .catalog import Catalog
 from .errors import ScenarioError, UserError
 from .results import Result
 from .seeds import trial_seeds
+from .store import TrialStore
 
 __all__ = [
     "Dimension",
@@ -622,10 +623,14 @@ def run_sweep(
     jobs: int | None = None,
     progress: Progress | None = None,
     plots: bool = True,
+    executor: str | executors.Executor | None = None,
+    ray_address: str | None = None,
+    store: TrialStore | None = None,
 ) -> SweepResult:
     """Run every trial of every point of *loaded* (from :func:`load_points`) in one pool of
-    *jobs* threads (default: the CPU count), longest trials first; results are identical to
-    running the points one by one. With *out*, write the sweep directory (see
+    *jobs* threads (default: the CPU count) or on *executor* (:mod:`tcplab.executors`), longest
+    trials first; results are identical to running the points one by one. *store*: reuse and
+    keep trials (``--resume``, :mod:`tcplab.store`). With *out*, write the sweep directory (see
     :meth:`SweepResult.write`)."""
     from . import __version__
 
@@ -637,10 +642,14 @@ def run_sweep(
             f"{file}: the points of a sweep use different engines ({', '.join(engine_names)})"
         )
     engine_name = engine_names.pop() if engine_names else "sim"
-    run_engine = engines.get_engine(engine_name)
-    jobs = jobs or os.cpu_count() or 1
-    if not engines.parallel_ok(engine_name):
-        jobs = 1
+    engines.get_engine(engine_name)  # EngineUnavailable before anything runs
+    if executor is None or isinstance(executor, str):
+        executor = executors.get_executor(
+            executor,
+            jobs=jobs,
+            ray_address=ray_address,
+            scenario_run=loaded[0][1].run_options if loaded else None,
+        )
     per_point: list[tuple[list[int], list[dict[str, Any]]]] = []
     flat: list[tuple[float, int, int]] = []  # (cost, point, trial)
     scratch: list[Path] = []
@@ -654,36 +663,31 @@ def run_sweep(
         per_point.append((seeds, configs))
         c = _cost(sc)
         flat.extend((c, i, k) for k in range(len(configs)))
-    flat.sort(key=lambda x: -x[0])
-    from .runner import run_trials
-
-    # Time each trial (thread time of the engine call), for reports of where the time went.
-    seconds: dict[int, float] = {}
-
-    def timed(cfg: dict[str, Any]) -> dict[str, Any]:
-        t = time.perf_counter()
-        raw = run_engine(cfg)
-        seconds[id(cfg)] = time.perf_counter() - t
-        return raw
-
+    # Longest trials first; the flat list stays in (point, trial) order for the results.
+    order = sorted(range(len(flat)), key=lambda j: -flat[j][0])
+    labels = [f"point {loaded[i][0].label or 'base'} trial {k}" for _, i, k in flat]
     t0 = time.perf_counter()
-    raws = run_trials(
-        timed,
+    raws, seconds = executors.run_trials(
+        engine_name,
         [per_point[i][1][k] for _, i, k in flat],
-        jobs=jobs,
+        executor=executor,
+        order=order,
         progress=progress,
-        engine_name=engine_name,
+        store=store,
+        labels=labels,
     )
     wall = time.perf_counter() - t0
     by_point: list[list[dict[str, Any] | None]] = [[None] * len(c) for _, c in per_point]
-    for (_, i, k), raw in zip(flat, raws, strict=True):
+    secs_point: list[list[float]] = [[0.0] * len(c) for _, c in per_point]
+    for (_, i, k), raw, secs in zip(flat, raws, seconds, strict=True):
         by_point[i][k] = raw
+        secs_point[i][k] = secs
     res = []
     for i, (_, sc) in enumerate(loaded):
         seeds, configs = per_point[i]
         r = Result(sc, seeds, configs, [x for x in by_point[i] if x is not None], wall, __version__)
         #: engine seconds of each trial (summed over a point: its share of the pool's work)
-        r.trial_seconds = [seconds.get(id(c), 0.0) for c in configs]  # type: ignore[attr-defined]
+        r.trial_seconds = secs_point[i]  # type: ignore[attr-defined]
         if "capture" in configs[0]:
             r.captures = [Path(c["path"]) for c in configs[0]["capture"]]
         res.append(r)

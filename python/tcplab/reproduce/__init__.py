@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
 from . import iwanaga2010, jansen2005, kumazoe2007, slac2003, zhou2012
@@ -55,9 +56,17 @@ def reproduce(
     jobs: int | None = None,
     studies_dir: str | Path | None = None,
     progress=None,
+    executor: Any = None,
+    ray_address: str | None = None,
+    store: Any = None,
+    record: bool | str | Path = False,
 ) -> Path:
     """Run *study* (a name or ``"all"``) and write the report into *out* (atomically: it must
-    not exist or be empty). Returns the report directory."""
+    not exist or be empty). Returns the report directory.
+
+    *executor*/*ray_address*: where trials run (:mod:`tcplab.executors`); *store*: a
+    :class:`~tcplab.store.TrialStore` for resuming; *record*: record the run in the results
+    catalog (True: the default results directory; or a directory) — :mod:`tcplab.runs`."""
     from .. import results
     from . import report, spec
 
@@ -73,14 +82,23 @@ def reproduce(
     if not experiments:
         raise UserError("nothing to run")
     t0 = time.perf_counter()
+    done: dict[str, Any] = {}
 
     def fill(d: Path) -> None:
         def fig_dir(e: Experiment) -> Path:
             return d / e.study.name / "figures"
 
         outcomes, wall = run_experiments(
-            experiments, jobs=jobs, progress=progress, figures_dir=fig_dir
+            experiments,
+            jobs=jobs,
+            progress=progress,
+            figures_dir=fig_dir,
+            executor=executor,
+            ray_address=ray_address,
+            store=store,
         )
+        done["outcomes"] = outcomes
+        done["wall"] = wall
         by_exp = {id(o.experiment): o for o in outcomes}
         rows = []
         for s in studies:
@@ -96,7 +114,36 @@ def reproduce(
             encoding="utf-8",
         )
 
-    return results.write_atomic(Path(out), fill)
+    path = results.write_atomic(Path(out), fill)
+    if record:
+        from .. import runs
+
+        hits = store.hits if store is not None else 0
+        runs.record(
+            "reproduce",
+            [
+                (
+                    {
+                        "study": o.experiment.study.name,
+                        "experiment": o.experiment.id,
+                        "point": p.label or "base",
+                    },
+                    r,
+                )
+                for o in done["outcomes"]
+                for p, r in zip(o.sweep.points, o.sweep.results, strict=True)
+            ],
+            root=None if record is True else record,
+            file=f"studies:{study}",
+            name=f"reproduce-{study}" + ("-quick" if quick else ""),
+            executor=getattr(executor, "name", executor) or "local",
+            wall_seconds=done["wall"],
+            out=path,
+            reused_trials=hits,
+            series=False,
+            extra={"quick": quick, "only": list(only or [])},
+        )
+    return path
 
 
 def cli_main(args: argparse.Namespace) -> int:
@@ -132,6 +179,9 @@ def cli_main(args: argparse.Namespace) -> int:
                 self.bar(done, total)
 
         bar = _Lazy()
+    from ..cli import campaign_options
+
+    ex, store, record = campaign_options(args, resume_default=True)
     t0 = time.perf_counter()
     d = reproduce(
         args.study,
@@ -141,10 +191,18 @@ def cli_main(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         studies_dir=args.studies_dir,
         progress=bar,
+        executor=ex,
+        store=store,
+        record=record,
     )
     if args.quiet:
         print(d)
         return 0
     print((d / "summary.md").read_text(encoding="utf-8").rstrip())
-    print(f"report: {d / 'index.html'} ({time.perf_counter() - t0:.0f} s)")
+    reused = (
+        f"; {store.hits} trial(s) reused from {store.root}"
+        if store is not None and store.hits
+        else ""
+    )
+    print(f"report: {d / 'index.html'} ({time.perf_counter() - t0:.0f} s{reused})")
     return 0

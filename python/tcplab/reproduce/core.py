@@ -137,6 +137,9 @@ def run_experiments(
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     figures_dir: Callable[[Experiment], Path] | None = None,
+    executor: Any = None,
+    ray_address: str | None = None,
+    store: Any = None,
 ) -> tuple[list[Outcome], float]:
     """Run every trial of every experiment in one pool; returns the outcomes (tables,
     comparisons, checks, and figures when *figures_dir* gives a directory per experiment) and
@@ -147,7 +150,15 @@ def run_experiments(
         spans.append((len(combined), len(combined) + len(e.points)))
         combined.extend(e.points)
     t0 = time.perf_counter()
-    res = sweep_mod.run_sweep(combined, file="reproduce", jobs=jobs, progress=progress)
+    res = sweep_mod.run_sweep(
+        combined,
+        file="reproduce",
+        jobs=jobs,
+        progress=progress,
+        executor=executor,
+        ray_address=ray_address,
+        store=store,
+    )
     wall = time.perf_counter() - t0
     outcomes = []
     for e, (a, b) in zip(experiments, spans, strict=True):
