@@ -284,3 +284,30 @@ def test_diff_bad_threshold_and_metric(two_runs_free=None):
         diff._parse_fail_on(["goodput"])
     with pytest.raises(UserError, match="unknown metric 'speed'"):
         diff.diff_runs("a", "b", metrics=["speed"])
+
+
+@needs_core
+@needs_ray
+def test_ctrl_c_on_ray_cancels_and_writes_nothing(tmp_path):
+    text = LOSSY.replace('duration = "2s"', 'duration = "20s"').replace("trials = 4", "trials = 8")
+    f = _write(tmp_path, text.replace('rate = "20Mbit"', 'rate = "200Mbit"'))
+    results = tmp_path / "results"
+    cmd = [sys.executable, "-m", "tcplab", "run", str(f), "--executor", "ray", "--jobs", "2"]
+    cmd += ["--resume", "--out", str(tmp_path / "out"), "--quiet"]
+    proc = subprocess.Popen(
+        cmd,
+        env={**os.environ, "TCPLAB_RESULTS": str(results)},
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not list(results.glob("trials/*/*.pkl.gz")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not (tmp_path / "out").exists()
+    assert list(tmp_path.glob(".out.tmp-*")) == []
+    assert 1 <= len(list(results.glob("trials/*/*.pkl.gz"))) < 32
