@@ -298,6 +298,11 @@ def _add_reproduce_parser(sub: Any) -> None:
         "--quick", action="store_true", help="fewer trials and shorter runs (minutes, for CI)"
     )
     rp.add_argument("--only", metavar="IDS", help="comma-separated experiment IDs, e.g. J1,J3")
+    rp.add_argument(
+        "--envelope",
+        action="store_true",
+        help="also run each [assume] parameter at its low and high end and report the envelopes",
+    )
     rp.add_argument("--jobs", type=int, metavar="N", help="parallel trials (default: CPU count)")
     rp.add_argument("--studies-dir", metavar="DIR", help="where the study scenarios are")
     rp.add_argument("--quiet", action="store_true", help="print only where the report went")

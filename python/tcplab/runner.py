@@ -135,9 +135,12 @@ def run(
     else:
         callback = None
     t0 = time.perf_counter()
-    raws, _ = executors.run_trials(sc.engine, configs, executor=ex, progress=callback, store=store)
+    raws, seconds = executors.run_trials(
+        sc.engine, configs, executor=ex, progress=callback, store=store
+    )
     wall = time.perf_counter() - t0
     result = Result(sc, seeds, configs, raws, wall, __version__)
+    result.trial_seconds = seconds  # type: ignore[attr-defined]
     if capture_dir is not None:
         result.captures = [Path(c["path"]) for c in configs[0]["capture"]]
     if out is not None:

@@ -11,7 +11,7 @@
     runs/<RUN>/flows.parquet   one row per (point, trial, flow): goodput, bytes, retransmissions,
                                timeouts, fast retransmits, dupACKs, loss rate, mean queueing delay
     runs/<RUN>/trials.parquet  one row per (point, trial): aggregate goodput, Jain's index over
-                               the TCP flow groups (as in summary.json)
+                               the TCP flow groups (as in summary.json), engine seconds
     runs/<RUN>/series.parquet  the interval time series of every point (as timeseries.parquet)
     catalog.duckdb             views runs, flows, trials, series over all runs' Parquet files
 
@@ -102,6 +102,7 @@ def _flow_rows(run_id: str, tags: Mapping[str, str], r: Result) -> list[dict[str
 def _trial_rows(run_id: str, tags: Mapping[str, str], r: Result) -> list[dict[str, Any]]:
     s = r.summary
     fair = [g for g, b in s["groups"].items() if b["kind"] == "tcp"] or list(s["groups"])
+    secs = getattr(r, "trial_seconds", None)
     rows = []
     for trial in range(len(r.raw)):
         gp = [s["groups"][g]["goodput_bps_trials"][trial] for g in fair]
@@ -114,6 +115,8 @@ def _trial_rows(run_id: str, tags: Mapping[str, str], r: Result) -> list[dict[st
                 "seed": r.seeds[trial],
                 "aggregate_goodput_bps": s["aggregate"]["goodput_bps_trials"][trial],
                 "jain": j if j is not None else math.nan,
+                # engine seconds of the trial (campaign planning); NaN where not measured
+                "engine_seconds": secs[trial] if secs else math.nan,
             }
         )
     return rows

@@ -65,6 +65,7 @@ TOP_KEYS = (
     "flow",
     "sweep",
     "report",
+    "assume",
     "run",
 )
 RUN_KEYS = ("executor", "ray_address")
@@ -1030,6 +1031,13 @@ def _sweep_and_report(top: _Table) -> None:
         if not isinstance(top.raw("report"), dict):
             raise top.error("report", "must be a table", "a [report] table (see tcplab reproduce)")
         top.resolved["report"] = copy.deepcopy(top.raw("report"))
+    if top.has("assume"):
+        # Unpublished parameters and their plausible ranges (tcplab.reproduce.envelope); the
+        # scenario itself uses each one's value, so they change nothing here but are checked.
+        from .reproduce.envelope import parse_assumptions
+
+        parse_assumptions({"assume": top.raw("assume")}, top.ctx.file)
+        top.resolved["assume"] = copy.deepcopy(top.raw("assume"))
 
 
 def _direction(

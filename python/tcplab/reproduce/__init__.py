@@ -60,14 +60,18 @@ def reproduce(
     ray_address: str | None = None,
     store: Any = None,
     record: bool | str | Path = False,
+    envelope: bool = False,
 ) -> Path:
     """Run *study* (a name or ``"all"``) and write the report into *out* (atomically: it must
     not exist or be empty). Returns the report directory.
 
     *executor*/*ray_address*: where trials run (:mod:`tcplab.executors`); *store*: a
     :class:`~tcplab.store.TrialStore` for resuming; *record*: record the run in the results
-    catalog (True: the default results directory; or a directory) — :mod:`tcplab.runs`."""
+    catalog (True: the default results directory; or a directory) — :mod:`tcplab.runs`.
+    *envelope*: also run every declared assumption at its low and high ends
+    (:mod:`tcplab.reproduce.envelope`) and report the envelopes."""
     from .. import results
+    from . import envelope as envelope_mod
     from . import report, spec
 
     base = spec.find_studies_dir(studies_dir)
@@ -81,15 +85,23 @@ def reproduce(
         experiments.extend(exps)
     if not experiments:
         raise UserError("nothing to run")
+    envs = envelope_mod.plan(experiments) if envelope else []
+    if envelope and not envs:
+        raise UserError(
+            "--envelope: no selected experiment declares an [assume] table "
+            "(docs/scenario-format.md, 'Assumptions')"
+        )
+    variant_exps = [v.experiment for env in envs for v in env.variants]
+    base_ids = {id(e) for e in experiments}
     t0 = time.perf_counter()
     done: dict[str, Any] = {}
 
     def fill(d: Path) -> None:
-        def fig_dir(e: Experiment) -> Path:
-            return d / e.study.name / "figures"
+        def fig_dir(e: Experiment) -> Path | None:
+            return d / e.study.name / "figures" if id(e) in base_ids else None
 
         outcomes, wall = run_experiments(
-            experiments,
+            [*experiments, *variant_exps],
             jobs=jobs,
             progress=progress,
             figures_dir=fig_dir,
@@ -100,12 +112,21 @@ def reproduce(
         done["outcomes"] = outcomes
         done["wall"] = wall
         by_exp = {id(o.experiment): o for o in outcomes}
+        for env in envs:
+            for v in env.variants:
+                v.outcome = by_exp[id(v.experiment)]
+        outcomes = [o for o in outcomes if id(o.experiment) in base_ids]
         rows = []
         for s in studies:
             sd = d / s.name
             sd.mkdir(exist_ok=True)
             outs = [by_exp[id(e)] for e in per_study[s.name]]
-            rows.append((s, report.write_study(sd, s, outs, quick)))
+            study_envs = [
+                (env, *envelope_mod.envelope_rows(env, by_exp[id(env.base)]))
+                for env in envs
+                if env.base.study.name == s.name
+            ]
+            rows.append((s, report.write_study(sd, s, outs, quick, envelopes=study_envs)))
         report.write_index(d, rows, wall, quick)
         total = time.perf_counter() - t0
         (d / "timing.txt").write_text(
@@ -194,6 +215,7 @@ def cli_main(args: argparse.Namespace) -> int:
         executor=ex,
         store=store,
         record=record,
+        envelope=args.envelope,
     )
     if args.quiet:
         print(d)

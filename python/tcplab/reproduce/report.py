@@ -257,11 +257,52 @@ def _fitted_html(fitted: Sequence[dict[str, Any]]) -> str:
     )
 
 
+def _envelope_html(env: Any, rows: Sequence[dict[str, Any]], checks: Sequence[dict]) -> str:
+    """The assumptions of one experiment and, per published cell, the envelope of our values."""
+    items = "".join(
+        f"<li><b>{_e(a.name)}</b> (<code>{_e(', '.join(a.fields))}</code>): {_e(a.value)} "
+        f"assumed, plausible {_e(a.low)} – {_e(a.high)}. {_e(a.why)}"
+        + (f" <i>Source: {_e(a.source)}</i>" if a.source else "")
+        + (f" <b>FITTED</b> to {_e(a.fitted)}." if a.fitted else "")
+        + "</li>"
+        for a in env.assumptions
+    )
+    labels = ", ".join(v.label for v in env.variants)
+    head = (
+        f"<h3>Assumption envelope ({len(env.variants)} variants: {_e(labels)})</h3><ul>{items}</ul>"
+    )
+    if rows:
+        df = pd.DataFrame(rows).drop(columns=["experiment"])
+        head += df.to_html(index=False, na_rep="–", float_format=lambda x: f"{x:.4g}")
+    if checks:
+        head += pd.DataFrame(checks).drop(columns=["experiment"]).to_html(index=False)
+    return head
+
+
+def _envelope_counts(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for role in ("independent", "fitted", "input"):
+        rs = [r for r in rows if r["role"] == role and r["reachable"] is not None]
+        out[role] = {
+            "cells": len(rs),
+            "agree": sum(1 for r in rs if bool(r["agree"])),
+            "reachable": sum(1 for r in rs if r["reachable"]),
+            "outside": sum(1 for r in rs if not r["reachable"]),
+        }
+    return out
+
+
 def write_study(
-    d: Path, study: core.Study, outcomes: Sequence[core.Outcome], quick: bool
+    d: Path,
+    study: core.Study,
+    outcomes: Sequence[core.Outcome],
+    quick: bool,
+    envelopes: Sequence[tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]] = (),
 ) -> dict[str, Any]:
     """Write ``<study>/`` (CSV tables, comparisons, checks, HTML) into *d*; figures are already
-    in ``d/figures``. Returns the study's agreement summary."""
+    in ``d/figures``. Returns the study's agreement summary. *envelopes*: per experiment with
+    assumptions, (Envelope, cell rows, check rows) from :mod:`tcplab.reproduce.envelope`."""
+    env_by_id = {env.base.id: (env, rows, checks) for env, rows, checks in envelopes}
     (d / "compare").mkdir(parents=True, exist_ok=True)
     (d / "sweeps").mkdir(exist_ok=True)
     check_rows = []
@@ -332,6 +373,8 @@ def write_study(
                         "source": ch.source,
                     }
                 )
+        if rep.id in env_by_id and e.file == env_by_id[rep.id][0].base.file:
+            parts.append(_envelope_html(*env_by_id[rep.id]))
         if rep.notes:
             parts.append(f"<p class='note'><b>Where ours differs, and why.</b> {_e(rep.notes)}</p>")
         for path, caption in o.figures:
@@ -347,6 +390,12 @@ def write_study(
     summary["trials"] = sum(o.trials for o in outcomes)
     summary["sim_seconds"] = sum(o.sim_seconds for o in outcomes)
     summary["sim_seconds_by_file"] = {o.experiment.file.name: o.sim_seconds for o in outcomes}
+    if envelopes:
+        env_rows = [r for _, rows, _ in envelopes for r in rows]
+        env_checks = [c for _, _, checks in envelopes for c in checks]
+        pd.DataFrame(env_rows).to_csv(d / "envelope.csv", index=False)
+        pd.DataFrame(env_checks).to_csv(d / "envelope-checks.csv", index=False)
+        summary["envelope"] = _envelope_counts(env_rows)
     (d / "index.html").write_text(_page(study.title, "\n".join(parts)), encoding="utf-8")
     return summary
 
@@ -382,9 +431,18 @@ def summary_rows(rows: Sequence[tuple[core.Study, dict[str, Any]]]) -> list[dict
                 "not_evaluated": s["checks_not_evaluated"],
                 "pairs_not_scored": s.get("pairs_not_scored", 0),
                 "fitted_knobs": len(s.get("fitted_knobs", [])),
+                "envelope": _envelope_text(s.get("envelope")),
             }
         )
     return table
+
+
+def _envelope_text(env: dict[str, Any] | None) -> str:
+    """Independent cells of experiments with assumptions: reachable within the envelope."""
+    if not env or not env["independent"]["cells"]:
+        return "–"
+    b = env["independent"]
+    return f"{b['reachable']}/{b['cells']} reachable, {b['outside']} outside"
 
 
 SUMMARY_HEAD = (
@@ -396,13 +454,15 @@ SUMMARY_HEAD = (
 
 def summary_markdown(table: Sequence[dict[str, Any]]) -> list[str]:
     """The README's agreement table (``summary.md``)."""
-    md = [SUMMARY_HEAD, "|---|---|---|---|---|---|---|---|---|---|"]
+    env = any(r.get("envelope", "–") != "–" for r in table)
+    head = SUMMARY_HEAD + (" envelope: independent cells |" if env else "")
+    md = [head, "|---" * (11 if env else 10) + "|"]
     for r in table:
         md.append(
             f"| {r['study']} | {r['experiments']} | {r['trials']} | {r['independent_cells']} | "
             f"{r['independent_orderings']} | {r['independent_observations']} | "
             f"{r['fitted_not_counted']} | {r['sanity_checks']} | {r['not_evaluated']} | "
-            f"{r['sim_seconds']} |"
+            f"{r['sim_seconds']} |" + (f" {r['envelope']} |" if env else "")
         )
     return md
 

@@ -1,0 +1,153 @@
+"""Assumption envelopes (issue 15 §4): [assume] tables, ``tcplab reproduce --envelope``."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from conftest import needs_core
+from tcplab.cli import main
+from tcplab.errors import ScenarioError
+from tcplab.reproduce import envelope
+
+# A window-limited flow: goodput ≈ window / RTT, so the window assumption moves it monotonically
+# (16 KiB / 40 ms ≈ 3.3 Mbit/s; 8 KiB: half; 64 KiB: the 10 Mbit/s link).
+STUDY = """
+name = "envtest"
+duration = "4s"
+trials = 2
+seed = 5
+stack = "linux-6"
+[path]
+rate = "10Mbit"
+rtt = "40ms"
+queue = "40pkt"
+[[flow]]
+name = "a"
+window = "16KiB"
+[sweep]
+stack = ["linux-6", "linux-2.6.39", "freebsd-5.3"]
+[assume.window]
+field = "flow.0.window"
+value = "16KiB"
+low = "8KiB"
+high = "64KiB"
+why = "iperf -w is not given"
+[assume.buffer]
+field = "path.queue"
+value = "40pkt"
+low = "20pkt"
+high = "80pkt"
+why = "the router buffer is not given"
+[report]
+id = "J2"
+title = "t"
+[report.metric.goodput]
+kind = "goodput"
+group = "a"
+unit = "kbps"
+[[report.table]]
+keys = ["stack"]
+metric = "goodput"
+stats = ["mean"]
+[[report.published]]
+role = "independent"
+columns = ["mean_kbps"]
+rows = [["linux-6", 3200.0], ["linux-2.6.39", 8000.0], ["freebsd-5.3", 50000.0]]
+[[report.check]]
+role = "independent"
+claim = "every stack above 5 Mbit/s"
+kind = "range"
+column = "mean_kbps"
+lo = 5000
+"""
+
+
+def _study(tmp_path, text=STUDY):
+    d = tmp_path / "studies" / "jansen2005"
+    d.mkdir(parents=True)
+    (d / "J2.toml").write_text(text, encoding="utf-8")
+    return tmp_path / "studies"
+
+
+@needs_core
+def test_envelope_reports_reachable_and_outside_cells(tmp_path, capsys):
+    studies = _study(tmp_path)
+    out = tmp_path / "rep"
+    args = ["reproduce", "jansen2005", "--studies-dir", str(studies), "--out", str(out)]
+    assert main([*args, "--envelope", "--quiet", "--no-record"]) == 0
+    env = pd.read_csv(out / "jansen2005" / "envelope.csv").set_index("stack")
+    assert list(env.index) == ["linux-6", "linux-2.6.39", "freebsd-5.3"]
+    lo, hi = env["envelope_low"], env["envelope_high"]
+    assert (lo < env["ours"]).all() and (env["ours"] < hi).all()
+    assert (hi > 1.8 * lo).all()  # 8 → 64 KiB moves a window-limited flow a lot
+    assert set(env["moved_most_by"]) == {"window"}
+    assert env.loc["linux-6", "verdict"] == "agrees"
+    assert env.loc["linux-2.6.39", "verdict"] == "within the envelope"
+    assert env.loc["freebsd-5.3", "verdict"].startswith("outside every plausible envelope")
+    checks = pd.read_csv(out / "jansen2005" / "envelope-checks.csv")
+    row = checks.iloc[0]
+    assert not row["holds"] and row["variants"] == 6  # 2 × 2 one at a time + all low + all high
+    assert "window=high" in row["holds_in"] and "window=low" not in row["holds_in"]
+    summary = json.loads((out / "summary.json").read_text())["studies"]["jansen2005"]
+    assert summary["envelope"]["independent"] == {
+        "cells": 3,
+        "agree": 1,
+        "reachable": 2,
+        "outside": 1,
+    }
+    assert "envelope: independent cells" in (out / "summary.md").read_text()
+    html = (out / "jansen2005" / "index.html").read_text()
+    assert "Assumption envelope" in html and "iperf -w is not given" in html
+
+
+@needs_core
+def test_envelope_checks_the_declared_value(tmp_path, capsys):
+    studies = _study(tmp_path, STUDY.replace('value = "16KiB"', 'value = "32KiB"'))
+    args = ["reproduce", "jansen2005", "--studies-dir", str(studies), "--envelope"]
+    assert main([*args, "--out", str(tmp_path / "r"), "--no-record"]) == 2
+    err = capsys.readouterr().err
+    assert "J2.toml: assume" in err and "differs from what the scenario uses" in err
+    assert not (tmp_path / "r").exists()
+
+
+@needs_core
+def test_envelope_refuses_a_swept_field(tmp_path, capsys):
+    text = STUDY.replace('field = "path.queue"', 'field = "stack"')
+    studies = _study(tmp_path, text)
+    args = ["reproduce", "jansen2005", "--studies-dir", str(studies), "--envelope"]
+    assert main([*args, "--out", str(tmp_path / "r"), "--no-record"]) == 2
+    assert "assume.buffer.field" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "table, field, text",
+    [
+        ({"field": "x", "value": 1, "low": 0, "high": 2}, "assume.a.why", "missing"),
+        ({"field": "x", "value": 1, "low": 2, "high": 2, "why": "w"}, "assume.a.high", "equals"),
+        ({"field": "x", "value": 1, "low": 0, "high": 2, "why": "w", "hi": 3}, "assume.a.hi", ""),
+        ({"field": [], "value": 1, "low": 0, "high": 2, "why": "w"}, "assume.a.field", ""),
+    ],
+)
+def test_assume_table_errors_name_the_field(table, field, text):
+    with pytest.raises(ScenarioError) as e:
+        envelope.parse_assumptions({"assume": {"a": table}}, "f.toml")
+    assert e.value.field == field and text in str(e.value)
+
+
+@needs_core
+def test_scenario_validation_checks_assume(tmp_path, capsys):
+    bad = STUDY.replace('why = "the router buffer is not given"\n', "")
+    f = tmp_path / "s.toml"
+    f.write_text(bad, encoding="utf-8")
+    assert main(["validate", str(f)]) == 2
+    assert "assume.buffer.why" in capsys.readouterr().err
+
+
+@needs_core
+def test_envelope_without_assumptions_is_an_error(tmp_path, capsys):
+    args = ["reproduce", "zhou2012", "--quick", "--only", "Z2", "--envelope"]
+    assert main([*args, "--out", str(tmp_path / "r"), "--no-record"]) == 2
+    assert "no selected experiment declares an [assume] table" in capsys.readouterr().err
