@@ -61,6 +61,8 @@ pub struct FlowTotals {
     pub sent_beyond_rwnd: u64,
     /// Entries into CWR on a full host transmit queue (local congestion).
     pub local_cwr: u64,
+    /// Congestion reductions undone as spurious (knob `undo`).
+    pub undos: u64,
     pub tlp_probes: u64,
     pub zero_window_probes: u64,
     pub syn_retransmits: u64,
@@ -651,6 +653,7 @@ impl Simulation {
                 invalid_sack_blocks: 0,
                 sent_beyond_rwnd: 0,
                 local_cwr: 0,
+                undos: 0,
                 tlp_probes: 0,
                 zero_window_probes: 0,
                 syn_retransmits: 0,
@@ -676,6 +679,7 @@ impl Simulation {
                     t.invalid_sack_blocks = st.invalid_sack_blocks;
                     t.sent_beyond_rwnd = st.sent_beyond_rwnd;
                     t.local_cwr = st.local_cwr;
+                    t.undos = st.undos;
                     t.tlp_probes = st.tlp_probes;
                     t.zero_window_probes = st.zero_window_probes;
                     t.syn_retransmits = st.syn_retransmits;

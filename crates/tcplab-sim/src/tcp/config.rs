@@ -214,6 +214,11 @@ knobs! {
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.
     local_congestion_cwr: bool = false; kind "bool";
+    /// Undo a congestion reduction shown to be spurious: by the timestamp echoed on an ACK
+    /// older than the episode's first retransmission (Eifel detection, RFC 3522) or by D-SACKs
+    /// for every retransmission (RFC 3708), restore cwnd and ssthresh and stop resending —
+    /// Linux since 2.4 (net/ipv4/tcp_input.c `tcp_try_undo_*`; Sarolahti & Kuznetsov 2002).
+    undo: bool = false; kind "bool";
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh: 3).
     dupthresh: u32 = 3; kind "int";
     /// Initial sequence number; null = drawn from the flow's random stream.

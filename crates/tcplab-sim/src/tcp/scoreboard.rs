@@ -411,6 +411,22 @@ impl Scoreboard {
         true
     }
 
+    /// Undo of a spurious timeout (knob `undo`; Linux `tcp_try_undo_loss` clears the lost
+    /// marks): records marked lost and not yet resent are no longer lost and will not be sent
+    /// again; records already resent stay as they are (their retransmission is in flight).
+    pub fn undo_lost(&mut self) {
+        let mut freed = 0;
+        for s in self.segs.iter_mut() {
+            if s.flags & (LOST | RETRANS) == LOST {
+                s.flags &= !LOST;
+                freed += s.len as u64;
+            }
+        }
+        self.lost_bytes -= freed;
+        self.lost_scan = self.segs.front().map_or(0, |s| s.start);
+        self.retx_hint = u64::MAX;
+    }
+
     /// RFC 6675 `NextSeg()` rule 1: the first lost record not yet retransmitted. Returns its index.
     pub fn next_lost(&mut self) -> Option<usize> {
         if self.retx_hint == u64::MAX || self.lost_bytes <= self.lost_retransmitted_bytes() {
@@ -586,6 +602,25 @@ mod tests {
             b.on_send_new(i * mss as u64, mss, i);
         }
         b
+    }
+
+    #[test]
+    fn test_undo_lost_keeps_resent_records_and_stops_resending() {
+        let mut b = board(6, 1000);
+        let mut r = AckResult::default();
+        b.on_sack_block(4000, 5000, 10, &mut r);
+        assert!(b.on_rto_keep_sacked());
+        let i = b.next_lost().unwrap();
+        b.on_retransmit(i, 20); // record 0 resent
+        b.undo_lost();
+        b.check_invariants();
+        // Record 0 stays lost-and-resent (in flight once); the others are no longer lost.
+        assert_eq!(
+            (b.lost_bytes, b.retrans_bytes, b.sacked_bytes),
+            (1000, 1000, 1000)
+        );
+        assert_eq!(b.next_lost(), None);
+        assert_eq!(b.pipe(), 5000);
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub struct SenderStats {
     pub sent_beyond_rwnd: u64,
     /// Entries into CWR on a full host transmit queue (knob `local_congestion_cwr`).
     pub local_cwr: u64,
+    /// Congestion reductions undone as spurious (knob `undo`).
+    pub undos: u64,
     pub syn_retransmits: u64,
     pub zero_window_probes: u64,
 }
@@ -80,6 +82,33 @@ pub struct FlowSpec {
     pub cca_name: String,
     pub cca_params: Vec<(String, tcplab_cc::ParamValue)>,
     pub growth: tcplab_cc::WindowGrowth,
+}
+
+/// What the undo of a spurious reduction needs (knob `undo`; Linux `undo_marker`,
+/// `prior_cwnd`, `prior_ssthresh`, `retrans_stamp`, `undo_retrans`).
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    /// snd_una when the episode began; None outside an episode.
+    marker: Option<u64>,
+    prior_cwnd: u64,
+    prior_ssthresh: u64,
+    /// Timestamp value of the episode's first retransmission.
+    retrans_stamp: Option<u32>,
+    /// Retransmissions not yet disowned by a D-SACK; -1 before the first (Linux starts it at
+    /// -1 so that an episode with no retransmission cannot look fully D-SACKed).
+    retrans: i64,
+}
+
+impl Default for Undo {
+    fn default() -> Self {
+        Undo {
+            marker: None,
+            prior_cwnd: 0,
+            prior_ssthresh: 0,
+            retrans_stamp: None,
+            retrans: -1,
+        }
+    }
 }
 
 pub struct TcpSender {
@@ -124,6 +153,8 @@ pub struct TcpSender {
     /// Local congestion (knob `local_congestion_cwr`): the CWR state lasts until this offset
     /// (Linux `high_seq`) is acknowledged.
     cwr_point: Option<u64>,
+    /// Undo (knob `undo`): the state saved when a recovery or loss episode began.
+    undo: Undo,
     pub sb: Scoreboard,
     pub rtt: RttEstimator,
     pub cc: Box<dyn CongestionControl>,
@@ -178,6 +209,7 @@ impl TcpSender {
             tlp_out: false,
             loss_point: None,
             cwr_point: None,
+            undo: Undo::default(),
             sb: Scoreboard::new(dupthresh),
             rtt,
             cc,
@@ -489,6 +521,14 @@ impl TcpSender {
         self.rec.on_sent(len);
         if retransmit {
             self.stats.retransmits += 1;
+            if self.undo.marker.is_some() {
+                // Linux `tcp_retransmit_skb`: the first retransmission's time stamps the
+                // episode; `undo_retrans` counts the retransmissions a D-SACK may disown.
+                if self.undo.retrans_stamp.is_none() {
+                    self.undo.retrans_stamp = Some(hdr.ts_val);
+                }
+                self.undo.retrans = self.undo.retrans.max(0) + 1;
+            }
         }
         self.last_send = now;
         self.cc.on_packet_sent(&SentEvent {
@@ -856,12 +896,19 @@ impl TcpSender {
             self.tlp_out = false;
         }
 
+        if self.undo.marker.is_some() && (advanced || h.n_sack > 0) {
+            self.try_undo(h);
+        }
+
         // Leave recovery states whose point is now acknowledged.
         if self.rec.active && self.snd_una >= self.rec.point {
             self.exit_recovery();
         }
         if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
             self.loss_point = None;
+            if !self.rec.active {
+                self.undo = Undo::default();
+            }
         }
         if self.cwr_point.is_some_and(|p| self.snd_una >= p) {
             self.cwr_point = None;
@@ -1012,6 +1059,11 @@ impl TcpSender {
                     }))
             {
                 self.stats.dsack_blocks += 1;
+                // RFC 3708 §3 / Linux `tcp_check_dsack`: a D-SACK at or above the episode's
+                // start reports one retransmission that was not needed.
+                if self.undo.marker.is_some_and(|m| right > m as i64) && self.undo.retrans > 0 {
+                    self.undo.retrans -= 1;
+                }
                 continue;
             }
             if right <= left || left < self.snd_una as i64 || right > self.snd_nxt as i64 {
@@ -1027,6 +1079,7 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         let flight = self.sb.out_bytes;
         let prior_cwnd = self.cc.cwnd();
+        self.begin_undo();
         self.cc.on_congestion_event(&CongestionEvent {
             now,
             in_flight: flight,
@@ -1053,7 +1106,64 @@ impl TcpSender {
         }
     }
 
+    /// Knob `undo`: remember the window before a recovery or loss episode reduces it (Linux
+    /// `tcp_init_undo`; a timeout inside an episode keeps the first episode's values, as
+    /// `tcp_enter_loss` does).
+    fn begin_undo(&mut self) {
+        if !self.cfg.undo || self.undo.marker.is_some() {
+            return;
+        }
+        let cwnd = self.cc.cwnd();
+        self.undo = Undo {
+            marker: Some(self.snd_una),
+            prior_cwnd: cwnd,
+            // Linux `tcp_current_ssthresh` in the Open state: max(ssthresh, 3/4 cwnd).
+            prior_ssthresh: self.cc.ssthresh().max(cwnd / 2 + cwnd / 4),
+            retrans_stamp: None,
+            retrans: -1,
+        };
+    }
+
+    /// Knob `undo`: was the episode's reduction spurious? Linux `tcp_may_undo`: every
+    /// retransmission was D-SACKed (`undo_retrans` back to 0), or the ACK echoes a timestamp
+    /// older than the first retransmission, so an original transmission reached the receiver
+    /// (`tcp_packet_delayed`, RFC 3522 §3.2). Then restore cwnd and ssthresh (Linux
+    /// `tcp_undo_cwnd_reduction`; the controller's own state is not rolled back, an
+    /// approximation of the per-CCA `undo_cwnd` hooks), leave recovery or the loss state, and
+    /// stop resending what the timeout marked lost (`tcp_try_undo_loss`). Linux checks at the
+    /// recovery point, on partial ACKs and on every ACK in the loss state; this checks on every
+    /// ACK that advances or carries SACK blocks during the episode.
+    fn try_undo(&mut self, h: &TcpHdr) {
+        let Some(stamp) = self.undo.retrans_stamp else {
+            return; // nothing was retransmitted yet
+        };
+        let delayed = self.ts_on && h.ts_ecr != 0 && (h.ts_ecr.wrapping_sub(stamp) as i32) < 0;
+        if !(delayed || self.undo.retrans == 0) {
+            return;
+        }
+        let u = self.undo;
+        self.undo = Undo::default();
+        self.stats.undos += 1;
+        if u.prior_ssthresh > self.cc.ssthresh() {
+            self.cc.set_ssthresh(u.prior_ssthresh);
+        }
+        if u.prior_cwnd > self.cc.cwnd() {
+            self.cc.set_cwnd(u.prior_cwnd);
+        }
+        if self.rec.active {
+            self.rec.abort();
+            self.recover = Some(self.snd_nxt);
+        }
+        if self.loss_point.take().is_some() {
+            self.sb.undo_lost();
+        }
+        self.dupacks = 0;
+    }
+
     fn exit_recovery(&mut self) {
+        if self.loss_point.is_none() {
+            self.undo = Undo::default(); // the episode ended without an undo
+        }
         self.recover = Some(self.rec.point);
         let set = self.rec.exit(self.cc.ssthresh(), self.sb.out_bytes);
         self.cc.on_recovery_exit(0);
@@ -1088,6 +1198,7 @@ impl TcpSender {
         // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: retransmit the earliest segment, back off the timer,
         // reduce the window; every outstanding segment is presumed lost (go-back-N from snd_una).
         self.stats.timeouts += 1;
+        self.begin_undo();
         self.cc.on_rto(&RtoEvent {
             now,
             in_flight: self.sb.out_bytes,
