@@ -5,7 +5,7 @@ PYTHON ?= python3
 CARGO  ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: install dev build lint fmt test test-rust test-python bench bench-peers quickstart clean
+.PHONY: install dev build lint fmt test test-rust test-python bench bench-peers bench-campaign quickstart clean
 
 install:            ## build the Rust core and install tcplab (with the `tcplab` command)
 	$(PYTHON) -m pip install .
@@ -43,6 +43,9 @@ bench:              ## simulator throughput on the three fixed scenarios
 
 bench-peers:        ## the same scenarios on ns-2 (Debian package ns2), for the README table
 	$(PYTHON) benches/peers.py
+
+bench-campaign:     ## local vs Ray executors (needs the ray extra), for the README table
+	$(PYTHON) benches/campaign.py
 
 clean:
 	$(CARGO) clean

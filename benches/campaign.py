@@ -12,7 +12,7 @@ Each Ray measurement starts its own local Ray instance in a fresh process, outsi
 part (`ray.init` takes seconds); the timed part is the trials and the assembly of results, with
 no writing. Results are checked identical across executors.
 
-    python3 benches/campaign.py [--sweep-trials 1000] [--long-trials 24] [--no-reproduce]
+    python3 benches/campaign.py [--sweep-trials 1000] [--long-trials 24] [--parts sweep,long]
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ CHILD = textwrap.dedent(
         t = time.perf_counter()
         reproduce("all", out, quick=True, executor=ex)
         wall = time.perf_counter() - t
-        digest = hashlib.sha256((out / "summary.csv").read_bytes()).hexdigest()[:12]
+        h = hashlib.sha256()  # every table of ours and every comparison (not the timings)
+        for f in sorted(out.rglob("*.csv")):
+            if f.name != "summary.csv":
+                h.update(f.read_bytes())
+        digest = h.hexdigest()[:12]
     else:
         loaded = sweep.load_points(arg)
         t = time.perf_counter()
@@ -93,8 +97,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep-trials", type=int, default=1000)
     ap.add_argument("--long-trials", type=int, default=24)
-    ap.add_argument("--long-seconds", type=float, default=12.0, help="simulated s per long trial")
-    ap.add_argument("--no-reproduce", action="store_true")
+    ap.add_argument("--long-seconds", type=float, default=60.0, help="simulated s per long trial")
+    ap.add_argument(
+        "--parts", default="sweep,long,reproduce", help="comma-separated subset of the three"
+    )
     a = ap.parse_args()
     import tempfile
     from pathlib import Path
@@ -128,9 +134,12 @@ def main() -> None:
         )
         print(json.dumps(rows[-1]), file=sys.stderr)
 
-    measure(f"sweep, {a.sweep_trials} trials of 1 s simulated", "sweep", str(short))
-    measure(f"{a.long_trials} trials of {a.long_seconds:g} s at 1 Gbit/s", "sweep", str(long))
-    if not a.no_reproduce:
+    parts = a.parts.split(",")
+    if "sweep" in parts:
+        measure(f"sweep, {a.sweep_trials} trials of 1 s simulated", "sweep", str(short))
+    if "long" in parts:
+        measure(f"{a.long_trials} trials of {a.long_seconds:g} s at 1 Gbit/s", "sweep", str(long))
+    if "reproduce" in parts:
         measure("reproduce all --quick", "reproduce", "")
     print(
         "| work | local 1 thread | local 2 | Ray 1 worker | Ray 2 | Ray 2 vs 1 "
