@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tcplab.plots
 from conftest import FAKE_CATALOG, synthetic_engine
@@ -247,3 +249,63 @@ def test_write_atomic_rename_failure_cleans_up(tmp_path, monkeypatch):
         r.write_atomic(tmp_path / "out", fill)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["y"]
+
+
+def _reference_frames(tables, columns, names=None, groups=None):
+    """The definition _frames must equal: one _frame per trial, concatenated."""
+    from tcplab.results import _frame
+
+    frames = []
+    for k, t in enumerate(tables):
+        df = _frame(t, columns, k, names[k] if names else ())
+        if groups is not None:
+            df.insert(2, "group", df["flow"].map(groups[k]))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n_trials=st.integers(1, 4),
+    rows=st.lists(st.integers(0, 4), min_size=4, max_size=4),
+    kinds=st.lists(st.sampled_from(["int", "float", "none", "mixed"]), min_size=3),
+    missing=st.booleans(),
+    extra=st.booleans(),
+    data=st.data(),
+)
+def test_one_pass_frames_equal_per_trial_concatenation(n_trials, rows, kinds, missing, extra, data):
+    from tcplab.results import _frames
+
+    columns = ("flow", "time_ns", "a", "b", "c")
+    names = [["x", "y"] for _ in range(n_trials)]
+    groups = [{"x": "g1", "y": "g2"} for _ in range(n_trials)]
+    tables = []
+    for k in range(n_trials):
+        n = rows[k]
+        t = {"flow": [i % 2 for i in range(n)], "time_ns": list(range(n))}
+        for col, kind in zip(("a", "b", "c"), kinds, strict=False):
+            if missing and col == "c":
+                continue
+            pick = {
+                "int": st.integers(-5, 5),
+                "float": st.floats(-1e3, 1e3),
+                "none": st.one_of(st.none(), st.floats(0, 1)),
+                "mixed": st.one_of(st.integers(0, 9), st.floats(0, 1)),
+            }[kind]
+            t[col] = data.draw(st.lists(pick, min_size=n, max_size=n))
+        if extra:
+            t["zz"] = list(range(n))
+        tables.append(t)
+    fast = _frames(tables, columns, names=names, groups=groups)
+    ref = _reference_frames(tables, columns, names=names, groups=groups)
+    pd.testing.assert_frame_equal(fast, ref, check_dtype=True)
+    assert list(fast.columns) == list(ref.columns)
+
+
+def test_one_pass_frames_take_the_fast_path(monkeypatch):
+    import tcplab.results as res
+
+    tables = [{"flow": [0, 1], "time_ns": [1, 2], "a": [1.5, None]} for _ in range(3)]
+    monkeypatch.setattr(res, "_frame", lambda *a, **k: pytest.fail("per-trial path taken"))
+    df = res._frames(tables, ("flow", "time_ns", "a"), names=[["x", "y"]] * 3)
+    assert list(df["trial"]) == [0, 0, 1, 1, 2, 2] and list(df["flow"]) == ["x", "y"] * 3
