@@ -897,7 +897,7 @@ impl TcpSender {
         }
 
         if self.undo.marker.is_some() && (advanced || h.n_sack > 0) {
-            self.try_undo(h);
+            self.try_undo(h, advanced);
         }
 
         // Leave recovery states whose point is now acknowledged.
@@ -1131,13 +1131,16 @@ impl TcpSender {
     /// `tcp_undo_cwnd_reduction`; the controller's own state is not rolled back, an
     /// approximation of the per-CCA `undo_cwnd` hooks), leave recovery or the loss state, and
     /// stop resending what the timeout marked lost (`tcp_try_undo_loss`). Linux checks at the
-    /// recovery point, on partial ACKs and on every ACK in the loss state; this checks on every
-    /// ACK that advances or carries SACK blocks during the episode.
-    fn try_undo(&mut self, h: &TcpHdr) {
+    /// recovery point, on partial ACKs and on ACKs in the loss state; this checks the D-SACK
+    /// count on every ACK of the episode and the timestamp only on ACKs that advance snd_una:
+    /// a duplicate ACK echoes the timestamp of the segment before the hole (RFC 7323 §4.3),
+    /// older than any retransmission, and proves nothing.
+    fn try_undo(&mut self, h: &TcpHdr, advanced: bool) {
         let Some(stamp) = self.undo.retrans_stamp else {
             return; // nothing was retransmitted yet
         };
-        let delayed = self.ts_on && h.ts_ecr != 0 && (h.ts_ecr.wrapping_sub(stamp) as i32) < 0;
+        let delayed =
+            advanced && self.ts_on && h.ts_ecr != 0 && (h.ts_ecr.wrapping_sub(stamp) as i32) < 0;
         if !(delayed || self.undo.retrans == 0) {
             return;
         }
