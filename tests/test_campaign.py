@@ -311,3 +311,36 @@ def test_ctrl_c_on_ray_cancels_and_writes_nothing(tmp_path):
     assert not (tmp_path / "out").exists()
     assert list(tmp_path.glob(".out.tmp-*")) == []
     assert 1 <= len(list(results.glob("trials/*/*.pkl.gz"))) < 32
+
+
+@needs_core
+@needs_ray
+def test_ray_retries_the_chunk_of_a_worker_that_dies(tmp_path):
+    """Kill the Ray worker running a chunk (SIGKILL, as an OOM kill or a lost node would): Ray
+    runs the chunk again elsewhere and the results are still those of the local executor."""
+    import threading
+
+    text = LOSSY.replace('duration = "2s"', 'duration = "30s"').replace("trials = 4", "trials = 2")
+    f = _write(tmp_path, text.replace('rate = "20Mbit"', 'rate = "500Mbit"'))
+    loaded = sweep.load_points(f)
+    killed: list[int] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            out = subprocess.run(
+                ["pgrep", "-f", "ray::_ray_chunk"], capture_output=True, text=True
+            ).stdout.split()
+            if out:
+                os.kill(int(out[0]), signal.SIGKILL)
+                killed.append(int(out[0]))
+            time.sleep(0.05)
+
+    t = threading.Thread(target=killer, daemon=True)
+    t.start()
+    ray_res = sweep.run_sweep(loaded, executor=executors.RayExecutor(jobs=2), plots=False)
+    t.join(timeout=1)
+    assert killed, "no Ray worker was found running a chunk"
+    local = sweep.run_sweep(loaded, executor="local", plots=False)
+    for a, b in zip(ray_res.results, local.results, strict=True):
+        assert a.raw == b.raw
