@@ -897,7 +897,7 @@ impl TcpSender {
         }
 
         if self.undo.marker.is_some() && (advanced || h.n_sack > 0) {
-            self.try_undo(h, advanced);
+            self.try_undo(h, advanced, now);
         }
 
         // Leave recovery states whose point is now acknowledged.
@@ -1127,15 +1127,15 @@ impl TcpSender {
     /// Knob `undo`: was the episode's reduction spurious? Linux `tcp_may_undo`: every
     /// retransmission was D-SACKed (`undo_retrans` back to 0), or the ACK echoes a timestamp
     /// older than the first retransmission, so an original transmission reached the receiver
-    /// (`tcp_packet_delayed`, RFC 3522 §3.2). Then restore cwnd and ssthresh (Linux
-    /// `tcp_undo_cwnd_reduction`; the controller's own state is not rolled back, an
-    /// approximation of the per-CCA `undo_cwnd` hooks), leave recovery or the loss state, and
+    /// (`tcp_packet_delayed`, RFC 3522 §3.2). Then restore cwnd and ssthresh through the
+    /// controller's undo hook (Linux `tcp_undo_cwnd_reduction` and the per-CCA `undo_cwnd`),
+    /// leave recovery or the loss state, and
     /// stop resending what the timeout marked lost (`tcp_try_undo_loss`). Linux checks at the
     /// recovery point, on partial ACKs and on ACKs in the loss state; this checks the D-SACK
     /// count on every ACK of the episode and the timestamp only on ACKs that advance snd_una:
     /// a duplicate ACK echoes the timestamp of the segment before the hole (RFC 7323 §4.3),
     /// older than any retransmission, and proves nothing.
-    fn try_undo(&mut self, h: &TcpHdr, advanced: bool) {
+    fn try_undo(&mut self, h: &TcpHdr, advanced: bool, now: Nanos) {
         let Some(stamp) = self.undo.retrans_stamp else {
             return; // nothing was retransmitted yet
         };
@@ -1147,12 +1147,12 @@ impl TcpSender {
         let u = self.undo;
         self.undo = Undo::default();
         self.stats.undos += 1;
-        if u.prior_ssthresh > self.cc.ssthresh() {
-            self.cc.set_ssthresh(u.prior_ssthresh);
-        }
-        if u.prior_cwnd > self.cc.cwnd() {
-            self.cc.set_cwnd(u.prior_cwnd);
-        }
+        // The controller restores its own state (`on_undo`: CUBIC's W_max, RFC 9438 §4.9;
+        // H-TCP's; BBR keeps its cwnd, Linux `bbr_undo_cwnd`), never below the current values
+        // (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh likewise).
+        let cwnd = u.prior_cwnd.max(self.cc.cwnd());
+        let ssthresh = u.prior_ssthresh.max(self.cc.ssthresh());
+        self.cc.on_undo(now, cwnd, ssthresh);
         if self.rec.active {
             self.rec.abort();
             self.recover = Some(self.snd_nxt);
