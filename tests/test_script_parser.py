@@ -190,3 +190,17 @@ def test_fuzz_token_soup_only_raises_script_error(pieces):
 def test_fuzz_random_text_only_raises_script_error(text):
     with contextlib.suppress(ScriptError):
         parse_script(text, "fuzz.pkt")
+
+
+def test_check_command_reports_bad_file_and_fails(tmp_path, capsys):
+    from tcplab.script.__main__ import main
+
+    good = tmp_path / "good.pkt"
+    good.write_text(GOOD)
+    bad = tmp_path / "bad.pkt"
+    bad.write_text("0 listen(3, 1) = 0\n+0 < S 0:0(0) win 1 <mss 1000,bogus>\n")
+    assert main([str(good)]) == 0
+    assert "ok (17 events)" in capsys.readouterr().out
+    assert main([str(good), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2: near 'bogus'" in err
