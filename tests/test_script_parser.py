@@ -199,8 +199,8 @@ def test_check_command_reports_bad_file_and_fails(tmp_path, capsys):
     good.write_text(GOOD)
     bad = tmp_path / "bad.pkt"
     bad.write_text("0 listen(3, 1) = 0\n+0 < S 0:0(0) win 1 <mss 1000,bogus>\n")
-    assert main([str(good)]) == 0
+    assert main(["--check", str(good)]) == 0
     assert "ok (17 events)" in capsys.readouterr().out
-    assert main([str(good), str(bad)]) == 2
+    assert main(["--check", str(good), str(bad)]) == 2
     err = capsys.readouterr().err
     assert f"{bad}:2: near 'bogus'" in err

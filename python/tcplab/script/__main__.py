@@ -1,29 +1,54 @@
-"""``python -m tcplab.script FILE...``: parse-check behaviour scripts (exit 2 if any is bad).
+"""``python -m tcplab.script FILE... [--stack NAME] [--tolerance MS] [--check]``.
 
-The simulator and kernel runners of issue 14 are not written yet; this checks the syntax only.
+Runs behaviour scripts on the simulator (issue 14) and prints each line's result; ``--check``
+only parses. Exit status: 0 all passed, 1 a script failed, 2 a script is malformed.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from .parser import ScriptError, parse_file
+from .sim import DEFAULT_TOLERANCE, run_sim
 
 
 def main(argv: list[str] | None = None) -> int:
-    paths = sys.argv[1:] if argv is None else argv
-    if not paths:
-        print("usage: python -m tcplab.script FILE...", file=sys.stderr)
-        return 2
+    ap = argparse.ArgumentParser(prog="tcplab script", description="Run packetdrill-style scripts.")
+    ap.add_argument("files", nargs="+", metavar="FILE")
+    ap.add_argument("--stack", default="linux-6", help="simulated personality (default linux-6)")
+    ap.add_argument(
+        "--tolerance",
+        type=float,
+        default=DEFAULT_TOLERANCE * 1000,
+        help="timing tolerance of outbound segments, ms (default 4, as packetdrill)",
+    )
+    ap.add_argument("--check", action="store_true", help="parse only")
+    ap.add_argument(
+        "-v", "--verbose", action="store_true", help="print every line, not only failures"
+    )
+    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     status = 0
-    for path in paths:
+    for path in args.files:
         try:
             events = parse_file(path)
         except ScriptError as e:
             print(f"error: {e}", file=sys.stderr)
             status = 2
             continue
-        print(f"{path}: ok ({len(events)} events)")
+        if args.check:
+            print(f"{path}: ok ({len(events)} events)")
+            continue
+        res = run_sim(events, path, args.stack, args.tolerance / 1000)
+        for r in res.lines:
+            if args.verbose or not r.ok:
+                mark = "ok  " if r.ok else "FAIL"
+                print(
+                    f"{path}:{r.line}: {mark} {r.text}" + (f"\n    {r.detail}" if r.detail else "")
+                )
+        print(f"{path}: {'PASS' if res.passed else 'FAIL'} ({args.stack})")
+        if not res.passed and status == 0:
+            status = 1
     return status
 
 
