@@ -85,5 +85,14 @@ def test_shipped_suite_parses_and_runs():
     files = sorted(SUITE.rglob("*.pkt"))
     assert files, SUITE
     for f in files:
-        res = run_sim(parse_file(f), str(f), "linux-6")
+        res = run_sim(parse_file(f), str(f), f.parent.name)
         assert res.lines, f
+
+
+def test_table_lists_every_suite_directory(capsys):
+    assert main(["--table"]) == 0
+    out = capsys.readouterr().out
+    for d in SUITE.iterdir():
+        if d.is_dir():
+            n = len(list(d.glob("*.pkt")))
+            assert any(line.split()[:2] == [d.name, str(n)] for line in out.splitlines()), d.name

@@ -90,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["script"]:  # behaviour scripts (issue 14) have their own argument parser
+        from .script.__main__ import main as script_main
+
+        return script_main(words[1:])
     args = _parser().parse_args(argv)
     try:
         if args.command in ("run", "validate"):

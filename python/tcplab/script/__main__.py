@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .parser import ScriptError, parse_file
 from .sim import DEFAULT_TOLERANCE, run_sim
 
+SUITE = Path(__file__).resolve().parents[1] / "scenarios" / "scripts"
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="tcplab script", description="Run packetdrill-style scripts.")
-    ap.add_argument("files", nargs="+", metavar="FILE")
+    ap.add_argument("files", nargs="*", metavar="FILE")
     ap.add_argument("--stack", default="linux-6", help="simulated personality (default linux-6)")
     ap.add_argument(
         "--tolerance",
@@ -25,9 +28,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--check", action="store_true", help="parse only")
     ap.add_argument(
+        "--table",
+        action="store_true",
+        help="run the shipped suite (scripts/STACK/*.pkt on STACK) and print a pass table",
+    )
+    ap.add_argument(
         "-v", "--verbose", action="store_true", help="print every line, not only failures"
     )
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.table:
+        return table(args.tolerance / 1000)
+    if not args.files:
+        ap.error("give at least one FILE (or --table)")
     status = 0
     for path in args.files:
         try:
@@ -50,6 +62,25 @@ def main(argv: list[str] | None = None) -> int:
         if not res.passed and status == 0:
             status = 1
     return status
+
+
+def table(tolerance: float) -> int:
+    """Run every shipped script on the personality its directory names; print one row each."""
+    rows = []
+    for d in sorted(p for p in SUITE.iterdir() if p.is_dir()):
+        results = [
+            run_sim(parse_file(f), str(f), d.name, tolerance) for f in sorted(d.glob("*.pkt"))
+        ]
+        fails = [r for r in results if not r.passed]
+        rows.append((d.name, len(results), len(results) - len(fails), fails))
+    print(f"{'stack':<16} {'scripts':>7} {'pass':>5} {'fail':>5}")
+    for name, n, ok, fails in rows:
+        print(f"{name:<16} {n:>7} {ok:>5} {n - ok:>5}")
+        for r in fails:
+            bad = r.failure()
+            where = f"{Path(r.path).name}:{bad.line}" if bad else Path(r.path).name
+            print(f"    FAIL {where}: {bad.detail if bad else 'no lines'}")
+    return 0
 
 
 if __name__ == "__main__":
