@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
 
     runs_mod.add_parsers(sub)
     diff_mod.add_parser(sub)
+    # `tcplab script ...` is dispatched before parsing (tcplab.script has its own parser); this
+    # entry only lists it in `tcplab --help`.
+    sub.add_parser("script", help="run packetdrill-style behaviour scripts (tcplab script --help)")
 
     from .trace import add_subcommand as add_trace
 
@@ -96,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["script"]:  # behaviour scripts (issue 14) have their own argument parser
+        from .script.__main__ import main as script_main
+
+        return script_main(words[1:])
     args = _parser().parse_args(argv)
     try:
         if args.command in ("run", "validate"):

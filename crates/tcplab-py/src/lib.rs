@@ -8,6 +8,7 @@ use tcplab_cc::ParamKind;
 
 mod capture;
 mod linkem;
+mod script;
 mod trace;
 
 /// Parse JSON text into Python objects with the standard library's `json` module.
@@ -86,6 +87,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tcp_knobs, m)?)?;
     m.add_function(wrap_pyfunction!(list_ccas, m)?)?;
     linkem::register(m)?;
+    script::register(m)?;
     trace::register(m)?;
     Ok(())
 }

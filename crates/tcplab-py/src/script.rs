@@ -1,0 +1,186 @@
+//! `tcplab._core.ScriptSender`: one simulated TCP sender driven segment by segment (issue 14,
+//! behaviour scripts). Sans-I/O: Python injects the peer's segments and advances virtual time;
+//! the sender's own code (crates/tcplab-sim/src/tcp/sender.rs) answers, exactly as in a
+//! simulation. No network, no event queue.
+//!
+//! Registered from lib.rs with `script::register(m)?`.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyModule;
+use tcplab_cc::{CcInit, CwndUnit, WindowGrowth};
+use tcplab_sim::endpoint::Cx;
+use tcplab_sim::packet::{Packet, Proto, IPV4_HEADER, TCP_HEADER};
+use tcplab_sim::tcp::config::{CwndUnitCfg, GrowthCreditCfg, TcpConfig};
+use tcplab_sim::tcp::sender::{FlowSpec, TcpSender};
+
+/// A segment as Python sees it: (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val,
+/// ts_ecr, sack blocks). Flags and opts use the bits of `tcplab_sim::packet::{flags, opts}`.
+type Seg = (
+    u32,
+    u32,
+    u8,
+    u16,
+    u32,
+    u8,
+    u16,
+    u8,
+    u32,
+    u32,
+    Vec<(u32, u32)>,
+);
+
+fn to_seg(p: &Packet) -> Seg {
+    let t = &p.tcp;
+    (
+        t.seq,
+        t.ack,
+        t.flags,
+        t.wnd,
+        p.payload,
+        t.opts,
+        t.mss,
+        t.wscale,
+        t.ts_val,
+        t.ts_ecr,
+        t.sack[..t.n_sack as usize].to_vec(),
+    )
+}
+
+/// Same mapping as the simulation's (crates/tcplab-sim/src/sim.rs `growth_of`).
+fn growth_of(t: &TcpConfig) -> WindowGrowth {
+    WindowGrowth {
+        unit: match t.cwnd_unit {
+            CwndUnitCfg::Packets => CwndUnit::Packets,
+            CwndUnitCfg::Bytes => CwndUnit::Bytes,
+        },
+        abc_limit: t.abc,
+        count_delivered: t.growth_credit == GrowthCreditCfg::Delivered,
+    }
+}
+
+/// The active-open side of a connection with `bytes` of application data, built from a stack's
+/// TCP knobs (`tcp_json`, a TcpConfig object) and congestion-control algorithm `cca`.
+#[pyclass(unsendable)]
+struct ScriptSender {
+    tx: TcpSender,
+}
+
+impl ScriptSender {
+    fn drive(&mut self, now: u64, pkt: Option<&Packet>) -> Vec<Seg> {
+        let mut out = Vec::new();
+        let mut cx = Cx::new(now, &mut out, u32::MAX, 0);
+        match pkt {
+            Some(p) => self.tx.on_packet(p, &mut cx),
+            None => self.tx.on_timer(&mut cx),
+        }
+        out.iter().map(to_seg).collect()
+    }
+}
+
+#[pymethods]
+impl ScriptSender {
+    #[new]
+    #[pyo3(signature = (tcp_json, cca, bytes, mtu=1500, isn=0, start_ns=0))]
+    fn new(
+        tcp_json: &str,
+        cca: &str,
+        bytes: u64,
+        mtu: u32,
+        isn: u32,
+        start_ns: u64,
+    ) -> PyResult<Self> {
+        let cfg: TcpConfig = serde_json::from_str(tcp_json)
+            .map_err(|e| PyValueError::new_err(format!("tcp config: {e}")))?;
+        if mtu < 576 {
+            return Err(PyValueError::new_err(format!("mtu {mtu} < 576")));
+        }
+        let growth = growth_of(&cfg);
+        let spec = FlowSpec {
+            flow: 0,
+            me: 0,
+            peer: 1,
+            src: 0,
+            dst: 1,
+            start: start_ns,
+            stop: None,
+            bytes: Some(bytes),
+            mtu,
+            isn,
+            cca_name: cca.to_string(),
+            cca_params: Vec::new(),
+            growth,
+        };
+        let init = CcInit {
+            mss: mtu - 52,
+            initial_cwnd: cfg.initial_window.bytes(mtu - 52),
+            initial_ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
+            growth,
+        };
+        let cc = tcplab_cc::build(cca, &[], init)
+            .map_err(|e| PyValueError::new_err(format!("cca: {e}")))?;
+        Ok(ScriptSender {
+            tx: TcpSender::new(spec, cfg, cc),
+        })
+    }
+
+    /// Deliver the peer's segment at `now_ns`; returns the segments the sender emits.
+    fn on_packet(&mut self, now_ns: u64, seg: Seg) -> Vec<Seg> {
+        let (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val, ts_ecr, sack) = seg;
+        let mut p = Packet {
+            ep: 0,
+            flow: 0,
+            src: 1,
+            dst: 0,
+            proto: Proto::Tcp,
+            wire_len: IPV4_HEADER + TCP_HEADER + payload,
+            payload,
+            ..Packet::default()
+        };
+        p.tcp.seq = seq;
+        p.tcp.ack = ack;
+        p.tcp.flags = flags;
+        p.tcp.wnd = wnd;
+        p.tcp.opts = opts;
+        p.tcp.mss = mss;
+        p.tcp.wscale = wscale;
+        p.tcp.ts_val = ts_val;
+        p.tcp.ts_ecr = ts_ecr;
+        for (i, b) in sack.iter().take(4).enumerate() {
+            p.tcp.sack[i] = *b;
+        }
+        p.tcp.n_sack = sack.len().min(4) as u8;
+        self.drive(now_ns, Some(&p))
+    }
+
+    /// Fire the sender's timers at `now_ns` (call at `poll_at()`); returns emitted segments.
+    fn on_timer(&mut self, now_ns: u64) -> Vec<Seg> {
+        self.drive(now_ns, None)
+    }
+
+    /// Next time the sender wants `on_timer`, in ns, or None.
+    fn poll_at(&self) -> Option<u64> {
+        self.tx.poll_at()
+    }
+
+    /// TCP_INFO-like variables: (cwnd bytes, ssthresh bytes, rto ns, retransmits, in-flight
+    /// bytes, in recovery, smss, timeouts).
+    fn info(&self) -> (u64, u64, u64, u64, u64, bool, u32, u64) {
+        (
+            self.tx.cwnd(),
+            self.tx.ssthresh(),
+            self.tx.rto_now(),
+            self.tx.stats.retransmits,
+            self.tx.in_flight(),
+            self.tx.in_recovery(),
+            self.tx.smss,
+            self.tx.stats.timeouts,
+        )
+    }
+}
+
+/// Add the driver to the `_core` module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ScriptSender>()?;
+    Ok(())
+}
