@@ -320,8 +320,9 @@ def test_ray_retries_the_chunk_of_a_worker_that_dies(tmp_path):
     runs the chunk again elsewhere and the results are still those of the local executor."""
     import threading
 
-    text = LOSSY.replace('duration = "2s"', 'duration = "30s"').replace("trials = 4", "trials = 2")
-    f = _write(tmp_path, text.replace('rate = "20Mbit"', 'rate = "500Mbit"'))
+    # Trials of ≈ 1 s each, so a chunk is running long enough to be found and killed.
+    text = LOSSY.replace('duration = "2s"', 'duration = "60s"').replace("trials = 4", "trials = 2")
+    f = _write(tmp_path, text.replace('rate = "20Mbit"', 'rate = "1Gbit"'))
     loaded = sweep.load_points(f)
     killed: list[int] = []
 
@@ -329,7 +330,7 @@ def test_ray_retries_the_chunk_of_a_worker_that_dies(tmp_path):
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not killed:
             out = subprocess.run(
-                ["pgrep", "-f", "ray::_ray_chunk"], capture_output=True, text=True
+                ["pgrep", "-f", "_ray_chunk"], capture_output=True, text=True
             ).stdout.split()
             if out:
                 os.kill(int(out[0]), signal.SIGKILL)
