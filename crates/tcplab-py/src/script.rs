@@ -8,10 +8,10 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
-use tcplab_cc::{CcInit, CwndUnit, WindowGrowth};
+use tcplab_cc::CcInit;
 use tcplab_sim::endpoint::Cx;
 use tcplab_sim::packet::{Packet, Proto, IPV4_HEADER, TCP_HEADER};
-use tcplab_sim::tcp::config::{CwndUnitCfg, GrowthCreditCfg, TcpConfig};
+use tcplab_sim::tcp::config::TcpConfig;
 use tcplab_sim::tcp::sender::{FlowSpec, TcpSender};
 
 /// A segment as Python sees it: (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val,
@@ -45,18 +45,6 @@ fn to_seg(p: &Packet) -> Seg {
         t.ts_ecr,
         t.sack[..t.n_sack as usize].to_vec(),
     )
-}
-
-/// Same mapping as the simulation's (crates/tcplab-sim/src/sim.rs `growth_of`).
-fn growth_of(t: &TcpConfig) -> WindowGrowth {
-    WindowGrowth {
-        unit: match t.cwnd_unit {
-            CwndUnitCfg::Packets => CwndUnit::Packets,
-            CwndUnitCfg::Bytes => CwndUnit::Bytes,
-        },
-        abc_limit: t.abc,
-        count_delivered: t.growth_credit == GrowthCreditCfg::Delivered,
-    }
 }
 
 /// The active-open side of a connection with `bytes` of application data, built from a stack's
@@ -95,7 +83,7 @@ impl ScriptSender {
         if mtu < 576 {
             return Err(PyValueError::new_err(format!("mtu {mtu} < 576")));
         }
-        let growth = growth_of(&cfg);
+        let growth = tcplab_sim::sim::growth_of(&cfg);
         let spec = FlowSpec {
             flow: 0,
             me: 0,

@@ -149,7 +149,8 @@ fn cc_params(cfg: &crate::config::CcaCfg) -> Vec<(String, tcplab_cc::ParamValue)
         .collect()
 }
 
-fn growth_of(t: &TcpConfig) -> WindowGrowth {
+/// The window-growth rules a flow's TCP knobs select (also used by the script driver).
+pub fn growth_of(t: &TcpConfig) -> WindowGrowth {
     WindowGrowth {
         unit: match t.cwnd_unit {
             CwndUnitCfg::Packets => CwndUnit::Packets,
