@@ -156,6 +156,7 @@ def _ray_chunk(engine_name: str, build: str, configs: list[dict[str, Any]]) -> l
             f"this Ray worker runs tcplab build {mine}, the driver {build}: install the same "
             "tcplab wheel on every node (README, 'Campaigns on Ray')"
         )
+    _maybe_die()
     run = engines.get_engine(engine_name)
     out: list[tuple] = []
     for cfg in configs:
@@ -167,6 +168,24 @@ def _ray_chunk(engine_name: str, build: str, configs: list[dict[str, Any]]) -> l
             continue
         out.append(("ok", raw, time.perf_counter() - t))
     return out
+
+
+#: Fault injection for tests (tests/test_campaign.py): the first chunk that creates this file
+#: kills its own worker with SIGKILL, as an OOM kill or a lost node would.
+KILL_ONCE_ENV = "TCPLAB_TEST_KILL_ONE_RAY_WORKER"
+
+
+def _maybe_die() -> None:
+    marker = os.environ.get(KILL_ONCE_ENV)
+    if not marker:
+        return
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _import_ray() -> Any:
@@ -282,10 +301,24 @@ class RayExecutor:
                     on_done(k, value, secs)
                 submit()
         except BaseException:
-            for ref in pending:
-                with contextlib.suppress(Exception):  # best effort: the task may have finished
-                    ray.cancel(ref, force=True)
+            self._cancel(ray, pending)
             raise
+
+    def _cancel(self, ray: Any, pending: dict[Any, list[int]]) -> None:
+        """Stop the tasks in flight after an error or Ctrl-C.
+
+        A Ray instance this process started is shut down, which kills its workers (a chunk's
+        trial runs in Rust and does not see an interrupt). On a cluster the tasks are cancelled
+        without ``force``: Ray interrupts each chunk between trials. ``force=True`` is avoided
+        because it races with a task's reply in Ray's core worker (2.x: "Tried to complete task
+        that was not pending", which aborts the driver after the run has been cleaned up)."""
+        if _RAY_STARTED and not self.address:
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            return
+        for ref in pending:
+            with contextlib.suppress(Exception):  # best effort: the task may have finished
+                ray.cancel(ref)
 
 
 def _ray_message(e: BaseException) -> str:
