@@ -9,6 +9,7 @@ finishes fails one test with a clear message instead of hanging the suite.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -184,11 +185,17 @@ def test_key_facts_of_each_personality():
         "linux-2.6.16": {"clock_granularity": 4 * MS, "abc": 1},
         "linux-2.6.25": {"clock_granularity": 4 * MS, "abc": 0},
         "linux-6": {"initial_window": 10, "initial_rto": 1 * S, "recovery": "prr", "rack": True},
-        "freebsd-5.2.1": {"initial_window": 1, "delack_timeout": 100 * MS, "min_rto": 230 * MS,
+        "freebsd-5.2.1": {"initial_window": 1, "delack_timeout": 100 * MS, "min_rto": 30 * MS,
+                          "rto_slop": 200 * MS, "rto_min_on_variance": False,
                           "sack": False, "rcvbuf": 65536, "rcvbuf_autotune_max": None},
-        "freebsd-5.3": {"initial_window": "rfc3390", "sack": True, "delack_timeout": 100 * MS},
+        "freebsd-5.3": {"initial_window": "rfc3390", "sack": True, "delack_timeout": 100 * MS,
+                        "min_rto": 30 * MS, "rto_slop": 200 * MS, "timer_tick": 10 * MS,
+                        "rto_backoff_unclamped": True, "rtt_forget_after_backoffs": 4,
+                        "undo_bad_rexmt": True},
         "openbsd-3.5": {"initial_window": 1, "delack_timeout": 300 * MS, "rcvbuf": 16384,
-                        "min_rto": 1 * S, "clock_granularity": 500 * MS},
+                        "min_rto": 1 * S, "clock_granularity": 500 * MS,
+                        "timer_tick": 500 * MS, "rto_slop": 0, "rto_backoff_unclamped": True,
+                        "rtt_forget_after_backoffs": 4, "undo_bad_rexmt": False},
         "windows-xp": {"initial_window": 2, "delack_timeout": 200 * MS, "min_rto": 300 * MS,
                        "rcvbuf": 17520, "timestamps": False,
                        "quirk_ignore_rwnd_in_recovery": True, "rx_capacity": 200_000_000},
@@ -910,3 +917,63 @@ def test_windows_7_grows_cwnd_one_segment_per_rtt_linux_one_per_two_or_three():
 
     assert 0.8 <= growth("windows-7") <= 1.2
     assert 1 / 3 <= growth("linux-2.6.39") <= 0.6
+
+
+# ============================================================================ timers per stack
+
+
+def _timeouts(stack: str, lost: list[int]) -> tuple[list[float], list[float]]:
+    """Drop the forward packets numbered *lost* on the J1 path and return the SYN send times
+    and the times at which the first retransmitted segment was sent (original first), in s."""
+    doc = j1_doc(stack, tcp={"isn": 0})
+    doc["duration"] = "60s"
+    doc["path"]["loss"] = {"model": "list", "packets": lost}
+    pk = Packets(simulate(doc, ["host:f.snd"], 60)["packets"])
+    syns = [p[0] / 1e9 for p in pk.rows if p[1] == pk.sport and p[5] & 0x02]
+    sends: dict[int, list[float]] = {}
+    for p in pk.data():
+        sends.setdefault(p[3], []).append(p[0] / 1e9)
+    resent = [s for s in sends.values() if len(s) > 1]
+    return syns, (resent[0] if resent else [])
+
+
+TIMER_TICK = {"freebsd-5.3": 0.010, "freebsd-5.2.1": 0.010, "openbsd-3.5": 0.5}
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "stack", ["freebsd-5.3", "freebsd-5.2.1", "openbsd-3.5", "linux-2.4.27", "windows-xp"]
+)
+def test_rto_backoff_during_a_blackout_follows_the_stack_timer(stack):
+    """Packets 40–79 of the flow are lost (a blackout of the forward path): after the first
+    timeout every retry waits twice as long (RFC 6298 §5.5; BSD tcp_backoff[] doubles up to
+    ×64), BSD stacks' timeouts are whole timer ticks (10 ms hz ticks on FreeBSD, 500 ms
+    slow-timer ticks on OpenBSD), OpenBSD's is at least its 1 s minimum and FreeBSD's carries
+    the 200 ms slop above the path's 200 ms RTT."""
+    k = knobs_of(stack)
+    _, sends = _timeouts(stack, list(range(40, 80)))
+    gaps = [b - a for a, b in itertools.pairwise(sends)]
+    assert len(gaps) >= 4, f"{stack}: retransmissions at {sends}"
+    backoff = gaps[1:]  # the first gap starts at the original send, not at the timer's start
+    for a, b in itertools.pairwise(backoff):
+        assert b == pytest.approx(2 * a, abs=2e-6), f"{stack}: gaps {gaps}"
+    tick = TIMER_TICK.get(stack)
+    if tick:
+        for g in backoff:
+            assert round(g / tick) * tick == pytest.approx(g, abs=2e-6), f"{stack}: {g} s"
+    base = backoff[0] / 2
+    assert base >= k["min_rto"] / 1e9 - 1e-6
+    if k["rto_slop"]:
+        assert base >= 0.2 + k["rto_slop"] / 1e9, f"{stack}: base RTO {base} s"
+
+
+@needs_core
+@pytest.mark.parametrize("stack", ["freebsd-5.3", "openbsd-3.5", "linux-2.4.27", "linux-6"])
+def test_syn_retransmissions_at_the_initial_rto_then_doubled(stack):
+    """The SYN and its first retry are lost: retries leave after the initial RTO (3 s on the
+    2004-era stacks, 1 s on Linux ≥ 3.1, RFC 6298 §2.1) and then twice that."""
+    rto = knobs_of(stack)["initial_rto"] / 1e9
+    syns, _ = _timeouts(stack, [0, 1])
+    assert len(syns) == 3, syns
+    assert syns[1] - syns[0] == pytest.approx(rto, abs=1e-6)
+    assert syns[2] - syns[1] == pytest.approx(2 * rto, abs=1e-6)

@@ -183,6 +183,18 @@ knobs! {
     /// Apply `min_rto` to the variance term (RTO = SRTT + max(G, 4·RTTVAR, min_rto)), as Linux
     /// does, instead of to the whole RTO (RFC 6298 §2.4).
     rto_min_on_variance: bool = false; kind "bool";
+    /// Added to SRTT + 4·RTTVAR before `min_rto` applies: FreeBSD `TCPT_RANGESET` adds
+    /// `tcp_rexmit_slop` (200 ms) to every RTO, whose floor `tcp_rexmit_min` is 30 ms.
+    rto_slop: u64 = 0; kind "duration";
+    /// The RTO is held in whole ticks of this timer, truncated (BSD `t_rxtcur` in ticks:
+    /// hz on FreeBSD, 500-ms slow-timer ticks on OpenBSD); 0 = exact.
+    timer_tick: u64 = 0; kind "duration";
+    /// Back off by multiplying the unclamped RTO by BSD's `tcp_backoff[]` (1, 2, 4 … 64) and
+    /// clamp afterwards (BSD `tcp_timer_rexmt`), instead of doubling the clamped RTO (RFC 6298 §5.5).
+    rto_backoff_unclamped: bool = false; kind "bool";
+    /// Drop the smoothed RTT on this many consecutive backoffs, so the next sample starts the
+    /// estimator again (BSD: `t_rxtshift` > `TCP_MAXRXTSHIFT`/4, i.e. 4); 0 = never.
+    rtt_forget_after_backoffs: u32 = 0; kind "int";
     /// Negotiate the timestamps option (RFC 7323 §3).
     timestamps: bool = true; kind "bool";
     /// Negotiate SACK (RFC 2018).
@@ -219,6 +231,12 @@ knobs! {
     /// for every retransmission (RFC 3708), restore cwnd and ssthresh and stop resending —
     /// Linux since 2.4 (net/ipv4/tcp_input.c `tcp_try_undo_*`; Sarolahti & Kuznetsov 2002).
     undo: bool = false; kind "bool";
+    /// FreeBSD "bad retransmit" recovery: an ACK that advances snd_una after the first timeout
+    /// of an episode and within SRTT/2 of it cannot be for the retransmission (Allman & Paxson,
+    /// SIGCOMM 1999), so the timeout was spurious: restore cwnd and ssthresh as they were
+    /// before it and continue from the highest sequence sent (FreeBSD tcp_input.c
+    /// `t_badrxtwin`, `snd_cwnd_prev`, `snd_ssthresh_prev`).
+    undo_bad_rexmt: bool = false; kind "bool";
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh: 3).
     dupthresh: u32 = 3; kind "int";
     /// Initial sequence number; null = drawn from the flow's random stream.

@@ -1,6 +1,9 @@
 //! RTT estimation and the retransmission timeout (RFC 6298), with the knobs OSes differ in:
 //! minimum RTO applied to the whole RTO (RFC 6298 §2.4) or to the variance term (Linux: RTO =
-//! SRTT + max(4·RTTVAR, rto_min)), clock granularity G, initial and maximum RTO.
+//! SRTT + max(4·RTTVAR, rto_min)), clock granularity G, initial and maximum RTO — and the
+//! BSD-derived timer arithmetic ([`BsdTimer`]): an additive slop, the RTO held in whole timer
+//! ticks, backoff multiplying the unclamped value, and the estimate dropped after repeated
+//! backoffs (4.4BSD `tcp_timer.c`/`tcp_timer.h`, as in FreeBSD and OpenBSD; read for the facts).
 
 use crate::time::Nanos;
 
@@ -18,7 +21,38 @@ pub struct RttEstimator {
     max_rto: Nanos,
     granularity: Nanos,
     min_on_variance: bool,
+    bsd: BsdTimer,
+    /// The RTO before clamping to [min, max] (BSD backs off from this, [`BsdTimer`]).
+    raw: Nanos,
 }
+
+/// The parts of the retransmission timer in which BSD-derived stacks differ from RFC 6298's
+/// arithmetic. All off (zero/false) by default: the estimator is then exactly RFC 6298's (or
+/// Linux's, with `min_on_variance`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BsdTimer {
+    /// Added to SRTT + 4·RTTVAR before the minimum is applied: FreeBSD's `TCPT_RANGESET` adds
+    /// `tcp_rexmit_slop` (200 ms, net.inet.tcp.rexmit_slop) to every computed RTO, whose floor
+    /// is `tcp_rexmit_min` (30 ms) — stacks-and-ccas.md B.2 "≈ 230 ms (30 ms + 200 ms slop)".
+    pub slop: Nanos,
+    /// The RTO is a whole number of timer ticks, truncated: BSD keeps `t_rxtcur` as an integer
+    /// tick count computed with shifts (`TCP_REXMTVAL`), so a value between ticks falls to the
+    /// tick below before the minimum is applied. FreeBSD: hz ticks (10 ms at HZ 100); OpenBSD
+    /// 3.5: slow-timer ticks of 500 ms (PR_SLOWHZ 2; stacks-and-ccas.md B.2). 0 = exact.
+    pub tick: Nanos,
+    /// Backoff multiplies the unclamped RTO and clamps afterwards (`tcp_timer_rexmt`:
+    /// `TCP_REXMTVAL(tp) * tcp_backoff[t_rxtshift]`, then `TCPT_RANGESET` to [`t_rttmin`,
+    /// `TCPTV_REXMTMAX`]), so an estimate below the minimum reaches it later than RFC 6298's
+    /// doubling of the clamped value; `tcp_backoff[]` = {1, 2, 4, 8, 16, 32, 64, 64, …}.
+    pub backoff_unclamped: bool,
+    /// Forget SRTT on this many consecutive backoffs (0 = never): BSD drops the smoothed RTT
+    /// once `t_rxtshift` > `TCP_MAXRXTSHIFT` / 4 = 3 (the path may have changed), keeping the
+    /// variance, and the next sample starts the estimator again.
+    pub forget_after: u32,
+}
+
+/// BSD `tcp_backoff[]`: the multiplier stops growing at 64.
+const BSD_MAX_MULTIPLIER_SHIFT: u32 = 6;
 
 impl RttEstimator {
     pub fn new(
@@ -27,6 +61,25 @@ impl RttEstimator {
         max_rto: Nanos,
         g: Nanos,
         min_on_var: bool,
+    ) -> Self {
+        Self::with_bsd(
+            initial_rto,
+            min_rto,
+            max_rto,
+            g,
+            min_on_var,
+            BsdTimer::default(),
+        )
+    }
+
+    /// As [`RttEstimator::new`], with BSD timer arithmetic ([`BsdTimer`]).
+    pub fn with_bsd(
+        initial_rto: Nanos,
+        min_rto: Nanos,
+        max_rto: Nanos,
+        g: Nanos,
+        min_on_var: bool,
+        bsd: BsdTimer,
     ) -> Self {
         RttEstimator {
             srtt: 0,
@@ -40,6 +93,8 @@ impl RttEstimator {
             max_rto,
             granularity: g.max(1),
             min_on_variance: min_on_var,
+            bsd,
+            raw: initial_rto,
         }
     }
 
@@ -59,7 +114,7 @@ impl RttEstimator {
     pub fn on_sample(&mut self, r: Nanos) {
         let r = r.max(1);
         self.latest = r;
-        self.min_rtt = if self.has_sample {
+        self.min_rtt = if self.min_rtt > 0 {
             self.min_rtt.min(r)
         } else {
             r
@@ -74,21 +129,37 @@ impl RttEstimator {
             self.srtt = (7 * self.srtt + r) / 8;
         }
         self.backoff = 0;
-        self.rto = self.compute_rto();
+        self.raw = self.unclamped_rto();
+        self.rto = self.clamp(self.raw);
     }
 
-    fn compute_rto(&self) -> Nanos {
+    /// SRTT + max(G, 4·RTTVAR) (+ the BSD slop, in whole ticks), before the minimum; with
+    /// `min_on_variance` the minimum belongs to the variance term (Linux) and is applied here.
+    fn unclamped_rto(&self) -> Nanos {
         let var = (4 * self.rttvar).max(self.granularity);
         let rto = if self.min_on_variance {
             self.srtt + var.max(self.min_rto)
         } else {
-            (self.srtt + var).max(self.min_rto)
+            self.srtt + var
         };
-        rto.min(self.max_rto)
+        let rto = rto + self.bsd.slop;
+        match self.bsd.tick {
+            0 => rto,
+            t => rto / t * t,
+        }
     }
 
-    /// The current RTO including exponential backoff (RFC 6298 §5.5), capped at the maximum.
+    fn clamp(&self, rto: Nanos) -> Nanos {
+        rto.max(self.min_rto).min(self.max_rto)
+    }
+
+    /// The current RTO including exponential backoff (RFC 6298 §5.5), capped at the maximum;
+    /// BSD style ([`BsdTimer::backoff_unclamped`]): the unclamped value times `tcp_backoff[]`.
     pub fn rto(&self) -> Nanos {
+        if self.bsd.backoff_unclamped {
+            let shift = self.backoff.min(BSD_MAX_MULTIPLIER_SHIFT);
+            return self.clamp(self.raw.saturating_mul(1u64 << shift));
+        }
         let shift = self.backoff.min(30);
         self.rto.saturating_mul(1u64 << shift).min(self.max_rto)
     }
@@ -101,6 +172,11 @@ impl RttEstimator {
     /// Double the RTO after a timeout (RFC 6298 §5.5).
     pub fn back_off(&mut self) {
         self.backoff = self.backoff.saturating_add(1);
+        if self.bsd.forget_after > 0 && self.backoff == self.bsd.forget_after && self.has_sample {
+            // BSD: `t_rttvar += t_srtt; t_srtt = 0` — the next sample re-initialises both
+            // (RFC 6298 §2.2 form), so only "no estimate" matters here.
+            self.has_sample = false;
+        }
     }
 }
 
@@ -140,6 +216,96 @@ mod tests {
         assert_eq!(e.rto(), 60 * SEC);
         e.on_sample(10 * MS);
         assert_eq!(e.backoff, 0);
+    }
+
+    fn freebsd() -> RttEstimator {
+        let bsd = BsdTimer {
+            slop: 200 * MS,
+            tick: 10 * MS,
+            backoff_unclamped: true,
+            forget_after: 4,
+        };
+        RttEstimator::with_bsd(3 * SEC, 30 * MS, 64 * SEC, 10 * MS, false, bsd)
+    }
+
+    #[test]
+    fn test_bsd_slop_is_added_not_a_floor() {
+        let mut e = freebsd();
+        for _ in 0..60 {
+            e.on_sample(200 * MS);
+        }
+        // RTTVAR decays towards 0 but 4·RTTVAR stays ≥ G = 10 ms: 200 + 10 + 200 ms.
+        assert_eq!(e.rto(), 410 * MS);
+        // Linux's variance floor instead gives SRTT + 200 ms for the same samples.
+        let mut l = RttEstimator::new(3 * SEC, 200 * MS, 120 * SEC, 10 * MS, true);
+        for _ in 0..60 {
+            l.on_sample(200 * MS);
+        }
+        assert_eq!(l.rto(), 400 * MS);
+    }
+
+    #[test]
+    fn test_bsd_rto_truncated_to_ticks() {
+        let bsd = BsdTimer {
+            tick: 500 * MS,
+            ..BsdTimer::default()
+        };
+        let mut e = RttEstimator::with_bsd(3 * SEC, SEC, 64 * SEC, 500 * MS, false, bsd);
+        e.on_sample(1500 * MS); // SRTT 1.5 s, RTTVAR 0.75 s: 4.5 s exactly
+        assert_eq!(e.rto(), 4500 * MS);
+        e.on_sample(1700 * MS); // 1525 + 4·612.5 = 3975 ms → 3.5 s in 500-ms ticks
+        assert_eq!(e.rto(), 3500 * MS);
+    }
+
+    #[test]
+    fn test_bsd_backoff_from_unclamped_value_with_multiplier_cap() {
+        let bsd = BsdTimer {
+            backoff_unclamped: true,
+            ..BsdTimer::default()
+        };
+        let mut e = RttEstimator::with_bsd(3 * SEC, SEC, 200 * SEC, MS, false, bsd);
+        for _ in 0..60 {
+            e.on_sample(100 * MS);
+        }
+        // Unclamped ≈ 100 ms + 4 ms: 1 s (min), then 1 s again (0.2 s → min), 1 s, then
+        // 1.66 s, 3.3 s, 6.6 s; tcp_backoff[] stops at ×64 (≈ 6.6 s), below max_rto.
+        let mut seq = vec![e.rto()];
+        for _ in 0..8 {
+            e.back_off();
+            seq.push(e.rto());
+        }
+        let raw = e.raw;
+        let want: Vec<Nanos> = [1u64, 2, 4, 8, 16, 32, 64, 64, 64]
+            .iter()
+            .map(|m| (raw * m).max(SEC))
+            .collect();
+        assert_eq!(seq, want);
+        assert_eq!(seq[1], SEC, "RFC 6298 doubling would give 2 s");
+        // RFC 6298 doubles the clamped value.
+        let mut r = RttEstimator::new(3 * SEC, SEC, 200 * SEC, MS, false);
+        for _ in 0..60 {
+            r.on_sample(100 * MS);
+        }
+        r.back_off();
+        assert_eq!(r.rto(), 2 * SEC);
+    }
+
+    #[test]
+    fn test_bsd_forgets_srtt_on_fourth_backoff() {
+        let mut e = freebsd();
+        e.on_sample(2 * SEC);
+        for _ in 0..3 {
+            e.back_off();
+        }
+        assert!(e.has_sample());
+        e.back_off();
+        assert!(
+            !e.has_sample(),
+            "t_rxtshift 4 > TCP_MAXRXTSHIFT/4 drops SRTT"
+        );
+        e.on_sample(100 * MS); // a fresh start: SRTT = R, RTTVAR = R/2 (RFC 6298 §2.2)
+        assert_eq!((e.srtt, e.rttvar, e.backoff), (100 * MS, 50 * MS, 0));
+        assert_eq!(e.min_rtt, 100 * MS);
     }
 
     #[test]

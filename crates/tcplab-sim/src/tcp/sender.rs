@@ -13,7 +13,7 @@
 
 use super::config::{CwndUnitCfg, TcpConfig};
 use super::recovery::{AckInfo, Mode, Recovery};
-use super::rtt::RttEstimator;
+use super::rtt::{BsdTimer, RttEstimator};
 use super::scoreboard::{AckResult, Scoreboard, LOST};
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
@@ -99,6 +99,16 @@ struct Undo {
     retrans: i64,
 }
 
+/// FreeBSD "bad retransmit" state (knob `undo_bad_rexmt`): the window before the first timeout
+/// of an episode and until when an ACK proves that timeout spurious (`t_badrxtwin`).
+#[derive(Clone, Copy, Debug)]
+struct BadRexmt {
+    until: Nanos,
+    prior_cwnd: u64,
+    prior_ssthresh: u64,
+    prior_recover: Option<u64>,
+}
+
 impl Default for Undo {
     fn default() -> Self {
         Undo {
@@ -155,6 +165,8 @@ pub struct TcpSender {
     cwr_point: Option<u64>,
     /// Undo (knob `undo`): the state saved when a recovery or loss episode began.
     undo: Undo,
+    /// Knob `undo_bad_rexmt`: set by the first timeout of an episode.
+    bad_rexmt: Option<BadRexmt>,
     pub sb: Scoreboard,
     pub rtt: RttEstimator,
     pub cc: Box<dyn CongestionControl>,
@@ -176,12 +188,18 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(spec: FlowSpec, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
-        let rtt = RttEstimator::new(
+        let rtt = RttEstimator::with_bsd(
             cfg.initial_rto,
             cfg.min_rto,
             cfg.max_rto,
             cfg.clock_granularity,
             cfg.rto_min_on_variance,
+            BsdTimer {
+                slop: cfg.rto_slop,
+                tick: cfg.timer_tick,
+                backoff_unclamped: cfg.rto_backoff_unclamped,
+                forget_after: cfg.rtt_forget_after_backoffs,
+            },
         );
         let dupthresh = cfg.dupthresh;
         TcpSender {
@@ -210,6 +228,7 @@ impl TcpSender {
             loss_point: None,
             cwr_point: None,
             undo: Undo::default(),
+            bad_rexmt: None,
             sb: Scoreboard::new(dupthresh),
             rtt,
             cc,
@@ -836,6 +855,9 @@ impl TcpSender {
             self.stats.sack_blocks += h.n_sack as u64;
         }
         let advanced = self.snd_una > prior_una;
+        if advanced {
+            self.try_undo_bad_rexmt(now);
+        }
 
         // RTT sample (RFC 6298 §3 / RFC 7323 §4): from the echoed timestamp of an ACK that
         // advances the left edge, else from the newest never-retransmitted segment acknowledged.
@@ -1163,6 +1185,31 @@ impl TcpSender {
         self.dupacks = 0;
     }
 
+    /// Knob `undo_bad_rexmt` (FreeBSD tcp_input.c, "bad retransmit" recovery): an ACK that
+    /// advances snd_una while only one timeout has fired (t_rxtshift == 1, no RTT sample since)
+    /// and before `t_badrxtwin` acknowledges an original transmission, not the retransmission
+    /// sent less than SRTT/2 ago: restore cwnd and ssthresh exactly (`snd_cwnd_prev`,
+    /// `snd_ssthresh_prev`) and send on from snd_max instead of going back.
+    fn try_undo_bad_rexmt(&mut self, now: Nanos) {
+        let Some(b) = self.bad_rexmt.take() else {
+            return;
+        };
+        eprintln!(
+            "DBG now {now} until {} backoff {} srtt {}",
+            b.until, self.rtt.backoff, self.rtt.srtt
+        );
+        if self.rtt.backoff != 1 || now >= b.until {
+            return;
+        }
+        self.stats.undos += 1;
+        self.cc.on_undo(now, b.prior_cwnd, b.prior_ssthresh);
+        if self.loss_point.take().is_some() {
+            self.sb.undo_lost();
+        }
+        self.recover = b.prior_recover; // snd_recover_prev
+        self.dupacks = 0;
+    }
+
     fn exit_recovery(&mut self) {
         if self.loss_point.is_none() {
             self.undo = Undo::default(); // the episode ended without an undo
@@ -1202,6 +1249,16 @@ impl TcpSender {
         // reduce the window; every outstanding segment is presumed lost (go-back-N from snd_una).
         self.stats.timeouts += 1;
         self.begin_undo();
+        // FreeBSD tcp_timer_rexmt: on the first timeout (t_rxtshift becomes 1) remember the
+        // window and open the bad-retransmit window, SRTT/2 long (t_srtt >> (TCP_RTT_SHIFT + 1)).
+        // Approximation: FreeBSD re-enters a fast recovery the timeout interrupted
+        // (TF_WASFRECOVERY); here the undo restores the window and recovery point only.
+        self.bad_rexmt = (self.cfg.undo_bad_rexmt && self.rtt.backoff == 0).then(|| BadRexmt {
+            until: now + self.rtt.srtt / 2,
+            prior_cwnd: self.cc.cwnd(),
+            prior_ssthresh: self.cc.ssthresh(),
+            prior_recover: self.recover,
+        });
         self.cc.on_rto(&RtoEvent {
             now,
             in_flight: self.sb.out_bytes,
