@@ -165,6 +165,13 @@ impl ScriptSender {
             self.tx.stats.timeouts,
         )
     }
+
+    /// Linux-named state (`tcpi_ca_state`: 0 Open, 1 Disorder, 2 CWR, 3 Recovery, 4 Loss) and
+    /// bytes sent and not cumulatively acknowledged (snd_nxt − snd_una: Linux `packets_out`
+    /// counts these segments, SACKed or lost ones included).
+    fn state(&self) -> (u8, u64) {
+        (self.tx.ca_state(), self.tx.snd_nxt - self.tx.snd_una)
+    }
 }
 
 /// Add the driver to the `_core` module.

@@ -22,14 +22,16 @@ SUITE = Path(__file__).resolve().parents[1] / "scenarios" / "scripts"
 KERNEL_DIRS = ("linux-6",)
 
 
-def run_one(path: str, engine: str, stack: str, tolerance: float) -> ScriptResult:
+def run_one(
+    path: str, engine: str, stack: str, tolerance: float, trace: bool = False
+) -> ScriptResult:
     """Parse and run one script on ``engine`` ("sim" with ``stack``, or "kernel")."""
     events = parse_file(path)
     if engine == "kernel":
         from .kernel import run_kernel
 
-        return run_kernel(events, path, tolerance)
-    return run_sim(events, path, stack, tolerance)
+        return run_kernel(events, path, tolerance, trace=trace)
+    return run_sim(events, path, stack, tolerance, trace)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         help="timing tolerance of outbound segments, ms (default 4, as packetdrill)",
     )
     ap.add_argument("--check", action="store_true", help="parse only")
+    ap.add_argument(
+        "--trace",
+        action="store_true",
+        help="a tool for writing scripts: run only the inbound and system-call lines and print "
+        "every segment the stack sends (never reports a pass)",
+    )
     ap.add_argument(
         "--table",
         action="store_true",
@@ -77,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path}: ok ({len(events)} events)")
             continue
         try:
-            res = run_one(path, args.engine, args.stack, tol)
+            res = run_one(path, args.engine, args.stack, tol, args.trace)
         except ScriptError as e:
             print(f"error: {e}", file=sys.stderr)
             status = 2
@@ -85,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         except TcplabError as e:
             print(f"error: {e}", file=sys.stderr)
             return 1 if type(e).__name__ == "EngineUnavailable" else 2
+        if args.trace:
+            print("\n".join(res.sent))
+            print(f"{path}: TRACE ({label})")
+            continue
         for r in res.lines:
             if args.verbose or not r.ok:
                 mark = "ok  " if r.ok else "FAIL"

@@ -67,6 +67,9 @@ TUNSETIFF = 0x400454CA
 IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
 TCP_CONGESTION = 13
 TCP_INFO = 11
+ETH_P_ALL = 0x0003
+SO_TIMESTAMPNS = 35  # asm-generic/socket.h
+PACKET_OUTGOING = 4  # linux/if_packet.h
 DEFAULT_SYSCTLS: dict[str, str] = {}
 DEFAULT_CCA = "cubic"
 # Sysctls a script may set: only per-namespace TCP/IPv4 knobs.
@@ -232,6 +235,12 @@ class KernelEngine:
 
     def __init__(self, tun: int) -> None:
         self.tun = tun
+        self.tap = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL))
+        self.tap.bind(("tun0", 0))
+        self.tap.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.tap.setblocking(False)
+        # CLOCK_REALTIME (the packet timestamps) minus CLOCK_MONOTONIC (the script clock)
+        self.clock_offset = time.time() - time.monotonic()
         self.local_isn = 0
         self.local_port = 0  # the kernel's port
         self.remote_port = LOCAL_PORT  # the script side's port (connect() target by default)
@@ -246,12 +255,27 @@ class KernelEngine:
         self.errors: list[str] = []
 
     def _read(self) -> None:
+        """Collect what the kernel sent. The TUN fd is only drained; the segments and their
+        times come from a packet socket on tun0 whose kernel timestamps (SO_TIMESTAMPNS, taken
+        when the packet passes the device's transmit path, as tcpdump sees it) do not depend on
+        when this process gets to run."""
         while True:
             try:
-                pkt = os.read(self.tun, 65535)
+                os.read(self.tun, 65535)
+            except BlockingIOError:
+                break
+        while True:
+            try:
+                pkt, anc, _flags, addr = self.tap.recvmsg(65535, 64)
             except BlockingIOError:
                 return
+            if addr[2] != PACKET_OUTGOING:
+                continue
             at = time.monotonic() - self.t0
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+                    sec, nsec = struct.unpack_from("qq", data)
+                    at = sec + nsec / 1e9 - self.clock_offset - self.t0
             got = parse_packet(pkt)
             if got is None:
                 continue
@@ -272,10 +296,21 @@ class KernelEngine:
             left = self.t0 + until - time.monotonic()
             if left <= 0:
                 break
-            select.select([self.tun], [], [], left)
+            select.select([self.tun, self.tap], [], [], left)
         self.now = max(self.now, until)
 
+    def _sync(self, t: float) -> None:
+        """Pause the script clock while the harness is late: if this input line (an injected
+        segment or a system call due at ``t``) runs ``d`` seconds late (the process was not
+        scheduled in time), every later time is measured ``d`` later. The kernel cannot react
+        before its input, so its responses are timed from when the input really happened; the
+        tolerance itself is unchanged."""
+        late = time.monotonic() - self.t0 - t
+        if late > 0:
+            self.t0 += late
+
     def inject(self, t: float, seg: Segment) -> str:
+        self._sync(t)
         if seg.ack is not None and not self.local_isn and "S" not in seg.flags:
             return "inbound ACK before the kernel sent a SYN: its ISN is unknown"
         if "S" in seg.flags and "." not in seg.flags:  # a SYN from the script: passive open
@@ -294,6 +329,7 @@ class KernelEngine:
         return self.socks.get(int(a)) if a.isdigit() else None
 
     def syscall(self, a: Syscall, t: float) -> str:
+        self._sync(t)
         name = a.name
         want_err = getattr(errno, a.errno) if a.errno else 0
         if a.errno and not isinstance(want_err, int):
@@ -390,6 +426,7 @@ class KernelEngine:
                 return
 
     def close(self) -> None:
+        self.tap.close()
         for s in self.socks.values():
             with contextlib.suppress(OSError):
                 s.close()
@@ -413,7 +450,12 @@ def _ip(*args: str) -> None:
 
 
 def _in_namespace(
-    ns: str, events: list[Event], path: str, tol: float, sysctls: dict[str, str]
+    ns: str,
+    events: list[Event],
+    path: str,
+    tol: float,
+    sysctls: dict[str, str],
+    trace: bool = False,
 ) -> ScriptResult:
     _setns(f"/run/netns/{ns}")
     for name, value in {**DEFAULT_SYSCTLS, **sysctls}.items():
@@ -433,7 +475,7 @@ def _in_namespace(
         eng.advance(0.0)
         eng.pending.clear()  # anything the interface sent while coming up (none is TCP)
         eng.t0 = time.monotonic()
-        res = run_events(eng, events, path, KERNEL_LABEL, tol)
+        res = run_events(eng, events, path, KERNEL_LABEL, tol, trace)
         if res.passed and eng.errors:
             res.lines[-1].ok = False
             res.lines[-1].detail = "; ".join(eng.errors)
@@ -448,6 +490,7 @@ def run_kernel(
     path: str,
     tolerance: float = DEFAULT_TOLERANCE,
     sysctls: dict[str, str] | None = None,
+    trace: bool = False,
 ) -> ScriptResult:
     """Run parsed ``events`` on the kernel in a fresh namespace (deleted afterwards)."""
     from ..kernel.netns import CmdError, delete_namespaces, run_cmd
@@ -468,7 +511,7 @@ def run_kernel(
         if pid == 0:  # child: enter the namespace, run, send the result back
             os.close(r)
             try:
-                out: object = _in_namespace(ns, events, path, tolerance, sysctls)
+                out: object = _in_namespace(ns, events, path, tolerance, sysctls, trace)
             except BaseException as e:
                 out = f"{type(e).__name__}: {e}"
             with contextlib.suppress(BaseException):

@@ -64,6 +64,8 @@ class ScriptResult:
     path: str
     stack: str
     lines: list[LineResult] = field(default_factory=list)
+    #: with ``trace``: every segment the local stack sent, in script notation
+    sent: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -194,9 +196,17 @@ def _pairs(v: tuple[int, ...]) -> list[tuple[int, int]]:
     return [(v[i], v[i + 1]) for i in range(0, len(v), 2)]
 
 
-def run_events(eng: Engine, events: list[Event], path: str, label: str, tol: float) -> ScriptResult:
-    """Run parsed ``events`` on engine ``eng``; stops at the first failing line."""
+def run_events(
+    eng: Engine, events: list[Event], path: str, label: str, tol: float, trace: bool = False
+) -> ScriptResult:
+    """Run parsed ``events`` on engine ``eng``; stops at the first failing line.
+
+    With ``trace`` (a tool for writing scripts, never a pass): outbound lines are skipped and
+    every segment the stack sends is recorded in ``sent`` instead of matched.
+    """
     res = ScriptResult(path, label)
+    if trace:
+        return _trace(eng, events, res)
 
     def fail(e: Event, detail: str) -> ScriptResult:
         res.lines.append(LineResult(e.line, False, e.text, detail))
@@ -254,4 +264,34 @@ def run_events(eng: Engine, events: list[Event], path: str, label: str, tol: flo
             if bad:
                 return fail(e, "; ".join(bad))
         res.lines.append(LineResult(e.line, True, e.text))
+    return res
+
+
+def _trace(eng: Engine, events: list[Event], res: ScriptResult) -> ScriptResult:
+    def drain() -> None:
+        res.sent += [seg_text(at, seg, eng.local_isn, eng.remote_isn) for at, seg in eng.pending]
+        eng.pending.clear()
+
+    last = 0.0
+    for e in events:
+        a = e.action
+        if isinstance(a, Segment) and not a.inbound:
+            continue
+        t = e.time if e.time is not None else eng.now
+        last = max(last, t)
+        eng.advance(t)
+        drain()
+        res.sent.append(f"{t:.6f}   [line {e.line}] {e.text}")
+        if isinstance(a, Segment):
+            err = eng.inject(t, a)
+        elif isinstance(a, Syscall):
+            err = eng.syscall(a, t)
+        else:
+            err = "" if eng.info() else "no socket"
+            res.sent.append(f"           info {eng.info()}")
+        if err:
+            res.sent.append(f"           error: {err}")
+    end = max((e.time_end or e.time or 0.0) for e in events) if events else 0.0
+    eng.advance(max(last, end) + 1.0)
+    drain()
     return res

@@ -7,9 +7,11 @@ virtual time). Matching and the run loop are shared with the kernel engine (:mod
 Supported shape (the sender is the active opener): ``socket`` / ``setsockopt`` / ``connect``, the
 handshake, then ``write`` calls whose bytes the sender has from the moment the connection opens
 (the sender has no application queue, so all writes of a script are summed and given at connect).
-Assertions read TCP_INFO-like values: cwnd and unacked in segments, ssthresh in segments
-(2147483647 when unset, Linux ``TCP_INFINITE_SSTHRESH``), rto in microseconds, ca_state 3 in
-recovery else 0, retransmits = RTO expirations (Linux ``icsk_retransmits`` approximated).
+Assertions read TCP_INFO-like values: cwnd in segments, unacked = segments sent and not
+cumulatively acknowledged (Linux ``packets_out``), ssthresh in segments (2147483647 when unset,
+Linux ``TCP_INFINITE_SSTHRESH``), rto in microseconds, ca_state as Linux names it (the sender's
+``ca_state()``: Open, Disorder, CWR, Recovery, Loss), retransmits = RTO expirations (Linux
+``icsk_retransmits`` approximated).
 """
 
 from __future__ import annotations
@@ -70,14 +72,15 @@ class SimEngine:
     def info(self) -> dict[str, int]:
         if self.tx is None:
             return {}
-        cwnd, ssth, rto, _rtx, inflight, rec, smss, timeouts = self.tx.info()
+        cwnd, ssth, rto, _rtx, _inflight, _rec, smss, timeouts = self.tx.info()
+        ca_state, outstanding = self.tx.state()
         return {
             "cwnd": cwnd // smss,
             "ssthresh": INFINITE_SSTHRESH if ssth >= 2**62 else ssth // smss,
             "rto": rto // 1000,
             "retransmits": timeouts,
-            "ca_state": 3 if rec else 0,
-            "unacked": -(-inflight // smss),
+            "ca_state": ca_state,
+            "unacked": -(-outstanding // smss),
         }
 
     def syscall(self, a: Syscall, t: float) -> str:
@@ -114,10 +117,14 @@ class SimEngine:
 
 
 def run_sim(
-    events: list[Event], path: str, stack: str = "linux-6", tolerance: float = DEFAULT_TOLERANCE
+    events: list[Event],
+    path: str,
+    stack: str = "linux-6",
+    tolerance: float = DEFAULT_TOLERANCE,
+    trace: bool = False,
 ) -> ScriptResult:
     """Run parsed ``events`` on the simulator; stops at the first failing line, as packetdrill."""
     writes = sum(
         e.action.ret for e in events if isinstance(e.action, Syscall) and e.action.name == "write"
     )
-    return run_events(SimEngine(stack, writes), events, path, stack, tolerance)
+    return run_events(SimEngine(stack, writes), events, path, stack, tolerance, trace)
