@@ -253,6 +253,7 @@ class KernelEngine:
         self.ip_id = 1
         self.writers: list[threading.Thread] = []
         self.errors: list[str] = []
+        self.injected: list[float] = []  # script times of injected segments not yet seen on tap
 
     def _read(self) -> None:
         """Collect what the kernel sent. The TUN fd is only drained; the segments and their
@@ -269,13 +270,19 @@ class KernelEngine:
                 pkt, anc, _flags, addr = self.tap.recvmsg(65535, 64)
             except BlockingIOError:
                 return
-            if addr[2] != PACKET_OUTGOING:
-                continue
             at = time.monotonic() - self.t0
             for level, kind, data in anc:
                 if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
                     sec, nsec = struct.unpack_from("qq", data)
                     at = sec + nsec / 1e9 - self.clock_offset - self.t0
+            if addr[2] != PACKET_OUTGOING:
+                # One of our injected segments, as the kernel received it: if that was later
+                # than its script time, the script clock waits for it (see _sync).
+                if self.injected:
+                    due = self.injected.pop(0)
+                    if at > due:
+                        self.t0 += at - due
+                continue
             got = parse_packet(pkt)
             if got is None:
                 continue
@@ -304,13 +311,16 @@ class KernelEngine:
         segment or a system call due at ``t``) runs ``d`` seconds late (the process was not
         scheduled in time), every later time is measured ``d`` later. The kernel cannot react
         before its input, so its responses are timed from when the input really happened; the
-        tolerance itself is unchanged."""
+        tolerance itself is unchanged. For injected segments the kernel's own receive timestamp
+        of the segment (on the tap) is used as well, which also covers a delay between this
+        check and the write."""
         late = time.monotonic() - self.t0 - t
         if late > 0:
             self.t0 += late
 
     def inject(self, t: float, seg: Segment) -> str:
         self._sync(t)
+        self.injected.append(t)
         if seg.ack is not None and not self.local_isn and "S" not in seg.flags:
             return "inbound ACK before the kernel sent a SYN: its ISN is unknown"
         if "S" in seg.flags and "." not in seg.flags:  # a SYN from the script: passive open

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from .match import DEFAULT_TOLERANCE, LineResult, ScriptResult, inbound_seg, run_events
+from .match import DEFAULT_TOLERANCE, FIN, LineResult, ScriptResult, inbound_seg, run_events
 from .parser import Event, Segment, Syscall
 
 __all__ = ["DEFAULT_TOLERANCE", "LineResult", "ScriptResult", "run_sim"]
@@ -45,11 +45,20 @@ class SimEngine:
         self.stack = stack
         self.writes = writes
         self.tx = None
+        self.closed = False
         self.pending: list[tuple[float, tuple]] = []  # emitted, not yet matched
         self.now = 0.0
 
     def emit(self, t: float, segs: list) -> None:
-        self.pending += [(t, s) for s in segs]
+        for s in segs:
+            if s[2] & FIN and not self.closed:
+                # The model's sender is a sized flow that closes once it has sent the bytes
+                # it was given; a script's socket closes only on close()/shutdown(). Until
+                # then its FIN is not on the wire: a bare FIN is dropped, a FIN on data cleared.
+                if s[4] == 0:
+                    continue
+                s = (s[0], s[1], s[2] & ~FIN, *s[3:])
+            self.pending.append((t, s))
 
     def advance(self, until: float, first: bool = False) -> None:
         """Fire the sender's timers due up to ``until`` (virtual seconds)."""
@@ -84,7 +93,10 @@ class SimEngine:
         }
 
     def syscall(self, a: Syscall, t: float) -> str:
-        if a.name in ("socket", "bind", "close", "shutdown", "getsockopt", "read"):
+        if a.name in ("close", "shutdown"):
+            self.closed = True
+            return ""
+        if a.name in ("socket", "bind", "getsockopt", "read"):
             return ""
         if a.name == "setsockopt":
             opt = a.args[2]
