@@ -4,9 +4,13 @@ The script drives the remote side; the local socket is the simulator's TCP sende
 (``tcplab._core.ScriptSender``: the sender code of crates/tcplab-sim, fed one segment at a time in
 virtual time). Matching and the run loop are shared with the kernel engine (:mod:`.match`).
 
-Supported shape (the sender is the active opener): ``socket`` / ``setsockopt`` / ``connect``, the
-handshake, then ``write`` calls whose bytes the sender has from the moment the connection opens
-(the sender has no application queue, so all writes of a script are summed and given at connect).
+Two shapes. Active open (the model's sender, ``_core.ScriptSender``): ``socket`` /
+``setsockopt`` / ``connect``, the handshake, then ``write`` calls whose bytes the sender has from
+the moment the connection opens (the sender has no application queue, so all writes of a script
+are summed and given at connect). Passive open (the model's data receiver, the iperf-server
+endpoint ``_core.ScriptReceiver``): ``listen``, an injected SYN, then data from the script; the
+receiver answers with its ACK policy (quick-ACK, delayed ACK, SACK). It never sends data, has no
+congestion state (assertions fail) and its application reads at once (``read`` is a no-op).
 Assertions read TCP_INFO-like values: cwnd in segments, unacked = segments sent and not
 cumulatively acknowledged (Linux ``packets_out``), ssthresh in segments (2147483647 when unset,
 Linux ``TCP_INFINITE_SSTHRESH``), rto in microseconds, ca_state as Linux names it (the sender's
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import json
 
-from .match import DEFAULT_TOLERANCE, FIN, LineResult, ScriptResult, inbound_seg, run_events
+from .match import DEFAULT_TOLERANCE, FIN, SYN, LineResult, ScriptResult, inbound_seg, run_events
 from .parser import Event, Segment, Syscall
 
 __all__ = ["DEFAULT_TOLERANCE", "LineResult", "ScriptResult", "run_sim"]
@@ -30,9 +34,9 @@ NS = 1_000_000_000
 
 
 class SimEngine:
-    """The :class:`.match.Engine` over one simulated sender in virtual time."""
+    """The :class:`.match.Engine` over one simulated endpoint in virtual time: the sender
+    (active open, ``connect``) or the receiver (passive open, ``listen``)."""
 
-    local_isn = LOCAL_ISN
     remote_isn = REMOTE_ISN
     data_before_write = True
 
@@ -44,13 +48,17 @@ class SimEngine:
         self.cca = st.cca
         self.stack = stack
         self.writes = writes
-        self.tx = None
+        self.passive = False
+        self.tx = None  # ScriptSender after connect(), or ScriptReceiver after listen()
+        self.local_isn = LOCAL_ISN  # the receiver's ISN is learnt from its SYN-ACK
         self.closed = False
         self.pending: list[tuple[float, tuple]] = []  # emitted, not yet matched
         self.now = 0.0
 
     def emit(self, t: float, segs: list) -> None:
         for s in segs:
+            if s[2] & SYN and self.local_isn is None:
+                self.local_isn = s[0]
             if s[2] & FIN and not self.closed:
                 # The model's sender is a sized flow that closes once it has sent the bytes
                 # it was given; a script's socket closes only on close()/shutdown(). Until
@@ -74,13 +82,16 @@ class SimEngine:
 
     def inject(self, t: float, seg: Segment) -> str:
         if self.tx is None:
-            return "inbound segment before connect(): only the active-open shape is supported"
-        self.emit(t, self.tx.on_packet(round(t * NS), inbound_seg(seg, LOCAL_ISN, REMOTE_ISN)))
+            return "inbound segment before connect() or listen()"
+        if self.local_isn is None and seg.ack is not None and "S" not in seg.flags:
+            return "inbound ACK before the local side sent its SYN-ACK: its ISN is unknown"
+        local = self.local_isn or 0
+        self.emit(t, self.tx.on_packet(round(t * NS), inbound_seg(seg, local, REMOTE_ISN)))
         return ""
 
     def info(self) -> dict[str, int]:
-        if self.tx is None:
-            return {}
+        if self.tx is None or self.passive:
+            return {}  # the receiver model has no congestion state
         cwnd, ssth, rto, _rtx, _inflight, _rec, smss, timeouts = self.tx.info()
         ca_state, outstanding = self.tx.state()
         return {
@@ -122,9 +133,20 @@ class SimEngine:
                 return f"cannot build stack {self.stack!r}: {e}"
             return ""
         if a.name == "write":
+            if self.passive:
+                return "write(): the simulator's receiver model sends no data"
             return "" if self.tx is not None else "write() before connect()"
-        if a.name in ("listen", "accept"):
-            return f"{a.name}(): the passive-open shape is not supported by the simulator runner"
+        if a.name == "listen":
+            from .. import _core
+
+            try:
+                self.tx = _core.ScriptReceiver(json.dumps(self.knobs), 1500)
+            except ValueError as e:
+                return f"cannot build stack {self.stack!r}: {e}"
+            self.passive, self.local_isn = True, None
+            return ""
+        if a.name == "accept":
+            return "" if self.passive and self.local_isn is not None else "accept(): no connection"
         return f"{a.name}() is not supported by the simulator runner"
 
 
