@@ -254,17 +254,19 @@ class KernelEngine:
         self.writers: list[threading.Thread] = []
         self.errors: list[str] = []
         self.injected: list[float] = []  # script times of injected segments not yet seen on tap
+        # Read the TUN fd continuously, as a NIC would take packets: an skb stays charged to
+        # the socket until it is read (TCP small queues, tcp_small_queue_check, hold back
+        # further sends while it is), so reading only between script lines would make the
+        # kernel's sending depend on this process's schedule.
+        self.stop = threading.Event()
+        self.drainer = threading.Thread(target=self._drain, daemon=True)
+        self.drainer.start()
 
     def _read(self) -> None:
-        """Collect what the kernel sent. The TUN fd is only drained; the segments and their
-        times come from a packet socket on tun0 whose kernel timestamps (SO_TIMESTAMPNS, taken
-        when the packet passes the device's transmit path, as tcpdump sees it) do not depend on
-        when this process gets to run."""
-        while True:
-            try:
-                os.read(self.tun, 65535)
-            except BlockingIOError:
-                break
+        """Collect what the kernel sent. The TUN fd is drained by a thread (_drain); segments
+        and their times come from a packet socket on tun0 whose kernel timestamps
+        (SO_TIMESTAMPNS, taken when the packet passes the device's transmit path, as tcpdump
+        sees it) do not depend on when this process gets to run."""
         while True:
             try:
                 pkt, anc, _flags, addr = self.tap.recvmsg(65535, 64)
@@ -295,6 +297,14 @@ class KernelEngine:
                 self.ts_val = seg[8]
             self.pending.append((at, seg))
 
+    def _drain(self) -> None:
+        while not self.stop.is_set():
+            if not select.select([self.tun], [], [], 0.05)[0]:
+                continue
+            with contextlib.suppress(BlockingIOError, OSError):
+                while True:
+                    os.read(self.tun, 65535)
+
     def advance(self, until: float, first: bool = False) -> None:
         while True:
             self._read()
@@ -303,7 +313,7 @@ class KernelEngine:
             left = self.t0 + until - time.monotonic()
             if left <= 0:
                 break
-            select.select([self.tun, self.tap], [], [], left)
+            select.select([self.tap], [], [], left)
         self.now = max(self.now, until)
 
     def _sync(self, t: float) -> None:
@@ -436,6 +446,8 @@ class KernelEngine:
                 return
 
     def close(self) -> None:
+        self.stop.set()
+        self.drainer.join(timeout=1.0)
         self.tap.close()
         for s in self.socks.values():
             with contextlib.suppress(OSError):
