@@ -11,9 +11,10 @@ kernel's first SYN, as packetdrill's relative mode), and every packet the kernel
 script side read back from the fd and matched with the simulator runner's code
 (:func:`.match.run_events`). The result goes back to the parent through a pipe.
 
-A TUN device without ``IFF_VNET_HDR`` has no TSO/GSO offload (the kernel segments before the
-device) and its receive path does no GRO (``IFF_NAPI`` unset), so every segment is seen as the
-wire would carry it; no offload has to be switched off.
+A TUN device without ``IFF_VNET_HDR`` has no TSO offload and its receive path does no GRO
+(``IFF_NAPI`` unset); software GSO is switched off too (``gso_max_segs 1``: otherwise the kernel
+builds multi-segment packets and may defer part of a window, ``tcp_tso_should_defer``), so every
+segment is handled as on a device without offloads and seen as the wire would carry it.
 
 Sysctls are written under ``/proc/sys/net`` *after* ``setns``, so they are the namespace's copies
 (every ``net.ipv4.tcp_*`` used here is per network namespace since Linux 4.15), never the host's.
@@ -490,6 +491,11 @@ def _in_namespace(
     fcntl.ioctl(tun, TUNSETIFF, struct.pack("16sH22x", b"tun0", IFF_TUN | IFF_NO_PI))
     _ip("link", "set", "lo", "up")
     _ip("addr", "add", f"{LOCAL_ADDR}/24", "dev", "tun0")
+    # One segment per packet: the kernel builds GSO packets for any device (software GSO) and
+    # then may hold back part of a window waiting for more ACKs (tcp_tso_should_defer), an
+    # offload-driven behaviour that made sends late by 10-20 ms. gso_max_segs 1 gives what a
+    # device without segmentation offload gets.
+    _ip("link", "set", "tun0", "gso_max_segs", "1")
     _ip("link", "set", "tun0", "up", "mtu", "1500")
     _ip("route", "add", "192.0.2.0/24", "dev", "tun0")
     eng = KernelEngine(tun)

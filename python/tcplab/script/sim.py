@@ -22,7 +22,16 @@ from __future__ import annotations
 
 import json
 
-from .match import DEFAULT_TOLERANCE, FIN, SYN, LineResult, ScriptResult, inbound_seg, run_events
+from .match import (
+    DEFAULT_TOLERANCE,
+    FIN,
+    PSH,
+    SYN,
+    LineResult,
+    ScriptResult,
+    inbound_seg,
+    run_events,
+)
 from .parser import Event, Segment, Syscall
 
 __all__ = ["DEFAULT_TOLERANCE", "LineResult", "ScriptResult", "run_sim"]
@@ -52,6 +61,7 @@ class SimEngine:
         self.tx = None  # ScriptSender after connect(), or ScriptReceiver after listen()
         self.local_isn = LOCAL_ISN  # the receiver's ISN is learnt from its SYN-ACK
         self.closed = False
+        self.held_fin: tuple | None = None
         self.pending: list[tuple[float, tuple]] = []  # emitted, not yet matched
         self.now = 0.0
 
@@ -62,7 +72,9 @@ class SimEngine:
             if s[2] & FIN and not self.closed:
                 # The model's sender is a sized flow that closes once it has sent the bytes
                 # it was given; a script's socket closes only on close()/shutdown(). Until
-                # then its FIN is not on the wire: a bare FIN is dropped, a FIN on data cleared.
+                # then its FIN is not on the wire: a bare FIN is held until close(), a FIN on
+                # data is cleared (and a bare FIN held in its place).
+                self.held_fin = (s[0] + s[4], s[1], s[2] & ~PSH, s[3], 0, *s[5:])
                 if s[4] == 0:
                     continue
                 s = (s[0], s[1], s[2] & ~FIN, *s[3:])
@@ -106,6 +118,9 @@ class SimEngine:
     def syscall(self, a: Syscall, t: float) -> str:
         if a.name in ("close", "shutdown"):
             self.closed = True
+            if self.held_fin is not None:
+                self.pending.append((t, self.held_fin))
+                self.held_fin = None
             return ""
         if a.name in ("socket", "bind", "getsockopt", "read"):
             return ""
