@@ -11,8 +11,8 @@ use pyo3::types::PyModule;
 use tcplab_cc::CcInit;
 use tcplab_sim::endpoint::Cx;
 use tcplab_sim::packet::{Packet, Proto, IPV4_HEADER, TCP_HEADER};
-use tcplab_sim::tcp::config::TcpConfig;
 use tcplab_sim::rng::Rng;
+use tcplab_sim::tcp::config::TcpConfig;
 use tcplab_sim::tcp::rx::TcpReceiver;
 use tcplab_sim::tcp::sender::{FlowSpec, TcpSender};
 
@@ -116,30 +116,7 @@ impl ScriptSender {
 
     /// Deliver the peer's segment at `now_ns`; returns the segments the sender emits.
     fn on_packet(&mut self, now_ns: u64, seg: Seg) -> Vec<Seg> {
-        let (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val, ts_ecr, sack) = seg;
-        let mut p = Packet {
-            ep: 0,
-            flow: 0,
-            src: 1,
-            dst: 0,
-            proto: Proto::Tcp,
-            wire_len: IPV4_HEADER + TCP_HEADER + payload,
-            payload,
-            ..Packet::default()
-        };
-        p.tcp.seq = seq;
-        p.tcp.ack = ack;
-        p.tcp.flags = flags;
-        p.tcp.wnd = wnd;
-        p.tcp.opts = opts;
-        p.tcp.mss = mss;
-        p.tcp.wscale = wscale;
-        p.tcp.ts_val = ts_val;
-        p.tcp.ts_ecr = ts_ecr;
-        for (i, b) in sack.iter().take(4).enumerate() {
-            p.tcp.sack[i] = *b;
-        }
-        p.tcp.n_sack = sack.len().min(4) as u8;
+        let p = to_packet(seg);
         self.drive(now_ns, Some(&p))
     }
 
