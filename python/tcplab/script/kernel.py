@@ -255,10 +255,9 @@ class KernelEngine:
         self.writers: list[threading.Thread] = []
         self.errors: list[str] = []
         self.injected: list[float] = []  # script times of injected segments not yet seen on tap
-        # Read the TUN fd continuously, as a NIC would take packets: an skb stays charged to
-        # the socket until it is read (TCP small queues, tcp_small_queue_check, hold back
-        # further sends while it is), so reading only between script lines would make the
-        # kernel's sending depend on this process's schedule.
+        # Read the TUN fd continuously, as a NIC takes packets, so that the device queue
+        # (txqueuelen) never fills and nothing the kernel sends waits on this process's
+        # schedule; the segments themselves are taken from the tap (_read).
         self.stop = threading.Event()
         self.drainer = threading.Thread(target=self._drain, daemon=True)
         self.drainer.start()
