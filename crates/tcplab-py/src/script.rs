@@ -11,7 +11,9 @@ use pyo3::types::PyModule;
 use tcplab_cc::CcInit;
 use tcplab_sim::endpoint::Cx;
 use tcplab_sim::packet::{Packet, Proto, IPV4_HEADER, TCP_HEADER};
+use tcplab_sim::rng::Rng;
 use tcplab_sim::tcp::config::TcpConfig;
+use tcplab_sim::tcp::rx::TcpReceiver;
 use tcplab_sim::tcp::sender::{FlowSpec, TcpSender};
 
 /// A segment as Python sees it: (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val,
@@ -114,30 +116,7 @@ impl ScriptSender {
 
     /// Deliver the peer's segment at `now_ns`; returns the segments the sender emits.
     fn on_packet(&mut self, now_ns: u64, seg: Seg) -> Vec<Seg> {
-        let (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val, ts_ecr, sack) = seg;
-        let mut p = Packet {
-            ep: 0,
-            flow: 0,
-            src: 1,
-            dst: 0,
-            proto: Proto::Tcp,
-            wire_len: IPV4_HEADER + TCP_HEADER + payload,
-            payload,
-            ..Packet::default()
-        };
-        p.tcp.seq = seq;
-        p.tcp.ack = ack;
-        p.tcp.flags = flags;
-        p.tcp.wnd = wnd;
-        p.tcp.opts = opts;
-        p.tcp.mss = mss;
-        p.tcp.wscale = wscale;
-        p.tcp.ts_val = ts_val;
-        p.tcp.ts_ecr = ts_ecr;
-        for (i, b) in sack.iter().take(4).enumerate() {
-            p.tcp.sack[i] = *b;
-        }
-        p.tcp.n_sack = sack.len().min(4) as u8;
+        let p = to_packet(seg);
         self.drive(now_ns, Some(&p))
     }
 
@@ -165,10 +144,102 @@ impl ScriptSender {
             self.tx.stats.timeouts,
         )
     }
+
+    /// Linux-named state (`tcpi_ca_state`: 0 Open, 1 Disorder, 2 CWR, 3 Recovery, 4 Loss) and
+    /// bytes sent and not cumulatively acknowledged (snd_nxt − snd_una: Linux `packets_out`
+    /// counts these segments, SACKed or lost ones included).
+    fn state(&self) -> (u8, u64) {
+        (self.tx.ca_state(), self.tx.snd_nxt - self.tx.snd_una)
+    }
+}
+
+fn to_packet(seg: Seg) -> Packet {
+    let (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val, ts_ecr, sack) = seg;
+    let mut p = Packet {
+        ep: 0,
+        flow: 0,
+        src: 1,
+        dst: 0,
+        proto: Proto::Tcp,
+        wire_len: IPV4_HEADER + TCP_HEADER + payload,
+        payload,
+        ..Packet::default()
+    };
+    p.tcp.seq = seq;
+    p.tcp.ack = ack;
+    p.tcp.flags = flags;
+    p.tcp.wnd = wnd;
+    p.tcp.opts = opts;
+    p.tcp.mss = mss;
+    p.tcp.wscale = wscale;
+    p.tcp.ts_val = ts_val;
+    p.tcp.ts_ecr = ts_ecr;
+    for (i, b) in sack.iter().take(4).enumerate() {
+        p.tcp.sack[i] = *b;
+    }
+    p.tcp.n_sack = sack.len().min(4) as u8;
+    p
+}
+
+/// The passive-open, data-receiving side (the simulator's iperf-server endpoint,
+/// crates/tcplab-sim/src/tcp/rx.rs): it answers a SYN, acknowledges data by the stack's ACK
+/// policy (delayed ACK, quick-ACK, SACK) and never sends data of its own.
+#[pyclass(unsendable)]
+struct ScriptReceiver {
+    rx: TcpReceiver,
+}
+
+impl ScriptReceiver {
+    fn drive(&mut self, now: u64, pkt: Option<&Packet>) -> Vec<Seg> {
+        let mut out = Vec::new();
+        let mut cx = Cx::new(now, &mut out, u32::MAX, 0);
+        match pkt {
+            Some(p) => self.rx.on_packet(p, &mut cx),
+            None => self.rx.on_timer(&mut cx),
+        }
+        out.iter().map(to_seg).collect()
+    }
+}
+
+#[pymethods]
+impl ScriptReceiver {
+    #[new]
+    #[pyo3(signature = (tcp_json, mtu=1500))]
+    fn new(tcp_json: &str, mtu: u32) -> PyResult<Self> {
+        let cfg: TcpConfig = serde_json::from_str(tcp_json)
+            .map_err(|e| PyValueError::new_err(format!("tcp config: {e}")))?;
+        if mtu < 576 {
+            return Err(PyValueError::new_err(format!("mtu {mtu} < 576")));
+        }
+        Ok(ScriptReceiver {
+            rx: TcpReceiver::new(0, 0, 1, 0, 1, cfg, mtu, Rng::new(0)),
+        })
+    }
+
+    /// Deliver the peer's segment at `now_ns`; returns the segments the receiver emits.
+    fn on_packet(&mut self, now_ns: u64, seg: Seg) -> Vec<Seg> {
+        let p = to_packet(seg);
+        self.drive(now_ns, Some(&p))
+    }
+
+    /// Fire the receiver's timers (the delayed-ACK timer) at `now_ns`.
+    fn on_timer(&mut self, now_ns: u64) -> Vec<Seg> {
+        self.drive(now_ns, None)
+    }
+
+    fn poll_at(&self) -> Option<u64> {
+        self.rx.poll_at()
+    }
+
+    /// Payload bytes delivered in order to the application so far.
+    fn delivered(&self) -> u64 {
+        self.rx.bytes_delivered()
+    }
 }
 
 /// Add the driver to the `_core` module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ScriptSender>()?;
+    m.add_class::<ScriptReceiver>()?;
     Ok(())
 }

@@ -1309,6 +1309,29 @@ impl TcpSender {
     pub fn cwnd_unit_packets(&self) -> bool {
         self.cfg.cwnd_unit == CwndUnitCfg::Packets
     }
+
+    /// Read-only, for behaviour scripts: the state as Linux's `tcpi_ca_state` names it
+    /// (include/uapi/linux/tcp.h `enum tcp_ca_state`): 4 Loss after an RTO until its recovery
+    /// point is acknowledged, 3 Recovery, 2 CWR, 1 Disorder (duplicate ACKs or SACKed data
+    /// seen, not yet in recovery), 0 Open.
+    pub fn ca_state(&self) -> u8 {
+        if self.loss_point.is_some() {
+            4
+        } else if self.rec.active {
+            3
+        } else if self.cwr_point.is_some() {
+            2
+        } else if self.dupacks > 0
+            || self
+                .sb
+                .iter()
+                .any(|s| s.flags & super::scoreboard::SACKED != 0)
+        {
+            1
+        } else {
+            0
+        }
+    }
 }
 
 /// Smallest window-scale shift with `buf >> shift ≤ 65535`, at most 14 (RFC 7323 §2.3).
