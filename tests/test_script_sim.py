@@ -104,18 +104,9 @@ def test_table_lists_every_suite_directory(capsys):
 KNOWN_SIM_DIFFERENCES = {
     "delack-timer.pkt",  # quick-ACK budget: 16 segments in the model, 22 on the kernel
     "quickack-after-idle.pkt",  # same budget, and no quick-ACK re-entry after idle
-    "fr-sack-dupthresh.pkt",  # limited transmit: 2 segments at the first SACK, Linux 1
-    "limited-transmit.pkt",
-    "rack-reo-timer.pkt",
-    "reno-fr-ssthresh.pkt",
-    "undo-dsack.pkt",
     "prr-ssrb.pkt",  # PRR sends the SSRB extra segment on every ACK, Linux only on snd_una advance
     "recovery-exit.pkt",
-    "iw10-tlp.pkt",  # TLP armed only on ACK arrival, not when new data is sent
-    "tlp-then-rto.pkt",
     "frto.pkt",  # F-RTO (RFC 5682) not modelled
-    "newreno-fast-retransmit.pkt",  # no retransmission at the third dupack without SACK
-    "syn-linear-timeouts.pkt",  # tcp_syn_linear_timeouts not modelled
 }
 
 
@@ -183,3 +174,17 @@ def test_trace_prints_segments_and_never_passes(capsys):
     assert main(["--trace", str(SUITE / "linux-6" / "iw.pkt")]) == 0
     out = capsys.readouterr().out
     assert "> P. 13141:14601(1460)" in out and "TRACE (linux-6)" in out and "PASS" not in out
+
+
+def test_sysctl_header_sets_model_knobs_or_is_refused(tmp_path):
+    """``--sysctl`` lines reach the model as knobs (tcp_early_retrans=0: no tail loss probe);
+    one the model has no knob for is an error naming the file and the sysctl."""
+    from tcplab.errors import UserError
+    from tcplab.script.sim import sysctl_knobs
+
+    f = tmp_path / "a.pkt"
+    f.write_text("--sysctl=net.ipv4.tcp_early_retrans=0\n0 socket(..., SOCK_STREAM, 0) = 3\n")
+    assert sysctl_knobs(str(f)) == {"tlp": False}
+    f.write_text("--sysctl=net.ipv4.tcp_ecn=1\n")
+    with pytest.raises(UserError, match=r"a\.pkt: --sysctl=net\.ipv4\.tcp_ecn=1: .*no knob"):
+        sysctl_knobs(str(f))

@@ -53,7 +53,7 @@ from .match import (
     inbound_seg,
     run_events,
 )
-from .parser import Event, Segment, Syscall
+from .parser import Event, Segment, Syscall, header_sysctls
 
 __all__ = ["KERNEL_LABEL", "check_root", "run_kernel"]
 
@@ -74,7 +74,6 @@ PACKET_OUTGOING = 4  # linux/if_packet.h
 DEFAULT_SYSCTLS: dict[str, str] = {}
 DEFAULT_CCA = "cubic"
 # Sysctls a script may set: only per-namespace TCP/IPv4 knobs.
-SYSCTL_PREFIXES = ("net.ipv4.tcp_", "net.core.default_qdisc")
 
 
 def check_root() -> None:
@@ -85,30 +84,6 @@ def check_root() -> None:
         )
     if not Path("/dev/net/tun").exists():
         raise EngineUnavailable("--engine kernel needs /dev/net/tun (modprobe tun)")
-
-
-def header_sysctls(path: str) -> dict[str, str]:
-    """``--sysctl=NAME=VALUE`` header lines of a script (packetdrill-style options lines)."""
-    out: dict[str, str] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return out
-    for n, raw in enumerate(lines, 1):
-        s = raw.strip()
-        if not s.startswith("--sysctl"):
-            continue
-        body = s[len("--sysctl") :].lstrip("= ")
-        name, eq, value = body.partition("=")
-        name, value = name.strip(), value.strip()
-        if not eq or not name or not value:
-            raise UserError(f"{path}:{n}: near {s!r}: expected '--sysctl=NAME=VALUE'")
-        if not name.startswith(SYSCTL_PREFIXES):
-            raise UserError(
-                f"{path}:{n}: near {name!r}: only net.ipv4.tcp_* sysctls may be set by a script"
-            )
-        out[name] = value
-    return out
 
 
 # ---------------------------------------------------------------- packets

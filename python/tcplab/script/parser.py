@@ -531,3 +531,31 @@ def parse_file(path: str | Path) -> list[Event]:
     except (OSError, UnicodeDecodeError) as e:
         raise ScriptError(str(p), 0, p.name, f"cannot read script: {e}") from None
     return parse_script(text, str(p))
+
+
+#: Sysctls a script may set in its header (``--sysctl=NAME=VALUE``, packetdrill-style).
+SYSCTL_PREFIXES = ("net.ipv4.tcp_", "net.core.default_qdisc")
+
+
+def header_sysctls(path: str) -> dict[str, str]:
+    """``--sysctl=NAME=VALUE`` header lines of a script (packetdrill-style options lines)."""
+    out: dict[str, str] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return out
+    for n, raw in enumerate(lines, 1):
+        s = raw.strip()
+        if not s.startswith("--sysctl"):
+            continue
+        body = s[len("--sysctl") :].lstrip("= ")
+        name, eq, value = body.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value:
+            raise UserError(f"{path}:{n}: near {s!r}: expected '--sysctl=NAME=VALUE'")
+        if not name.startswith(SYSCTL_PREFIXES):
+            raise UserError(
+                f"{path}:{n}: near {name!r}: only net.ipv4.tcp_* sysctls may be set by a script"
+            )
+        out[name] = value
+    return out

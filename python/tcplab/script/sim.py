@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 
+from ..errors import UserError
 from .match import (
     DEFAULT_TOLERANCE,
     FIN,
@@ -32,7 +33,7 @@ from .match import (
     inbound_seg,
     run_events,
 )
-from .parser import Event, Segment, Syscall
+from .parser import Event, Segment, Syscall, header_sysctls
 
 __all__ = ["DEFAULT_TOLERANCE", "LineResult", "ScriptResult", "run_sim"]
 
@@ -42,6 +43,36 @@ INFINITE_SSTHRESH = 0x7FFFFFFF
 NS = 1_000_000_000
 
 
+#: What a script's ``--sysctl`` header means for the model: the knobs it sets (ip-sysctl.rst).
+#: F-RTO is not modelled, so ``tcp_frto`` changes nothing (frto.pkt is a known difference).
+SYSCTL_KNOBS = {
+    "net.ipv4.tcp_early_retrans": lambda v: {"tlp": int(v) >= 3},
+    "net.ipv4.tcp_syn_linear_timeouts": lambda v: {"syn_linear_timeouts": int(v)},
+    "net.ipv4.tcp_timestamps": lambda v: {"timestamps": int(v) != 0},
+    "net.ipv4.tcp_sack": lambda v: {"sack": int(v) != 0},
+    "net.ipv4.tcp_window_scaling": lambda v: {"window_scaling": int(v) != 0},
+    "net.ipv4.tcp_frto": lambda v: {},
+}
+
+
+def sysctl_knobs(path: str) -> dict:
+    """The model knobs the script's ``--sysctl`` header lines set; a sysctl the model has no
+    knob for is an error naming the file, the sysctl and what is supported."""
+    out: dict = {}
+    for name, value in header_sysctls(path).items():
+        conv = SYSCTL_KNOBS.get(name)
+        if conv is None:
+            raise UserError(
+                f"{path}: --sysctl={name}={value}: the simulator has no knob for {name}; "
+                f"supported: {', '.join(sorted(SYSCTL_KNOBS))} (or run it with --engine kernel)"
+            )
+        try:
+            out.update(conv(value))
+        except ValueError:
+            raise UserError(f"{path}: --sysctl={name}={value}: expected an integer") from None
+    return out
+
+
 class SimEngine:
     """The :class:`.match.Engine` over one simulated endpoint in virtual time: the sender
     (active open, ``connect``) or the receiver (passive open, ``listen``)."""
@@ -49,11 +80,11 @@ class SimEngine:
     remote_isn = REMOTE_ISN
     data_before_write = True
 
-    def __init__(self, stack: str, writes: int) -> None:
+    def __init__(self, stack: str, writes: int, sysctls: dict | None = None) -> None:
         from .. import stacks
 
         st = stacks.get(stack)
-        self.knobs = dict(st.knob_values())
+        self.knobs = dict(st.knob_values()) | (sysctls or {})
         self.cca = st.cca
         self.stack = stack
         self.writes = writes
@@ -176,4 +207,5 @@ def run_sim(
     writes = sum(
         e.action.ret for e in events if isinstance(e.action, Syscall) and e.action.name == "write"
     )
-    return run_events(SimEngine(stack, writes), events, path, stack, tolerance, trace)
+    engine = SimEngine(stack, writes, sysctl_knobs(path))
+    return run_events(engine, events, path, stack, tolerance, trace)

@@ -216,6 +216,8 @@ knobs! {
     recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving"];
     /// RACK-TLP time-based loss detection (RFC 8985) in addition to the DupThresh rules.
     rack: bool = false; kind "bool";
+    /// With `rack`: the tail loss probe (RFC 8985 §7); Linux `tcp_early_retrans` ≥ 3 (default 3).
+    tlp: bool = true; kind "bool";
     /// Limited transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
     limited_transmit: bool = true; kind "bool";
     /// Keep SACK marks across a retransmission timeout and resend only un-SACKed data, unless
@@ -243,6 +245,10 @@ knobs! {
     isn: Option<u32> = None; kind "int", optional true;
     /// SYN retransmissions before giving up (Linux tcp_syn_retries: 6).
     syn_retries: u32 = 6; kind "int";
+    /// The first this-many SYN retransmissions wait the initial RTO without backing off, then
+    /// backoff doubles (Linux `tcp_syn_linear_timeouts`, default 4 in recent 6.x); 0 = RFC 6298
+    /// §5.7 doubling from the first.
+    syn_linear_timeouts: u32 = 0; kind "int";
     /// Pace segments at cwnd/SRTT (× 1.0) even if the controller does not ask for pacing.
     pacing: bool = false; kind "bool";
     /// Rate at which the receiving application reads, bit/s; null = reads at once (iperf).

@@ -25,7 +25,6 @@ pub struct RateSampler {
     app_limited_until: u64,
     /// Time of the last retransmission timeout of a SACK connection (0 = none); see
     /// [`RateSampler::on_rto`].
-    rto_at: Nanos,
     // Sample under construction for the current ACK.
     have: bool,
     prior_delivered: u64,
@@ -57,20 +56,6 @@ impl RateSampler {
         self.app_limited_until = (self.delivered + in_flight).max(1);
     }
 
-    /// A retransmission timeout of a SACK connection at `now`. The scoreboard then forgets its
-    /// SACK marks (RFC 2018 §8: the receiver may renege), so data SACKed before the timeout
-    /// would be reported delivered a second time when the cumulative ACK or a new SACK covers
-    /// it. Each byte must count once in `C.delivered` (draft-cheng-iccrg-delivery-rate-
-    /// estimation-02 §3.2; Linux keeps SACKed skbs marked across an RTO, L: net/ipv4/
-    /// tcp_input.c `tcp_timeout_mark_lost`), otherwise the rate samples after an RTO exceed
-    /// the bottleneck rate several times over. Segments sent before the timeout and not
-    /// retransmitted since are therefore not counted again; such a segment that was in flight
-    /// but neither SACKed nor lost (a spurious timeout) is not counted either — an
-    /// undercount that only lowers samples, which BBR's max filter ignores.
-    pub fn on_rto(&mut self, now: Nanos) {
-        self.rto_at = now;
-    }
-
     /// Start processing an ACK.
     #[inline]
     pub fn begin_ack(&mut self, prior_in_flight: u64) {
@@ -81,9 +66,6 @@ impl RateSampler {
     /// A segment of `len` bytes sent at `xmit` with snapshot `snap` was delivered at `now`.
     #[inline]
     pub fn on_delivered(&mut self, len: u32, xmit: Nanos, snap: &TxSnapshot, now: Nanos) {
-        if xmit < self.rto_at {
-            return; // counted before the timeout (on_rto)
-        }
         self.delivered += len as u64;
         self.delivered_ns = now;
         if !self.have || snap.delivered >= self.prior_delivered {
@@ -150,40 +132,5 @@ mod tests {
             rs.delivery_rate_bps
         );
         assert!(!rs.is_app_limited);
-    }
-
-    #[test]
-    fn test_data_sacked_before_an_rto_counts_once() {
-        // 10 segments sent at t = 0; 2..10 are SACKed at 50 ms, 0 and 1 are lost. The RTO at
-        // 300 ms makes the scoreboard forget the SACKs; the retransmissions of 0 and 1 are
-        // delivered at 350 ms and the cumulative ACK then covers 2..10 again. Only the two
-        // retransmitted segments are new deliveries (draft-cheng-iccrg-delivery-rate-
-        // estimation: C.delivered counts each byte once).
-        let ms = 1_000_000u64;
-        let mut r = RateSampler::default();
-        let snaps: Vec<TxSnapshot> = (0..10).map(|i| r.on_send(0, i == 0)).collect();
-        r.begin_ack(10_000);
-        for s in &snaps[2..] {
-            r.on_delivered(1000, 0, s, 50 * ms);
-        }
-        r.end_ack(10 * ms);
-        assert_eq!(r.delivered, 8000);
-        r.on_rto(300 * ms);
-        let re: Vec<TxSnapshot> = (0..2).map(|_| r.on_send(300 * ms, false)).collect();
-        r.begin_ack(10_000);
-        for s in &re {
-            r.on_delivered(1000, 300 * ms, s, 350 * ms);
-        }
-        for s in &snaps[2..] {
-            r.on_delivered(1000, 0, s, 350 * ms);
-        }
-        let rs = r
-            .end_ack(10 * ms)
-            .expect("a sample from the retransmissions");
-        assert_eq!(r.delivered, 10_000);
-        // Two segments over the 300 ms since the last delivery before they were sent: far
-        // below the path's rate, not 10 segments in 50 ms.
-        assert_eq!(rs.delivered, 2000);
-        assert!(rs.delivery_rate_bps < 1e6, "{}", rs.delivery_rate_bps);
     }
 }

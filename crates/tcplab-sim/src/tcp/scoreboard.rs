@@ -27,6 +27,13 @@ pub const LOST: u8 = 2;
 pub const RETRANS: u8 = 4;
 /// Was retransmitted at least once (Karn's rule: no RTT samples from it).
 pub const EVER_RETRANS: u8 = 8;
+/// Its delivery has been counted (rate sampler's C.delivered, `packets_delivered`). Survives a
+/// timeout that forgets SACK marks, so data SACKed before it and reported again after the
+/// go-back-N resend counts once (draft-cheng-iccrg-delivery-rate-estimation §3.2: each byte
+/// once; Linux keeps SACKed skbs marked across an RTO, `tcp_timeout_mark_lost`).
+pub const COUNTED: u8 = 16;
+/// Flags a timeout keeps.
+const KEPT_ON_RTO: u8 = EVER_RETRANS | COUNTED;
 
 /// Most DupThresh values the scoreboard tracks (Linux caps tcp_reordering at 300; the studies' stacks use 3).
 pub const MAX_DUPTHRESH: usize = 64;
@@ -206,8 +213,10 @@ impl Scoreboard {
             res.bytes_acked += s.len as u64;
             res.packets_acked += 1;
             if s.flags & SACKED == 0 {
-                res.packets_delivered += 1;
-                self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
+                if s.flags & COUNTED == 0 {
+                    res.packets_delivered += 1;
+                    self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
+                }
             } else {
                 res.bytes_acked_sacked += s.len as u64;
             }
@@ -256,10 +265,10 @@ impl Scoreboard {
                 if seg.flags & RETRANS != 0 {
                     self.retrans_bytes -= len;
                 }
-                seg.flags = (seg.flags & EVER_RETRANS) | SACKED;
+                let counted = seg.flags & COUNTED != 0;
+                seg.flags = (seg.flags & EVER_RETRANS) | SACKED | COUNTED;
                 self.sacked_bytes += len;
                 res.bytes_sacked += len;
-                res.packets_delivered += 1;
                 res.new_sack_info = true;
                 if s.flags & EVER_RETRANS == 0
                     && res
@@ -269,7 +278,10 @@ impl Scoreboard {
                     res.rtt_xmit = Some(s.xmit);
                     res.rtt_end = s.end();
                 }
-                self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
+                if !counted {
+                    res.packets_delivered += 1;
+                    self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
+                }
                 self.high_sacked = self.high_sacked.max(s.end());
                 self.note_sacked(s.start);
             }
@@ -370,7 +382,7 @@ impl Scoreboard {
     /// every record lost so it is resent in order in slow start (RFC 5681 §3.1, RFC 6675 §5.1).
     pub fn on_rto(&mut self) {
         for s in self.segs.iter_mut() {
-            s.flags = (s.flags & EVER_RETRANS) | LOST;
+            s.flags = (s.flags & KEPT_ON_RTO) | LOST;
         }
         self.sacked_bytes = 0;
         self.retrans_bytes = 0;
@@ -396,9 +408,9 @@ impl Scoreboard {
         }
         for s in self.segs.iter_mut() {
             s.flags = if s.flags & SACKED != 0 {
-                (s.flags & EVER_RETRANS) | SACKED
+                (s.flags & KEPT_ON_RTO) | SACKED
             } else {
-                (s.flags & EVER_RETRANS) | LOST
+                (s.flags & KEPT_ON_RTO) | LOST
             };
         }
         self.retrans_bytes = 0;
@@ -722,6 +734,36 @@ mod tests {
         assert_eq!(b.sacked_bytes, 0);
         assert_eq!(b.pipe(), 0);
         assert_eq!(b.next_lost(), Some(0));
+        b.check_invariants();
+    }
+
+    #[test]
+    fn test_data_sacked_before_an_rto_counts_once() {
+        // 10 records sent at t = 0; 2..10 are SACKed at 50 ms, 0 and 1 are lost. The RTO at
+        // 300 ms forgets the SACK marks and everything is resent (go-back-N); the receiver,
+        // which still holds 2..10, then SACKs and acknowledges them again. Only the two lost
+        // records are new deliveries (C.delivered counts each byte once, draft-cheng-iccrg-
+        // delivery-rate-estimation §3.2) — before COUNTED the burst of re-reported data gave
+        // rate samples above the link rate (BBR pacing at 1.5x the bottleneck).
+        let ms = 1_000_000u64;
+        let mut b = board(10, 1000);
+        let mut r = AckResult::default();
+        b.rate.begin_ack(10_000);
+        b.on_sack_block(2000, 10_000, 50 * ms, &mut r);
+        b.rate.end_ack(ms);
+        assert_eq!((b.rate.delivered, r.packets_delivered), (8000, 8));
+        b.on_rto();
+        while let Some(i) = b.next_lost() {
+            b.on_retransmit(i, 300 * ms);
+        }
+        let mut r = AckResult::default();
+        b.rate.begin_ack(10_000);
+        b.on_sack_block(2000, 10_000, 400 * ms, &mut r);
+        b.on_cum_ack(10_000, 400 * ms, &mut r);
+        b.rate.end_ack(ms);
+        assert_eq!(b.rate.delivered, 10_000);
+        assert_eq!(r.packets_delivered, 2);
+        assert_eq!(r.bytes_acked, 10_000);
         b.check_invariants();
     }
 

@@ -167,6 +167,9 @@ pub struct TcpSender {
     undo: Undo,
     /// Knob `undo_bad_rexmt`: set by the first timeout of an episode.
     bad_rexmt: Option<BadRexmt>,
+    /// The fast retransmit of the recovery just entered has not left yet: it goes out whatever
+    /// the window (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.3).
+    fast_rexmit_due: bool,
     pub sb: Scoreboard,
     pub rtt: RttEstimator,
     pub cc: Box<dyn CongestionControl>,
@@ -229,6 +232,7 @@ impl TcpSender {
             cwr_point: None,
             undo: Undo::default(),
             bad_rexmt: None,
+            fast_rexmit_due: false,
             sb: Scoreboard::new(dupthresh),
             rtt,
             cc,
@@ -415,11 +419,11 @@ impl TcpSender {
         };
         let wire = packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN;
         self.emit(cx, hdr, 0, wire);
-        // SYN retransmission with exponential backoff from the initial RTO (RFC 6298 §5.7).
-        let rto = self
-            .cfg
-            .initial_rto
-            .saturating_mul(1 << (self.syn_tries - 1).min(20));
+        // SYN retransmission with exponential backoff from the initial RTO (RFC 6298 §5.7),
+        // after `syn_linear_timeouts` retries without backoff (Linux; ip-sysctl.rst's example:
+        // SYN timeouts 1, 1, 1, 1, 1, 2, 4 s with the default 4).
+        let doublings = (self.syn_tries - 1).saturating_sub(self.cfg.syn_linear_timeouts);
+        let rto = self.cfg.initial_rto.saturating_mul(1 << doublings.min(20));
         self.rto_deadline = Some(now + rto.min(self.cfg.max_rto));
     }
 
@@ -581,25 +585,35 @@ impl TcpSender {
         None
     }
 
-    /// The window the send loop may fill now (RFC 3042 limited transmit included).
+    /// The window the send loop may fill now.
     fn send_window(&self) -> u64 {
-        let w = self.cwnd();
-        if self.cfg.limited_transmit
+        self.cwnd()
+    }
+
+    /// Limited transmit (RFC 3042 §2): on each of the first two duplicate ACKs, new data may go
+    /// out if the outstanding data (FlightSize, snd_nxt − snd_una) stays within cwnd plus one
+    /// segment per duplicate ACK so far — one new segment per duplicate ACK. Where the pipe
+    /// already leaves out what the duplicate ACK SACKed (RFC 6675, Linux's in-flight count in
+    /// the Disorder state), the pipe rule releases that same segment and this adds nothing;
+    /// without SACK (FlightSize unchanged by a duplicate ACK) this is what releases it. FreeBSD
+    /// states it the same way in FlightSize (`snd_cwnd = snd_nxt − snd_una + t_dupacks·maxseg`).
+    /// (Measured on this machine's kernel, scripts/linux-6/limited-transmit.pkt: one segment
+    /// per duplicate ACK; the model used to add this allowance on top of the SACK pipe and sent
+    /// two.)
+    fn limited_transmit_allows(&self, len: u64) -> bool {
+        self.cfg.limited_transmit
             && !self.rec.active
             && self.loss_point.is_none()
             && self.dupacks > 0
             && self.dupacks < self.cfg.dupthresh
-        {
-            // RFC 3042 §2: new data on each of the first two duplicate ACKs.
-            w + (self.dupacks.min(2) as u64) * self.smss as u64
-        } else {
-            w
-        }
+            && (self.snd_nxt - self.snd_una) + len
+                <= self.cwnd() + (self.dupacks.min(2) as u64) * self.smss as u64
     }
 
     fn try_send(&mut self, cx: &mut Cx) {
         let now = cx.now;
         let mut stopped_by_cwnd = false;
+        let mut sent_new = false;
         self.pace_blocked = false;
         loop {
             if self.pace_next > now && self.pacing_rate().is_some() {
@@ -619,7 +633,8 @@ impl TcpSender {
             if self.sb.lost_bytes > self.sb.retrans_bytes {
                 if let Some(i) = self.sb.next_lost() {
                     let len = self.sb.seg(i).len;
-                    if pipe + len as u64 > wnd {
+                    let forced = std::mem::take(&mut self.fast_rexmit_due);
+                    if pipe + len as u64 > wnd && !forced {
                         stopped_by_cwnd = true;
                         break;
                     }
@@ -661,7 +676,7 @@ impl TcpSender {
                 }
                 break;
             }
-            if pipe + len > wnd {
+            if pipe + len > wnd && !self.limited_transmit_allows(len) {
                 stopped_by_cwnd = true;
                 break;
             }
@@ -673,6 +688,14 @@ impl TcpSender {
             self.sb.on_send_new(off, len as u32, now);
             self.snd_nxt += len;
             self.send_segment(cx, off, len as u32, false);
+            sent_new = true;
+        }
+        if sent_new {
+            // RFC 8985 §7.2: the PTO is (re)scheduled when new data is sent, not only on ACKs
+            // (Linux `tcp_schedule_loss_probe` from `tcp_write_xmit`); measured on this
+            // machine's kernel: scripts/linux-6/iw10-tlp.pkt probes 2·SRTT after the IW
+            // although no ACK came.
+            self.arm_tlp(now);
         }
         self.cwnd_limited = stopped_by_cwnd;
         self.maybe_send_fin(cx);
@@ -685,6 +708,7 @@ impl TcpSender {
         if self.sb.lost_bytes > self.sb.retrans_bytes {
             return fits;
         }
+        let fits = fits || self.limited_transmit_allows(self.smss as u64);
         let app_room = self
             .app_end
             .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
@@ -1026,7 +1050,12 @@ impl TcpSender {
     /// Arm the probe timeout (RFC 8985 §7.2): 2·SRTT, plus the worst-case delayed-ACK time when
     /// one segment is in flight, never beyond the RTO.
     fn arm_tlp(&mut self, now: Nanos) {
-        if !self.cfg.rack || !self.sack_on || self.rec.active || self.tlp_out || self.sb.is_empty()
+        if !self.cfg.rack
+            || !self.cfg.tlp
+            || !self.sack_on
+            || self.rec.active
+            || self.tlp_out
+            || self.sb.is_empty()
         {
             self.tlp_deadline = None;
             return;
@@ -1038,7 +1067,11 @@ impl TcpSender {
         if self.sb.len() == 1 {
             pto += 200_000_000;
         }
-        let pto = pto.min(self.rtt.rto());
+        // Never later than the retransmission timer would fire (Linux `tcp_rto_delta_us`).
+        let rto_left = self
+            .rto_deadline
+            .map_or(self.rtt.rto(), |d| d.saturating_sub(now));
+        let pto = pto.min(self.rtt.rto()).min(rto_left);
         self.tlp_deadline = Some(now + pto.max(1));
     }
 
@@ -1063,6 +1096,9 @@ impl TcpSender {
         } else if let Some((start, len)) = self.sb.on_probe_retransmit(cx.now) {
             self.send_segment(cx, start, len, true);
         }
+        // RFC 8985 §7.3: after sending the probe, re-arm the RTO timer (from now), not the PTO.
+        // Measured on this machine's kernel: scripts/linux-6/tlp-then-rto.pkt.
+        self.rto_deadline = Some(cx.now + self.rtt.rto());
     }
 
     fn process_sack_blocks(&mut self, h: &TcpHdr, now: Nanos, res: &mut AckResult) {
@@ -1110,8 +1146,12 @@ impl TcpSender {
             min_rtt: self.rtt.min_rtt,
             mss: self.smss,
         });
-        // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment.
+        // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment,
+        // at once: neither rule makes it wait for the window (measured on this machine's kernel,
+        // scripts/linux-6/newreno-fast-retransmit.pkt, where limited transmit has left more
+        // in flight than the reduced window).
         self.sb.mark_head_lost();
+        self.fast_rexmit_due = true;
         let ssthresh = self.cc.ssthresh();
         let set = self.rec.enter(
             self.snd_nxt,
@@ -1248,6 +1288,7 @@ impl TcpSender {
         // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: retransmit the earliest segment, back off the timer,
         // reduce the window; every outstanding segment is presumed lost (go-back-N from snd_una).
         self.stats.timeouts += 1;
+        self.fast_rexmit_due = false;
         self.begin_undo();
         // FreeBSD tcp_timer_rexmt: on the first timeout (t_rxtshift becomes 1) remember the
         // window and open the bad-retransmit window, SRTT/2 long (t_srtt >> (TCP_RTT_SHIFT + 1)).
@@ -1267,11 +1308,9 @@ impl TcpSender {
         });
         let kept = self.sack_on && self.cfg.rto_keeps_sack && self.sb.on_rto_keep_sacked();
         if !kept {
+            // SACK marks are forgotten; what they counted as delivered stays counted
+            // (scoreboard COUNTED).
             self.sb.on_rto();
-            if self.sack_on {
-                // SACK marks are forgotten: do not count SACKed data as delivered twice (rate.rs).
-                self.sb.rate.on_rto(now);
-            }
         }
         self.rtt.back_off();
         if self.rec.active {
