@@ -59,7 +59,6 @@ import os
 import re
 import tempfile
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +73,7 @@ from .capture import capture_specs
 from .catalog import Catalog
 from .errors import ScenarioError, UserError
 from .results import Result
+from .scenario.loader import read_document
 from .seeds import trial_seeds
 from .store import TrialStore
 
@@ -125,23 +125,6 @@ class Point:
 
 # ---------------------------------------------------------------------------------------------
 # Reading and expanding
-
-
-def read_document(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict, str]:
-    """The parsed TOML document of *source* (a path or a mapping) and its file name."""
-    if isinstance(source, Mapping):
-        return copy.deepcopy(dict(source)), "<scenario>"
-    file = os.fspath(source)
-    try:
-        text = Path(file).read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(file, "", "no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(file, "", f"cannot read the file ({e})") from None
-    try:
-        return tomllib.loads(text), file
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(file, "", f"not valid TOML: {e}") from None
 
 
 def has_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> bool:
