@@ -88,3 +88,16 @@ def test_flow_steps_report_the_first_bad_field(flow, field):
     with pytest.raises(ScenarioError) as e:
         load(doc, catalog=FAKE_CATALOG, file="s.toml")
     assert str(e.value).startswith(f"s.toml: {field}"), str(e.value)
+
+
+@needs_core
+def test_stack_cca_text_is_toml_written_by_the_one_writer():
+    import tomllib
+
+    from tcplab.scenario import parse_override_value
+
+    st = stacks.get("linux-2.6.10")
+    name, _, table = st.default_cca_text().partition(" ")
+    assert name == "bic" and tomllib.loads(f"v = {table}")["v"] == st.params_for("bic")
+    tricky = 'say "hi"\\'
+    assert parse_override_value(stacks._toml_value(tricky)) == tricky

@@ -65,7 +65,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import tomli_w
 
 from . import engines, executors, results
 from . import scenario as scenario_mod
@@ -74,6 +73,7 @@ from .catalog import Catalog
 from .errors import ScenarioError, UserError
 from .results import Result
 from .scenario.loader import read_document
+from .scenario.overrides import toml_literal
 from .seeds import trial_seeds
 from .store import TrialStore
 
@@ -401,19 +401,8 @@ def coordinate_names(dims: Sequence[Dimension]) -> list[str]:
     return out
 
 
-def _toml_literal(value: Any) -> str:
-    """*value* as a TOML inline value (the right-hand side of a ``--set``), written by tomli-w;
-    tables and arrays inline, since ``--set`` takes one line."""
-    if isinstance(value, Mapping):
-        items = (f"{_toml_key(k)} = {_toml_literal(v)}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_literal(v) for v in value) + "]"
-    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
-
-
-def _toml_key(key: str) -> str:
-    return tomli_w.dumps({key: 0}).rsplit(" = ", 1)[0]
+#: Kept under its old name for callers (tcplab.reproduce.envelope, tests).
+_toml_literal = toml_literal
 
 
 def _apply(

@@ -9,6 +9,8 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import tomli_w
+
 from ..errors import ScenarioError, nearest
 from .fields import tname
 
@@ -20,6 +22,22 @@ def parse_override_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text.strip()
+
+
+def toml_literal(value: Any) -> str:
+    """*value* as a TOML inline value (the right-hand side of a ``--set``; the inverse of
+    :func:`parse_override_value`), written by tomli-w; tables and arrays inline, since ``--set``
+    takes one line."""
+    if isinstance(value, Mapping):
+        items = (f"{_toml_key(k)} = {toml_literal(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
+
+
+def _toml_key(key: str) -> str:
+    return tomli_w.dumps({key: 0}).rsplit(" = ", 1)[0]
 
 
 def apply_overrides(

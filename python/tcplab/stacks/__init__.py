@@ -142,11 +142,10 @@ class Stack:
 
 
 def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return f'"{v}"'
-    return str(v)
+    """*v* as TOML, as a scenario would write it (tcplab.scenario.overrides.toml_literal)."""
+    from ..scenario.overrides import toml_literal  # not at import: tcplab.scenario imports us
+
+    return toml_literal(v)
 
 
 def convert_knob(param: Param, raw: Any) -> Any:
