@@ -101,3 +101,16 @@ def test_stack_cca_text_is_toml_written_by_the_one_writer():
     assert name == "bic" and tomllib.loads(f"v = {table}")["v"] == st.params_for("bic")
     tricky = 'say "hi"\\'
     assert parse_override_value(stacks._toml_value(tricky)) == tricky
+
+
+@pytest.mark.parametrize(
+    ("loss", "text"),
+    [
+        ("0.5%", "loss bernoulli p=0.005"),
+        ({"model": "list", "packets": [5, 3, 5]}, "loss list of 2 packet indexes"),
+        ({"model": "gilbert-elliott", "p_gb": 0.01, "p_bg": 0.5}, "p_gb=0.01 p_bg=0.5"),
+    ],
+)
+def test_topology_text_shows_every_loss_model(loss, text):
+    doc = {"path": {"rate": "10Mbit", "loss": loss}, "flow": [{"cca": "reno"}]}
+    assert text in load(doc, catalog=FAKE_CATALOG).topology_text()

@@ -82,6 +82,9 @@ def show_loss(loss: Mapping[str, Any]) -> str:
         return "none"
     if loss["model"] == "bernoulli":
         return f"bernoulli p={loss['p']:g}"
+    if loss["model"] == "list":
+        n = len(loss["packets"])
+        return f"list of {n} packet index{'es' if n != 1 else ''}"
     return (
         f"gilbert-elliott p_gb={loss['p_gb']:g} p_bg={loss['p_bg']:g} "
         f"loss_good={loss['loss_good']:g} loss_bad={loss['loss_bad']:g}"
