@@ -61,7 +61,7 @@ def _chan(rate, delay, limit, loss=None):
 
 
 def dumbbell(rate, rtt_ns, limit, *, loss=None, duration=5 * S, flows=None):
-    """snd — r1 — r2 — rcv, 10× faster access links with 0.1 ms delay (scenario.py's shape)."""
+    """snd — r1 — r2 — rcv, 10× faster access links with 0.1 ms delay: tcplab.scenario's shape."""
     acc = 100_000
     d = rtt_ns // 2 - 2 * acc
     access = _chan(10 * rate, acc, 1000)

@@ -4,17 +4,25 @@
   JSON text, releases the GIL, and raises ValueError on a bad config.
 * ``"kernel"``: :func:`tcplab.kernel.run` — real Linux TCP in network namespaces; it takes the
   config as a dict. Imported lazily: it needs privileges and tools the simulator does not.
+
+:func:`catalog` gives the knobs and CCAs a scenario for each engine may use; the scenario
+validator takes it from here, so validating never imports the kernel package.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
+from .catalog import Catalog, Cca, default_catalog
 from .errors import EngineUnavailable
 
-__all__ = ["Engine", "get_engine", "parallel_ok"]
+__all__ = ["Engine", "catalog", "get_engine", "kernel_ccas", "parallel_ok", "with_kernel_ccas"]
+
+#: The CCAs the running Linux kernel offers (proc(5), tcp(7): tcp_available_congestion_control).
+KERNEL_CCAS_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 Engine = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -59,3 +67,37 @@ def parallel_ok(name: str) -> bool:
     on the host's CPUs, so parallel trials would perturb each other's timing: they run one by one.
     """
     return name == "sim"
+
+
+def kernel_ccas() -> list[str]:
+    """The congestion controls the running kernel offers (``reno cubic bbr`` here); empty where
+    that cannot be read (not Linux, /proc not mounted)."""
+    try:
+        return KERNEL_CCAS_FILE.read_text().split()
+    except OSError:
+        return []
+
+
+def with_kernel_ccas(base: Catalog, names: Iterable[str]) -> Catalog:
+    """*base* plus the kernel's CCAs *names* that it lacks (without parameters)."""
+    ccas = dict(base.ccas)
+    for name in names:
+        ccas.setdefault(
+            name,
+            Cca(
+                name=name,
+                summary="offered by the running Linux kernel (kernel engine only)",
+                source=str(KERNEL_CCAS_FILE),
+            ),
+        )
+    return Catalog(knobs=dict(base.knobs), ccas=ccas)
+
+
+def catalog(name: str) -> Catalog:
+    """The TCP knobs and CCAs a scenario for engine *name* may use: the simulator's
+    (``tcplab._core``); for ``"kernel"`` also every CCA the running kernel offers (e.g. ``bbr``
+    where the simulator lacks one), whose parameters the kernel engine checks when it runs."""
+    base = default_catalog()
+    if name == "kernel":
+        return with_kernel_ccas(base, kernel_ccas())
+    return base

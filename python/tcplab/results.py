@@ -105,7 +105,9 @@ def stats(values: Sequence[float]) -> dict[str, float] | None:
 
 
 def jain_index(values: Sequence[float]) -> float | None:
-    """Jain's fairness index (Σx)² / (n·Σx²); None for no values or all zeros."""
+    """Jain's fairness index (Σx)² / (n·Σx²) (Jain, Chiu, Hawe, DEC-TR-301, 1984); None for no
+    values or all zeros. The one implementation: summaries, the runs catalog, study metrics and
+    ``tcplab compare`` (kernel/compare.py) all call it."""
     xs = [float(v) for v in values]
     if not xs:
         return None

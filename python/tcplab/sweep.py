@@ -59,14 +59,12 @@ import os
 import re
 import tempfile
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import tomli_w
 
 from . import engines, executors, results
 from . import scenario as scenario_mod
@@ -74,6 +72,8 @@ from .capture import capture_specs
 from .catalog import Catalog
 from .errors import ScenarioError, UserError
 from .results import Result
+from .scenario.loader import read_document
+from .scenario.overrides import toml_literal
 from .seeds import trial_seeds
 from .store import TrialStore
 
@@ -125,23 +125,6 @@ class Point:
 
 # ---------------------------------------------------------------------------------------------
 # Reading and expanding
-
-
-def read_document(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict, str]:
-    """The parsed TOML document of *source* (a path or a mapping) and its file name."""
-    if isinstance(source, Mapping):
-        return copy.deepcopy(dict(source)), "<scenario>"
-    file = os.fspath(source)
-    try:
-        text = Path(file).read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(file, "", "no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(file, "", f"cannot read the file ({e})") from None
-    try:
-        return tomllib.loads(text), file
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(file, "", f"not valid TOML: {e}") from None
 
 
 def has_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> bool:
@@ -418,19 +401,8 @@ def coordinate_names(dims: Sequence[Dimension]) -> list[str]:
     return out
 
 
-def _toml_literal(value: Any) -> str:
-    """*value* as a TOML inline value (the right-hand side of a ``--set``), written by tomli-w;
-    tables and arrays inline, since ``--set`` takes one line."""
-    if isinstance(value, Mapping):
-        items = (f"{_toml_key(k)} = {_toml_literal(v)}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_literal(v) for v in value) + "]"
-    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
-
-
-def _toml_key(key: str) -> str:
-    return tomli_w.dumps({key: 0}).rsplit(" = ", 1)[0]
+#: Kept under its old name for callers (tcplab.reproduce.envelope, tests).
+_toml_literal = toml_literal
 
 
 def _apply(

@@ -123,7 +123,9 @@ pub struct ChangeLog {
     pub in_flight_bytes: Vec<u64>,
 }
 
-/// Jain's fairness index (Jain, Chiu, Hawe, DEC-TR-301, 1984): (Σx)² / (n·Σx²).
+/// Jain's fairness index (Jain, Chiu, Hawe, DEC-TR-301, 1984): (Σx)² / (n·Σx²); 1 for no
+/// values or all zeros. For the Rust tests; the reported results use the Python side's one
+/// function, `tcplab.results.jain_index` (also used by `tcplab compare`).
 pub fn jain_index(xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
     let s: f64 = xs.iter().sum();

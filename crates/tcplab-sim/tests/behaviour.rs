@@ -5,6 +5,7 @@
 mod common;
 use common::*;
 use serde_json::json;
+use tcplab_sim::measure::jain_index;
 
 fn linux_like() -> serde_json::Value {
     json!({"cwnd_unit": "packets", "min_rto": 200 * MS, "rto_min_on_variance": true})
@@ -198,7 +199,7 @@ fn test_two_identical_flows_are_fair() {
     let r = d.run();
     let a = r.flows[0].bytes_delivered as f64;
     let b = r.flows[1].bytes_delivered as f64;
-    let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
+    let jain = jain_index(&[a, b]);
     eprintln!("two CUBIC flows, 100 s: Jain {jain:.4}");
     assert!(jain >= 0.95, "Jain {jain} ({a} vs {b})");
 }

@@ -16,6 +16,7 @@
 mod common;
 use common::*;
 use serde_json::{json, Value};
+use tcplab_sim::measure::jain_index;
 use tcplab_sim::RunResult;
 
 fn linux_us() -> Value {
@@ -110,7 +111,7 @@ fn test_fast_keeps_alpha_packets_per_flow_queued() {
         assert!(total > 0.97 * payload_rate(20_000_000), "goodput {total}");
         if flows == 2 {
             // Equal α and equal paths: equal shares (the equilibrium is unique and fair).
-            let jain = total * total / (2.0 * g.iter().map(|x| x * x).sum::<f64>());
+            let jain = jain_index(&g);
             assert!(jain > 0.95, "Jain {jain}: {g:?}");
         }
     }

@@ -83,7 +83,7 @@ def linux_sim_config(config: dict[str, Any], known_knobs: set[str] | None = None
         own = f.get("tcp") or {}
         if "rcvbuf" in own and "rcvbuf_autotune_max" not in own:
             # A fixed buffer (window = iperf -w = SO_RCVBUF) switches autotuning off (Linux
-            # SOCK_RCVBUF_LOCK), as python/tcplab/scenario.py does for personalities.
+            # SOCK_RCVBUF_LOCK), as python/tcplab/stacks/rules.py does for personalities.
             base.pop("rcvbuf_autotune_max", None)
         f["tcp"] = {**base, **own}
     return cfg

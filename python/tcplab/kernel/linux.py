@@ -83,8 +83,9 @@ def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
 
 
 def available_ccas() -> list[str]:
-    text = _sysctl("net.ipv4.tcp_available_congestion_control", "") or ""
-    return text.split()
+    from ..engines import kernel_ccas
+
+    return kernel_ccas()
 
 
 # Simulator CCA parameters that are Linux module parameters (/sys/module/tcp_<cca>/parameters),
@@ -364,17 +365,7 @@ def iperf_time_arg(start_ns: int, stop_ns: int) -> int:
 def kernel_catalog(base: Any = None) -> Any:
     """The simulator's catalog (knobs, CCAs with parameters) plus every CCA the running kernel
     offers (``bbr`` here), for loading scenarios that run on the kernel engine."""
-    from ..catalog import Catalog, Cca, default_catalog
+    from ..catalog import default_catalog
+    from ..engines import with_kernel_ccas
 
-    base = base if base is not None else default_catalog()
-    ccas = dict(base.ccas)
-    for name in available_ccas():
-        ccas.setdefault(
-            name,
-            Cca(
-                name=name,
-                summary="offered by the running Linux kernel (kernel engine only)",
-                source="/proc/sys/net/ipv4/tcp_available_congestion_control",
-            ),
-        )
-    return Catalog(knobs=dict(base.knobs), ccas=ccas)
+    return with_kernel_ccas(base if base is not None else default_catalog(), available_ccas())

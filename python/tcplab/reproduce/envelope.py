@@ -37,6 +37,7 @@ import pandas as pd
 
 from .. import sweep as sweep_mod
 from ..errors import ScenarioError
+from ..scenario.overrides import toml_literal
 from . import core
 
 __all__ = ["ASSUME_KEYS", "Assumption", "Variant", "envelope_rows", "parse_assumptions", "plan"]
@@ -156,7 +157,7 @@ def _overrides(assumptions: Sequence[Assumption], moved: Mapping[str, str]) -> l
     out = []
     for a in assumptions:
         v = {"low": a.low, "high": a.high}.get(moved.get(a.name, ""), a.value)
-        out.extend(f"{f}={sweep_mod._toml_literal(v)}" for f in a.fields)
+        out.extend(f"{f}={toml_literal(v)}" for f in a.fields)
     return out
 
 

@@ -3,7 +3,8 @@
 A *personality* is what one operating system's TCP does differently from the engine's defaults
 (the "generic" stack: the knob defaults of ``tcplab._core.tcp_knobs()``, i.e. RFC behaviour). A
 scenario names the stack of the sending and of the receiving host of every TCP flow
-(docs/scenario-format.md, "Stacks"); :mod:`tcplab.scenario` resolves the knobs from them.
+(docs/scenario-format.md, "Stacks"); :mod:`tcplab.scenario` resolves the knobs from them, with
+the personality rules of :mod:`tcplab.stacks.rules` (e.g. a set window turns autotuning off).
 
 Every value carries its source, so a reader can trace each number to an RFC, a paper, an OS
 document, a kernel source or a row of the facts table (``stacks-and-ccas.md``, the project's
@@ -141,11 +142,10 @@ class Stack:
 
 
 def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return f'"{v}"'
-    return str(v)
+    """*v* as TOML, as a scenario would write it (tcplab.scenario.overrides.toml_literal)."""
+    from ..scenario.overrides import toml_literal  # not at import: tcplab.scenario imports us
+
+    return toml_literal(v)
 
 
 def convert_knob(param: Param, raw: Any) -> Any:

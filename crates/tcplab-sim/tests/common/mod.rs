@@ -1,5 +1,6 @@
-//! Builders for end-to-end simulator tests: a dumbbell like the one `python/tcplab/scenario.py`
-//! expands (hosts — r1 — bottleneck — r2 — hosts), written directly as normalized config.
+//! Builders for end-to-end simulator tests: a dumbbell like the one
+//! `python/tcplab/scenario/topology.py` expands (hosts — r1 — bottleneck — r2 — hosts), written
+//! directly as normalized config.
 #![allow(dead_code)]
 
 use serde_json::{json, Value};

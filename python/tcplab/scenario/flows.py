@@ -1,0 +1,206 @@
+"""``[[flow]]`` tables → expanded flows (one per iperf stream) and their automatic hosts.
+
+:func:`validate_flow` runs the named steps in order — the table and its kind, the name, the end
+points (:func:`~tcplab.scenario.topology.flow_endpoints`), the timing, the base RTT and host
+placement (:func:`~tcplab.scenario.topology.place_flow`), then the TCP set-up
+(:func:`~tcplab.scenario.personality.resolve_tcp`) or the UDP source — so the first bad field
+found is the first in that order."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .. import units
+from ..catalog import Catalog
+from ..errors import nearest
+from .defaults import DEFAULT_PAYLOAD, DEFAULT_STACK, FLOW_TCP_KEYS, FLOW_UDP_KEYS, UDP_IP_HEADERS
+from .fields import Ctx, Table, as_choice, as_duration, as_int, as_name, as_pos_bytes, as_rate, join
+from .model import Flow, Host, PathModel
+from .personality import resolve_tcp
+from .topology import Endpoints, Placement, flow_endpoints, place_flow
+
+FLOW_KINDS = ("tcp", "udp")
+
+
+def validate_flow(
+    ctx: Ctx,
+    data: Any,
+    i: int,
+    p: PathModel,
+    named: Mapping[str, Host],
+    tcp_defaults: Mapping[str, Any],
+    catalog: Catalog,
+    duration: int,
+    groups: set[str],
+    stack: str = DEFAULT_STACK,
+) -> tuple[list[Flow], list[Host], dict[str, Any]]:
+    """Validate ``flow.<i>`` (*data*) on path *p* with the named hosts *named*; *groups* holds
+    the names of the flows before it (this one's is added). Returns the expanded flows, the
+    automatic hosts made for them and the table as resolved."""
+    t, kind = _flow_table(ctx, data, i)
+    name = _flow_name(t, i, groups)
+    ends = flow_endpoints(t, named)
+    timing = _timing(t, kind, duration)
+    place = place_flow(ctx, t, p, name, ends)
+    if kind == "tcp":
+        flows = _tcp_flows(ctx, t, name, ends, timing, place, catalog, tcp_defaults, stack)
+    else:
+        flows = [_udp_flow(t, name, ends, timing, place, p)]
+    return flows, list(place.new_hosts), t.ordered_resolved()
+
+
+def _flow_table(ctx: Ctx, data: Any, i: int) -> tuple[Table, str]:
+    """The table of ``flow.<i>`` with the keys of its kind (a key of the other kind is named as
+    such), and the kind."""
+    path = f"flow.{i}"
+    if not isinstance(data, dict):
+        raise ctx.error(path, "must be a table", data, "a [[flow]] table")
+    kind_raw = data.get("kind", "tcp")
+    if kind_raw not in FLOW_KINDS:
+        near = nearest(kind_raw, FLOW_KINDS) if isinstance(kind_raw, str) else None
+        hint = f" (did you mean '{near}'?)" if near else ""
+        raise ctx.error(join(path, "kind"), f"unknown flow kind{hint}", kind_raw, "'tcp' or 'udp'")
+    kind: str = kind_raw
+    keys = FLOW_TCP_KEYS if kind == "tcp" else FLOW_UDP_KEYS
+    other = FLOW_UDP_KEYS if kind == "tcp" else FLOW_TCP_KEYS
+    other_only = {
+        k: f"only for {'udp' if kind == 'tcp' else 'tcp'} flows" for k in other if k not in keys
+    }
+    t = Table(ctx, data, path, keys, f"a {kind} [[flow]]", other_only)
+    return t, kind
+
+
+def _flow_name(t: Table, i: int, groups: set[str]) -> str:
+    """The flow's (group's) name, default ``flow<i>``, unique among the flows."""
+    name = t.take("name", as_name, default=f"flow{i}", literal=f"flow{i}")
+    if name in groups:
+        raise t.error("name", "is used by another [[flow]]", "a unique flow name")
+    groups.add(name)
+    t.take("kind", as_choice(FLOW_KINDS), default="tcp", literal="tcp")
+    return name
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When a flow runs (ns): start, the start's random jitter, stop; ``bytes`` of a sized one."""
+
+    start_ns: int
+    jitter_ns: int
+    stop_ns: int
+    nbytes: int | None
+
+
+def _timing(t: Table, kind: str, duration: int) -> Timing:
+    """``start``, ``start_jitter`` and either ``stop`` or (TCP) ``bytes``, within the run."""
+    start = t.take("start", as_duration, default=0, literal="0s")
+    if start >= duration:
+        raise t.error(
+            "start",
+            "is not before the end of the run",
+            f"less than duration = {units.format_duration(duration)}",
+        )
+    jitter = t.take("start_jitter", as_duration, default=0)
+    if start + jitter >= duration:
+        raise t.error(
+            "start_jitter",
+            "can move the start past the end of the run",
+            f"less than {units.format_duration(duration - start)} (duration − start)",
+        )
+    nbytes = None
+    if kind == "tcp" and t.has("bytes"):
+        if t.has("stop"):
+            raise t.error(
+                "bytes",
+                "a flow is either sized (bytes) or timed (stop), not both",
+                "remove stop (a sized transfer runs until done or until the end of the run)",
+            )
+        nbytes = t.take("bytes", as_pos_bytes)
+        stop = duration
+    else:
+        stop = t.take("stop", as_duration, default=duration)
+        if stop <= start + jitter:
+            raise t.error(
+                "stop",
+                "is not after start" + (" + start_jitter" if jitter else ""),
+                f"more than {units.format_duration(start + jitter)}",
+            )
+        if stop > duration:
+            raise t.error(
+                "stop",
+                "is after the end of the run",
+                f"at most duration = {units.format_duration(duration)}",
+            )
+    return Timing(start, jitter, stop, nbytes)
+
+
+def _tcp_flows(
+    ctx: Ctx,
+    t: Table,
+    name: str,
+    ends: Endpoints,
+    timing: Timing,
+    place: Placement,
+    catalog: Catalog,
+    tcp_defaults: Mapping[str, Any],
+    stack: str,
+) -> list[Flow]:
+    """One flow per stream (``streams``, iperf ``-P``), each with the resolved TCP set-up."""
+    streams = t.take("streams", as_int(1, 10_000), default=1, literal=1)
+    setup = resolve_tcp(ctx, t, catalog, tcp_defaults, stack)
+    return [
+        Flow(
+            name=f"{name}.{k}" if streams > 1 else name,
+            group=name,
+            kind="tcp",
+            direction=ends.direction,
+            src=place.src.name,
+            dst=place.dst.name,
+            start_ns=timing.start_ns,
+            start_jitter_ns=timing.jitter_ns,
+            stop_ns=timing.stop_ns,
+            rtt_ns=place.rtt_ns,
+            bytes=timing.nbytes,
+            cca=copy.deepcopy(setup.cca),
+            tcp=dict(setup.knobs),
+            receiver_tcp=dict(setup.receiver_knobs),
+            sender_stack=setup.sender_stack,
+            receiver_stack=setup.receiver_stack,
+        )
+        for k in range(streams)
+    ]
+
+
+def _udp_flow(
+    t: Table, name: str, ends: Endpoints, timing: Timing, place: Placement, p: PathModel
+) -> Flow:
+    """A UDP constant-bit-rate source (iperf ``-u -b``): ``rate`` and ``payload``."""
+    rate = t.take("rate", as_rate, required=True, allowed=units.RATE_EXAMPLE)
+    payload = t.take(
+        "payload",
+        as_pos_bytes,
+        default=units.parse_bytes(DEFAULT_PAYLOAD),
+        literal=DEFAULT_PAYLOAD,
+    )
+    if payload + UDP_IP_HEADERS > p.mtu:
+        raise t.error(
+            "payload",
+            f"does not fit the MTU of {p.mtu} B with {UDP_IP_HEADERS} B of IP/UDP headers",
+            f"at most {p.mtu - UDP_IP_HEADERS}B",
+        )
+    return Flow(
+        name=name,
+        group=name,
+        kind="udp",
+        direction=ends.direction,
+        src=place.src.name,
+        dst=place.dst.name,
+        start_ns=timing.start_ns,
+        start_jitter_ns=timing.jitter_ns,
+        stop_ns=timing.stop_ns,
+        rtt_ns=place.rtt_ns,
+        rate_bps=rate,
+        payload_bytes=payload,
+    )
