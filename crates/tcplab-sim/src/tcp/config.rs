@@ -214,6 +214,10 @@ knobs! {
     /// Loss recovery: "sack" (RFC 6675), "newreno" (RFC 6582), "prr" (RFC 6937), or
     /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving).
     recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving"];
+    /// PRR's slow-start reduction bound adds its extra segment only on ACKs that advance
+    /// snd_una without new losses (draft-ietf-tcpm-prr-rfc6937bis, Linux 6.x), not on every
+    /// ACK (RFC 6937 §3.1, Linux 3.2 to 5.x).
+    prr_ssrb_on_advance: bool = false; kind "bool";
     /// RACK-TLP time-based loss detection (RFC 8985) in addition to the DupThresh rules.
     rack: bool = false; kind "bool";
     /// With `rack`: the tail loss probe (RFC 8985 §7); Linux `tcp_early_retrans` ≥ 3 (default 3).

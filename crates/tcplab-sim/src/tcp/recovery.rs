@@ -42,6 +42,8 @@ impl Mode {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckInfo {
     pub advanced: bool,
+    /// The ACK marked segments lost that were not lost before.
+    pub newly_lost: bool,
     pub is_dup: bool,
     pub bytes_acked: u64,
     /// Bytes newly acknowledged or SACKed (RFC 6937 DeliveredData).
@@ -79,6 +81,9 @@ pub struct Recovery {
     prr_window: u64,
     // Rate-halving: ACKs since the last decrement.
     rh_acks: u32,
+    /// PRR-SSRB's extra segment only on ACKs that advance snd_una and mark nothing newly lost
+    /// (knob `prr_ssrb_on_advance`), else on every ACK (RFC 6937 §3.1 as published).
+    pub ssrb_on_advance: bool,
 }
 
 impl Recovery {
@@ -96,6 +101,7 @@ impl Recovery {
             prr_out: 0,
             prr_window: 0,
             rh_acks: 0,
+            ssrb_on_advance: false,
         }
     }
 
@@ -128,7 +134,7 @@ impl Recovery {
                 self.recover_fs = flight.max(1);
                 self.prr_delivered = 0;
                 self.prr_out = 0;
-                self.prr_update(delivered, pipe, ssthresh);
+                self.prr_update(delivered, pipe, ssthresh, false);
                 None
             }
             // Rate-halving starts from the current window and walks it down.
@@ -140,7 +146,8 @@ impl Recovery {
         }
     }
 
-    fn prr_update(&mut self, delivered: u64, pipe: u64, ssthresh: u64) {
+    /// `clean_advance`: the ACK advanced snd_una and marked nothing newly lost.
+    fn prr_update(&mut self, delivered: u64, pipe: u64, ssthresh: u64, clean_advance: bool) {
         self.prr_delivered += delivered;
         let sndcnt = if pipe > ssthresh {
             // Proportional part: ⌈prr_delivered·ssthresh/RecoverFS⌉ − prr_out.
@@ -148,12 +155,20 @@ impl Recovery {
                 .div_ceil(self.recover_fs as u128) as u64;
             target.saturating_sub(self.prr_out)
         } else {
-            // Slow-start reduction bound (PRR-SSRB).
+            // Slow-start reduction bound (PRR-SSRB). Its extra segment: on every ACK (RFC 6937
+            // §3.1), or with `ssrb_on_advance` only on an ACK that advances snd_una without new
+            // losses (draft-ietf-tcpm-prr-rfc6937bis; Linux tcp_cwnd_reduction in 6.x, measured
+            // on this machine's kernel: scripts/linux-6/prr-ssrb.pkt, recovery-exit.pkt).
+            let extra = if !self.ssrb_on_advance || clean_advance {
+                self.smss
+            } else {
+                0
+            };
             let limit = self
                 .prr_delivered
                 .saturating_sub(self.prr_out)
                 .max(delivered)
-                + self.smss;
+                + extra;
             ssthresh.saturating_sub(pipe).min(limit)
         };
         // Whole segments, as Linux counts PRR; the fast retransmit always goes out (RFC 6937 §3:
@@ -190,7 +205,10 @@ impl Recovery {
                     }
                 }
             }
-            Mode::Prr => self.prr_update(a.delivered, a.pipe, a.ssthresh),
+            Mode::Prr => {
+                let clean = a.advanced && !a.newly_lost;
+                self.prr_update(a.delivered, a.pipe, a.ssthresh, clean)
+            }
             Mode::RateHalving => {
                 // Linux `tcp_cwnd_down`: one segment less every second ACK while above ssthresh,
                 // and never more than one segment beyond what is in flight.
@@ -253,6 +271,30 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1000;
+
+    #[test]
+    fn test_prr_ssrb_extra_segment_only_on_advance_with_6937bis() {
+        // Pipe (4) below ssthresh (7), one segment delivered by a SACK: RFC 6937 §3.1 allows
+        // max(prr_delivered − prr_out, DeliveredData) + 1 = 2 segments; 6937bis (Linux 6.x)
+        // the extra one only when snd_una advanced without new losses.
+        let run = |bis: bool, advanced: bool| {
+            let mut r = Recovery::new(Mode::Prr, MSS as u32, 3);
+            r.ssrb_on_advance = bis;
+            r.enter(10 * MSS, 10 * MSS, 10 * MSS, 7 * MSS, 0, 4 * MSS);
+            r.on_sent(MSS as u32); // the fast retransmit
+            r.on_ack(&AckInfo {
+                advanced,
+                delivered: MSS,
+                pipe: 4 * MSS,
+                ssthresh: 7 * MSS,
+                ..Default::default()
+            });
+            (r.window(0) - 4 * MSS) / MSS
+        };
+        assert_eq!(run(false, false), 2);
+        assert_eq!(run(true, false), 1);
+        assert_eq!(run(true, true), 2);
+    }
 
     #[test]
     fn test_prr_sends_half_per_delivered_when_halving() {

@@ -452,6 +452,7 @@ impl TcpSender {
             self.smss,
             self.cfg.dupthresh,
         );
+        self.rec.ssrb_on_advance = self.cfg.prr_ssrb_on_advance;
         self.rwnd = h.wnd as u64; // SYN-ACK window is unscaled
         self.last_wnd_raw = h.wnd;
         self.ts_recent = h.ts_val;
@@ -978,6 +979,7 @@ impl TcpSender {
         } else if self.rec.active {
             let act = self.rec.on_ack(&AckInfo {
                 advanced,
+                newly_lost: lost_new > 0,
                 is_dup,
                 bytes_acked: res.bytes_acked,
                 delivered,
