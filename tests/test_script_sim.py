@@ -104,7 +104,6 @@ def test_table_lists_every_suite_directory(capsys):
 KNOWN_SIM_DIFFERENCES = {
     "delack-timer.pkt",  # quick-ACK budget: 16 segments in the model, 22 on the kernel
     "quickack-after-idle.pkt",  # same budget, and no quick-ACK re-entry after idle
-    "frto.pkt",  # F-RTO (RFC 5682) not modelled
 }
 
 

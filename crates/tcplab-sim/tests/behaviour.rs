@@ -843,3 +843,68 @@ fn test_freebsd_bad_retransmit_recovery_undoes_timeouts_that_acks_disprove() {
     // An undone timeout resends nothing more (snd_nxt = snd_max), so fewer retransmissions.
     assert!(b.retransmits < a.retransmits);
 }
+
+#[test]
+fn test_frto_detects_a_spurious_timeout_that_eifel_cannot() {
+    // The 400 ms ACK-path outage of test_undo_restores_the_window_after_a_spurious_timeout,
+    // without SACK: no D-SACK, and the ACK ending the outage echoes the retransmission's
+    // timestamp, so undo alone finds no evidence. F-RTO (RFC 5682) does: the first ACK after
+    // the timeout acknowledges data that was never retransmitted, so the timeout was spurious
+    // and the reduction is undone; without F-RTO the flow restarts from one segment.
+    let run = |frto: bool| {
+        let mut tcp = linux_like();
+        tcp["undo"] = json!(true);
+        tcp["frto"] = json!(frto);
+        tcp["sack"] = json!(false);
+        tcp["rcvbuf"] = json!(200_000);
+        tcp["sndbuf"] = json!(200_000);
+        let d = Dumbbell::new(10_000_000, 100 * MS, 3000, 20 * SEC).tcp("data", "reno", 0, tcp);
+        let mut cfg = d.config();
+        cfg["links"][0]["ba"]["outages"] = json!([[10 * SEC, 10_400 * MS]]);
+        tcplab_sim::run_json(&cfg.to_string()).unwrap()
+    };
+    let (off, on) = (run(false), run(true));
+    let (a, b) = (&off.flows[0], &on.flows[0]);
+    eprintln!(
+        "F-RTO: timeouts {}/{}, undos {}/{}, retransmits {}/{}, delivered {}/{}",
+        a.timeouts,
+        b.timeouts,
+        a.undos,
+        b.undos,
+        a.retransmits,
+        b.retransmits,
+        a.bytes_delivered,
+        b.bytes_delivered
+    );
+    assert_eq!((a.timeouts, b.timeouts), (1, 1));
+    assert_eq!((a.undos, b.undos), (0, 1));
+    assert!(b.bytes_delivered > a.bytes_delivered);
+}
+
+#[test]
+fn test_frto_keeps_real_losses_real() {
+    // 5 % random loss on the data path of a 2 Mbit/s, 200 ms path (Jansen's J2 without the ACK
+    // losses): timeouts here follow lost retransmissions and lost tails, and the ACKs after
+    // them cover only retransmitted data, so F-RTO must call none spurious; it only changes
+    // what is sent after each timeout (new data first, RFC 5682 step 2b).
+    let run = |frto: bool| {
+        let mut tcp = linux_like();
+        tcp["undo"] = json!(true);
+        tcp["frto"] = json!(frto);
+        let mut d = Dumbbell::new(2_000_000, 200 * MS, 50, 60 * SEC).tcp("data", "reno", 0, tcp);
+        d.fwd_loss = json!({"model": "bernoulli", "p": 0.05});
+        d.run()
+    };
+    let (off, on) = (run(false), run(true));
+    eprintln!(
+        "F-RTO under real loss: timeouts {}/{}, undos {}/{}, retransmits {}/{}",
+        off.flows[0].timeouts,
+        on.flows[0].timeouts,
+        off.flows[0].undos,
+        on.flows[0].undos,
+        off.flows[0].retransmits,
+        on.flows[0].retransmits
+    );
+    assert!(on.flows[0].timeouts >= 5, "the test needs timeouts");
+    assert_eq!(on.flows[0].undos, off.flows[0].undos, "no timeout here is spurious");
+}

@@ -44,14 +44,13 @@ NS = 1_000_000_000
 
 
 #: What a script's ``--sysctl`` header means for the model: the knobs it sets (ip-sysctl.rst).
-#: F-RTO is not modelled, so ``tcp_frto`` changes nothing (frto.pkt is a known difference).
 SYSCTL_KNOBS = {
     "net.ipv4.tcp_early_retrans": lambda v: {"tlp": int(v) >= 3},
     "net.ipv4.tcp_syn_linear_timeouts": lambda v: {"syn_linear_timeouts": int(v)},
     "net.ipv4.tcp_timestamps": lambda v: {"timestamps": int(v) != 0},
     "net.ipv4.tcp_sack": lambda v: {"sack": int(v) != 0},
     "net.ipv4.tcp_window_scaling": lambda v: {"window_scaling": int(v) != 0},
-    "net.ipv4.tcp_frto": lambda v: {},
+    "net.ipv4.tcp_frto": lambda v: {"frto": int(v) != 0},
 }
 
 

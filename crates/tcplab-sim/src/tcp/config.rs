@@ -237,6 +237,10 @@ knobs! {
     /// for every retransmission (RFC 3708), restore cwnd and ssthresh and stop resending —
     /// Linux since 2.4 (net/ipv4/tcp_input.c `tcp_try_undo_*`; Sarolahti & Kuznetsov 2002).
     undo: bool = false; kind "bool";
+    /// F-RTO (RFC 5682, SACK-enhanced; Linux `tcp_frto`, on by default since 2.6.24): after a
+    /// timeout, answer the first advancing ACK with new data, and take an ACK for data never
+    /// retransmitted as proof that the timeout was spurious (undone with knob `undo`).
+    frto: bool = false; kind "bool";
     /// FreeBSD "bad retransmit" recovery: an ACK that advances snd_una after the first timeout
     /// of an episode and within SRTT/2 of it cannot be for the retransmission (Allman & Paxson,
     /// SIGCOMM 1999), so the timeout was spurious: restore cwnd and ssthresh as they were

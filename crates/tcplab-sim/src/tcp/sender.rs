@@ -170,6 +170,11 @@ pub struct TcpSender {
     /// The fast retransmit of the recovery just entered has not left yet: it goes out whatever
     /// the window (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.3).
     fast_rexmit_due: bool,
+    /// Knob `frto`: F-RTO (RFC 5682) is deciding whether the last timeout was spurious;
+    /// `high_seq` is snd_nxt when the timeout fired or when new data was last released.
+    frto: Option<u64>,
+    /// F-RTO step 2b: the ACK being processed releases new data instead of retransmissions.
+    frto_send_new: bool,
     pub sb: Scoreboard,
     pub rtt: RttEstimator,
     pub cc: Box<dyn CongestionControl>,
@@ -233,6 +238,8 @@ impl TcpSender {
             undo: Undo::default(),
             bad_rexmt: None,
             fast_rexmit_due: false,
+            frto: None,
+            frto_send_new: false,
             sb: Scoreboard::new(dupthresh),
             rtt,
             cc,
@@ -630,8 +637,9 @@ impl TcpSender {
             }
             let pipe = self.sb.pipe();
             let wnd = self.send_window();
-            // NextSeg() rule 1 (RFC 6675 §4): retransmit the first lost segment.
-            if self.sb.lost_bytes > self.sb.retrans_bytes {
+            // NextSeg() rule 1 (RFC 6675 §4): retransmit the first lost segment (not while
+            // F-RTO probes with new data, RFC 5682 §2.1 step 2b).
+            if self.sb.lost_bytes > self.sb.retrans_bytes && !self.frto_send_new {
                 if let Some(i) = self.sb.next_lost() {
                     let len = self.sb.seg(i).len;
                     let forced = std::mem::take(&mut self.fast_rexmit_due);
@@ -698,6 +706,7 @@ impl TcpSender {
             // although no ACK came.
             self.arm_tlp(now);
         }
+        self.frto_send_new = false;
         self.cwnd_limited = stopped_by_cwnd;
         self.maybe_send_fin(cx);
     }
@@ -945,6 +954,9 @@ impl TcpSender {
 
         if self.undo.marker.is_some() && (advanced || h.n_sack > 0) {
             self.try_undo(h, advanced, now);
+        }
+        if self.frto.is_some() {
+            self.frto_on_ack(advanced, is_dup, &res, now);
         }
 
         // Leave recovery states whose point is now acknowledged.
@@ -1208,6 +1220,11 @@ impl TcpSender {
         if !(delayed || self.undo.retrans == 0) {
             return;
         }
+        self.undo_now(now);
+    }
+
+    /// Undo the current episode's reduction (knob `undo`; see [`TcpSender::try_undo`]).
+    fn undo_now(&mut self, now: Nanos) {
         let u = self.undo;
         self.undo = Undo::default();
         self.stats.undos += 1;
@@ -1315,14 +1332,60 @@ impl TcpSender {
             self.sb.on_rto();
         }
         self.rtt.back_off();
+        let was_recovery = self.rec.active;
         if self.rec.active {
             self.rec.abort();
         }
+        // F-RTO (RFC 5682; Linux `tcp_enter_loss`: on every timeout except the first one of a
+        // fast recovery, whose losses are known).
+        self.frto =
+            (self.cfg.frto && !(was_recovery && self.rtt.backoff == 1)).then_some(self.snd_nxt);
         self.loss_point = Some(self.snd_nxt);
         self.recover = Some(self.snd_nxt);
         self.dupacks = 0;
         self.rto_deadline = Some(now + self.rtt.rto());
         self.try_send(cx);
+    }
+
+    /// F-RTO on an ACK after a timeout (knob `frto`; RFC 5682 §3, the SACK-enhanced algorithm,
+    /// in the form Linux uses, net/ipv4/tcp_input.c `tcp_process_loss`, read for the facts):
+    /// * an ACK that acknowledges or SACKs data never retransmitted shows that the timeout was
+    ///   spurious (step 3b): the reduction is undone (needs knob `undo`, which keeps the window
+    ///   from before the timeout) and the loss state ends;
+    /// * after new data was released, a SACK or duplicate ACK shows the loss was real (step
+    ///   3a): F-RTO stops and the timeout's retransmissions go on;
+    /// * the first ACK that advances snd_una (step 2b) releases new, never-sent data instead
+    ///   of retransmissions, if there is any and the peer's window allows; else F-RTO stops.
+    fn frto_on_ack(&mut self, advanced: bool, dup: bool, res: &AckResult, now: Nanos) {
+        let Some(high_seq) = self.frto else {
+            return;
+        };
+        if self.loss_point.is_none() {
+            self.frto = None; // the episode ended (or was undone)
+            return;
+        }
+        if res.rtt_xmit.is_some() {
+            // Never-retransmitted data was (S)ACKed.
+            self.frto = None;
+            if self.undo.marker.is_some() {
+                self.undo_now(now);
+            }
+            return;
+        }
+        if self.snd_nxt > high_seq {
+            if res.bytes_sacked > 0 || dup {
+                self.frto = None; // step 3a: the loss was real
+            }
+        } else if advanced && self.loss_point.is_some_and(|lp| self.snd_una < lp) {
+            let app_room = self.app_end.is_none_or(|e| e > self.snd_nxt);
+            let rwnd_room = self.snd_una + self.rwnd > self.snd_nxt;
+            if app_room && rwnd_room {
+                self.frto = Some(self.snd_nxt);
+                self.frto_send_new = true;
+            } else {
+                self.frto = None;
+            }
+        }
     }
 
     /// Bytes in flight as RFC 6675's pipe.
