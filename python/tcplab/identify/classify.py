@@ -1,0 +1,236 @@
+"""Rank candidate stacks and congestion controls for a capture.
+
+1. Extract the capture's features and infer its path (rate, base RTT, buffer, random loss,
+   duration) — :mod:`.features`.
+2. Snap the path to the reference grid and get (simulate or load from the cache) the features of
+   every candidate on it, one vector per reference seed — :mod:`.references`.
+3. Re-extract the capture's features over the simulated duration (so both cover the same
+   stretch of the transfer) and score every candidate by a Gaussian distance over normalised
+   features:
+
+       D(c) = sum over features f measured in the capture of min(z_f^2, 25),
+       z_f = (x_f - mean_c,f) / sqrt(sd_c,f^2 + floor_f^2)
+
+   where mean and sd are over the candidate's reference seeds and ``floor_f`` (:data:`FLOORS`)
+   is the feature's measurement noise (what two captures of the same stack on nearby paths
+   differ by). A feature the capture shows but a candidate never does (say, loss episodes) costs
+   9 (three standard deviations). The cap of 16 (four standard deviations) keeps one wildly-off feature from deciding alone.
+   The confidence of a candidate is its share of exp(-D/2) (the likelihood under independent
+   Gaussian features); marginals for the personality and the algorithm sum those shares.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path as FsPath
+from typing import Any
+
+import numpy as np
+
+from .. import trace
+from . import references as refs_mod
+from .features import FEATURES, extract
+
+#: Measurement noise per feature (in the feature's units; see features.FEATURES): what two
+#: captures of one candidate differ by. The loss-reaction and growth features depend on the
+#: path (how much of the loss is random, the buffer) more than the handshake features do, so
+#: they get wider floors: a first version with floors of a tenth of these let a wrong
+#: random-loss estimate decide (BBR taken for CUBIC on a validation path).
+FLOORS: dict[str, float] = {
+    "syn_sack": 0.2,
+    "syn_ts": 0.2,
+    "syn_wscale": 0.3,
+    "rwnd_init": 0.3,
+    "rwnd_max": 0.4,
+    "iw": 0.5,
+    "first_ack_ms": 5.0,
+    "early_seg_per_ack": 0.15,
+    "seg_per_ack": 0.15,
+    "ss_growth": 0.1,
+    "ss_exit_bdp": 0.5,
+    "beta": 0.1,
+    "rec_new_rtt": 0.3,
+    "rec_rtts": 0.8,
+    "rto_frac": 0.15,
+    "ca_slope": 0.5,
+    "ca_rel_slope": 0.6,
+    "ca_curv": 0.8,
+    "epoch_rtts": 0.4,
+    "flight_cv": 0.08,
+    "qdelay": 0.1,
+    "burst_frac": 0.1,
+}
+#: Relative part of the floor (of the candidate's mean), for features whose noise scales.
+REL_FLOORS = {"first_ack_ms": 0.2, "qdelay": 0.2, "epoch_rtts": 0.0}
+CAP = 16.0
+MISSING = 9.0
+
+
+def score(
+    x: dict[str, float | None], refs: list[dict[str, float | None]]
+) -> tuple[float, dict[str, float], dict[str, float | None]]:
+    """(D, per-feature contribution, per-feature reference mean) of one candidate."""
+    contrib: dict[str, float] = {}
+    means: dict[str, float | None] = {}
+    for f, xv in x.items():
+        if xv is None:
+            continue
+        ys = [r[f] for r in refs if r.get(f) is not None]
+        if not ys:
+            contrib[f] = MISSING
+            means[f] = None
+            continue
+        mu = float(np.mean(ys))
+        sd = float(np.std(ys))
+        floor = FLOORS[f] + REL_FLOORS.get(f, 0.0) * abs(mu)
+        z = (xv - mu) / math.sqrt(sd * sd + floor * floor)
+        contrib[f] = min(z * z, CAP)
+        means[f] = mu
+    return float(sum(contrib.values())), contrib, means
+
+
+def _shares(d: dict[str, float]) -> dict[str, float]:
+    m = min(d.values())
+    w = {k: math.exp(-(v - m) / 2) for k, v in d.items()}
+    s = sum(w.values())
+    return {k: v / s for k, v in w.items()}
+
+
+def identify(
+    capture: str | FsPath,
+    conn: int | None = None,
+    jobs: int = 1,
+    cands: list[refs_mod.Candidate] | None = None,
+    use_cache: bool = True,
+    top: int = 5,
+) -> dict[str, Any]:
+    """Identify the sender of connection *conn* (default: the largest transfer) of *capture*.
+    Returns a JSON-ready dict (see ``tcplab identify --json``)."""
+    t0 = time.perf_counter()
+    cands = cands if cands is not None else refs_mod.candidates()
+    rep = trace.analyze(capture, time_to=refs_mod.MAX_SIM_S + 1.0, graphs=True)
+    ex = extract(rep, conn)
+    grid = refs_mod.snap(ex.path)
+    conn_rep = next(c for c in rep["connections"] if c["index"] == ex.conn)
+    if ex.path.duration_s > grid["duration_s"] + 0.5:
+        rep = trace.analyze(capture, time_to=conn_rep["first_s"] + grid["duration_s"], graphs=True)
+        ex_w = extract(rep, ex.conn)
+        ex_w.path = ex.path
+        ex = ex_w
+    t_feat = time.perf_counter() - t0
+    lib = refs_mod.library(grid, ex.vantage, cands, jobs=jobs, use_cache=use_cache)
+    t_lib = time.perf_counter() - t0 - t_feat
+    dist, contribs, means = {}, {}, {}
+    for c in cands:
+        dist[c.label], contribs[c.label], means[c.label] = score(ex.features, lib[c.label])
+    conf = _shares(dist)
+    order = sorted(dist, key=lambda k: (dist[k], k))
+    by_stack: dict[str, float] = {}
+    by_cca: dict[str, float] = {}
+    best_stack: dict[str, float] = {}
+    best_cca: dict[str, float] = {}
+    for c in cands:
+        by_stack[c.stack] = by_stack.get(c.stack, 0.0) + conf[c.label]
+        by_cca[c.cca] = by_cca.get(c.cca, 0.0) + conf[c.label]
+        best_stack[c.stack] = min(best_stack.get(c.stack, math.inf), dist[c.label])
+        best_cca[c.cca] = min(best_cca.get(c.cca, math.inf), dist[c.label])
+    stacks_rank = sorted(by_stack, key=lambda s: (-by_stack[s], best_stack[s], s))
+    cca_rank = sorted(by_cca, key=lambda s: (-by_cca[s], best_cca[s], s))
+    first, second = order[0], order[1] if len(order) > 1 else order[0]
+    decided = []
+    for f in contribs[first]:
+        gain = contribs[second].get(f, 0.0) - contribs[first][f]
+        if gain > 0.5:
+            decided.append(
+                {
+                    "feature": f,
+                    "capture": ex.features[f],
+                    first: means[first].get(f),
+                    second: means[second].get(f),
+                    "weight": round(gain, 2),
+                }
+            )
+    decided.sort(key=lambda d: -d["weight"])
+    label_of = {c.label: c for c in cands}
+    return {
+        "capture": str(capture),
+        "conn": ex.conn,
+        "sender": ex.sender,
+        "receiver": ex.receiver,
+        "vantage": ex.vantage,
+        "path": ex.path.as_dict(),
+        "grid": grid,
+        "features": {k: v for k, v in ex.features.items() if v is not None},
+        "not_measured": {k: ex.why_missing.get(k, "") for k, v in ex.features.items() if v is None},
+        "counts": ex.counts,
+        "candidates": [
+            {
+                "label": k,
+                "stack": label_of[k].stack,
+                "cca": label_of[k].cca,
+                "distance": round(dist[k], 3),
+                "confidence": round(conf[k], 4),
+            }
+            for k in order[: max(top, 1)]
+        ],
+        "stack": [{"stack": s, "confidence": round(by_stack[s], 4)} for s in stacks_rank[:top]],
+        "cca": [{"cca": s, "confidence": round(by_cca[s], 4)} for s in cca_rank[:top]],
+        "decided_by": decided[:6],
+        "seconds": {
+            "features": round(t_feat, 3),
+            "references": round(t_lib, 3),
+            "total": round(time.perf_counter() - t0, 3),
+        },
+    }
+
+
+def format_result(r: dict[str, Any]) -> str:
+    """The human-readable report of :func:`identify`."""
+    p = r["path"]
+    lines = [
+        f"{r['capture']}: connection {r['conn']}, data {r['sender']} -> {r['receiver']}, "
+        f"captured near the {r['vantage']}",
+        f"path (inferred): {p['rate_mbps']:.4g} Mbit/s, base RTT {p['rtt_ms']:.4g} ms, buffer "
+        f"{p['buffer_bdp']:.3g} BDP, random loss {p['loss']:.2%}; simulated on "
+        f"{r['grid']['rate_bps'] / 1e6:.4g} Mbit/s, {r['grid']['rtt_s'] * 1e3:.4g} ms, "
+        f"{r['grid']['buffer_bdp']:g} BDP, loss {r['grid']['loss']:.2%}, "
+        f"{r['grid']['duration_s']:g} s",
+    ]
+    lines += [f"  note: {n}" for n in p["notes"]]
+    lines.append("")
+    lines.append("candidates (personality/CCA)      distance  confidence")
+    for c in r["candidates"]:
+        lines.append(f"  {c['label']:<32}{c['distance']:>8.1f}  {c['confidence']:>9.1%}")
+    lines.append(
+        "personality: " + ", ".join(f"{s['stack']} {s['confidence']:.0%}" for s in r["stack"][:3])
+    )
+    lines.append(
+        "algorithm:   " + ", ".join(f"{s['cca']} {s['confidence']:.0%}" for s in r["cca"][:3])
+    )
+    if r["decided_by"]:
+        first, second = r["candidates"][0]["label"], r["candidates"][1]["label"]
+        lines.append("")
+        lines.append(f"decided by (capture | {first} | {second}):")
+        for d in r["decided_by"]:
+            lines.append(
+                f"  {d['feature']:<18} {_f(d['capture'])} | {_f(d[first])} | {_f(d[second])}"
+                f"   ({FEATURES[d['feature']][0]})"
+            )
+    lines.append("")
+    lines.append("measured: " + ", ".join(f"{k}={_f(v)}" for k, v in r["features"].items()))
+    if r["not_measured"]:
+        lines.append("not measurable in this capture:")
+        for k, why in r["not_measured"].items():
+            lines.append(f"  {k}: {why}")
+    s = r["seconds"]
+    lines.append(
+        f"({s['total']:.1f} s: features {s['features']:.1f} s, references {s['references']:.1f} s)"
+    )
+    return "\n".join(lines)
+
+
+def _f(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3g}"
