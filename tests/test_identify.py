@@ -113,7 +113,7 @@ def test_cli_text_json_and_errors(tmp_path, capsys):
     assert {"iw", "syn_ts"} <= set(out["features"])
     assert main(["identify", str(cap)]) == 0
     text = capsys.readouterr().out
-    assert "candidates" in text and "not measurable" in text or "measured:" in text
+    assert ("candidates" in text and "not measurable" in text) or "measured:" in text
     assert main(["identify", str(tmp_path / "nope.pcap")]) == 2
     assert "nope.pcap" in capsys.readouterr().err
     assert main(["identify"]) == 2

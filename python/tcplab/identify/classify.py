@@ -3,18 +3,23 @@
 1. Extract the capture's features and infer its path (rate, base RTT, buffer, random loss,
    duration) — :mod:`.features`.
 2. Snap the path to the reference grid and get (simulate or load from the cache) the features of
-   every candidate on it, one vector per reference seed — :mod:`.references`.
+   every candidate on it and on two neighbouring variants (half the buffer, more random loss),
+   one vector per reference seed — :mod:`.references`. A candidate's distance is the smallest
+   over the variants (a profile likelihood over what the capture cannot pin down).
 3. Re-extract the capture's features over the simulated duration (so both cover the same
-   stretch of the transfer) and score every candidate by a Gaussian distance over normalised
-   features:
+   stretch of the transfer) and score every candidate by its nearest reference (1-nearest
+   neighbour over seeds and path variants) under a normalised distance:
 
-       D(c) = sum over features f measured in the capture of min(z_f^2, 25),
-       z_f = (x_f - mean_c,f) / sqrt(sd_c,f^2 + floor_f^2)
+       D(c) = min over references r of c of  sum over features f measured in the capture of
+              min(((x_f - r_f) / floor_f)^2, 16)
 
-   where mean and sd are over the candidate's reference seeds and ``floor_f`` (:data:`FLOORS`)
-   is the feature's measurement noise (what two captures of the same stack on nearby paths
-   differ by). A feature the capture shows but a candidate never does (say, loss episodes) costs
-   9 (three standard deviations). The cap of 16 (four standard deviations) keeps one wildly-off feature from deciding alone.
+   ``floor_f`` (:data:`FLOORS`) is the feature's scale: what two captures of the same stack on
+   nearby paths differ by. Nearest-neighbour rather than a Gaussian around the mean of the
+   seeds because some behaviour is bimodal over seeds (a random loss in slow start, or none,
+   changes the whole 10 s). A feature the capture shows but the reference does not costs 9
+   (three scales); when a reference never loses where the capture does, the loss-reaction and
+   growth features together cost 9 once. The cap of 16 (four scales) keeps one wildly-off
+   feature from deciding alone.
    The confidence of a candidate is its share of exp(-D/2) (the likelihood under independent
    Gaussian features); marginals for the personality and the algorithm sum those shares.
 """
@@ -25,8 +30,6 @@ import math
 import time
 from pathlib import Path as FsPath
 from typing import Any
-
-import numpy as np
 
 from .. import trace
 from . import references as refs_mod
@@ -67,27 +70,55 @@ CAP = 16.0
 MISSING = 9.0
 
 
-def score(
-    x: dict[str, float | None], refs: list[dict[str, float | None]]
-) -> tuple[float, dict[str, float], dict[str, float | None]]:
-    """(D, per-feature contribution, per-feature reference mean) of one candidate."""
+#: Features that exist only when the transfer had loss episodes: a candidate that never loses
+#: on the inferred path is charged MISSING once for the group, not once per feature.
+LOSS_GROUP = (
+    "beta",
+    "rec_new_rtt",
+    "rec_rtts",
+    "rto_frac",
+    "ca_slope",
+    "ca_rel_slope",
+    "ca_curv",
+    "epoch_rtts",
+)
+
+
+def _score_one(
+    x: dict[str, float | None], ref: dict[str, float | None]
+) -> tuple[float, dict[str, float]]:
     contrib: dict[str, float] = {}
-    means: dict[str, float | None] = {}
+    loss_charged = False
+    ref_loses = any(ref.get(g) is not None for g in LOSS_GROUP)
     for f, xv in x.items():
         if xv is None:
             continue
-        ys = [r[f] for r in refs if r.get(f) is not None]
-        if not ys:
-            contrib[f] = MISSING
-            means[f] = None
+        y = ref.get(f)
+        if y is None:
+            if f in LOSS_GROUP and not ref_loses:
+                contrib[f] = 0.0 if loss_charged else MISSING
+                loss_charged = True
+            else:
+                contrib[f] = MISSING
             continue
-        mu = float(np.mean(ys))
-        sd = float(np.std(ys))
-        floor = FLOORS[f] + REL_FLOORS.get(f, 0.0) * abs(mu)
-        z = (xv - mu) / math.sqrt(sd * sd + floor * floor)
+        floor = FLOORS[f] + REL_FLOORS.get(f, 0.0) * abs(y)
+        z = (xv - y) / floor
         contrib[f] = min(z * z, CAP)
-        means[f] = mu
-    return float(sum(contrib.values())), contrib, means
+    return float(sum(contrib.values())), contrib
+
+
+def score(
+    x: dict[str, float | None], refs: list[dict[str, float | None]]
+) -> tuple[float, dict[str, float], dict[str, float | None]]:
+    """(D, per-feature contribution, the nearest reference's features) of one candidate: the
+    nearest of its reference vectors (seeds) to the capture's features *x*."""
+    best: tuple[float, dict[str, float], dict[str, float | None]] | None = None
+    for r in refs:
+        d, contrib = _score_one(x, r)
+        if best is None or d < best[0]:
+            best = (d, contrib, {f: r.get(f) for f in contrib})
+    assert best is not None
+    return best
 
 
 def _shares(d: dict[str, float]) -> dict[str, float]:
@@ -119,11 +150,18 @@ def identify(
         ex_w.path = ex.path
         ex = ex_w
     t_feat = time.perf_counter() - t0
-    lib = refs_mod.library(grid, ex.vantage, cands, jobs=jobs, use_cache=use_cache)
+    vars_ = refs_mod.variants(grid)
+    libs = [refs_mod.library(g, ex.vantage, cands, jobs=jobs, use_cache=use_cache) for g in vars_]
     t_lib = time.perf_counter() - t0 - t_feat
-    dist, contribs, means = {}, {}, {}
+    dist, contribs, means, chosen = {}, {}, {}, {}
     for c in cands:
-        dist[c.label], contribs[c.label], means[c.label] = score(ex.features, lib[c.label])
+        best = None
+        for vi, lib in enumerate(libs):
+            sc = score(ex.features, lib[c.label])
+            if best is None or sc[0] < best[0][0]:
+                best = (sc, vi)
+        assert best is not None
+        (dist[c.label], contribs[c.label], means[c.label]), chosen[c.label] = best
     conf = _shares(dist)
     order = sorted(dist, key=lambda k: (dist[k], k))
     by_stack: dict[str, float] = {}
@@ -170,6 +208,7 @@ def identify(
                 "stack": label_of[k].stack,
                 "cca": label_of[k].cca,
                 "distance": round(dist[k], 3),
+                "path_variant": vars_[chosen[k]],
                 "confidence": round(conf[k], 4),
             }
             for k in order[: max(top, 1)]

@@ -20,6 +20,7 @@ loss, too short); :data:`FEATURES` lists them with their meaning and the mechani
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,7 @@ class Path:
     loss: float
     duration_s: float
     receiver_limited: bool = False
+    lossy: bool = False
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -121,6 +123,7 @@ class Path:
             "loss": self.loss,
             "duration_s": round(self.duration_s, 3),
             "receiver_limited": self.receiver_limited,
+            "lossy": self.lossy,
             "notes": list(self.notes),
         }
 
@@ -202,7 +205,7 @@ def vantage(data_series: dict[str, Any], rev_series: dict[str, Any]) -> tuple[st
 
 
 def _bins(t0: float, t1: float, width: float) -> np.ndarray:
-    n = max(1, int(math.ceil((t1 - t0) / width)))
+    n = max(1, math.ceil((t1 - t0) / width))
     return t0 + width * np.arange(n + 1)
 
 
@@ -429,8 +432,8 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     if vant == "sender" and len(out_t) and len(ack_t):
         ri = np.clip(np.searchsorted(ack_t, out_t, side="right") - 1, 0, len(ack_t) - 1)
         near = out_v >= 0.85 * rwin[ri] - 2 * mss
-        receiver_limited = (
-            bool(np.mean(near) > 0.5) and not episodes and (q_ratio is None or q_ratio < 0.2)
+        receiver_limited = bool(
+            np.mean(near) > 0.5 and not episodes and (q_ratio is None or q_ratio < 0.2)
         )
     pkt_time = ip_size * 8 / rate_bps
     if receiver_limited:
@@ -462,6 +465,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         loss=loss,
         duration_s=t_end - float(seg_t[0]),
         receiver_limited=receiver_limited,
+        lossy=bool(episodes),
         notes=notes,
     )
     bdp_seg = max(bdp_bytes / mss, 2.0)
@@ -510,7 +514,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
 
     # --- growth between losses ---------------------------------------------------------------
     slopes, rel, curv, periods = [], [], [], []
-    bounds = [(ep["t_rec"], nxt["t"]) for ep, nxt in zip(episodes, episodes[1:], strict=False)]
+    bounds = [(ep["t_rec"], nxt["t"]) for ep, nxt in itertools.pairwise(episodes)]
     if episodes:
         bounds.append((episodes[-1]["t_rec"], t_end))
     for a, b in bounds:
@@ -521,7 +525,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
             rel.append(s / max(float(np.mean(y)), 1.0))
             h = len(y) // 2
             curv.append((_slope(y[h:]) - _slope(y[:h])) / (abs(s) + 0.5))
-    for ep, nxt in zip(episodes, episodes[1:], strict=False):
+    for ep, nxt in itertools.pairwise(episodes):
         periods.append((nxt["t"] - ep["t"]) / r_rtt)
     if slopes:
         s = float(np.median(slopes))
@@ -566,10 +570,10 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
             feats[k] = None
             why[k] = "not a finite value in this capture"
     counts = {
-        "data_segments": int(len(dt)),
+        "data_segments": len(dt),
         "retransmissions": int(np.sum(dk == K_RETX)),
         "loss_episodes": len(episodes),
         "timeouts": int(sum(ep["rto"] for ep in episodes)),
-        "rounds": int(len(flight)),
+        "rounds": len(flight),
     }
     return Extracted(ci, vant, sender, receiver, mss, path, feats, why, counts)

@@ -8,9 +8,10 @@ evidence too); the capture is taken at the same vantage point (sender or receive
 capture being identified.
 
 Paths are snapped to a fixed grid (:func:`snap`) so that references are shared between
-captures: rate and RTT on a logarithmic grid of 8 steps per decade (a factor 1.33), the buffer
-on a factor-2 grid from 1/8 to 8 BDP, random loss on {0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2},
-the duration on {5, 10, 20, 30} s. A reference is the feature vector of one simulated capture of
+captures: rate and RTT on a logarithmic grid of 16 steps per decade (a factor 1.155), the buffer
+on a factor-sqrt(2) grid from 1/8 to 8 BDP, random loss on {0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2},
+the duration on {5, 10, 20, 30} s; every candidate is also simulated on two neighbours of
+the point (:func:`variants`). A reference is the feature vector of one simulated capture of
 one candidate on one grid path with one of the reference seeds (:data:`REF_SEEDS`); it is computed
 on first use, deterministically (the simulator is deterministic for a seed), and cached as JSON
 under ``$TCPLAB_CACHE`` (default ``~/.cache/tcplab``)/``identify/``, keyed by the tcplab version,
@@ -33,7 +34,7 @@ from typing import Any
 from .features import Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 4
+FEATURE_VERSION = 5
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 MAX_SIM_S = 30.0
@@ -72,18 +73,41 @@ def _log_snap(x: float, steps_per_decade: int) -> float:
 
 def snap(p: Path) -> dict[str, Any]:
     """The grid point nearest to the inferred path *p* (see the module docstring)."""
-    rate = _log_snap(min(max(p.rate_bps, 100e3), 2e9), 8)
-    rtt = _log_snap(min(max(p.rtt_s, 1e-3), 2.0), 8)
-    buf = 2.0 ** round(math.log2(min(max(p.buffer_bdp, 0.125), 8.0)))
-    losses = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+    rate = _log_snap(min(max(p.rate_bps, 100e3), 2e9), 16)
+    rtt = _log_snap(min(max(p.rtt_s, 1e-3), 2.0), 16)
+    # buffer: factor-sqrt(2) grid; rounded down when the capture shows loss episodes (the
+    # largest queue seen is at most the buffer, and a buffer rounded up can turn a flow that
+    # fills it into one limited by the receive window, which never loses)
+    lb = 2 * math.log2(min(max(p.buffer_bdp, 0.125), 8.0))
+    k = math.floor(lb + 0.25) if p.lossy else round(lb)
+    buf = float(f"{2.0 ** (k / 2):.4g}")
     if p.loss <= 0.5e-4:
         loss = 0.0
     else:
-        loss = min(losses[1:], key=lambda v: abs(math.log(v) - math.log(p.loss)))
+        loss = min(LOSS_LEVELS[1:], key=lambda v: abs(math.log(v) - math.log(p.loss)))
     # at most MAX_SIM_PACKETS full-size packets per reference (speed), at most the capture
     cap = min(p.duration_s, MAX_SIM_S, max(5.0, MAX_SIM_PACKETS * 1500 * 8 / rate))
     dur = max([d for d in (5.0, 10.0, 20.0, 30.0) if d <= cap + 0.5] or [5.0])
     return {"rate_bps": rate, "rtt_s": rtt, "buffer_bdp": buf, "loss": loss, "duration_s": dur}
+
+
+LOSS_LEVELS = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+
+
+def variants(grid: dict[str, Any]) -> list[dict[str, Any]]:
+    """The grid point and its neighbours on which every candidate is simulated: the buffer a
+    factor 2 smaller and the random loss one level higher. What a capture shows of the buffer
+    (its largest queue) and of random loss (losses at a short queue) is a lower bound, and on
+    either side of a regime boundary (a window that fills the buffer or does not) the same
+    algorithm looks different; a candidate is scored on the variant that fits it best."""
+    out = [dict(grid)]
+    b = dict(grid, buffer_bdp=float(f"{max(grid['buffer_bdp'] / 2, 0.125):.4g}"))
+    if b != grid:
+        out.append(b)
+    i = LOSS_LEVELS.index(grid["loss"]) if grid["loss"] in LOSS_LEVELS else 0
+    if i + 1 < len(LOSS_LEVELS):
+        out.append(dict(grid, loss=LOSS_LEVELS[i + 1]))
+    return out
 
 
 def scenario_doc(

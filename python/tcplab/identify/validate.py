@@ -131,7 +131,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     acc_sc = np.mean([r["top_cca"] == r["cca"] for r in st_rows]) if st_rows else math.nan
     out.append(
         f"CCA top-1 (13 CCAs on linux-6): {acc_c:.1%} of {len(cca_rows)}; personality top-1 "
-        f"(17 personalities, default CCA): {acc_s:.1%} of {len(st_rows)} (their CCA: {acc_sc:.1%}); "
+        f"(17 personalities, default CCA): {acc_s:.1%} of {len(st_rows)} "
+        f"(their CCA: {acc_sc:.1%}); "
         f"errors: {len(rows) - len(ok)}"
     )
     for title, sub, t, p in (
