@@ -74,10 +74,15 @@ def test_pacing_and_decrease_separate_bbr_from_cubic(tmp_path):
 
 def test_snap_is_a_fixed_grid():
     g = R.snap(IPath(12.3e6, 0.0471, 0.8, 0.00047, 60.0))
-    assert g == R.snap(IPath(12.4e6, 0.0469, 0.9, 0.00052, 45.0))
-    assert g["buffer_bdp"] == 1.0 and g["loss"] == 3e-4 and g["duration_s"] == 30.0
+    assert g == R.snap(IPath(12.4e6, 0.0469, 0.78, 0.00052, 45.0))
+    assert g["buffer_bdp"] == 0.7071 and g["loss"] == 3e-4 and g["duration_s"] == 30.0
+    # with loss episodes the buffer is rounded down (the largest queue seen is a lower bound)
+    assert R.snap(IPath(12.3e6, 0.0471, 0.9, 0, 60.0, lossy=True))["buffer_bdp"] == 0.7071
+    assert R.snap(IPath(12.3e6, 0.0471, 0.9, 0, 60.0))["buffer_bdp"] == 1.0
     # a 100 Mbit/s capture is simulated over at most MAX_SIM_PACKETS packets
     assert R.snap(IPath(100e6, 0.05, 1, 0, 60))["duration_s"] == 10.0
+    v = R.variants(g)
+    assert v[0] == g and v[1]["buffer_bdp"] == 0.3536 and v[2]["loss"] == 1e-3
 
 
 def test_identify_ranks_the_true_candidate_first(tmp_path):
