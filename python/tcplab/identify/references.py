@@ -101,7 +101,8 @@ def variants(grid: dict[str, Any]) -> list[dict[str, Any]]:
     either side of a regime boundary (a window that fills the buffer or does not) the same
     algorithm looks different; a candidate is scored on the variant that fits it best."""
     out = [dict(grid)]
-    b = dict(grid, buffer_bdp=float(f"{max(grid['buffer_bdp'] / 2, 0.125):.4g}"))
+    k = max(round(2 * math.log2(grid["buffer_bdp"])) - 2, -6)  # two sqrt(2) steps down
+    b = dict(grid, buffer_bdp=float(f"{2.0 ** (k / 2):.4g}"))
     if b != grid:
         out.append(b)
     i = LOSS_LEVELS.index(grid["loss"]) if grid["loss"] in LOSS_LEVELS else 0
