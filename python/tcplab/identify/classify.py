@@ -70,6 +70,8 @@ CAP = 16.0
 MISSING = 9.0
 
 
+#: Features of the receiver's buffer configuration.
+WINDOW_FEATURES = ("syn_wscale", "rwnd_init", "rwnd_max")
 #: Features that exist only when the transfer had loss episodes: a candidate that never loses
 #: on the inferred path is charged MISSING once for the group, not once per feature.
 LOSS_GROUP = (
@@ -135,8 +137,11 @@ def identify(
     cands: list[refs_mod.Candidate] | None = None,
     use_cache: bool = True,
     top: int = 5,
+    tcp: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Identify the sender of connection *conn* (default: the largest transfer) of *capture*.
+    *tcp*: knob overrides for every reference (both hosts), for a capture whose hosts' socket
+    buffers are known (``--probe`` and the kernel validation: this machine's tcp_rmem/wmem).
     Returns a JSON-ready dict (see ``tcplab identify --json``)."""
     t0 = time.perf_counter()
     cands = cands if cands is not None else refs_mod.candidates()
@@ -149,9 +154,19 @@ def identify(
         ex_w = extract(rep, ex.conn)
         ex_w.path = ex.path
         ex = ex_w
+    if tcp:
+        # the hosts' buffers are given: the receive-window features show that configuration,
+        # not the candidate, and are left out of the score
+        for f in WINDOW_FEATURES:
+            if ex.features.get(f) is not None:
+                ex.features[f] = None
+                ex.why_missing[f] = "the hosts' socket buffers were given (reference_knobs)"
     t_feat = time.perf_counter() - t0
     vars_ = refs_mod.variants(grid)
-    libs = [refs_mod.library(g, ex.vantage, cands, jobs=jobs, use_cache=use_cache) for g in vars_]
+    libs = [
+        refs_mod.library(g, ex.vantage, cands, jobs=jobs, use_cache=use_cache, tcp=tcp)
+        for g in vars_
+    ]
     t_lib = time.perf_counter() - t0 - t_feat
     dist, contribs, means, chosen = {}, {}, {}, {}
     for c in cands:
@@ -202,6 +217,7 @@ def identify(
         "features": {k: v for k, v in ex.features.items() if v is not None},
         "not_measured": {k: ex.why_missing.get(k, "") for k, v in ex.features.items() if v is None},
         "counts": ex.counts,
+        "reference_knobs": tcp or {},
         "candidates": [
             {
                 "label": k,

@@ -311,10 +311,8 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     ip_size = mss + 40 + tsopt
 
     # --- receive window ----------------------------------------------------------------------
-    dack = ack_t >= 0
-    if has_syn:
-        first_data_seq = int(dsq.min())
-        dack = ack > first_data_seq - 1  # ACKs after the SYN
+    # ACKs of data only: the SYN/ACK's window is never scaled (RFC 7323 §2.2)
+    dack = ack > int(dsq.min())
     if dack.any():
         w = (edge[dack] - ack[dack]).astype(float)
         feats["rwnd_init"] = math.log2(max(w[0], 1.0) / mss)

@@ -13,7 +13,6 @@ is reported beside it as direct evidence.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,16 @@ def probe_doc(cca: str, rate: str, rtt: str, drops: str, duration: str, seed: in
     return doc, packets, times
 
 
+def host_buffers() -> dict[str, Any]:
+    """This machine's socket-buffer limits as knobs (tcp_rmem, tcp_wmem; the same mapping
+    ``tcplab compare`` uses, python/tcplab/kernel/linux.py): a known property of the probed
+    host, so the references are simulated with it rather than with linux-6's defaults."""
+    from ..kernel.linux import linux6_tcp_knobs
+
+    k = linux6_tcp_knobs()
+    return {n: k[n] for n in ("sndbuf", "rcvbuf", "rcvbuf_autotune_max")}
+
+
 def cwnd_betas(ts: Any, times: list[float]) -> list[float]:
     """cwnd after / before each drop time, from the TCP_INFO time series (trial 0)."""
     out = []
@@ -84,8 +93,7 @@ def probe(
     if keep:
         Path(keep).write_bytes(cap.read_bytes())
     cands = [c for c in R.candidates() if c.stack == "linux-6"]
-    with tempfile.TemporaryDirectory():
-        r = identify(cap, jobs=jobs, cands=cands)
+    r = identify(cap, jobs=jobs, cands=cands, tcp=host_buffers())
     r["probe"] = {
         "cca": cca,
         "rate": rate,

@@ -34,7 +34,7 @@ from typing import Any
 from .features import Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 5
+FEATURE_VERSION = 6
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 MAX_SIM_S = 30.0
@@ -112,15 +112,22 @@ def variants(grid: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def scenario_doc(
-    cand: Candidate, grid: dict[str, Any], seed: int, extra_flows: list[dict] | None = None
+    cand: Candidate,
+    grid: dict[str, Any],
+    seed: int,
+    extra_flows: list[dict] | None = None,
+    tcp: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The scenario (as a TOML-like dict) of one reference or validation run."""
-    flow = {
+    """The scenario (as a TOML-like dict) of one reference or validation run; *tcp*: knob
+    overrides on both hosts (``[flow.tcp]``), e.g. a known host's socket-buffer limits."""
+    flow: dict[str, Any] = {
         "name": "ident",
         "cca": cand.cca,
         "sender_stack": cand.stack,
         "receiver_stack": cand.stack,
     }
+    if tcp:
+        flow["tcp"] = dict(tcp)
     doc: dict[str, Any] = {
         "name": "identify",
         "duration": f"{grid['duration_s']}s",
@@ -162,11 +169,15 @@ def features_of_capture(path: FsPath, time_to: float | None = None) -> tuple[dic
 
 
 def reference_features(
-    cand: Candidate, grid: dict[str, Any], seed: int, vantage: str
+    cand: Candidate,
+    grid: dict[str, Any],
+    seed: int,
+    vantage: str,
+    tcp: dict[str, Any] | None = None,
 ) -> dict[str, float | None]:
     """Simulate one reference and extract its features (uncached)."""
     with tempfile.TemporaryDirectory(prefix="tcplab-ident-") as d:
-        cap = simulate_capture(scenario_doc(cand, grid, seed), vantage, FsPath(d))
+        cap = simulate_capture(scenario_doc(cand, grid, seed, tcp=tcp), vantage, FsPath(d))
         _, ex = features_of_capture(cap)
     return ex.features
 
@@ -178,7 +189,13 @@ def cache_dir() -> FsPath:
     return FsPath(base) / "identify"
 
 
-def _key(grid: dict[str, Any], vantage: str, seeds: tuple[int, ...], cands: list[Candidate]) -> str:
+def _key(
+    grid: dict[str, Any],
+    vantage: str,
+    seeds: tuple[int, ...],
+    cands: list[Candidate],
+    tcp: dict[str, Any] | None,
+) -> str:
     from .. import __version__
     from ..store import build_id
 
@@ -191,6 +208,7 @@ def _key(grid: dict[str, Any], vantage: str, seeds: tuple[int, ...], cands: list
             "vantage": vantage,
             "seeds": list(seeds),
             "cands": [c.label for c in cands],
+            "tcp": tcp or {},
         },
         sort_keys=True,
     )
@@ -204,10 +222,11 @@ def library(
     seeds: tuple[int, ...] = REF_SEEDS,
     jobs: int = 1,
     use_cache: bool = True,
+    tcp: dict[str, Any] | None = None,
 ) -> dict[str, list[dict[str, float | None]]]:
     """Label -> one feature dict per seed, for every candidate on grid point *grid*."""
     cands = cands if cands is not None else candidates()
-    path = cache_dir() / f"{_key(grid, vantage, seeds, cands)}.json"
+    path = cache_dir() / f"{_key(grid, vantage, seeds, cands, tcp)}.json"
     if use_cache and path.exists():
         try:
             return json.loads(path.read_text())["refs"]  # type: ignore[no-any-return]
@@ -216,7 +235,7 @@ def library(
     work = [(c, s) for c in cands for s in seeds]
 
     def one(item: tuple[Candidate, int]) -> dict[str, float | None]:
-        return reference_features(item[0], grid, item[1], vantage)
+        return reference_features(item[0], grid, item[1], vantage, tcp)
 
     if jobs > 1:
         with ThreadPoolExecutor(jobs) as ex:

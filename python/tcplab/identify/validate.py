@@ -166,14 +166,22 @@ KERNEL_PATHS = (
 )
 
 
-def kernel_rows(trials: int, duration: str = "15s") -> list[dict[str, Any]]:
+def kernel_rows(
+    trials: int, duration: str = "15s", keep: str | None = None
+) -> list[dict[str, Any]]:
     """reno, cubic, bbr on this machine's kernel (kernel engine, needs root), *trials* each on
     the three :data:`KERNEL_PATHS`, captured near the sender and identified against every
     candidate. The truth is the CCA (and linux-6, the personality of a current kernel)."""
     from .. import runner
+    from ..errors import EngineError
     from .classify import identify
 
-    rows = []
+    from .probe import host_buffers
+
+    # the candidates are all personalities; the references use this host's socket buffers
+    # (tcp_rmem/tcp_wmem), which the receiver's advertised window in the capture shows anyway
+    tcp = host_buffers()
+    rows: list[dict[str, Any]] = []
     for pi, path in enumerate(KERNEL_PATHS):
         for cca in ("reno", "cubic", "bbr"):
             for t in range(trials):
@@ -186,8 +194,17 @@ def kernel_rows(trials: int, duration: str = "15s") -> list[dict[str, Any]]:
                     "path": dict(path),
                     "flow": [{"name": "ident", "cca": cca}],
                 }
-                res = runner.run(doc, engine="kernel", pcap=["host:ident.snd"])
-                r = identify(res.captures[0])
+                try:
+                    res = runner.run(doc, engine="kernel", pcap=["host:ident.snd"])
+                except EngineError as e:
+                    rows.append({"i": pi, "cca": cca, "trial": t, "error": str(e)})
+                    print(f"kernel path {pi} {cca} trial {t}: {e}", file=sys.stderr)
+                    continue
+                if keep:
+                    dst = FsPath(keep) / f"k{pi}-{cca}-{t}.pcap"
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    dst.write_bytes(FsPath(res.captures[0]).read_bytes())
+                r = identify(res.captures[0], tcp=tcp)
                 rows.append(
                     {
                         "i": pi,
@@ -224,9 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--kernel", type=int, metavar="TRIALS", help="real-kernel validation, TRIALS per cell"
     )
+    ap.add_argument("--keep", metavar="DIR", help="with --kernel: keep the captures in DIR")
     args = ap.parse_args(argv)
     if args.kernel:
-        rows = kernel_rows(args.kernel)
+        rows = kernel_rows(args.kernel, keep=args.keep)
         with open(args.out + ".tmp", "w") as f:
             json.dump(rows, f, indent=1)
         os.replace(args.out + ".tmp", args.out)
