@@ -121,6 +121,20 @@ def confusion(rows: list[dict[str, Any]], truth: str, pred: str) -> tuple[list[s
     return labels, m
 
 
+def _acc(rows: list[dict[str, Any]], t: str, p: str) -> str:
+    if not rows:
+        return "-"
+    n = sum(r[t] == r[p] for r in rows)
+    return f"{n}/{len(rows)} ({n / len(rows):.0%})"
+
+
+def _bdp(r: dict[str, Any]) -> float:
+    g = r.get("grid")
+    if not g:
+        return math.nan
+    return float(g["rate_bps"] * g["rtt_s"] / (1500 * 8))
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     ok = [r for r in rows if "error" not in r]
     out = []
@@ -135,6 +149,34 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         f"(their CCA: {acc_sc:.1%}); "
         f"errors: {len(rows) - len(ok)}"
     )
+    # reno and newreno are the same window rules in tcplab-cc (crates/tcplab-cc/src/reno.rs:
+    # "the same window rules, named newreno"); on one personality their captures are identical
+    same = {"newreno": "reno"}
+    merged = [
+        same.get(r["top_cca"], r["top_cca"]) == same.get(r["cca"], r["cca"]) for r in cca_rows
+    ]
+    if cca_rows:
+        out.append(f"CCA top-1 counting reno = newreno: {np.mean(merged):.1%}")
+    for name, key in (("vantage", "vantage"), ("background", "background")):
+        parts = []
+        for v in sorted({r[key] for r in ok}):
+            sub_c = [r for r in cca_rows if r[key] == v]
+            sub_s = [r for r in st_rows if r[key] == v]
+            if sub_c or sub_s:
+                parts.append(
+                    f"{v}: CCA {_acc(sub_c, 'cca', 'top_cca')}, personality "
+                    f"{_acc(sub_s, 'stack', 'top_stack')}"
+                )
+        out.append(f"by {name}: " + "; ".join(parts))
+    buckets = []
+    for lo, hi in ((0, 38), (38, 1e9)):
+        sub_c = [r for r in cca_rows if lo <= _bdp(r) < hi]
+        sub_s = [r for r in st_rows if lo <= _bdp(r) < hi]
+        buckets.append(
+            f"BDP {'<' if lo == 0 else '>='} 38 packets: CCA {_acc(sub_c, 'cca', 'top_cca')}, "
+            f"personality {_acc(sub_s, 'stack', 'top_stack')}"
+        )
+    out.append("by path BDP: " + "; ".join(buckets))
     for title, sub, t, p in (
         ("CCA (linux-6 captures)", cca_rows, "cca", "top_cca"),
         ("personality (default-CCA captures)", st_rows, "stack", "top_stack"),
@@ -175,7 +217,6 @@ def kernel_rows(
     from .. import runner
     from ..errors import EngineError
     from .classify import identify
-
     from .probe import host_buffers
 
     # the candidates are all personalities; the references use this host's socket buffers
@@ -242,7 +283,12 @@ def main(argv: list[str] | None = None) -> int:
         "--kernel", type=int, metavar="TRIALS", help="real-kernel validation, TRIALS per cell"
     )
     ap.add_argument("--keep", metavar="DIR", help="with --kernel: keep the captures in DIR")
+    ap.add_argument("--report", metavar="FILE.json", help="print the tables of a saved run")
     args = ap.parse_args(argv)
+    if args.report:
+        with open(args.report) as f:
+            print(markdown(json.load(f)))
+        return 0
     if args.kernel:
         rows = kernel_rows(args.kernel, keep=args.keep)
         with open(args.out + ".tmp", "w") as f:
