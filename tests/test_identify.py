@@ -146,3 +146,15 @@ def test_capture_without_a_bulk_transfer_is_refused(tmp_path, capsys):
     trace._core().write_tcp_capture(str(p), pk)
     assert main(["identify", str(p)]) == 2
     assert "bulk transfer" in capsys.readouterr().err
+
+
+def test_known_host_buffers_leave_the_window_features_out(tmp_path):
+    cap = capture(tmp_path, "linux-6", "reno", grid=dict(GRID, duration_s=5.0))
+    cands = [R.Candidate("linux-6", "reno"), R.Candidate("linux-6", "bbr")]
+    tcp = {"sndbuf": 4194304, "rcvbuf": "observed", "rcvbuf_autotune_max": 16777216}
+    r = classify.identify(cap, cands=cands, tcp=tcp)
+    assert not {"syn_wscale", "rwnd_init", "rwnd_max"} & set(r["features"])
+    assert "socket buffers were given" in r["not_measured"]["rwnd_max"]
+    assert r["reference_knobs"]["rcvbuf"] > 10 * 1448  # the largest window the capture shows
+    assert r["reference_knobs"]["rcvbuf_autotune_max"] == "none"
+    assert r["candidates"][0]["label"] == "linux-6/reno"

@@ -141,7 +141,8 @@ def identify(
 ) -> dict[str, Any]:
     """Identify the sender of connection *conn* (default: the largest transfer) of *capture*.
     *tcp*: knob overrides for every reference (both hosts), for a capture whose hosts' socket
-    buffers are known (``--probe`` and the kernel validation: this machine's tcp_rmem/wmem).
+    buffers are known (``--probe`` and the kernel validation: this machine's tcp_rmem/wmem);
+    ``rcvbuf = "observed"`` fixes the receive window at the largest the capture shows.
     Returns a JSON-ready dict (see ``tcplab identify --json``)."""
     t0 = time.perf_counter()
     cands = cands if cands is not None else refs_mod.candidates()
@@ -155,6 +156,18 @@ def identify(
         ex_w.path = ex.path
         ex = ex_w
     if tcp:
+        tcp = dict(tcp)
+        if tcp.get("rcvbuf") == "observed":
+            # The receiver is known: give the references the window the capture shows it
+            # reached, fixed (autotuning off). The simulator's Linux receive autotuning grows
+            # more slowly than this kernel's (measured with the kernel validation), which
+            # otherwise holds the simulated sender below the buffer it filled for real.
+            rw = ex.features.get("rwnd_max")
+            if rw is None:
+                tcp.pop("rcvbuf")
+            else:
+                tcp["rcvbuf"] = int(ex.mss * 2 ** (math.ceil(2 * rw) / 2))
+                tcp["rcvbuf_autotune_max"] = "none"
         # the hosts' buffers are given: the receive-window features show that configuration,
         # not the candidate, and are left out of the score
         for f in WINDOW_FEATURES:

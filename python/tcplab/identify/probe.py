@@ -52,14 +52,18 @@ def probe_doc(cca: str, rate: str, rtt: str, drops: str, duration: str, seed: in
     return doc, packets, times
 
 
-def host_buffers() -> dict[str, Any]:
+def host_buffers(observed_window: bool = True) -> dict[str, Any]:
     """This machine's socket-buffer limits as knobs (tcp_rmem, tcp_wmem; the same mapping
     ``tcplab compare`` uses, python/tcplab/kernel/linux.py): a known property of the probed
-    host, so the references are simulated with it rather than with linux-6's defaults."""
+    host, so the references are simulated with it rather than with linux-6's defaults. With
+    *observed_window* the receive window is the largest the capture shows, fixed."""
     from ..kernel.linux import linux6_tcp_knobs
 
     k = linux6_tcp_knobs()
-    return {n: k[n] for n in ("sndbuf", "rcvbuf", "rcvbuf_autotune_max")}
+    out = {n: k[n] for n in ("sndbuf", "rcvbuf", "rcvbuf_autotune_max")}
+    if observed_window:
+        out["rcvbuf"] = "observed"  # classify.identify: the window the capture shows
+    return out
 
 
 def cwnd_betas(ts: Any, times: list[float]) -> list[float]:
