@@ -159,9 +159,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         out.append(f"CCA top-1 counting reno = newreno: {np.mean(merged):.1%}")
     for name, key in (("vantage", "vantage"), ("background", "background")):
         parts = []
-        for v in sorted({r[key] for r in ok}):
-            sub_c = [r for r in cca_rows if r[key] == v]
-            sub_s = [r for r in st_rows if r[key] == v]
+        for v in sorted({str(r.get(key)) for r in ok}):
+            sub_c = [r for r in cca_rows if str(r.get(key)) == v]
+            sub_s = [r for r in st_rows if str(r.get(key)) == v]
             if sub_c or sub_s:
                 parts.append(
                     f"{v}: CCA {_acc(sub_c, 'cca', 'top_cca')}, personality "
