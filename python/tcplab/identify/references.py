@@ -26,6 +26,7 @@ import json
 import math
 import os
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path as FsPath
@@ -146,14 +147,16 @@ def scenario_doc(
     return doc
 
 
-def simulate_capture(doc: dict[str, Any], vantage: str, out_dir: FsPath) -> FsPath:
-    """Run *doc* on the simulator (trial 0 only) and return the capture at *vantage* of flow
-    ``ident``."""
+def simulate_capture(doc: dict[str, Any], vantage: str, out_dir: FsPath, sc: Any = None) -> FsPath:
+    """Run *doc* on the simulator (trial 0 only, seed ``doc["seed"]``) and return the capture at
+    *vantage* of flow ``ident``. *sc*: *doc* already loaded (a Scenario; its seed is not used),
+    to validate one candidate's scenario once for all its seeds."""
     from .. import scenario as scenario_mod
     from ..capture import capture_specs
     from ..engines import get_engine
 
-    sc = scenario_mod.load(doc)
+    if sc is None:
+        sc = scenario_mod.load(doc)
     cfg = sc.config(int(doc["seed"]))
     host = "ident.snd" if vantage == "sender" else "ident.rcv"
     cfg["capture"] = capture_specs(cfg, [f"host:{host}"], out_dir)
@@ -176,10 +179,28 @@ def reference_features(
     tcp: dict[str, Any] | None = None,
 ) -> dict[str, float | None]:
     """Simulate one reference and extract its features (uncached)."""
+    from .. import scenario as scenario_mod
+
+    doc = scenario_doc(cand, grid, seed, tcp=tcp)
+    key = json.dumps(scenario_doc(cand, grid, 0, tcp=tcp), sort_keys=True)
+    with _LOADED_LOCK:
+        sc = _LOADED.get(key)
+    if sc is None:
+        sc = scenario_mod.load(doc)
+        with _LOADED_LOCK:
+            _LOADED[key] = sc
+            if len(_LOADED) > 256:
+                _LOADED.pop(next(iter(_LOADED)))
     with tempfile.TemporaryDirectory(prefix="tcplab-ident-") as d:
-        cap = simulate_capture(scenario_doc(cand, grid, seed, tcp=tcp), vantage, FsPath(d))
+        cap = simulate_capture(doc, vantage, FsPath(d), sc=sc)
         _, ex = features_of_capture(cap)
     return ex.features
+
+
+#: Loaded (validated) reference scenarios, by their document without the seed: a candidate's
+#: scenario is validated once for all its seeds.
+_LOADED: dict[str, Any] = {}
+_LOADED_LOCK = threading.Lock()
 
 
 def cache_dir() -> FsPath:
