@@ -38,8 +38,9 @@ from .features import FEATURES, extract
 #: Measurement noise per feature (in the feature's units; see features.FEATURES): what two
 #: captures of one candidate differ by. The loss-reaction and growth features depend on the
 #: path (how much of the loss is random, the buffer) more than the handshake features do, so
-#: they get wider floors: a first version with floors of a tenth of these let a wrong
-#: random-loss estimate decide (BBR taken for CUBIC on a validation path).
+#: they get wider floors: a first version with floors 1.5-3 times smaller for beta, rec_new_rtt,
+#: rec_rtts, ca_slope, ca_rel_slope, ca_curv and epoch_rtts let a wrong random-loss estimate
+#: decide (BBR taken for CUBIC on validation path 0; disclosed in the README).
 FLOORS: dict[str, float] = {
     "syn_sack": 0.2,
     "syn_ts": 0.2,
