@@ -81,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     from .trace import add_subcommand as add_trace
 
     add_trace(sub)
+    from .identify.cli import add_subcommand as add_identify
+
+    add_identify(sub)  # tcplab identify
     from .kernel import add_subcommands as add_kernel
 
     add_kernel(sub)  # tcplab compare, tcplab kernel-cleanup

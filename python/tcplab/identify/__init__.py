@@ -1,0 +1,1 @@
+"""Identify the TCP stack and congestion control that produced a capture (issue 12)."""

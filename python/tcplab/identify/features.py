@@ -1,0 +1,577 @@
+"""Features of one bulk transfer in a capture: what a stack and its congestion control show.
+
+The packets come from the tcptrace-class analyzer (crates/tcplab-trace, ``tcplab.trace``): per
+connection and direction, every data segment (time, relative sequence range, kind: new data,
+retransmission, out-of-order fill), every ACK of that data (time, cumulative ACK, right window
+edge), the analyzer's RTT samples (Karn's rule, RFC 6298 §3) and the bytes outstanding at the
+capture point. Everything here is computed from those columns with numpy; nothing reads the
+packets twice.
+
+The capture may be taken near the sender (data leaves, ACKs arrive one RTT later) or near the
+receiver (data arrives, ACKs leave at once); :func:`vantage` decides which from the handshake.
+At a receiver the window cannot be read off the outstanding bytes, so the flight of a round is
+estimated as the bytes that arrived in it (see :func:`_flight_per_round`): the same estimator is
+applied to the simulated references, which are captured at the same vantage, so like is compared
+with like.
+
+Each feature is a float or ``None`` when this trace cannot show it (no handshake captured, no
+loss, too short); :data:`FEATURES` lists them with their meaning and the mechanism they reveal.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# Segment kinds of crates/tcplab-trace/src/analysis/tsg.rs (SegKind).
+K_DATA, K_RETX, K_WINVIOL, K_ZWP, K_OOO, K_SYN, K_FIN = range(7)
+
+#: name -> (what it measures, the behaviour it separates, source of that behaviour)
+FEATURES: dict[str, tuple[str, str]] = {
+    "syn_sack": ("SACK permitted by both ends (1/0)", "RFC 2018; FreeBSD 5.2.1 and XP-era stacks"),
+    "syn_ts": ("TCP timestamps negotiated (1/0)", "RFC 7323; Windows turns them off"),
+    "syn_wscale": (
+        "window-scale shift announced by the receiver (-1: none)",
+        "RFC 7323 §2; per-OS defaults (stacks/*.toml)",
+    ),
+    "rwnd_init": (
+        "first advertised receive window, log2 segments",
+        "Linux starts at 10 MSS and grows; BSD/Windows/Solaris fixed buffers",
+    ),
+    "rwnd_max": ("largest advertised window, log2 segments", "receive autotuning and buffers"),
+    "iw": ("initial window, segments sent in the first round", "RFC 3390 / RFC 6928 / OS IW"),
+    "first_ack_ms": (
+        "delay of the receiver's first ACK of data (ms)",
+        "delayed-ACK timer with an odd IW (RFC 1122 §4.2.3.2); Linux quick-ACK",
+    ),
+    "early_seg_per_ack": (
+        "segments per ACK in the first 30 ACKs",
+        "Linux quick-ACK (every segment) vs ACK every 2nd segment (RFC 5681 §4.2)",
+    ),
+    "seg_per_ack": ("segments per advancing ACK, whole transfer", "delayed-ACK policy"),
+    "ss_growth": (
+        "slow-start growth of the flight per round",
+        "x2 per RTT with per-segment ACKs or ABC, x1.5 with delayed ACKs (RFC 5681, RFC 3465)",
+    ),
+    "ss_exit_bdp": (
+        "flight when slow start first ends, in BDPs",
+        "HyStart (Ha & Rhee 2011) / BBR STARTUP / Vegas exit early; Reno overshoots",
+    ),
+    "beta": (
+        "window after a loss episode / window before it",
+        "Reno 0.5, CUBIC 0.7, BIC/Scalable 0.8-0.875, HTCP adaptive, BBR ~1, macOS CUBIC 0.8",
+    ),
+    "rec_new_rtt": (
+        "time from the first retransmission to the first new data, in RTTs",
+        "PRR (RFC 6937) / rate-halving send at once; RFC 6675 and NewReno (RFC 6582) wait",
+    ),
+    "rec_rtts": (
+        "length of a recovery episode, in RTTs",
+        "NewReno without SACK repairs one hole per RTT (RFC 6582); SACK repairs all in one",
+    ),
+    "rto_frac": ("share of loss episodes ended by a timeout", "RFC 6298; recovery robustness"),
+    "ca_slope": (
+        "window growth between losses, log(1 + segments per round)",
+        "Reno +1 (or +0.5 with delayed ACKs), HSTCP/Scalable/BIC/CUBIC faster",
+    ),
+    "ca_rel_slope": (
+        "growth per round relative to the window (log10)",
+        "Scalable grows in proportion to the window (Kelly 2003)",
+    ),
+    "ca_curv": (
+        "curvature of growth between losses (second half vs first half of an epoch)",
+        "CUBIC/BIC concave then convex around W_max (RFC 9438 §4); Reno linear",
+    ),
+    "epoch_rtts": ("rounds between loss episodes, log10", "aggressiveness of growth"),
+    "flight_cv": (
+        "coefficient of variation of the flight after slow start",
+        "sawtooth (loss-based) vs flat (delay-based, BBR)",
+    ),
+    "qdelay": (
+        "median queueing delay / base RTT",
+        "Vegas/FAST keep a few packets queued (Brakmo 1995, Wei 2006); loss-based fill the buffer",
+    ),
+    "burst_frac": (
+        "share of back-to-back departures (gap < 0.5 packet time at the path rate)",
+        "pacing (BBR, Windows 7 per the stack notes) vs ACK-clocked bursts",
+    ),
+}
+
+
+@dataclass
+class Path:
+    """The path inferred from a capture, on which the references are simulated."""
+
+    rate_bps: float
+    rtt_s: float
+    buffer_bdp: float
+    loss: float
+    duration_s: float
+    receiver_limited: bool = False
+    lossy: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rate_mbps": round(self.rate_bps / 1e6, 3),
+            "rtt_ms": round(self.rtt_s * 1e3, 3),
+            "buffer_bdp": round(self.buffer_bdp, 3),
+            "loss": self.loss,
+            "duration_s": round(self.duration_s, 3),
+            "receiver_limited": self.receiver_limited,
+            "lossy": self.lossy,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class Extracted:
+    """Features of one connection of one capture."""
+
+    conn: int
+    vantage: str  # "sender" or "receiver"
+    sender: str
+    receiver: str
+    mss: int
+    path: Path
+    features: dict[str, float | None]
+    why_missing: dict[str, str]
+    counts: dict[str, int]
+
+
+def _arr(series: dict[str, Any], key: str, dtype: Any) -> np.ndarray:
+    return np.asarray(series.get(key, []), dtype=dtype)
+
+
+def choose_connection(report: dict[str, Any], conn: int | None) -> tuple[int, str]:
+    """(connection index, data direction "a2b"/"b2a"): *conn* or the one carrying most data."""
+    conns = report.get("connections", [])
+    if not conns:
+        raise ValueError("no TCP connection in the capture")
+    if conn is not None:
+        idx = [c["index"] for c in conns]
+        if conn not in idx:
+            raise ValueError(
+                f"--conn {conn}: no such connection (the capture has {len(conns)}: "
+                f"{', '.join(str(i) for i in idx)})"
+            )
+        c = next(c for c in conns if c["index"] == conn)
+    else:
+        c = max(conns, key=lambda c: max(c["a2b"]["unique_bytes"], c["b2a"]["unique_bytes"]))
+    d = "a2b" if c["a2b"]["unique_bytes"] >= c["b2a"]["unique_bytes"] else "b2a"
+    if c[d]["unique_bytes"] == 0:
+        raise ValueError(f"connection {c['index']} carries no data")
+    return c["index"], d
+
+
+def vantage(data_series: dict[str, Any], rev_series: dict[str, Any]) -> tuple[str, float | None]:
+    """("sender"|"receiver", base RTT from the handshake or None).
+
+    Near the data sender (which opened the connection, as an iperf client does) the SYN ->
+    SYN/ACK gap is a full RTT and SYN/ACK -> ACK is nearly nothing; near the receiver it is the
+    other way round. Without a handshake: near the sender, ACKs of data come back after about
+    an RTT, so RTT samples exist and are larger than a few ms.
+    """
+    st = _arr(data_series, "seg_t", float)
+    sk = _arr(data_series, "seg_kind", np.int64)
+    rt = _arr(rev_series, "seg_t", float)
+    rk = _arr(rev_series, "seg_kind", np.int64)
+    syn_d = st[sk == K_SYN]
+    syn_r = rt[rk == K_SYN]
+    if len(syn_d) and len(syn_r):
+        t_syn, t_synack = syn_d[0], syn_r[0]
+        at = _arr(data_series, "ack_t", float)  # ACKs of the data direction's SYN/data
+        ra = _arr(rev_series, "ack_t", float)  # ACKs of the reverse direction (its SYN/ACK)
+        if t_synack > t_syn:  # the data sender opened the connection
+            later = ra[ra >= t_synack]
+            t_ack = later[0] if len(later) else None
+            if t_ack is not None:
+                g1, g2 = t_synack - t_syn, t_ack - t_synack
+                return ("sender", g1) if g1 >= g2 else ("receiver", g2)
+        else:  # the receiver opened it (a download seen from either end)
+            later = at[at >= t_syn]
+            t_ack = later[0] if len(later) else None
+            if t_ack is not None:
+                g1, g2 = t_syn - t_synack, t_ack - t_syn
+                return ("receiver", g1) if g1 >= g2 else ("sender", g2)
+    rtt = _arr(data_series, "rtt_ms", float)
+    if len(rtt) and np.median(rtt) > 2.0:
+        return "sender", None
+    return "receiver", None
+
+
+def _bins(t0: float, t1: float, width: float) -> np.ndarray:
+    n = max(1, math.ceil((t1 - t0) / width))
+    return t0 + width * np.arange(n + 1)
+
+
+def _flight_per_round(
+    vant: str,
+    rtt: float,
+    seg_t: np.ndarray,
+    seg_end: np.ndarray,
+    out_t: np.ndarray,
+    out_v: np.ndarray,
+    t0: float,
+    t1: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(round start times, flight in bytes per round of length *rtt*).
+
+    Near the sender: the largest outstanding byte count in the round (the window in use).
+    Near the receiver: the new bytes that arrived in the round (the window while the path
+    carries it without queueing; the delivery rate times RTT once a queue builds).
+    """
+    edges = _bins(t0, t1, rtt)
+    if vant == "sender" and len(out_t):
+        idx = np.searchsorted(out_t, edges)
+        fl = np.zeros(len(edges) - 1)
+        for k in range(len(edges) - 1):
+            a, b = idx[k], idx[k + 1]
+            if b > a:
+                fl[k] = out_v[a:b].max()
+            elif a > 0:
+                fl[k] = out_v[a - 1]
+        return edges[:-1], fl
+    hi = np.maximum.accumulate(seg_end) if len(seg_end) else seg_end
+    idx = np.searchsorted(seg_t, edges)
+    top = np.concatenate([[0], hi])[idx]
+    return edges[:-1], np.diff(top).astype(float)
+
+
+def _slope(y: np.ndarray) -> float:
+    x = np.arange(len(y), dtype=float)
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
+    """The features of connection *conn* (default: the one with most data) of an analyzer
+    report made with series (``trace.analyze(path, graphs=True)``)."""
+    ci, dname = choose_connection(report, conn)
+    c = next(x for x in report["connections"] if x["index"] == ci)
+    rname = "b2a" if dname == "a2b" else "a2b"
+    ds, rs = c[dname], c[rname]
+    if "series" not in ds:
+        raise ValueError("the analyzer report has no packet series (analyze with graphs=True)")
+    S, R = ds["series"], rs["series"]
+    vant, hs_rtt = vantage(S, R)
+    sender = c["a"] if dname == "a2b" else c["b"]
+    receiver = c["b"] if dname == "a2b" else c["a"]
+
+    seg_t = _arr(S, "seg_t", float)
+    seg_s = _arr(S, "seg_start", np.int64)
+    seg_e = _arr(S, "seg_end", np.int64)
+    kind = _arr(S, "seg_kind", np.int64)
+    ack_t = _arr(S, "ack_t", float)
+    ack = _arr(S, "ack", np.int64)
+    edge = _arr(S, "win_edge", np.int64)
+    rtt_t = _arr(S, "rtt_t", float)
+    rtt_ms = _arr(S, "rtt_ms", float)
+    out_t = _arr(S, "out_t", float)
+    out_v = _arr(S, "outstanding", np.int64)
+
+    datam = (kind != K_SYN) & (kind != K_FIN) & (seg_e > seg_s)
+    dt, dsq, deq, dk = seg_t[datam], seg_s[datam], seg_e[datam], kind[datam]
+    mss = int(ds.get("mss") or 0) or int(ds.get("max_seg_size") or 0) or 1448
+    mss = min(mss, int(ds.get("max_seg_size") or mss)) or mss
+    feats: dict[str, float | None] = dict.fromkeys(FEATURES)
+    why: dict[str, str] = {}
+    notes: list[str] = []
+    if len(dt) < 20:
+        raise ValueError(
+            f"connection {ci}: only {len(dt)} data segments; identification needs a bulk transfer"
+        )
+
+    # --- base RTT ---------------------------------------------------------------------------
+    if vant == "sender" and len(rtt_ms):
+        rtt = float(np.min(rtt_ms)) / 1e3
+        if hs_rtt is not None:
+            rtt = min(rtt, hs_rtt) if hs_rtt > 0.3 * rtt else rtt
+    elif hs_rtt is not None and hs_rtt > 0:
+        rtt = float(hs_rtt)
+    else:
+        rtt = 0.05
+        notes.append("no handshake and no RTT samples: base RTT assumed 50 ms")
+    rtt = max(rtt, 1e-4)
+
+    # --- handshake options -------------------------------------------------------------------
+    has_syn = bool(ds.get("syn_pkts")) and bool(rs.get("syn_pkts"))
+    if has_syn:
+        feats["syn_sack"] = float(bool(ds.get("sack_permitted")) and bool(rs.get("sack_permitted")))
+        feats["syn_ts"] = float(bool(ds.get("timestamps")) and bool(rs.get("timestamps")))
+        ws = rs.get("window_scale")
+        feats["syn_wscale"] = -1.0 if ws is None else float(ws)
+    else:
+        for k in ("syn_sack", "syn_ts", "syn_wscale", "iw", "first_ack_ms"):
+            why[k] = "the handshake is not in the capture"
+    tsopt = 12 if ds.get("timestamps") else 0
+    ip_size = mss + 40 + tsopt
+
+    # --- receive window ----------------------------------------------------------------------
+    # ACKs of data only: the SYN/ACK's window is never scaled (RFC 7323 §2.2)
+    dack = ack > int(dsq.min())
+    if dack.any():
+        w = (edge[dack] - ack[dack]).astype(float)
+        feats["rwnd_init"] = math.log2(max(w[0], 1.0) / mss)
+        feats["rwnd_max"] = math.log2(max(w.max(), 1.0) / mss)
+
+    # --- initial window and the receiver's first ACKs ----------------------------------------
+    # the bulk starts with the first full-size segment (iperf3 sends a 37-byte cookie first)
+    full = np.flatnonzero((deq - dsq) >= mss // 2)
+    k_bulk = int(full[0]) if len(full) else 0
+    t_first = float(dt[k_bulk])
+    bulk_seq = int(dsq[k_bulk])
+    data_acks = np.flatnonzero(ack > bulk_seq)
+    if has_syn and len(data_acks):
+        t_a1 = float(ack_t[data_acks[0]])
+        cut = t_a1 if vant == "sender" else t_a1 + 0.75 * rtt
+        sel = (dt < cut) & (dsq >= bulk_seq)
+        iw_bytes = deq[sel].max() - bulk_seq if sel.any() else 0
+        feats["iw"] = round(iw_bytes / mss, 1)
+        d1 = (t_a1 - t_first) - (rtt if vant == "sender" else 0.0)
+        feats["first_ack_ms"] = max(0.0, d1 * 1e3)
+    adv = np.flatnonzero(np.diff(ack[data_acks]) > 0) + 1 if len(data_acks) > 1 else []
+    # (segments per ACK count from the first ACK of the bulk)
+    if len(adv):
+        advance = np.diff(ack[data_acks])[np.asarray(adv) - 1] / mss
+        feats["early_seg_per_ack"] = float(np.mean(advance[:30]))
+        feats["seg_per_ack"] = float(np.median(advance)) if len(advance) > 60 else None
+        if feats["seg_per_ack"] is None:
+            why["seg_per_ack"] = "fewer than 60 advancing ACKs"
+            feats["seg_per_ack"] = float(np.mean(advance))
+
+    # --- loss episodes -----------------------------------------------------------------------
+    lossk = (dk == K_RETX) | ((dk == K_OOO) if vant == "receiver" else np.zeros_like(dk, bool))
+    lt = dt[lossk]
+    t_end = float(dt[-1])
+    episodes: list[dict[str, float]] = []
+    i = 0
+    while i < len(lt):
+        te = float(lt[i])
+        # the recovery point: the highest byte sent before the episode began
+        k0 = int(np.searchsorted(dt, te))
+        rp = int(deq[:k0].max()) if k0 > 0 else int(deq[0])
+        j = int(np.searchsorted(ack, rp, side="left")) if len(ack) else 0
+        # ack is non-decreasing except for reordering/old ACKs: use a running maximum
+        j = int(np.searchsorted(np.maximum.accumulate(ack), rp)) if len(ack) else 0
+        t_rec = float(ack_t[j]) if j < len(ack_t) else t_end
+        t_rec = max(t_rec, te)
+        prev_send = float(dt[k0 - 1]) if k0 > 0 else te
+        gap = te - prev_send
+        srtt_here = rtt
+        if len(rtt_t):
+            r = int(np.searchsorted(rtt_t, te))
+            if r > 0:
+                srtt_here = float(np.median(rtt_ms[max(0, r - 8) : r])) / 1e3
+        rto = vant == "sender" and gap > max(0.15, 1.5 * srtt_here)
+        nxt = k0 + int(np.argmax(dsq[k0:] >= rp)) if (dsq[k0:] >= rp).any() else None
+        t_new = float(dt[nxt]) if nxt is not None else None
+        episodes.append(
+            {"t": te, "t_rec": t_rec, "rto": float(rto), "t_new": t_new or math.nan, "q": 0.0}
+        )
+        # next episode: the first retransmission after this recovery ended
+        i = int(np.searchsorted(lt, max(t_rec, te + 0.5 * rtt), side="right"))
+
+    # --- per-round flight --------------------------------------------------------------------
+    r_rtt = rtt
+    if vant == "sender" and len(rtt_ms):
+        r_rtt = max(rtt, float(np.median(rtt_ms)) / 1e3)
+    rt0, flight = _flight_per_round(vant, r_rtt, dt, deq, out_t, out_v, t_first, t_end)
+    flight_seg = flight / mss
+
+    # --- path: rate, buffer, loss ------------------------------------------------------------
+    win = max(2 * r_rtt, 0.05)
+    edges = _bins(ack_t[0] if len(ack_t) else t_first, t_end, win)
+    amax = np.maximum.accumulate(ack) if len(ack) else ack
+    if len(ack) > 4 and len(edges) > 2:
+        idx = np.searchsorted(ack_t, edges)
+        idx = np.clip(idx, 1, len(ack)) - 1
+        rates = np.diff(amax[idx]) / win
+        rate_payload = float(np.percentile(rates, 95)) if len(rates) else 0.0
+    else:
+        rate_payload = float((deq.max() - dsq.min()) / max(t_end - t_first, 1e-3))
+    rate_bps = max(rate_payload * 8 * ip_size / mss, 64e3)
+    # Packet-pair dispersion (Keshav 1991; Jacobson 1988 §2): segments that leave back to back
+    # are spaced by the bottleneck's serialisation time, and so are their ACKs (near the
+    # sender) or their arrivals (near the receiver). The median over all pairs estimates the
+    # bottleneck rate also when the flow does not fill it (random loss, small windows).
+    if vant == "sender" and len(ack) > 20:
+        adv_b = np.diff(amax).astype(float)
+        gap = np.diff(ack_t)
+        ok = (adv_b >= mss) & (gap > 0) & (gap < 0.25 * rtt)
+        pair = adv_b[ok] * ip_size / mss * 8 / gap[ok]
+    elif len(dt) > 20:
+        gap = np.diff(dt)
+        ok = (gap > 0) & (gap < 0.25 * rtt)
+        pair = (deq[1:] - dsq[1:])[ok] * ip_size / mss * 8 / gap[ok]
+    else:
+        pair = np.zeros(0)
+    if len(pair) > 20:
+        # near the sender the upper quartile: delayed ACKs of segments from different bursts
+        # spread some ACK pairs wider than the bottleneck does
+        pp = float(np.percentile(pair, 75 if vant == "sender" else 50))
+        if pp > 1.2 * rate_bps:
+            notes.append(
+                f"the flow used {rate_bps / 1e6:.3g} Mbit/s; packet pairs show a "
+                f"{pp / 1e6:.3g} Mbit/s bottleneck"
+            )
+            rate_bps = pp
+    q_ratio = None
+    if vant == "sender" and len(rtt_ms) > 10:
+        q_ratio = (float(np.percentile(rtt_ms, 99)) / 1e3 - rtt) / rtt
+        feats["qdelay"] = (float(np.median(rtt_ms)) / 1e3 - rtt) / rtt
+    else:
+        why["qdelay"] = "no RTT samples at a receiver-side capture point"
+    rwin = edge - ack
+    receiver_limited = False
+    if vant == "sender" and len(out_t) and len(ack_t):
+        ri = np.clip(np.searchsorted(ack_t, out_t, side="right") - 1, 0, len(ack_t) - 1)
+        near = out_v >= 0.85 * rwin[ri] - 2 * mss
+        receiver_limited = bool(
+            np.mean(near) > 0.5 and not episodes and (q_ratio is None or q_ratio < 0.2)
+        )
+    pkt_time = ip_size * 8 / rate_bps
+    if receiver_limited:
+        rate_bps *= 3
+        notes.append("receiver-window limited: the path rate is only known to be higher")
+    bdp_bytes = rate_bps / 8 * rtt
+    if q_ratio is not None:
+        buffer_bdp = float(np.clip(q_ratio, 0.05, 8.0))
+        if not episodes:
+            buffer_bdp = max(buffer_bdp, 1.0)
+    else:
+        buffer_bdp = 1.0
+        notes.append("receiver-side capture: buffer assumed 1 BDP")
+    n_random = 0
+    for ep in episodes:
+        if len(rtt_t) and q_ratio is not None:
+            r = int(np.searchsorted(rtt_t, ep["t"]))
+            recent = rtt_ms[max(0, r - 4) : r]
+            if len(recent):
+                ep["q"] = (float(np.max(recent)) / 1e3 - rtt) / rtt
+                if ep["q"] < 0.5 * q_ratio and not ep["rto"]:
+                    n_random += 1
+    n_data = int(np.sum(dk != K_RETX))
+    loss = round(n_random / max(n_data, 1), 6)
+    path = Path(
+        rate_bps=rate_bps,
+        rtt_s=rtt,
+        buffer_bdp=buffer_bdp,
+        loss=loss,
+        duration_s=t_end - float(seg_t[0]),
+        receiver_limited=receiver_limited,
+        lossy=bool(episodes),
+        notes=notes,
+    )
+    bdp_seg = max(bdp_bytes / mss, 2.0)
+
+    # --- slow start --------------------------------------------------------------------------
+    t_loss1 = episodes[0]["t"] if episodes else t_end
+    ss = flight_seg[(rt0 < t_loss1 - r_rtt)]
+    ss = ss[ss > 0]
+    if len(ss) >= 3:
+        ratios = ss[1:] / np.maximum(ss[:-1], 1)
+        grow = ratios[
+            : max(1, int(np.argmax(ratios < 1.2)) if (ratios < 1.2).any() else len(ratios))
+        ]
+        feats["ss_growth"] = float(np.median(grow)) if len(grow) else None
+        stop = int(np.argmax(ratios < 1.2)) if (ratios < 1.2).any() else len(ratios)
+        exit_w = float(ss[: stop + 1].max())
+        feats["ss_exit_bdp"] = math.log2(max(exit_w / bdp_seg, 1e-3))
+    else:
+        why["ss_growth"] = why["ss_exit_bdp"] = "slow start lasted under three rounds"
+
+    # --- loss reaction -----------------------------------------------------------------------
+    if episodes:
+        betas, recnew, recl = [], [], []
+        for ep in episodes:
+            before = flight[(rt0 >= ep["t"] - 2 * r_rtt) & (rt0 < ep["t"])]
+            after = flight[(rt0 >= ep["t_rec"]) & (rt0 < ep["t_rec"] + 1.01 * r_rtt)]
+            if len(before) and len(after) and before.max() > 4 * mss and not ep["rto"]:
+                betas.append(after.max() / before.max())
+            if not math.isnan(ep["t_new"]) and not ep["rto"]:
+                recnew.append((ep["t_new"] - ep["t"]) / r_rtt)
+            if not ep["rto"]:
+                recl.append((ep["t_rec"] - ep["t"]) / r_rtt)
+        feats["beta"] = float(np.median(betas)) if betas else None
+        feats["rec_new_rtt"] = float(np.median(recnew)) if recnew else None
+        feats["rec_rtts"] = float(np.median(recl)) if recl else None
+        if vant == "sender":
+            feats["rto_frac"] = float(np.mean([ep["rto"] for ep in episodes]))
+        else:
+            why["rto_frac"] = "timeouts are not visible at a receiver-side capture point"
+        for k in ("beta", "rec_new_rtt", "rec_rtts"):
+            if feats[k] is None:
+                why[k] = "no loss episode ended in fast recovery"
+    else:
+        for k in ("beta", "rec_new_rtt", "rec_rtts", "rto_frac"):
+            why[k] = "no loss in the capture"
+
+    # --- growth between losses ---------------------------------------------------------------
+    slopes, rel, curv, periods = [], [], [], []
+    bounds = [(ep["t_rec"], nxt["t"]) for ep, nxt in itertools.pairwise(episodes)]
+    if episodes:
+        bounds.append((episodes[-1]["t_rec"], t_end))
+    for a, b in bounds:
+        y = flight_seg[(rt0 >= a + r_rtt) & (rt0 < b - r_rtt)]
+        if len(y) >= 6:
+            s = _slope(y)
+            slopes.append(s)
+            rel.append(s / max(float(np.mean(y)), 1.0))
+            h = len(y) // 2
+            curv.append((_slope(y[h:]) - _slope(y[:h])) / (abs(s) + 0.5))
+    for ep, nxt in itertools.pairwise(episodes):
+        periods.append((nxt["t"] - ep["t"]) / r_rtt)
+    if slopes:
+        s = float(np.median(slopes))
+        feats["ca_slope"] = math.copysign(math.log1p(abs(s)), s)
+        rs_ = float(np.median(rel))
+        feats["ca_rel_slope"] = math.copysign(math.log10(1 + 1e3 * abs(rs_)), rs_)
+        feats["ca_curv"] = float(np.clip(np.median(curv), -5, 5))
+    else:
+        for k in ("ca_slope", "ca_rel_slope", "ca_curv"):
+            why[k] = "no stretch of six or more rounds between losses"
+    if periods:
+        feats["epoch_rtts"] = math.log10(max(float(np.median(periods)), 0.1))
+    else:
+        why["epoch_rtts"] = "fewer than two loss episodes"
+    steady = flight_seg[
+        rt0 >= (episodes[0]["t_rec"] if episodes else t_first + 0.3 * (t_end - t_first))
+    ]
+    steady = steady[steady > 0]
+    if len(steady) >= 6:
+        feats["flight_cv"] = float(np.std(steady) / max(np.mean(steady), 1e-9))
+    else:
+        why["flight_cv"] = "too few rounds after slow start"
+
+    # --- pacing ------------------------------------------------------------------------------
+    if vant == "sender":
+        newm = dk == K_DATA
+        tn = dt[newm]
+        if len(tn) > 50:
+            gaps = np.diff(tn)
+            gaps = gaps[gaps < 4 * pkt_time + 0.25 * rtt]  # within a flight
+            if len(gaps) > 20:
+                feats["burst_frac"] = float(np.mean(gaps < 0.5 * pkt_time))
+        if feats["burst_frac"] is None:
+            why["burst_frac"] = "too few new-data segments"
+    else:
+        why["burst_frac"] = "departure spacing is not visible at a receiver-side capture point"
+
+    for k, v in feats.items():
+        if v is None and k not in why:
+            why[k] = "not measurable in this capture"
+        if v is not None and not math.isfinite(v):
+            feats[k] = None
+            why[k] = "not a finite value in this capture"
+    counts = {
+        "data_segments": len(dt),
+        "retransmissions": int(np.sum(dk == K_RETX)),
+        "loss_episodes": len(episodes),
+        "timeouts": int(sum(ep["rto"] for ep in episodes)),
+        "rounds": len(flight),
+    }
+    return Extracted(ci, vant, sender, receiver, mss, path, feats, why, counts)

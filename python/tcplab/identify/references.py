@@ -1,0 +1,275 @@
+"""The reference library: simulated feature vectors per candidate (personality x CCA) and path.
+
+A *candidate* is a sender personality with a congestion control: every personality of
+``python/tcplab/stacks`` with its default algorithm, and every algorithm of the engine on
+``linux-6`` (the only personality whose kernel offers them all). Both ends of the simulated
+connection run the candidate's personality (its receive window and delayed-ACK policy are
+evidence too); the capture is taken at the same vantage point (sender or receiver host) as the
+capture being identified.
+
+Paths are snapped to a fixed grid (:func:`snap`) so that references are shared between
+captures: rate and RTT on a logarithmic grid of 16 steps per decade (a factor 1.155), the buffer
+on a factor-sqrt(2) grid from 1/8 to 8 BDP, random loss on {0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2},
+the duration on {5, 10, 20, 30} s; every candidate is also simulated on two neighbours of
+the point (:func:`variants`). A reference is the feature vector of one simulated capture of
+one candidate on one grid path with one of the reference seeds (:data:`REF_SEEDS`); it is computed
+on first use, deterministically (the simulator is deterministic for a seed), and cached as JSON
+under ``$TCPLAB_CACHE`` (default ``~/.cache/tcplab``)/``identify/``, keyed by the tcplab version,
+the simulator build, the feature-extractor version and the grid point. Nothing is committed: a
+rebuilt simulator gets fresh references.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+from .features import Path, extract
+
+#: Bump when features.py changes what it measures: cached references are then recomputed.
+FEATURE_VERSION = 6
+#: Seeds of the references. Validation captures use other seeds (tests and validate.py).
+REF_SEEDS = (11, 12)
+MAX_SIM_S = 30.0
+MAX_SIM_PACKETS = 150_000
+
+
+@dataclass(frozen=True)
+class Candidate:
+    stack: str
+    cca: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.stack}/{self.cca}"
+
+
+def candidates() -> list[Candidate]:
+    """Every personality with its default CCA, then linux-6 with every other CCA."""
+    from .. import stacks
+    from ..catalog import default_catalog
+
+    cat = default_catalog()
+    out = [Candidate(s.name, s.cca) for s in stacks.load_all(cat)]
+    have = {c.label for c in out}
+    for name in sorted(cat.ccas):
+        c = Candidate("linux-6", name)
+        if c.label not in have:
+            out.append(c)
+    return out
+
+
+def _log_snap(x: float, steps_per_decade: int) -> float:
+    k = round(math.log10(x) * steps_per_decade)
+    return float(f"{10 ** (k / steps_per_decade):.4g}")
+
+
+def snap(p: Path) -> dict[str, Any]:
+    """The grid point nearest to the inferred path *p* (see the module docstring)."""
+    rate = _log_snap(min(max(p.rate_bps, 100e3), 2e9), 16)
+    rtt = _log_snap(min(max(p.rtt_s, 1e-3), 2.0), 16)
+    # buffer: factor-sqrt(2) grid; rounded down when the capture shows loss episodes (the
+    # largest queue seen is at most the buffer, and a buffer rounded up can turn a flow that
+    # fills it into one limited by the receive window, which never loses)
+    lb = 2 * math.log2(min(max(p.buffer_bdp, 0.125), 8.0))
+    k = math.floor(lb + 0.25) if p.lossy else round(lb)
+    buf = float(f"{2.0 ** (k / 2):.4g}")
+    if p.loss <= 0.5e-4:
+        loss = 0.0
+    else:
+        loss = min(LOSS_LEVELS[1:], key=lambda v: abs(math.log(v) - math.log(p.loss)))
+    # at most MAX_SIM_PACKETS full-size packets per reference (speed), at most the capture
+    cap = min(p.duration_s, MAX_SIM_S, max(5.0, MAX_SIM_PACKETS * 1500 * 8 / rate))
+    dur = max([d for d in (5.0, 10.0, 20.0, 30.0) if d <= cap + 0.5] or [5.0])
+    return {"rate_bps": rate, "rtt_s": rtt, "buffer_bdp": buf, "loss": loss, "duration_s": dur}
+
+
+LOSS_LEVELS = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+
+
+def variants(grid: dict[str, Any]) -> list[dict[str, Any]]:
+    """The grid point and its neighbours on which every candidate is simulated: the buffer a
+    factor 2 smaller and the random loss one level higher. What a capture shows of the buffer
+    (its largest queue) and of random loss (losses at a short queue) is a lower bound, and on
+    either side of a regime boundary (a window that fills the buffer or does not) the same
+    algorithm looks different; a candidate is scored on the variant that fits it best."""
+    out = [dict(grid)]
+    k = max(round(2 * math.log2(grid["buffer_bdp"])) - 2, -6)  # two sqrt(2) steps down
+    b = dict(grid, buffer_bdp=float(f"{2.0 ** (k / 2):.4g}"))
+    if b != grid:
+        out.append(b)
+    i = LOSS_LEVELS.index(grid["loss"]) if grid["loss"] in LOSS_LEVELS else 0
+    if i + 1 < len(LOSS_LEVELS):
+        out.append(dict(grid, loss=LOSS_LEVELS[i + 1]))
+    return out
+
+
+def scenario_doc(
+    cand: Candidate,
+    grid: dict[str, Any],
+    seed: int,
+    extra_flows: list[dict] | None = None,
+    tcp: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The scenario (as a TOML-like dict) of one reference or validation run; *tcp*: knob
+    overrides on both hosts (``[flow.tcp]``), e.g. a known host's socket-buffer limits."""
+    flow: dict[str, Any] = {
+        "name": "ident",
+        "cca": cand.cca,
+        "sender_stack": cand.stack,
+        "receiver_stack": cand.stack,
+    }
+    if tcp:
+        flow["tcp"] = dict(tcp)
+    doc: dict[str, Any] = {
+        "name": "identify",
+        "duration": f"{grid['duration_s']}s",
+        "interval": f"{grid['duration_s']}s",
+        "trials": 1,
+        "seed": seed,
+        "path": {
+            "rate": f"{grid['rate_bps']:.0f}bit",
+            "rtt": f"{grid['rtt_s'] * 1e3:.4g}ms",
+            "queue": f"{grid['buffer_bdp']:g}bdp",
+        },
+        "flow": [flow, *(extra_flows or [])],
+    }
+    if grid.get("loss"):
+        doc["path"]["loss"] = grid["loss"]
+    return doc
+
+
+def simulate_capture(doc: dict[str, Any], vantage: str, out_dir: FsPath, sc: Any = None) -> FsPath:
+    """Run *doc* on the simulator (trial 0 only, seed ``doc["seed"]``) and return the capture at
+    *vantage* of flow ``ident``. *sc*: *doc* already loaded (a Scenario; its seed is not used),
+    to validate one candidate's scenario once for all its seeds."""
+    from .. import scenario as scenario_mod
+    from ..capture import capture_specs
+    from ..engines import get_engine
+
+    if sc is None:
+        sc = scenario_mod.load(doc)
+    cfg = sc.config(int(doc["seed"]))
+    host = "ident.snd" if vantage == "sender" else "ident.rcv"
+    cfg["capture"] = capture_specs(cfg, [f"host:{host}"], out_dir)
+    get_engine("sim")(cfg)
+    return FsPath(cfg["capture"][0]["path"])
+
+
+def features_of_capture(path: FsPath, time_to: float | None = None) -> tuple[dict, Any]:
+    from .. import trace
+
+    rep = trace.analyze(path, time_to=time_to, graphs=True)
+    return rep, extract(rep)
+
+
+def reference_features(
+    cand: Candidate,
+    grid: dict[str, Any],
+    seed: int,
+    vantage: str,
+    tcp: dict[str, Any] | None = None,
+) -> dict[str, float | None]:
+    """Simulate one reference and extract its features (uncached)."""
+    from .. import scenario as scenario_mod
+
+    doc = scenario_doc(cand, grid, seed, tcp=tcp)
+    key = json.dumps(scenario_doc(cand, grid, 0, tcp=tcp), sort_keys=True)
+    with _LOADED_LOCK:
+        sc = _LOADED.get(key)
+    if sc is None:
+        sc = scenario_mod.load(doc)
+        with _LOADED_LOCK:
+            _LOADED[key] = sc
+            if len(_LOADED) > 256:
+                _LOADED.pop(next(iter(_LOADED)))
+    with tempfile.TemporaryDirectory(prefix="tcplab-ident-") as d:
+        cap = simulate_capture(doc, vantage, FsPath(d), sc=sc)
+        _, ex = features_of_capture(cap)
+    return ex.features
+
+
+#: Loaded (validated) reference scenarios, by their document without the seed: a candidate's
+#: scenario is validated once for all its seeds.
+_LOADED: dict[str, Any] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def cache_dir() -> FsPath:
+    base = os.environ.get("TCPLAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tcplab"
+    )
+    return FsPath(base) / "identify"
+
+
+def _key(
+    grid: dict[str, Any],
+    vantage: str,
+    seeds: tuple[int, ...],
+    cands: list[Candidate],
+    tcp: dict[str, Any] | None,
+) -> str:
+    from .. import __version__
+    from ..store import build_id
+
+    blob = json.dumps(
+        {
+            "v": __version__,
+            "build": build_id("sim"),
+            "features": FEATURE_VERSION,
+            "grid": grid,
+            "vantage": vantage,
+            "seeds": list(seeds),
+            "cands": [c.label for c in cands],
+            "tcp": tcp or {},
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def library(
+    grid: dict[str, Any],
+    vantage: str,
+    cands: list[Candidate] | None = None,
+    seeds: tuple[int, ...] = REF_SEEDS,
+    jobs: int = 1,
+    use_cache: bool = True,
+    tcp: dict[str, Any] | None = None,
+) -> dict[str, list[dict[str, float | None]]]:
+    """Label -> one feature dict per seed, for every candidate on grid point *grid*."""
+    cands = cands if cands is not None else candidates()
+    path = cache_dir() / f"{_key(grid, vantage, seeds, cands, tcp)}.json"
+    if use_cache and path.exists():
+        try:
+            return json.loads(path.read_text())["refs"]  # type: ignore[no-any-return]
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache entry is recomputed
+    work = [(c, s) for c in cands for s in seeds]
+
+    def one(item: tuple[Candidate, int]) -> dict[str, float | None]:
+        return reference_features(item[0], grid, item[1], vantage, tcp)
+
+    if jobs > 1:
+        with ThreadPoolExecutor(jobs) as ex:
+            feats = list(ex.map(one, work))
+    else:
+        feats = [one(w) for w in work]
+    refs: dict[str, list[dict[str, float | None]]] = {}
+    for (c, _), f in zip(work, feats, strict=True):
+        refs.setdefault(c.label, []).append(f)
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"grid": grid, "vantage": vantage, "refs": refs}, f)
+        os.replace(tmp, path)
+    return refs

@@ -1,0 +1,327 @@
+"""Validation of ``tcplab identify`` on simulated captures whose truth is known.
+
+``python -m tcplab.identify.validate [--paths N] [--jobs J] [--out FILE.json]``
+
+Test set: every personality with its default CCA, and every CCA on linux-6, each captured on
+N test paths drawn from a fixed random generator (seed 20261125): rate log-uniform in
+4-60 Mbit/s, base RTT log-uniform in 12-150 ms, buffer uniform in 0.3-2 BDP, random loss 0
+(half the paths) or log-uniform in 1e-4-3e-3, and background traffic on some paths (UDP CBR at
+10-25 % of the rate, or a window-limited CUBIC flow of 64 KB). Captures are taken near the sender,
+every third path near the receiver. The paths are off the reference grid, the seeds (1000 + i)
+are not reference seeds, and the references never contain background traffic. Each capture is
+20 s long.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path as FsPath
+from typing import Any
+
+import numpy as np
+
+from . import references as R
+
+SEED = 20261125
+
+
+def test_paths(n: int) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(SEED)
+    out = []
+    for i in range(n):
+        rate = float(10 ** rng.uniform(math.log10(4e6), math.log10(60e6)))
+        rtt = float(10 ** rng.uniform(math.log10(0.012), math.log10(0.150)))
+        buf = float(rng.uniform(0.3, 2.0))
+        loss = 0.0 if rng.uniform() < 0.5 else float(10 ** rng.uniform(-4, math.log10(3e-3)))
+        bgk = ("none", "udp", "none", "tcp")[i % 4]
+        bg: list[dict[str, Any]] = []
+        if bgk == "udp":
+            bg = [{"name": "bg", "kind": "udp", "rate": f"{rate * rng.uniform(0.1, 0.25):.0f}bit"}]
+        elif bgk == "tcp":
+            bg = [{"name": "bg", "cca": "cubic", "window": "64KB", "start": "1s"}]
+        out.append(
+            {
+                "i": i,
+                "grid": {
+                    "rate_bps": round(rate),
+                    "rtt_s": round(rtt, 5),
+                    "buffer_bdp": round(buf, 3),
+                    "loss": round(loss, 6),
+                    "duration_s": 20.0,
+                },
+                "background": bgk,
+                "extra_flows": bg,
+                "vantage": "receiver" if i % 3 == 2 else "sender",
+                "seed": 1000 + i,
+            }
+        )
+    return out
+
+
+def test_cases(n_paths: int) -> list[dict[str, Any]]:
+    cands = R.candidates()
+    stacks = [c for c in cands if c.stack != "linux-6" or c.cca == "cubic"]
+    ccas = [c for c in cands if c.stack == "linux-6"]
+    cases = []
+    for p in test_paths(n_paths):
+        for c in cands:
+            cases.append(
+                {
+                    **p,
+                    "stack": c.stack,
+                    "cca": c.cca,
+                    "in_stack_set": c in stacks,
+                    "in_cca_set": c in ccas,
+                }
+            )
+    return cases
+
+
+def run_case(case: dict[str, Any]) -> dict[str, Any]:
+    from .classify import identify
+
+    cand = R.Candidate(case["stack"], case["cca"])
+    with tempfile.TemporaryDirectory(prefix="tcplab-ident-val-") as d:
+        doc = R.scenario_doc(cand, case["grid"], case["seed"], case["extra_flows"])
+        cap = R.simulate_capture(doc, case["vantage"], FsPath(d))
+        t0 = time.perf_counter()
+        try:
+            r = identify(cap)
+        except ValueError as e:
+            return {**case, "error": str(e)}
+        wall = time.perf_counter() - t0
+    return {
+        **case,
+        "top": r["candidates"][0]["label"],
+        "top_stack": r["stack"][0]["stack"],
+        "top_cca": r["cca"][0]["cca"],
+        "confidence": r["candidates"][0]["confidence"],
+        "cca_conf": r["cca"][0]["confidence"],
+        "stack_conf": r["stack"][0]["confidence"],
+        "inferred": r["path"],
+        "snapped": r["grid"],
+        "seconds": wall,
+        "top3": [c["label"] for c in r["candidates"][:3]],
+    }
+
+
+def confusion(rows: list[dict[str, Any]], truth: str, pred: str) -> tuple[list[str], np.ndarray]:
+    labels = sorted({r[truth] for r in rows} | {r[pred] for r in rows})
+    ix = {k: i for i, k in enumerate(labels)}
+    m = np.zeros((len(labels), len(labels)), int)
+    for r in rows:
+        m[ix[r[truth]], ix[r[pred]]] += 1
+    return labels, m
+
+
+def _acc(rows: list[dict[str, Any]], t: str, p: str) -> str:
+    if not rows:
+        return "-"
+    n = sum(r[t] == r[p] for r in rows)
+    return f"{n}/{len(rows)} ({n / len(rows):.0%})"
+
+
+def _bdp(r: dict[str, Any]) -> float:
+    g = r.get("grid")
+    if not g:
+        return math.nan
+    return float(g["rate_bps"] * g["rtt_s"] / (1500 * 8))
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    ok = [r for r in rows if "error" not in r]
+    out = []
+    cca_rows = [r for r in ok if r["in_cca_set"]]
+    st_rows = [r for r in ok if r["in_stack_set"]]
+    acc_c = np.mean([r["top_cca"] == r["cca"] for r in cca_rows]) if cca_rows else math.nan
+    acc_s = np.mean([r["top_stack"] == r["stack"] for r in st_rows]) if st_rows else math.nan
+    acc_sc = np.mean([r["top_cca"] == r["cca"] for r in st_rows]) if st_rows else math.nan
+    out.append(
+        f"CCA top-1 (13 CCAs on linux-6): {acc_c:.1%} of {len(cca_rows)}; personality top-1 "
+        f"(17 personalities, default CCA): {acc_s:.1%} of {len(st_rows)} "
+        f"(their CCA: {acc_sc:.1%}); "
+        f"errors: {len(rows) - len(ok)}"
+    )
+    # reno and newreno are the same window rules in tcplab-cc (crates/tcplab-cc/src/reno.rs:
+    # "the same window rules, named newreno"); on one personality their captures are identical
+    same = {"newreno": "reno"}
+    merged = [
+        same.get(r["top_cca"], r["top_cca"]) == same.get(r["cca"], r["cca"]) for r in cca_rows
+    ]
+    if cca_rows:
+        out.append(f"CCA top-1 counting reno = newreno: {np.mean(merged):.1%}")
+    for name, key in (("vantage", "vantage"), ("background", "background")):
+        parts = []
+        for v in sorted({str(r.get(key)) for r in ok}):
+            sub_c = [r for r in cca_rows if str(r.get(key)) == v]
+            sub_s = [r for r in st_rows if str(r.get(key)) == v]
+            if sub_c or sub_s:
+                parts.append(
+                    f"{v}: CCA {_acc(sub_c, 'cca', 'top_cca')}, personality "
+                    f"{_acc(sub_s, 'stack', 'top_stack')}"
+                )
+        out.append(f"by {name}: " + "; ".join(parts))
+    buckets = []
+    for lo, hi in ((0, 38), (38, 1e9)):
+        sub_c = [r for r in cca_rows if lo <= _bdp(r) < hi]
+        sub_s = [r for r in st_rows if lo <= _bdp(r) < hi]
+        buckets.append(
+            f"BDP {'<' if lo == 0 else '>='} 38 packets: CCA {_acc(sub_c, 'cca', 'top_cca')}, "
+            f"personality {_acc(sub_s, 'stack', 'top_stack')}"
+        )
+    out.append("by path BDP: " + "; ".join(buckets))
+    for title, sub, t, p in (
+        ("CCA (linux-6 captures)", cca_rows, "cca", "top_cca"),
+        ("personality (default-CCA captures)", st_rows, "stack", "top_stack"),
+    ):
+        labels, m = confusion(sub, t, p)
+        out.append(f"\n{title}: rows truth, columns identified\n")
+        short = [
+            lb.replace("linux-", "L").replace("windows-", "W").replace("freebsd-", "FB")
+            for lb in labels
+        ]
+        out.append("| truth \\ identified | " + " | ".join(short) + " |")
+        out.append("|---" * (len(labels) + 1) + "|")
+        for i, lb in enumerate(labels):
+            cells = [str(v) if v else "·" for v in m[i]]
+            out.append(f"| {lb} | " + " | ".join(cells) + " |")
+    secs = [r["seconds"] for r in ok]
+    if secs:
+        out.append(
+            f"\nidentification time per capture: median {np.median(secs):.1f} s, max "
+            f"{np.max(secs):.1f} s (references cached across captures on the same grid point)"
+        )
+    return "\n".join(out)
+
+
+KERNEL_PATHS = (
+    {"rate": "20Mbit", "rtt": "40ms", "queue": "bdp"},
+    {"rate": "50Mbit", "rtt": "20ms", "queue": "0.5bdp", "loss": "0.1%"},
+    {"rate": "10Mbit", "rtt": "80ms", "queue": "2bdp"},
+)
+
+
+def kernel_rows(
+    trials: int, duration: str = "15s", keep: str | None = None
+) -> list[dict[str, Any]]:
+    """reno, cubic, bbr on this machine's kernel (kernel engine, needs root), *trials* each on
+    the three :data:`KERNEL_PATHS`, captured near the sender and identified against every
+    candidate. The truth is the CCA (and linux-6, the personality of a current kernel)."""
+    from .. import runner
+    from ..errors import EngineError
+    from .classify import identify
+    from .probe import host_buffers
+
+    # the candidates are all personalities; the references use this host's socket buffers
+    # (tcp_rmem/tcp_wmem), which the receiver's advertised window in the capture shows anyway
+    tcp = host_buffers()
+    rows: list[dict[str, Any]] = []
+    for pi, path in enumerate(KERNEL_PATHS):
+        for cca in ("reno", "cubic", "bbr"):
+            for t in range(trials):
+                doc = {
+                    "name": "identify-kernel",
+                    "duration": duration,
+                    "interval": "1s",
+                    "trials": 1,
+                    "seed": 5000 + 100 * pi + t,
+                    "path": dict(path),
+                    "flow": [{"name": "ident", "cca": cca}],
+                }
+                try:
+                    res = runner.run(doc, engine="kernel", pcap=["host:ident.snd"])
+                except EngineError as e:
+                    rows.append({"i": pi, "cca": cca, "trial": t, "error": str(e)})
+                    print(f"kernel path {pi} {cca} trial {t}: {e}", file=sys.stderr)
+                    continue
+                if keep:
+                    dst = FsPath(keep) / f"k{pi}-{cca}-{t}.pcap"
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    dst.write_bytes(FsPath(res.captures[0]).read_bytes())
+                r = identify(res.captures[0], tcp=tcp)
+                rows.append(
+                    {
+                        "i": pi,
+                        "path": path,
+                        "trial": t,
+                        "stack": "linux-6",
+                        "cca": cca,
+                        "in_cca_set": True,
+                        "in_stack_set": False,
+                        "valid": res.summary.get("valid", True),
+                        "top": r["candidates"][0]["label"],
+                        "top_cca": r["cca"][0]["cca"],
+                        "top_stack": r["stack"][0]["stack"],
+                        "top3": [c["label"] for c in r["candidates"][:3]],
+                        "inferred": r["path"],
+                        "features": r["features"],
+                        "seconds": r["seconds"]["total"],
+                    }
+                )
+                print(
+                    f"kernel path {pi} {cca} trial {t}: {r['candidates'][0]['label']}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tcplab.identify.validate")
+    ap.add_argument("--paths", type=int, default=6)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", default="identify-validation.json")
+    ap.add_argument("--only", help="comma-separated labels (stack/cca) to test")
+    ap.add_argument(
+        "--kernel", type=int, metavar="TRIALS", help="real-kernel validation, TRIALS per cell"
+    )
+    ap.add_argument("--keep", metavar="DIR", help="with --kernel: keep the captures in DIR")
+    ap.add_argument("--report", metavar="FILE.json", help="print the tables of a saved run")
+    args = ap.parse_args(argv)
+    if args.report:
+        with open(args.report) as f:
+            print(markdown(json.load(f)))
+        return 0
+    if args.kernel:
+        rows = kernel_rows(args.kernel, keep=args.keep)
+        with open(args.out + ".tmp", "w") as f:
+            json.dump(rows, f, indent=1)
+        os.replace(args.out + ".tmp", args.out)
+        print(markdown(rows))
+        return 0
+    cases = test_cases(args.paths)
+    if args.only:
+        keep = set(args.only.split(","))
+        cases = [c for c in cases if f"{c['stack']}/{c['cca']}" in keep]
+    # one grid point's references are computed by one process: order by path
+    rows: list[dict[str, Any]] = []
+    t0 = time.time()
+    with ProcessPoolExecutor(args.jobs) as ex:
+        for k, r in enumerate(ex.map(run_case, cases, chunksize=4)):
+            rows.append(r)
+            mark = (
+                "ok" if r.get("top") == f"{r['stack']}/{r['cca']}" else r.get("top", r.get("error"))
+            )
+            print(
+                f"[{k + 1}/{len(cases)} {time.time() - t0:.0f}s] path {r['i']} "
+                f"{r['stack']}/{r['cca']}: {mark}",
+                file=sys.stderr,
+                flush=True,
+            )
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(rows, f, indent=1)
+    os.replace(tmp, args.out)
+    print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""`tcplab identify` (issue 12): features, path inference, references, ranking, CLI.
+
+Captures are simulated here (the truth is known); the full validation with its confusion matrix is
+``python -m tcplab.identify.validate`` (README, "Identifying a stack from a capture")."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tcplab import trace
+from tcplab.cli import main
+from tcplab.identify import classify
+from tcplab.identify import references as R
+from tcplab.identify.features import Path as IPath
+from tcplab.identify.features import extract
+
+GRID = {"rate_bps": 12e6, "rtt_s": 0.047, "buffer_bdp": 0.8, "loss": 0.0005, "duration_s": 10.0}
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TCPLAB_CACHE", str(tmp_path / "cache"))
+
+
+def capture(tmp_path: Path, stack: str, cca: str, vantage="sender", seed=77, grid=None) -> Path:
+    doc = R.scenario_doc(R.Candidate(stack, cca), grid or GRID, seed)
+    d = tmp_path / f"{stack}-{cca}-{vantage}-{seed}"
+    d.mkdir()
+    return R.simulate_capture(doc, vantage, d)
+
+
+def feats(cap: Path):
+    return extract(trace.analyze(cap, graphs=True))
+
+
+def test_handshake_and_initial_window_features(tmp_path):
+    lx = feats(capture(tmp_path, "linux-6", "cubic"))
+    xp = feats(capture(tmp_path, "windows-xp", "newreno"))
+    ob = feats(capture(tmp_path, "openbsd-3.5", "newreno"))
+    assert lx.vantage == xp.vantage == "sender"
+    assert lx.features["iw"] == 10 and xp.features["iw"] == 2 and ob.features["iw"] == 1
+    assert lx.features["syn_ts"] == 1 and xp.features["syn_ts"] == 0
+    assert lx.features["syn_sack"] == 1
+    # Linux quick-ACKs the start of a connection; XP ACKs every second segment
+    assert lx.features["early_seg_per_ack"] < 1.8 <= xp.features["early_seg_per_ack"]
+    # OpenBSD's IW of 1 waits for its 300 ms delayed-ACK timer (stacks/openbsd-3.5.toml)
+    assert 250 < ob.features["first_ack_ms"] < 350
+    assert lx.features["first_ack_ms"] < 20
+    # XP's 17,520-byte window: log2(12 segments)
+    assert math.isclose(xp.features["rwnd_max"], math.log2(17520 / 1460), abs_tol=0.1)
+
+
+def test_path_inference_and_vantage(tmp_path):
+    s = feats(capture(tmp_path, "linux-6", "reno"))
+    r = feats(capture(tmp_path, "linux-6", "reno", vantage="receiver"))
+    assert (s.vantage, r.vantage) == ("sender", "receiver")
+    for ex in (s, r):
+        assert ex.path.rtt_s == pytest.approx(GRID["rtt_s"], rel=0.05)
+        assert ex.path.rate_bps == pytest.approx(GRID["rate_bps"], rel=0.25)
+    assert s.path.loss > 0  # random losses at a short queue are told from drop-tail ones
+    assert s.features["beta"] == pytest.approx(0.5, abs=0.15)  # Reno halves (RFC 5681)
+    assert "burst_frac" in r.why_missing  # departure spacing needs the sender's side
+
+
+def test_pacing_and_decrease_separate_bbr_from_cubic(tmp_path):
+    b = feats(capture(tmp_path, "linux-6", "bbr"))
+    c = feats(capture(tmp_path, "linux-6", "cubic"))
+    assert b.features["burst_frac"] < 0.1 < c.features["burst_frac"]
+
+
+def test_snap_is_a_fixed_grid():
+    g = R.snap(IPath(12.3e6, 0.0471, 0.8, 0.00047, 60.0))
+    assert g == R.snap(IPath(12.4e6, 0.0469, 0.78, 0.00052, 45.0))
+    assert g["buffer_bdp"] == 0.7071 and g["loss"] == 3e-4 and g["duration_s"] == 30.0
+    # with loss episodes the buffer is rounded down (the largest queue seen is a lower bound)
+    assert R.snap(IPath(12.3e6, 0.0471, 0.9, 0, 60.0, lossy=True))["buffer_bdp"] == 0.7071
+    assert R.snap(IPath(12.3e6, 0.0471, 0.9, 0, 60.0))["buffer_bdp"] == 1.0
+    # a 100 Mbit/s capture is simulated over at most MAX_SIM_PACKETS packets
+    assert R.snap(IPath(100e6, 0.05, 1, 0, 60))["duration_s"] == 10.0
+    v = R.variants(g)
+    assert v[0] == g and v[1]["buffer_bdp"] == 0.3536 and v[2]["loss"] == 1e-3
+
+
+def test_identify_ranks_the_true_candidate_first(tmp_path):
+    cands = [
+        R.Candidate("linux-6", "cubic"),
+        R.Candidate("windows-xp", "newreno"),
+        R.Candidate("openbsd-3.5", "newreno"),
+        R.Candidate("freebsd-5.2.1", "newreno"),
+    ]
+    for c in cands:
+        cap = capture(tmp_path, c.stack, c.cca, seed=123)
+        r = classify.identify(cap, cands=cands)
+        assert r["candidates"][0]["label"] == c.label, (c.label, r["candidates"])
+        assert sum(x["confidence"] for x in r["candidates"]) == pytest.approx(1, abs=1e-3)
+        assert r["stack"][0]["stack"] == c.stack
+
+
+def test_references_are_cached_and_deterministic(tmp_path):
+    cands = [R.Candidate("linux-6", "reno"), R.Candidate("windows-7", "newreno")]
+    grid = dict(GRID, duration_s=5.0)
+    a = R.library(grid, "sender", cands)
+    files = list((tmp_path / "cache" / "identify").glob("*.json"))
+    assert len(files) == 1
+    assert R.library(grid, "sender", cands) == a
+    assert R.library(grid, "sender", cands, use_cache=False) == a  # recomputed: same values
+
+
+def test_cli_text_json_and_errors(tmp_path, capsys):
+    cap = capture(tmp_path, "windows-xp", "newreno", grid=dict(GRID, duration_s=5.0))
+    assert main(["identify", str(cap), "--json", "--top", "3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["candidates"]) == 3 and out["vantage"] == "sender"
+    assert {"iw", "syn_ts"} <= set(out["features"])
+    assert main(["identify", str(cap)]) == 0
+    text = capsys.readouterr().out
+    assert ("candidates" in text and "not measurable" in text) or "measured:" in text
+    assert main(["identify", str(tmp_path / "nope.pcap")]) == 2
+    assert "nope.pcap" in capsys.readouterr().err
+    assert main(["identify"]) == 2
+    assert "needs a CAPTURE" in capsys.readouterr().err
+    assert main(["identify", str(cap), "--conn", "7"]) == 2
+    assert "--conn 7" in capsys.readouterr().err
+
+
+def test_capture_without_a_bulk_transfer_is_refused(tmp_path, capsys):
+    p = tmp_path / "tiny.pcap"
+    pk = [
+        {"t": 0.0, "src": "10.0.0.1", "dst": "10.0.0.2", "sport": 1, "dport": 2, "flags": "S"},
+        {"t": 0.01, "src": "10.0.0.2", "dst": "10.0.0.1", "sport": 2, "dport": 1, "flags": "SA"},
+        {
+            "t": 0.02,
+            "src": "10.0.0.1",
+            "dst": "10.0.0.2",
+            "sport": 1,
+            "dport": 2,
+            "seq": 1,
+            "ack": 1,
+            "len": 100,
+        },
+    ]
+    trace._core().write_tcp_capture(str(p), pk)
+    assert main(["identify", str(p)]) == 2
+    assert "bulk transfer" in capsys.readouterr().err
+
+
+def test_known_host_buffers_leave_the_window_features_out(tmp_path):
+    cap = capture(tmp_path, "linux-6", "reno", grid=dict(GRID, duration_s=5.0))
+    cands = [R.Candidate("linux-6", "reno"), R.Candidate("linux-6", "bbr")]
+    tcp = {"sndbuf": 4194304, "rcvbuf": "observed", "rcvbuf_autotune_max": 16777216}
+    r = classify.identify(cap, cands=cands, tcp=tcp)
+    assert not {"syn_wscale", "rwnd_init", "rwnd_max"} & set(r["features"])
+    assert "socket buffers were given" in r["not_measured"]["rwnd_max"]
+    assert r["reference_knobs"]["rcvbuf"] > 10 * 1448  # the largest window the capture shows
+    assert r["reference_knobs"]["rcvbuf_autotune_max"] == "none"
+    assert r["candidates"][0]["label"] == "linux-6/reno"
