@@ -906,5 +906,8 @@ fn test_frto_keeps_real_losses_real() {
         on.flows[0].retransmits
     );
     assert!(on.flows[0].timeouts >= 5, "the test needs timeouts");
-    assert_eq!(on.flows[0].undos, off.flows[0].undos, "no timeout here is spurious");
+    assert_eq!(
+        on.flows[0].undos, off.flows[0].undos,
+        "no timeout here is spurious"
+    );
 }

@@ -707,6 +707,10 @@ impl TcpSender {
             self.arm_tlp(now);
         }
         self.frto_send_new = false;
+        // The fast retransmit goes out in the send opportunity right after recovery starts or
+        // waits for the window like any other (a stale flag would send it beyond the window
+        // much later).
+        self.fast_rexmit_due = false;
         self.cwnd_limited = stopped_by_cwnd;
         self.maybe_send_fin(cx);
     }
