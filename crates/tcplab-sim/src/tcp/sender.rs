@@ -1257,10 +1257,6 @@ impl TcpSender {
         let Some(b) = self.bad_rexmt.take() else {
             return;
         };
-        eprintln!(
-            "DBG now {now} until {} backoff {} srtt {}",
-            b.until, self.rtt.backoff, self.rtt.srtt
-        );
         if self.rtt.backoff != 1 || now >= b.until {
             return;
         }
