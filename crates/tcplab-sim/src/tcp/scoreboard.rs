@@ -766,6 +766,46 @@ mod tests {
         b.check_invariants();
     }
 
+    proptest::proptest! {
+        /// The skip hints never change what is marked: after any sequence of SACK blocks,
+        /// cumulative ACKs and timeouts, a record is SACKed exactly when some block since the
+        /// last timeout covered it wholly (the rule without hints).
+        #[test]
+        fn prop_sack_skip_hints_mark_what_a_full_walk_marks(
+            ops in proptest::collection::vec((0u8..10, 0u64..40, 1u64..12), 1..60)
+        ) {
+            let mut b = board(40, 100);
+            let mut blocks: Vec<(u64, u64)> = Vec::new();
+            let mut una = 0u64;
+            for (kind, at, len) in ops {
+                let mut r = AckResult::default();
+                match kind {
+                    0 => {
+                        b.on_rto();
+                        blocks.clear();
+                    }
+                    1 => {
+                        una = una.max((at * 100).min(4000));
+                        b.on_cum_ack(una, 0, &mut r);
+                    }
+                    _ => {
+                        // Edges off record boundaries too (a re-segmenting peer).
+                        let left = at * 100 + if kind == 2 { 50 } else { 0 };
+                        let right = (left + len * 100).min(4000);
+                        b.on_sack_block(left, right, 0, &mut r);
+                        blocks.push((left, right));
+                    }
+                }
+                for i in 0..b.len() {
+                    let s = *b.seg(i);
+                    let want = blocks.iter().any(|&(l, r)| s.start >= l && s.end() <= r);
+                    proptest::prop_assert_eq!(s.flags & SACKED != 0, want, "record at {}", s.start);
+                }
+                b.check_invariants();
+            }
+        }
+    }
+
     #[test]
     fn test_data_sacked_before_an_rto_counts_once() {
         // 10 records sent at t = 0; 2..10 are SACKed at 50 ms, 0 and 1 are lost. The RTO at
