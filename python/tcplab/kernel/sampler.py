@@ -32,7 +32,8 @@ from .tcpinfo import FIELD_NAMES, DiagSocket
 CLONE_NEWNET = 0x40000000
 
 
-def _setns(path: str) -> None:
+def setns(path: str) -> None:
+    """Move the calling thread into the network namespace at *path* (setns(2))."""
     libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -63,7 +64,7 @@ def open_sockets(namespaces: list[str]) -> tuple[list[DiagSocket], list[int]]:
     stats = []
     try:
         for ns in namespaces:
-            _setns(f"/run/netns/{ns}")
+            setns(f"/run/netns/{ns}")
             socks.append(DiagSocket())
             # /proc/thread-self/net follows the opening thread's namespace at open time.
             stats.append(os.open("/proc/thread-self/net/netstat", os.O_RDONLY))

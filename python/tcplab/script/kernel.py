@@ -27,7 +27,6 @@ an algorithm outside ``tcp_allowed_congestion_control``). A script sets sysctls 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fcntl
 import os
@@ -42,6 +41,7 @@ import time
 from pathlib import Path
 
 from ..errors import EngineUnavailable, UserError
+from ..kernel.sampler import setns
 from .match import (
     DEFAULT_TOLERANCE,
     O_MSS,
@@ -63,7 +63,6 @@ REMOTE_ADDR = "192.0.2.1"  # the script's side (RFC 5737 TEST-NET-1)
 LOCAL_PORT = 8080  # bind()/listen() port, and connect()'s destination port
 REMOTE_PORT = 40000  # source port of a script-side SYN (passive open)
 REMOTE_ISN = 0  # the script side's ISN: its sequence numbers are absolute = relative
-CLONE_NEWNET = 0x40000000
 TUNSETIFF = 0x400454CA
 IFF_TUN, IFF_NO_PI = 0x0001, 0x1000
 TCP_CONGESTION = 13
@@ -429,17 +428,6 @@ class KernelEngine:
                 s.close()
 
 
-def _setns(path: str) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"setns({path}): {os.strerror(err)}")
-    finally:
-        os.close(fd)
-
-
 def _ip(*args: str) -> None:
     from ..kernel.netns import run_cmd
 
@@ -454,7 +442,7 @@ def _in_namespace(
     sysctls: dict[str, str],
     trace: bool = False,
 ) -> ScriptResult:
-    _setns(f"/run/netns/{ns}")
+    setns(f"/run/netns/{ns}")
     for name, value in {**DEFAULT_SYSCTLS, **sysctls}.items():
         f = Path("/proc/sys") / name.replace(".", "/")
         try:
