@@ -968,7 +968,9 @@ def test_rto_backoff_during_a_blackout_follows_the_stack_timer(stack):
 
 
 @needs_core
-@pytest.mark.parametrize("stack", ["freebsd-5.3", "openbsd-3.5", "linux-2.4.27", "linux-6"])
+@pytest.mark.parametrize(
+    "stack", ["freebsd-5.3", "openbsd-3.5", "linux-2.4.27", "linux-6", "windows-xp", "windows-7"]
+)
 def test_syn_retransmissions_at_the_initial_rto_then_doubled(stack):
     """The SYN and its first retry are lost: retries leave after the initial RTO (3 s on the
     2004-era stacks, 1 s on Linux ≥ 3.1, RFC 6298 §2.1) and then twice that — except that
@@ -981,3 +983,27 @@ def test_syn_retransmissions_at_the_initial_rto_then_doubled(stack):
     assert syns[1] - syns[0] == pytest.approx(rto, abs=1e-6)
     second = rto if k["syn_linear_timeouts"] >= 1 else 2 * rto
     assert syns[2] - syns[1] == pytest.approx(second, abs=1e-6)
+
+
+@needs_core
+@pytest.mark.parametrize("stack", ["windows-xp", "windows-vista", "windows-7", "linux-2.6.25"])
+def test_connect_gives_up_after_the_stacks_syn_retries(stack):
+    """Every SYN is lost: Windows sends the SYN and TcpMaxConnectRetransmissions = 2 retries
+    (at 0, 3 and 9 s: TcpInitialRtt 3 s, doubled) and then abandons the attempt (Microsoft's
+    registry reference); Linux 2.6 keeps retrying (tcp_syn_retries 5 by default, the engine's
+    6 here) with the delay doubling, so within 60 s it sends more SYNs and no data either way."""
+    k = knobs_of(stack)
+    doc = j1_doc(stack)
+    doc["duration"] = "60s"
+    doc["path"]["loss"] = {"model": "list", "packets": list(range(20))}
+    rows = simulate(doc, ["host:f.snd"], 60)["packets"]
+    sport = rows[0][1]
+    syns = [p[0] / 1e9 for p in rows if p[1] == sport and p[5] & 0x02]
+    assert all(p[8] == 0 for p in rows), f"{stack}: data sent without a connection"
+    gaps = [round(b - a, 6) for a, b in itertools.pairwise(syns)]
+    rto = k["initial_rto"] / 1e9
+    assert gaps == [rto * 2**i for i in range(len(gaps))], f"{stack}: SYNs at {syns}"
+    if stack.startswith("windows"):
+        assert syns == pytest.approx([0.0, 3.0, 9.0], abs=1e-6), syns
+    else:
+        assert len(syns) > 3, syns
