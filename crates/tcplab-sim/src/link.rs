@@ -311,8 +311,9 @@ impl Link {
         self.delay_ns
     }
 
-    /// Apply the steps due by `now`.
-    #[inline]
+    /// Apply the steps due by `now` (rare: kept out of the per-packet path).
+    #[cold]
+    #[inline(never)]
     fn apply_schedule(&mut self, now: u64) {
         let Some(origin) = self.origin_ns else {
             return;
