@@ -35,7 +35,11 @@
 //! A delay *decrease* would let a packet overtake the one before it; a link does not reorder, so
 //! a packet never arrives before its predecessor on the same direction (it arrives with it):
 //! `arrival = max(finish + delay, previous arrival)`. (netem's tfifo would reorder here; a
-//! Mahimahi delay shell has one fixed delay, so it has no such case.) Changes are not events:
+//! Mahimahi delay shell has one fixed delay, so it has no such case.) The alternative rule, not
+//! taken: Mahimahi's link shell (Netravali et al., USENIX ATC 2015) replays a trace of delivery
+//! opportunities, so its rate is a property of time and a packet queued before a change is sent at
+//! the new rate; with netem's rule a change is exact per packet and both engines compute it the
+//! same way at admission. Changes are not events:
 //! they are applied when the first packet at or after their time is offered, which gives the
 //! same result as an event at exactly `at_ns` because nothing else depends on them.
 
