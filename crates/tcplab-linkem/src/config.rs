@@ -97,6 +97,10 @@ pub struct ChanCfg {
     pub queue: QueueCfg,
     #[serde(default)]
     pub loss: LossCfg,
+    /// Changes of rate, delay and/or loss at times after the experiment's time zero (the same
+    /// steps as the simulator's, crates/tcplab-sim/src/link.rs).
+    #[serde(default)]
+    pub schedule: Vec<Step>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -128,6 +132,7 @@ fn droptail() -> String {
 /// every IPv4 packet admitted to the direction, including those of iperf3's control connection
 /// unless `loss_only` restricts the model to the scenario's flows.
 pub use tcplab_sim::config::LossCfg;
+pub use tcplab_sim::link::Step;
 
 impl EmuConfig {
     /// Parse and check a configuration.
@@ -186,6 +191,13 @@ impl EmuConfig {
                     ));
                 }
                 check_loss(&f, &c.loss)?;
+                tcplab_sim::link::check_schedule(&c.schedule, true)
+                    .map_err(|(field, m)| format!("{f}.{field}: {m}"))?;
+                for (k, st) in c.schedule.iter().enumerate() {
+                    if let Some(l) = &st.loss {
+                        check_loss(&format!("{f}.schedule.{k}"), l)?;
+                    }
+                }
             }
         }
         Ok(())

@@ -1,15 +1,11 @@
 //! One emulated link direction, as a pure model: time is an argument, nothing here reads a clock
 //! or touches a socket, so the schedule is unit-tested exactly.
 //!
-//! The model is the simulator's channel (crates/tcplab-sim/src/net.rs, "The channel model"), so
-//! both engines mean the same thing by a scenario's link:
-//! * a FIFO server at `rate_bps` counting IP bytes (no Ethernet framing, as Dummynet and `tc` rate
-//!   limits count): a packet arriving at `t` starts serialisation at `max(t, busy_until)` and
-//!   finishes `len·8/rate` later; it leaves the far end `delay_ns` after that;
-//! * drop-tail: an arriving packet is dropped when the packets (bytes) *waiting* — not counting
-//!   the one being serialised — would exceed the limit (Linux `pfifo`/`bfifo` semantics);
-//! * random loss applies to packets that won a place: they use the link's capacity but never
-//!   arrive.
+//! The model is the simulator's own link model, shared code (crates/tcplab-sim/src/link.rs,
+//! [`Link`]): the same FIFO server, drop-tail rule, loss model, queue samples and schedule of
+//! changes, so both engines mean the same thing by a scenario's link. What is the emulator's own
+//! lives here: frame tokens in flight, the clamp of out-of-order arrival stamps, and the
+//! back-to-back bookkeeping of the achieved-rate self-check.
 //!
 //! Deviation from the simulator, by necessity: arrival times are real (kernel receive timestamps)
 //! and departures happen when the emulator's thread gets to them; the lateness of each departure
@@ -18,7 +14,8 @@
 
 use crate::config::ChanCfg;
 use std::collections::VecDeque;
-pub use tcplab_sim::net::LossModel;
+use tcplab_sim::link::Admit;
+pub use tcplab_sim::link::{Link, LinkStats as PipeStats, LossModel, QueueSample, SampleMark};
 use tcplab_sim::rng::Rng;
 
 /// Serialisation time of `bytes` at `rate_bps` in picoseconds (0 for an unlimited rate, which
@@ -59,94 +56,79 @@ pub struct Departure {
     pub gap_ns: u64,
 }
 
-/// Cumulative counters (docs/design.md §4 `links`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PipeStats {
-    /// Packets and IP bytes accepted for serialisation (including randomly lost ones).
-    pub packets: u64,
-    pub bytes: u64,
-    /// Drop-tail overflows.
-    pub drops: u64,
-    /// Packets destroyed by the loss model.
-    pub lost: u64,
-    /// Serialisation time of accepted packets, ps.
-    pub busy_ps: u64,
-    /// Largest `waiting + 1` an admitted packet saw (the same formula as the simulator's channel,
-    /// so the two engines' reports agree).
-    pub max_queue_pkts: u32,
-}
-
 pub struct Pipe {
+    /// Configured rate and delay (at time zero; a schedule may change them, see [`Pipe::link`]).
     pub rate_bps: u64,
     pub delay_ns: u64,
-    limit_pkts: Option<u32>,
-    limit_bytes: Option<u64>,
-    loss: LossModel,
-    busy_until_ps: u64,
-    /// Finish times (ps) and sizes of packets not yet fully serialised (the virtual queue).
-    backlog: VecDeque<(u64, u32)>,
-    backlog_bytes: u64,
+    link: Link,
     flight: VecDeque<Departure>,
     last_offer_ns: u64,
     /// Due time of the last packet put in flight (None before the first).
     last_due: Option<u64>,
     /// Every packet admitted since that one found the link busy.
     busy_since_last: bool,
-    pub stats: PipeStats,
 }
 
 impl Pipe {
+    /// A pipe whose schedule (if any) waits for [`Pipe::start`].
     pub fn new(cfg: &ChanCfg, rng: Rng) -> Pipe {
         Pipe {
             rate_bps: cfg.rate_bps,
             delay_ns: cfg.delay_ns,
-            limit_pkts: cfg.queue.limit_pkts,
-            limit_bytes: cfg.queue.limit_bytes,
-            loss: LossModel::new(cfg.loss.clone(), rng),
-            busy_until_ps: 0,
-            backlog: VecDeque::with_capacity(256),
-            backlog_bytes: 0,
+            link: Link::new(
+                cfg.rate_bps,
+                cfg.delay_ns,
+                cfg.queue.limit_pkts,
+                cfg.queue.limit_bytes,
+                LossModel::new(cfg.loss.clone(), rng),
+                256,
+            )
+            .with_schedule(cfg.schedule.clone(), None),
             flight: VecDeque::with_capacity(1024),
             last_offer_ns: 0,
             last_due: None,
             busy_since_last: false,
-            stats: PipeStats::default(),
         }
     }
 
-    /// Forget packets whose serialisation finished by `now`.
-    #[inline]
-    fn drain(&mut self, now_ns: u64) {
-        let now_ps = now_ns.saturating_mul(1000);
-        while let Some(&(finish, len)) = self.backlog.front() {
-            if finish > now_ps {
-                break;
-            }
-            self.backlog.pop_front();
-            self.backlog_bytes -= len as u64;
-        }
+    /// The experiment's time zero (the `start` command): the schedule counts from here.
+    pub fn start(&mut self, t0_ns: u64) {
+        self.link.set_origin(t0_ns);
+    }
+
+    /// The shared link model (current rate and delay, counters).
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
+    /// Cumulative counters (docs/design.md §4 `links`).
+    pub fn stats(&self) -> &PipeStats {
+        &self.link.stats
     }
 
     /// Packets waiting at `now`, not counting the one being serialised.
     pub fn queue_pkts(&mut self, now_ns: u64) -> u32 {
-        self.drain(now_ns);
-        self.backlog.len().saturating_sub(1) as u32
+        self.link.queue_pkts(now_ns)
     }
 
     /// Bytes waiting at `now`, not counting the packet being serialised.
     pub fn queue_bytes(&mut self, now_ns: u64) -> u64 {
-        self.drain(now_ns);
-        match self.backlog.front() {
-            Some(&(_, head)) => self.backlog_bytes - head as u64,
-            None => 0,
-        }
+        self.link.queue_bytes(now_ns)
     }
 
-    /// Serialisation time spent by `now`, ps. The unfinished packets are back to back (each
-    /// arrived before its predecessor finished), so the work still to do is `busy_until − now`.
+    /// Serialisation time spent by `now`, ps.
     pub fn busy_done_ps(&self, now_ns: u64) -> u64 {
-        let now_ps = now_ns.saturating_mul(1000);
-        self.stats.busy_ps - self.busy_until_ps.saturating_sub(now_ps)
+        self.link.busy_done_ps(now_ns)
+    }
+
+    /// The queue sample at `now` (the simulator's formula, src/link.rs [`Link::sample`]).
+    pub fn sample(&mut self, now_ns: u64, dt_ns: u64, mark: &mut SampleMark) -> QueueSample {
+        self.link.sample(now_ns, dt_ns, mark)
+    }
+
+    /// The counters now, as a sample mark.
+    pub fn mark(&self) -> SampleMark {
+        self.link.mark()
     }
 
     /// Offer a packet of `len` IP bytes that arrived at `arrival_ns`; `token` comes back in its
@@ -163,39 +145,23 @@ impl Pipe {
         // previous one (a clock correction) so the schedule never runs backwards.
         let now = arrival_ns.max(self.last_offer_ns);
         self.last_offer_ns = now;
-        self.drain(now);
-        let waiting = self.backlog.len().saturating_sub(1) as u32;
-        if let Some(l) = self.limit_pkts {
-            if waiting >= l {
-                self.stats.drops += 1;
-                return Offer::Dropped;
+        // A lost packet was serialised too, so it keeps a busy period going. (Across a scheduled
+        // rate change the ideal gaps follow the new rate; the self-check compares spans of due
+        // times with spans of send times, so it stays exact.)
+        let due = match self.link.offer(now, len, lossy, false) {
+            Admit::Dropped => return Offer::Dropped,
+            Admit::Lost { was_busy } => {
+                self.busy_since_last &= was_busy;
+                return Offer::Lost;
             }
-        }
-        if let Some(lb) = self.limit_bytes {
-            let head = self.backlog.front().map_or(0, |&(_, h)| h as u64);
-            if self.backlog_bytes - head + len as u64 > lb {
-                self.stats.drops += 1;
-                return Offer::Dropped;
+            Admit::Queued {
+                arrival_ns,
+                was_busy,
+            } => {
+                self.busy_since_last &= was_busy;
+                arrival_ns
             }
-        }
-        let now_ps = now.saturating_mul(1000);
-        let back_to_back = !self.backlog.is_empty();
-        let start = self.busy_until_ps.max(now_ps);
-        let tx = tx_time_ps(len, self.rate_bps);
-        let finish = start + tx;
-        self.busy_until_ps = finish;
-        self.backlog.push_back((finish, len));
-        self.backlog_bytes += len as u64;
-        self.stats.packets += 1;
-        self.stats.bytes += len as u64;
-        self.stats.busy_ps += tx;
-        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
-        self.busy_since_last &= back_to_back;
-        if lossy && self.loss.lose() {
-            self.stats.lost += 1;
-            return Offer::Lost;
-        }
-        let due = finish.div_ceil(1000) + self.delay_ns;
+        };
         let (back_to_back, gap_ns) = match self.last_due {
             Some(prev) if self.busy_since_last => (true, due - prev),
             _ => (false, 0),
@@ -253,6 +219,7 @@ mod tests {
                 limit_bytes: None,
             },
             loss,
+            schedule: Vec::new(),
         }
     }
 
@@ -309,8 +276,8 @@ mod tests {
         assert!(matches!(p.offer(0, 1500, 1), Offer::Queued(_)));
         assert!(matches!(p.offer(0, 1500, 2), Offer::Queued(_)));
         assert_eq!(p.offer(0, 1500, 3), Offer::Dropped);
-        assert_eq!(p.stats.drops, 1);
-        assert_eq!(p.stats.max_queue_pkts, 2);
+        assert_eq!(p.stats().drops, 1);
+        assert_eq!(p.stats().max_queue_pkts, 2);
         // Once the first finishes a slot frees up.
         assert!(matches!(
             p.offer(1_000_000, 1500, 4),
@@ -335,22 +302,18 @@ mod tests {
         let mut p = Pipe::new(&c, Rng::for_entity(1, "loss", "t"));
         assert_eq!(p.offer(0, 1500, 0), Offer::Lost);
         assert_eq!(p.next_due(), None);
-        assert_eq!(p.stats.busy_ps, 1_000_000_000);
+        assert_eq!(p.stats().busy_ps, 1_000_000_000);
         assert_eq!(p.queue_pkts(0), 0);
         assert_eq!(p.busy_done_ps(500_000), 500_000_000);
     }
 
     #[test]
     fn test_gap_spans_lost_packet_and_breaks_on_idle() {
-        let mut p = pipe(12_000_000, 0, None);
+        // The second packet (index 1) is lost: it keeps the chain, the link was busy serialising it.
+        let c = chan(12_000_000, 0, None, LossCfg::List { packets: vec![1] });
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "loss", "t"));
         p.offer(0, 1500, 0);
-        // A lost packet in between keeps the chain: the link was busy serialising it.
-        p.loss = LossModel::new(
-            LossCfg::Bernoulli { p: 1.0 },
-            Rng::for_entity(1, "loss", "t"),
-        );
         assert_eq!(p.offer(0, 1500, 1), Offer::Lost);
-        p.loss = LossModel::new(LossCfg::None, Rng::for_entity(1, "loss", "t"));
         p.offer(0, 1500, 2);
         // Idle link before this one: not back to back.
         p.offer(10_000_000, 1500, 3);
@@ -379,6 +342,28 @@ mod tests {
         p.offer(0, 1500, 1);
         assert_eq!(p.busy_done_ps(1_500_000), 1_500_000_000);
         assert_eq!(p.busy_done_ps(9_000_000), 2_000_000_000);
+    }
+
+    #[test]
+    fn test_schedule_counts_from_start_and_halves_rate() {
+        // 12 Mbit/s, 6 Mbit/s from 5 ms after the experiment's time zero (the `start` command).
+        let mut c = chan(12_000_000, 1_000_000, None, LossCfg::None);
+        c.schedule = vec![tcplab_sim::link::Step {
+            at_ns: 5_000_000,
+            rate_bps: Some(6_000_000),
+            delay_ns: Some(2_000_000),
+            loss: None,
+        }];
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "loss", "t"));
+        // Before `start` no step applies, however late.
+        assert_eq!(p.offer(100_000_000, 1500, 0), Offer::Queued(102_000_000));
+        p.start(200_000_000);
+        assert_eq!(p.offer(204_500_000, 1500, 1), Offer::Queued(206_500_000));
+        // At t0 + 5 ms: 2 ms serialisation once the previous packet finishes (205.5 ms), then
+        // the new 2 ms delay.
+        assert_eq!(p.offer(205_000_000, 1500, 2), Offer::Queued(209_500_000));
+        assert_eq!(p.link().rate_bps(), 6_000_000);
+        assert_eq!(p.rate_bps, 12_000_000);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 
 use crate::config::EmuConfig;
 use crate::hist::{Hist, HistSummary, RateMeter};
-use crate::pipe::{Offer, Pipe};
+use crate::pipe::{Offer, Pipe, SampleMark};
 use crate::sys::{self, PacketSocket};
 use crate::tcpobs::{self, FlowCount, FlowObs};
 use serde::Serialize;
@@ -114,7 +114,8 @@ struct Lane {
     delivered_bytes: u64,
     send_retries: u64,
     send_errors: u64,
-    last_busy_ps: u64,
+    /// Counters at the previous queue sample.
+    mark: SampleMark,
     /// Watched connections whose data enters here / whose ACKs leave here.
     watch_data: Vec<usize>,
     watch_ack: Vec<usize>,
@@ -268,7 +269,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                 delivered_bytes: 0,
                 send_retries: 0,
                 send_errors: 0,
-                last_busy_ps: 0,
+                mark: SampleMark::default(),
                 watch_data: Vec::new(),
                 watch_ack: Vec::new(),
                 counts: Vec::new(),
@@ -379,7 +380,9 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                             next_sample = Some(t0_rel + interval);
                             sample_k = 0;
                             for l in &mut lanes {
-                                l.last_busy_ps = l.pipe.busy_done_ps(t0_rel);
+                                // Time zero of the schedules and of the queue samples' counts.
+                                l.pipe.start(t0_rel);
+                                l.mark = l.pipe.mark();
                             }
                         }
                         _ => return Err(format!("unknown control command {text:?}")),
@@ -398,18 +401,17 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
             }
             sample_k += 1;
             for l in lanes.iter_mut().filter(|l| l.monitor) {
-                let busy = l.pipe.busy_done_ps(ts);
+                // The simulator's sample (crates/tcplab-sim/src/link.rs): drops and losses since
+                // the previous sample, utilisation of the interval.
+                let q = l.pipe.sample(ts, interval, &mut l.mark);
                 series.link.push(l.link.clone());
                 series.dir.push(l.dir);
                 series.time_ns.push(sample_k * interval);
-                series.queue_pkts.push(l.pipe.queue_pkts(ts));
-                series.queue_bytes.push(l.pipe.queue_bytes(ts));
-                series.drops.push(l.pipe.stats.drops);
-                series.lost.push(l.pipe.stats.lost);
-                series
-                    .utilization
-                    .push((busy - l.last_busy_ps) as f64 / (interval as f64 * 1e3));
-                l.last_busy_ps = busy;
+                series.queue_pkts.push(q.queue_pkts);
+                series.queue_bytes.push(q.queue_bytes);
+                series.drops.push(q.drops);
+                series.lost.push(q.lost);
+                series.utilization.push(q.utilization);
             }
             for c in &counts {
                 flow_series.flow.push(c.flow.clone());
@@ -618,7 +620,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
 }
 
 fn lane_report(lane: &Lane, left: u64) -> LaneReport {
-    let s = &lane.pipe.stats;
+    let s = lane.pipe.stats();
     let achieved = match lane.rate.ratio() {
         Some(r) if lane.pipe.rate_bps > 0 => Some(lane.pipe.rate_bps as f64 * r),
         _ => None,

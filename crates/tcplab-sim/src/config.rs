@@ -94,6 +94,9 @@ pub struct ChanCfg {
     /// Periods `[start_ns, end_ns)` during which the link is down: everything offered is lost.
     #[serde(default)]
     pub outages: Vec<(u64, u64)>,
+    /// Changes of rate, delay and/or loss at given times (src/link.rs, time-varying links).
+    #[serde(default)]
+    pub schedule: Vec<crate::link::Step>,
 }
 
 #[derive(Clone, Debug, Deserialize, Default)]

@@ -25,6 +25,7 @@
 pub mod config;
 pub mod endpoint;
 pub mod event;
+pub mod link;
 pub mod measure;
 pub mod net;
 pub mod packet;

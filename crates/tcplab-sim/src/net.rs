@@ -3,116 +3,28 @@
 //! model. Routing is shortest-hop, computed once from the topology (no dumbbell is wired in here).
 //!
 //! ## The channel model
-//! A channel is a FIFO server at `rate_bps`. A packet offered at `now` starts serialisation at
-//! `max(now, busy_until)`, finishes `wire_len·8/rate` later and reaches the far node `delay_ns`
-//! after that. The queue is *virtual*: it is the list of packets whose serialisation has not
-//! finished, so no event is needed when a packet leaves the queue; queue length at any time is
-//! recovered by dropping finished entries. Only arrivals at the far end are events, and because a
-//! channel is FIFO with constant delay they occur in order, so the event queue holds just the head
-//! of each channel's in-flight FIFO (docs/design.md §2).
-//!
-//! Drop-tail: an arriving packet is dropped if the packets (or bytes) *waiting* — not counting the
-//! one being serialised — would exceed the limit (Linux `pfifo`/`bfifo` semantics; Dummynet queue
-//! slots). Random loss (Bernoulli, Gilbert–Elliott) is applied to packets that won a place in the
-//! queue: they are serialised (they use capacity, like a corrupted frame on the wire) but never
-//! arrive. Link rates count IP bytes (no Ethernet framing), as Dummynet and `tc` rate limits do.
+//! A channel is the shared link model of both engines (src/link.rs, [`Link`]: a FIFO server at
+//! `rate_bps` with a drop-tail queue, a propagation delay, a loss model and an optional schedule of
+//! changes), plus the packets on the wire. The queue is *virtual* (no event when a packet leaves
+//! it); only arrivals at the far end are events, and because a channel is FIFO they occur in
+//! order, so the event queue holds just the head of each channel's in-flight FIFO
+//! (docs/design.md §2). Outages (periods in which everything offered is lost) are the
+//! simulator's own.
 
 use crate::config::{err, ChanCfg, Config, ConfigError, LossCfg, NodeKind};
 use crate::event::{Class, EventQueue, Target};
+pub use crate::link::Link;
+use crate::link::{check_schedule, Admit};
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::time::{ps_to_ns_ceil, tx_time_ps, Nanos};
+use crate::time::{ps_to_ns_ceil, Nanos};
 use std::collections::VecDeque;
 
-/// Per-packet loss model with its own random stream.
-#[derive(Clone, Debug)]
-pub struct LossModel {
-    cfg: LossCfg,
-    rng: Rng,
-    bad: bool,
-    /// Packets seen so far (for `LossCfg::List`).
-    count: u64,
-    /// Next index into the sorted list of `LossCfg::List`.
-    next: usize,
-}
+/// The loss model is the link model's (src/link.rs), re-exported where it always was.
+pub use crate::link::LossModel;
 
-impl LossModel {
-    pub fn new(cfg: LossCfg, rng: Rng) -> Self {
-        let cfg = match cfg {
-            LossCfg::List { mut packets } => {
-                packets.sort_unstable();
-                packets.dedup();
-                LossCfg::List { packets }
-            }
-            c => c,
-        };
-        LossModel {
-            cfg,
-            rng,
-            bad: false,
-            count: 0,
-            next: 0,
-        }
-    }
-
-    /// Decide whether the next packet is lost.
-    #[inline]
-    pub fn lose(&mut self) -> bool {
-        if let LossCfg::None = self.cfg {
-            // (`count` only matters for `LossCfg::List`.)
-            return false;
-        }
-        self.lose_random_or_listed()
-    }
-
-    fn lose_random_or_listed(&mut self) -> bool {
-        let index = self.count;
-        self.count += 1;
-        match self.cfg {
-            LossCfg::None => false,
-            LossCfg::Bernoulli { p } => self.rng.chance(p),
-            LossCfg::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
-                // State transition first, then loss in the new state.
-                if self.bad {
-                    if self.rng.chance(p_bg) {
-                        self.bad = false;
-                    }
-                } else if self.rng.chance(p_gb) {
-                    self.bad = true;
-                }
-                self.rng.chance(if self.bad { loss_bad } else { loss_good })
-            }
-            LossCfg::List { ref packets } => {
-                if packets.get(self.next) == Some(&index) {
-                    self.next += 1;
-                    true
-                } else {
-                    false
-                }
-            }
-        }
-    }
-}
-
-/// Cumulative counters of a channel.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ChannelStats {
-    /// Packets and bytes accepted for serialisation (including randomly lost ones).
-    pub packets: u64,
-    pub bytes: u64,
-    /// Drop-tail overflows.
-    pub drops: u64,
-    /// Packets destroyed by the loss model.
-    pub lost: u64,
-    /// Serialisation time of accepted packets, picoseconds.
-    pub busy_ps: u64,
-    pub max_queue_pkts: u32,
-}
+/// Cumulative counters of a channel (the link model's).
+pub type ChannelStats = crate::link::LinkStats;
 
 /// Handle of a packet in the [`PacketPool`].
 pub type PacketId = u32;
@@ -166,7 +78,9 @@ struct InFlight {
     pkt: PacketId,
 }
 
-/// One direction of a link.
+/// One direction of a link: the shared link model ([`Link`]: queue, serialisation, delay, loss,
+/// schedule) plus what only the simulator has — the FIFO of packet handles on the wire with the
+/// event of its head, and outages.
 pub struct Channel {
     pub name: String,
     pub link: usize,
@@ -174,23 +88,15 @@ pub struct Channel {
     pub dir: &'static str,
     pub from: u16,
     pub to: u16,
+    /// Configured rate and one-way delay (at time zero; a schedule may change them later, see
+    /// [`Link::rate_bps`]).
     pub rate_bps: u64,
-    /// Serialisation time per byte in picoseconds when it is a whole number (most rates), to
-    /// avoid a 128-bit division per packet.
-    ps_per_byte: Option<u64>,
     pub delay_ns: Nanos,
     pub mtu: u32,
     pub monitor: bool,
-    limit_pkts: Option<u32>,
-    limit_bytes: Option<u64>,
-    loss: LossModel,
+    pub model: Link,
     outages: Vec<(u64, u64)>,
-    busy_until_ps: u64,
-    /// Finish times (ps) and sizes of packets not yet fully serialised (the virtual queue).
-    backlog: VecDeque<(u64, u32)>,
-    backlog_bytes: u64,
     flight: VecDeque<InFlight>,
-    pub stats: ChannelStats,
 }
 
 /// Outcome of offering a packet to a channel.
@@ -217,6 +123,19 @@ impl Channel {
         rng: Rng,
     ) -> Channel {
         let rate = rate_cap.map_or(cfg.rate_bps, |c| c.min(cfg.rate_bps));
+        let model = Link::new(
+            rate,
+            cfg.delay_ns,
+            ring.or(cfg.queue.limit_pkts),
+            if ring.is_some() {
+                None
+            } else {
+                cfg.queue.limit_bytes
+            },
+            LossModel::new(cfg.loss.clone(), rng),
+            64,
+        )
+        .with_schedule(cfg.schedule.clone(), Some(0));
         Channel {
             name,
             link,
@@ -224,76 +143,45 @@ impl Channel {
             from,
             to,
             rate_bps: rate,
-            ps_per_byte: 8_000_000_000_000u64
-                .is_multiple_of(rate)
-                .then(|| 8_000_000_000_000u64 / rate),
             delay_ns: cfg.delay_ns,
             mtu,
             monitor,
-            limit_pkts: ring.or(cfg.queue.limit_pkts),
-            limit_bytes: if ring.is_some() {
-                None
-            } else {
-                cfg.queue.limit_bytes
-            },
-            loss: LossModel::new(cfg.loss.clone(), rng),
+            model,
             outages: cfg.outages.clone(),
-            busy_until_ps: 0,
-            backlog: VecDeque::with_capacity(64),
-            backlog_bytes: 0,
             flight: VecDeque::with_capacity(256),
-            stats: ChannelStats::default(),
         }
     }
 
-    /// Forget packets whose serialisation finished by `now`.
+    /// Cumulative counters.
     #[inline]
-    fn drain(&mut self, now: Nanos) {
-        let now_ps = now.saturating_mul(1000);
-        while let Some(&(finish, len)) = self.backlog.front() {
-            if finish > now_ps {
-                break;
-            }
-            self.backlog.pop_front();
-            self.backlog_bytes -= len as u64;
-        }
+    pub fn stats(&self) -> &ChannelStats {
+        &self.model.stats
     }
 
     /// Packets waiting (not counting the one being serialised) at `now`.
     pub fn queue_pkts(&mut self, now: Nanos) -> u32 {
-        self.drain(now);
-        self.backlog.len().saturating_sub(1) as u32
+        self.model.queue_pkts(now)
     }
 
     /// Bytes waiting (not counting the one being serialised) at `now`.
     pub fn queue_bytes(&mut self, now: Nanos) -> u64 {
-        self.drain(now);
-        match self.backlog.front() {
-            Some(&(_, head)) => self.backlog_bytes - head as u64,
-            None => 0,
-        }
+        self.model.queue_bytes(now)
     }
 
     /// How many more packets the queue accepts now (`u32::MAX` when unlimited in packets).
     pub fn room(&mut self, now: Nanos) -> u32 {
-        match self.limit_pkts {
-            // `backlog.len() − 1` bounds the waiting packets from above, so this is exact enough
-            // while far from full; only a nearly full queue needs the finished entries dropped.
-            Some(l) if (self.backlog.len() as u32) < l / 2 => l - self.backlog.len() as u32,
-            Some(l) => l.saturating_sub(self.queue_pkts(now)),
-            None => u32::MAX,
-        }
+        self.model.room(now)
     }
 
     /// When a packet offered at `now` would start serialisation.
     #[inline]
     pub fn start_time(&self, now: Nanos) -> Nanos {
-        ps_to_ns_ceil(self.busy_until_ps.max(now.saturating_mul(1000)))
+        ps_to_ns_ceil(self.model.start_time_ps(now))
     }
 
     /// When the packet now being serialised finishes (a slot frees up then).
     pub fn next_departure(&self) -> Option<Nanos> {
-        self.backlog.front().map(|&(f, _)| ps_to_ns_ceil(f))
+        self.model.next_finish_ps().map(ps_to_ns_ceil)
     }
 
     /// Offer packet `pkt` (of `wire_len` bytes) at `now`. Returns whether it was queued, dropped
@@ -308,42 +196,13 @@ impl Channel {
         wire_len: u32,
         ev: &mut EventQueue,
     ) -> Offer {
-        self.drain(now);
-        let waiting = self.backlog.len().saturating_sub(1) as u32;
-        if let Some(l) = self.limit_pkts {
-            if waiting >= l {
-                self.stats.drops += 1;
-                return Offer::Dropped;
-            }
-        }
-        if let Some(lb) = self.limit_bytes {
-            let head = self.backlog.front().map_or(0, |&(_, h)| h as u64);
-            if self.backlog_bytes - head + wire_len as u64 > lb {
-                self.stats.drops += 1;
-                return Offer::Dropped;
-            }
-        }
-        let now_ps = now.saturating_mul(1000);
-        let start = self.busy_until_ps.max(now_ps);
-        let tx = match self.ps_per_byte {
-            Some(k) => wire_len as u64 * k,
-            None => tx_time_ps(wire_len, self.rate_bps),
-        };
-        let finish = start + tx;
-        self.busy_until_ps = finish;
-        self.backlog.push_back((finish, wire_len));
-        self.backlog_bytes += wire_len as u64;
-        self.stats.packets += 1;
-        self.stats.bytes += wire_len as u64;
-        self.stats.busy_ps += tx;
-        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
         let down =
             !self.outages.is_empty() && self.outages.iter().any(|&(a, b)| now >= a && now < b);
-        if self.loss.lose() || down {
-            self.stats.lost += 1;
-            return Offer::Lost;
-        }
-        let arrival = ps_to_ns_ceil(finish) + self.delay_ns;
+        let arrival = match self.model.offer(now, wire_len, true, down) {
+            Admit::Dropped => return Offer::Dropped,
+            Admit::Lost { .. } => return Offer::Lost,
+            Admit::Queued { arrival_ns, .. } => arrival_ns,
+        };
         let seq = ev.take_seq();
         if self.flight.is_empty() {
             ev.schedule_with_seq(arrival, Class::Arrival, seq, Target::Channel(id));
@@ -429,6 +288,8 @@ impl Network {
                 if c.rate_bps == 0 {
                     return Err(err(format!("links[{li}].{dir}.rate_bps"), "must be > 0"));
                 }
+                check_schedule(&c.schedule, false)
+                    .map_err(|(f, m)| err(format!("links[{li}].{dir}.{f}"), m))?;
                 if c.queue.kind != "droptail" {
                     return Err(err(
                         format!("links[{li}].{dir}.queue.kind"),
@@ -517,6 +378,7 @@ impl Network {
             },
             loss: LossCfg::None,
             outages: Vec::new(),
+            schedule: Vec::new(),
         };
         let name = format!("{}.rx", self.nodes[node as usize].name);
         let ch = Channel::new(
@@ -559,6 +421,7 @@ mod tests {
             },
             loss,
             outages: Vec::new(),
+            schedule: Vec::new(),
         };
         Channel::new(
             "t".into(),
@@ -601,7 +464,7 @@ mod tests {
         // After the first finishes (1 ms) one slot frees.
         assert_eq!(c.queue_pkts(1_000_000), 1);
         assert_eq!(c.offer(0, 1_000_000, 0, 1500, &mut ev), Offer::Queued);
-        assert_eq!(c.stats.drops, 1);
+        assert_eq!(c.stats().drops, 1);
     }
 
     #[test]
@@ -633,7 +496,7 @@ mod tests {
         for i in 0..n {
             c.offer(0, i * 20_000, 0, 1500, &mut ev);
         }
-        let p = c.stats.lost as f64 / n as f64;
+        let p = c.stats().lost as f64 / n as f64;
         // SD of the estimate: sqrt(.05·.95/1e5) ≈ 0.00069; 5 SD.
         assert!((p - 0.05).abs() < 0.0035, "p {p}");
     }
@@ -668,5 +531,94 @@ mod tests {
         assert!((p - 0.0476).abs() < 0.006, "p {p}");
         let burst = lost as f64 / runs as f64;
         assert!((burst - 5.0).abs() < 0.5, "burst {burst}");
+    }
+
+    /// A two-host network whose a→b direction has `schedule` (a JSON array), and `flow`.
+    fn run_scheduled(schedule: &str, flow: &str) -> crate::sim::RunResult {
+        let json = format!(
+            r#"{{"seed": 1, "duration_ns": 10000000000, "interval_ns": 1000000000,
+              "nodes": [{{"name":"a","kind":"host"}},{{"name":"b","kind":"host"}}],
+              "links": [{{"name":"l","a":"a","b":"b","monitor":true,
+                "ab":{{"rate_bps":10000000,"delay_ns":10000000,"queue":{{"limit_pkts":100}},
+                       "schedule": {schedule}}},
+                "ba":{{"rate_bps":10000000,"delay_ns":10000000,"queue":{{"limit_pkts":100}}}}}}],
+              "flows": [{flow}]}}"#
+        );
+        crate::sim::run_json(&json).unwrap()
+    }
+
+    const UDP: &str = r#"{"name":"u","kind":"udp","src":"a","dst":"b","rate_bps":20000000,
+        "payload_bytes":1472}"#;
+
+    /// Mean goodput of the samples with time in (from, to] seconds.
+    fn goodput(r: &crate::sim::RunResult, from: u64, to: u64) -> f64 {
+        let s = &r.series;
+        let v: Vec<f64> = (0..s.time_ns.len())
+            .filter(|&i| s.time_ns[i] > from * 1_000_000_000 && s.time_ns[i] <= to * 1_000_000_000)
+            .map(|i| s.goodput_bps[i])
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    #[test]
+    fn test_schedule_rate_step_halves_udp_goodput() {
+        // A 20 Mbit/s UDP source over a 10 Mbit/s link that becomes 5 Mbit/s at 5 s.
+        let r = run_scheduled(r#"[{"at_ns": 5000000000, "rate_bps": 5000000}]"#, UDP);
+        let (before, after) = (goodput(&r, 1, 5), goodput(&r, 6, 10));
+        // Payload share of a 1500 B packet: 1472/1500.
+        assert!(
+            (before - 10e6 * 1472.0 / 1500.0).abs() < 0.01 * 10e6,
+            "before {before}"
+        );
+        assert!(
+            (after - 5e6 * 1472.0 / 1500.0).abs() < 0.01 * 5e6,
+            "after {after}"
+        );
+        let unchanged = run_scheduled("[]", UDP);
+        assert!((goodput(&unchanged, 6, 10) - before).abs() < 0.01 * 10e6);
+    }
+
+    #[test]
+    fn test_schedule_loss_step_loses_from_its_time() {
+        // 10 % Bernoulli loss from 5 s: no loss before, about 10 % of the offered packets after.
+        let r = run_scheduled(
+            r#"[{"at_ns": 5000000000, "loss": {"model": "bernoulli", "p": 0.1}}]"#,
+            UDP,
+        );
+        let q = &r.queue_series;
+        let lost = |from: u64, to: u64| -> u64 {
+            (0..q.time_ns.len())
+                .filter(|&i| q.dir[i] == "ab")
+                .filter(|&i| {
+                    q.time_ns[i] > from * 1_000_000_000 && q.time_ns[i] <= to * 1_000_000_000
+                })
+                .map(|i| q.lost[i])
+                .sum()
+        };
+        assert_eq!(lost(0, 5), 0);
+        // 5 s × 833 packets/s admitted ≈ 4167; 10 % ± 5 SD (SD ≈ 19).
+        let after = lost(5, 10) as f64;
+        assert!((after - 416.7).abs() < 100.0, "lost after the step {after}");
+    }
+
+    #[test]
+    fn test_schedule_delay_step_shows_in_rtt_samples() {
+        // A window-limited TCP flow (no standing queue) whose receiver ACKs every segment (so no
+        // delayed-ACK wait enters the samples) sees the base RTT, 20 ms plus the serialisation of
+        // a data packet (1.2 ms) and an ACK, then 20 ms more once the a→b delay goes from 10 to
+        // 30 ms at 5 s.
+        let tcp = r#"{"name":"t","kind":"tcp","src":"a","dst":"b","cca":{"name":"reno"},
+            "tcp":{"rcvbuf":20000},"receiver_tcp":{"rcvbuf":20000,"delayed_ack":false}}"#;
+        let r = run_scheduled(r#"[{"at_ns": 5000000000, "delay_ns": 30000000}]"#, tcp);
+        let srtt = |t: u64| {
+            let i = (0..r.series.time_ns.len())
+                .find(|&i| r.series.time_ns[i] == t * 1_000_000_000)
+                .unwrap();
+            r.series.srtt_ns[i]
+        };
+        let (before, after) = (srtt(4), srtt(9));
+        assert!(before > 21e6 && before < 22e6, "srtt before {before}");
+        assert!(after > 41e6 && after < 42e6, "srtt after {after}");
+        assert!((after - before - 20e6).abs() < 0.3e6, "{before} -> {after}");
     }
 }

@@ -127,7 +127,7 @@ pub struct Simulation {
     changes: Option<ChangeLog>,
     last_cwnd: Vec<(u64, u64)>,
     prev_delivered: Vec<u64>,
-    prev_link: Vec<(u64, u64, u64)>,
+    prev_link: Vec<crate::link::SampleMark>,
     last_sample: Nanos,
     /// Capture index per channel (`u32::MAX` = not captured).
     capture_of: Vec<u32>,
@@ -328,7 +328,7 @@ impl Simulation {
             changes: cfg.record_changes.then(ChangeLog::default),
             last_cwnd: vec![(0, 0); n_flows],
             prev_delivered: vec![0; n_flows],
-            prev_link: vec![(0, 0, 0); n_ch],
+            prev_link: vec![Default::default(); n_ch],
             last_sample: 0,
             capture_of: vec![u32::MAX; n_ch],
             tap: None,
@@ -609,21 +609,17 @@ impl Simulation {
             if !self.net.channels[ci].monitor {
                 continue;
             }
+            // The link model's sample (src/link.rs), the same as the kernel engine's emulator.
             let c = &mut self.net.channels[ci];
-            let (q, qb) = (c.queue_pkts(t), c.queue_bytes(t));
-            let s = c.stats;
-            let (pd, pl, pb) = self.prev_link[ci];
+            let q = c.model.sample(t, dt, &mut self.prev_link[ci]);
             self.queues.channel.push(ci as u32);
-            self.queues.dir.push(self.net.channels[ci].dir);
+            self.queues.dir.push(c.dir);
             self.queues.time_ns.push(t);
-            self.queues.queue_pkts.push(q);
-            self.queues.queue_bytes.push(qb);
-            self.queues.drops.push(s.drops - pd);
-            self.queues.lost.push(s.lost - pl);
-            self.queues
-                .utilization
-                .push(((s.busy_ps - pb) as f64 / (dt as f64 * 1000.0)).min(1.0));
-            self.prev_link[ci] = (s.drops, s.lost, s.busy_ps);
+            self.queues.queue_pkts.push(q.queue_pkts);
+            self.queues.queue_bytes.push(q.queue_bytes);
+            self.queues.drops.push(q.drops);
+            self.queues.lost.push(q.lost);
+            self.queues.utilization.push(q.utilization);
         }
         self.last_sample = t;
     }
@@ -730,12 +726,12 @@ impl Simulation {
                     to: self.net.nodes[c.to as usize].name.clone(),
                     rate_bps: c.rate_bps,
                     delay_ns: c.delay_ns,
-                    packets: c.stats.packets,
-                    bytes: c.stats.bytes,
-                    drops: c.stats.drops,
-                    lost: c.stats.lost,
-                    busy_ns: c.stats.busy_ps / 1000,
-                    max_queue_pkts: c.stats.max_queue_pkts,
+                    packets: c.stats().packets,
+                    bytes: c.stats().bytes,
+                    drops: c.stats().drops,
+                    lost: c.stats().lost,
+                    busy_ns: c.stats().busy_ps / 1000,
+                    max_queue_pkts: c.stats().max_queue_pkts,
                     monitor: c.monitor,
                 }
             })

@@ -93,6 +93,15 @@ def _tx_ns(nbytes: int, rate_bps: int) -> float:
     return nbytes * 8e9 / rate_bps if rate_bps else 0.0
 
 
+def _extremes(ch: dict[str, Any]) -> tuple[int, int, int]:
+    """Smallest and largest one-way delay and smallest rate of a link direction over the run
+    (they change with a time-varying path's steps, scenario/schedule.py)."""
+    steps = ch.get("schedule") or []
+    delays = [ch["delay_ns"], *(s["delay_ns"] for s in steps if "delay_ns" in s)]
+    rates = [ch["rate_bps"], *(s["rate_bps"] for s in steps if "rate_bps" in s)]
+    return min(delays), max(delays), min(rates)
+
+
 def base_rtt_ns(cfg: dict[str, Any], plan: Plan, src: str, dst: str) -> tuple[float, float]:
     """Bounds of a flow's minimum RTT on an empty path: (propagation delays only — the RTT of
     the smallest segments, e.g. iperf's 37-byte cookie —, delays plus one serialisation per hop
@@ -100,14 +109,14 @@ def base_rtt_ns(cfg: dict[str, Any], plan: Plan, src: str, dst: str) -> tuple[fl
     lo = hi = 0.0
     for li, d in plan.path(src, dst):
         lk = plan.links[li]
-        ch = lk.ab if d == "ab" else lk.ba
-        lo += ch["delay_ns"]
-        hi += ch["delay_ns"] + _tx_ns(lk.mtu, ch["rate_bps"])
+        dmin, dmax, rmin = _extremes(lk.ab if d == "ab" else lk.ba)
+        lo += dmin
+        hi += dmax + _tx_ns(lk.mtu, rmin)
     for li, d in plan.path(dst, src):
         lk = plan.links[li]
-        ch = lk.ab if d == "ab" else lk.ba
-        lo += ch["delay_ns"]
-        hi += ch["delay_ns"] + _tx_ns(52, ch["rate_bps"])
+        dmin, dmax, rmin = _extremes(lk.ab if d == "ab" else lk.ba)
+        lo += dmin
+        hi += dmax + _tx_ns(52, rmin)
     return lo, hi
 
 

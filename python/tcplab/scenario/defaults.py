@@ -38,6 +38,7 @@ PATH_KEYS = (
     "access_delay",
     "host_queue",
     "reverse",
+    "schedule",
 )
 REVERSE_KEYS = ("rate", "queue", "loss")
 HOST_KEYS = ("name", "side", "nic_rate", "ring", "access_rate", "access_delay")

@@ -33,6 +33,8 @@ class PathModel:
     reverse_queue: QueueSize
     reverse_queue_limit: tuple[int | None, int | None]
     reverse_loss: dict[str, Any]
+    #: Time-varying path: scenario.schedule.Step objects in time order (``[[path.schedule]]``).
+    schedule: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,12 @@ class Scenario:
             f"queue {_show_limit(p.reverse_queue_limit)} ({_show_queue(p.reverse_queue)}), "
             f"loss {show_loss(p.reverse_loss)}",
             f"  base RTT {d(p.rtt_ns)}",
+        ]
+        if p.schedule:
+            from .schedule import show_schedule  # (schedule imports this module)
+
+            lines += ["  schedule:", *show_schedule(p)]
+        lines += [
             "  hosts:",
         ]
         for host in self.hosts:

@@ -340,6 +340,9 @@ def network(
             ),
         }
     ]
+    for d in ("ab", "ba") if path.schedule else ():  # [[path.schedule]]: scenario/schedule.py
+        if steps := [s for s in (st.direction(d) for st in path.schedule) if s is not None]:
+            links[0][d]["schedule"] = steps
     for h in hosts:
         # Access link host ↔ router; both directions use host_queue and are lossless.
         leg = direction_config(

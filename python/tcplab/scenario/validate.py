@@ -35,6 +35,7 @@ from .fields import (
 from .flows import validate_flow
 from .model import Flow, Host, Scenario
 from .personality import stack_name, validate_knobs
+from .schedule import with_schedule
 from .topology import network, validate_host, validate_path
 
 
@@ -88,6 +89,10 @@ def validate(ctx: Ctx, doc: dict[str, Any], catalog: Catalog, default_name: str)
     if not top.has("path"):
         raise ctx.error("path", "missing (required)", allowed="a [path] table with at least rate")
     path, path_resolved = validate_path(ctx, doc["path"])
+    if isinstance(doc["path"], dict) and "schedule" in doc["path"]:  # time-varying path
+        path, path_resolved = with_schedule(
+            ctx, doc["path"]["schedule"], path, path_resolved, duration
+        )
 
     hosts_raw = doc.get("host", [])
     if not isinstance(hosts_raw, list):
