@@ -32,6 +32,7 @@ from .fields import (
     as_str_list,
     as_text,
 )
+from .background import validate_all as validate_background
 from .flows import validate_flow
 from .model import Flow, Host, Scenario
 from .personality import stack_name, validate_knobs
@@ -124,7 +125,10 @@ def validate(ctx: Ctx, doc: dict[str, Any], catalog: Catalog, default_name: str)
         auto_hosts.extend(new_hosts)
         flows_resolved.append(res)
 
-    all_hosts = hosts + auto_hosts
+    background, bg_hosts, bg_resolved = validate_background(
+        ctx, doc.get("background", []), path, tcp_defaults, catalog, duration, groups, stack, engine
+    )
+    all_hosts = hosts + auto_hosts + bg_hosts
     nodes, links = network(path, all_hosts)
 
     resolved = top.ordered_resolved()
@@ -134,6 +138,8 @@ def validate(ctx: Ctx, doc: dict[str, Any], catalog: Catalog, default_name: str)
     if hosts_resolved:
         resolved["host"] = hosts_resolved
     resolved["flow"] = flows_resolved
+    if bg_resolved:
+        resolved["background"] = bg_resolved
     if run_options:
         resolved["run"] = dict(run_options)
     resolved = {k: resolved[k] for k in TOP_KEYS if k in resolved}
@@ -156,6 +162,7 @@ def validate(ctx: Ctx, doc: dict[str, Any], catalog: Catalog, default_name: str)
         nodes=nodes,
         links=links,
         resolved=resolved,
+        background=background,
     )
 
 
