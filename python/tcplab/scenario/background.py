@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .. import units
@@ -103,7 +103,6 @@ class Background:
     periods: str | None = None
     period_shape: float | None = None
     payload_bytes: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def size_mean(self) -> float | None:
@@ -133,7 +132,9 @@ class Background:
             d["size_max"] = self.size_max
             d["cca"] = copy.deepcopy(self.cca)
             d["tcp"] = dict(self.tcp or {})
-            d["receiver_tcp"] = dict(self.receiver_tcp if self.receiver_tcp is not None else d["tcp"])
+            d["receiver_tcp"] = dict(
+                self.receiver_tcp if self.receiver_tcp is not None else d["tcp"]
+            )
         else:
             d["peak_bps"] = self.peak_bps
             d["on_mean_ns"] = self.on_ns
@@ -238,7 +239,9 @@ def validate_background(
     keys = BG_TCP_KEYS if kind == "tcp" else BG_UDP_KEYS
     other = BG_UDP_KEYS if kind == "tcp" else BG_TCP_KEYS
     other_only = {
-        k: f"only for {'udp' if kind == 'tcp' else 'tcp'} background" for k in other if k not in keys
+        k: f"only for {'udp' if kind == 'tcp' else 'tcp'} background"
+        for k in other
+        if k not in keys
     }
     t = Table(ctx, data, path, keys, f"a {kind} [[background]]", other_only)
     name = t.take("name", as_name, default=f"bg{i}", literal=f"bg{i}", allowed=NAME_RULE)
@@ -379,9 +382,7 @@ def _udp(t: Table, common: dict[str, Any], p: PathModel, load_bps: int) -> Backg
             "on for load / peak of the time)",
             f"more than {units.format_rate(load_bps)}",
         )
-    on = t.take(
-        "on", as_pos_duration, default=units.parse_duration(DEFAULT_ON), literal=DEFAULT_ON
-    )
+    on = t.take("on", as_pos_duration, default=units.parse_duration(DEFAULT_ON), literal=DEFAULT_ON)
     periods = t.take(
         "periods", as_choice(PERIODS), default=DEFAULT_PERIODS, literal=DEFAULT_PERIODS
     )
@@ -436,7 +437,11 @@ def validate_all(
     if raw and engine == "kernel":
         from ..kernel.background import KERNEL_REFUSAL
 
-        raise ctx.error("background", KERNEL_REFUSAL, "engine = 'kernel'", "engine = 'sim'")
+        raise ctx.error(
+            "background",
+            f"with engine = 'kernel': {KERNEL_REFUSAL}",
+            allowed="engine = 'sim', or no [[background]] tables",
+        )
     out: list[Background] = []
     hosts: list[Host] = []
     resolved: list[dict[str, Any]] = []

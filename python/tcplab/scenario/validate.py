@@ -10,6 +10,7 @@ from typing import Any
 from .. import units
 from ..catalog import Catalog
 from ..seeds import MAX_SEED
+from .background import validate_all as validate_background
 from .defaults import (
     DEFAULT_DURATION,
     DEFAULT_INTERVAL,
@@ -32,7 +33,6 @@ from .fields import (
     as_str_list,
     as_text,
 )
-from .background import validate_all as validate_background
 from .flows import validate_flow
 from .model import Flow, Host, Scenario
 from .personality import stack_name, validate_knobs
