@@ -145,3 +145,14 @@ def test_same_seed_same_results_other_seed_differs() -> None:
     assert a["background"] == b["background"] and a["flows"] == b["flows"]
     assert a["background"][0] != c["background"][0]
     assert a["background"][1]["udp_sent"] != c["background"][1]["udp_sent"]
+
+
+def test_resolved_scenario_reproduces_the_background() -> None:
+    import tomllib
+
+    d = doc()
+    d["background"].append({"name": "video", "kind": "udp", "load": "5%", "peak": "20Mbit"})
+    sc = load(d)
+    again = load(tomllib.loads(sc.resolved_toml()))
+    assert again.config(3) == sc.config(3)
+    assert "background:" in sc.topology_text()

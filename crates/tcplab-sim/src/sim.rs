@@ -1094,7 +1094,7 @@ fn build_background(
         return Err(err(f("load_bps"), "must be > 0"));
     }
     let stop = b.stop_ns.unwrap_or(cfg.duration_ns).min(cfg.duration_ns);
-    let mut totals = BgTotals {
+    let totals = BgTotals {
         name: b.name.clone(),
         kind: match b.kind {
             FlowKind::Tcp => "tcp",
@@ -1228,7 +1228,6 @@ fn build_background(
             eps.push(Endpoint::UdpSink(UdpSink::default()));
             ep_node.push(src);
             ep_node.push(dst);
-            totals.flows_started = 0;
             Ok(BgState { totals, mice: None })
         }
     }
