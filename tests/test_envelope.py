@@ -148,6 +148,7 @@ def test_scenario_validation_checks_assume(tmp_path, capsys):
 
 @needs_core
 def test_envelope_without_assumptions_is_an_error(tmp_path, capsys):
-    args = ["reproduce", "zhou2012", "--quick", "--only", "Z2", "--envelope"]
+    # J1 declares no [assume] table (Z2 does since it has background traffic).
+    args = ["reproduce", "jansen2005", "--quick", "--only", "J1", "--envelope"]
     assert main([*args, "--out", str(tmp_path / "r"), "--no-record"]) == 2
     assert "no selected experiment declares an [assume] table" in capsys.readouterr().err

@@ -538,6 +538,22 @@ def format_summary(s: dict[str, Any]) -> str:
                 f"drops {b['drops']['mean']:.0f}, random losses {b['lost']['mean']:.0f}"
                 + (" (means over trials)" if n > 1 else "")
             )
+    for name, b in s.get("background", {}).items():
+        # [[background]] sources, in aggregate (tcplab.scenario.background).
+        line = (
+            f"background {name} ({b['kind']}): {b['goodput_bps']['mean'] / 1e6:.3f} Mbit/s "
+            f"delivered, {b['offered_bps']['mean'] / 1e6:.3f} offered"
+        )
+        if b["kind"] == "tcp":
+            line += (
+                f"; {b['flows_completed']['mean']:.0f} of {b['flows_started']['mean']:.0f} "
+                "connections completed"
+            )
+            if b["mean_completion_s"]:
+                line += f", mean completion {b['mean_completion_s']['mean']:.3f} s"
+        elif b["loss_rate"]:
+            line += f"; loss {100 * b['loss_rate']['mean']:.2f}%"
+        lines.append(line + (" (means over trials)" if n > 1 else ""))
     lines.append(
         f"simulated data packets {s['sim_packets']:,}; wall time {s['wall_seconds']:.2f} s"
         + (

@@ -431,6 +431,7 @@ def summarize(
         }
 
     sim_packets = [int(raw.get("sim_packets") or 0) for raw in raws]
+    background = _background_summary(configs, raws)
     return {
         "tcplab_version": version,
         "name": scenario.name,
@@ -452,6 +453,8 @@ def summarize(
             "jain_groups": fair,
         },
         "bottleneck": bottleneck,
+        # Only with [[background]]: summaries of runs without it keep their keys.
+        **({"background": background} if background else {}),
         "sim_packets": sum(sim_packets),
         "sim_packets_trials": sim_packets,
         "events": sum(int(raw.get("events") or 0) for raw in raws),
@@ -466,6 +469,50 @@ def summarize(
         ],
         "scenario": scenario.resolved,
     }
+
+
+def _background_summary(
+    configs: Sequence[dict[str, Any]], raws: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """``summary["background"]``: per ``[[background]]`` source, in aggregate (not per
+    connection), statistics over trials of its goodput (8 × bytes delivered / duration), offered
+    load, connections started/completed/failed, mean completion time of completed connections
+    (arrival to last byte delivered), retransmissions, and for UDP the loss rate."""
+    per: dict[str, list[dict[str, Any]]] = {}
+    meta: dict[str, dict[str, Any]] = {}
+    for cfg, raw in zip(configs, raws, strict=True):
+        dur = cfg["duration_ns"]
+        for b in raw.get("background") or []:
+            done = int(b.get("flows_completed") or 0)
+            sent = int(b.get("udp_sent") or 0)
+            per.setdefault(b["name"], []).append(
+                {
+                    "goodput_bps": 8e9 * int(b.get("bytes_delivered") or 0) / dur,
+                    "offered_bps": float(b.get("load_bps") or 0),
+                    "bytes_delivered": int(b.get("bytes_delivered") or 0),
+                    "flows_started": int(b.get("flows_started") or 0),
+                    "flows_completed": done,
+                    "flows_failed": int(b.get("flows_failed") or 0),
+                    "mean_completion_s": (
+                        int(b.get("completion_ns_sum") or 0) / done / 1e9 if done else None
+                    ),
+                    "retransmits": int(b.get("retransmits") or 0),
+                    "loss_rate": (
+                        (sent - int(b.get("udp_received") or 0)) / sent if sent else None
+                    ),
+                    "pool_slots": int(b.get("pool_slots") or 0),
+                }
+            )
+            meta.setdefault(b["name"], {"kind": b.get("kind"), "src": b["src"], "dst": b["dst"]})
+    out: dict[str, Any] = {}
+    for name, trials in per.items():
+        block: dict[str, Any] = dict(meta[name])
+        for key in trials[0]:
+            vals = [t[key] for t in trials if t[key] is not None]
+            block[key] = stats(vals) if vals else None
+        block["goodput_bps_trials"] = [t["goodput_bps"] for t in trials]
+        out[name] = block
+    return out
 
 
 def _clean(obj: Any) -> Any:

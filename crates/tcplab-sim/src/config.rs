@@ -18,6 +18,9 @@ pub struct Config {
     pub nodes: Vec<NodeCfg>,
     pub links: Vec<LinkCfg>,
     pub flows: Vec<FlowCfg>,
+    /// Background (cross) traffic, reported in aggregate (crate::background).
+    #[serde(default)]
+    pub background: Vec<BackgroundCfg>,
     /// Packet captures: which link directions to record (written by the caller's tap).
     #[serde(default)]
     pub capture: Vec<CaptureCfg>,
@@ -210,6 +213,51 @@ pub struct FlowCfg {
 
 fn default_udp_payload() -> u32 {
     1470
+}
+
+/// A background source (docs/design.md §3, "background"): many short TCP connections ("tcp")
+/// or on-off UDP ("udp") between one host pair, reported in aggregate.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundCfg {
+    pub name: String,
+    pub kind: FlowKind,
+    pub src: String,
+    pub dst: String,
+    #[serde(default)]
+    pub start_ns: u64,
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    /// Offered load: application (payload) bits per second, averaged over the run.
+    pub load_bps: u64,
+    // TCP mice.
+    /// Transfer sizes: bounded Pareto with this shape on [size_min, size_max] bytes.
+    #[serde(default)]
+    pub size_shape: Option<f64>,
+    #[serde(default)]
+    pub size_min: Option<u64>,
+    #[serde(default)]
+    pub size_max: Option<u64>,
+    #[serde(default)]
+    pub cca: CcaCfg,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    #[serde(default)]
+    pub receiver_tcp: Option<TcpConfig>,
+    // On-off UDP.
+    /// Sending rate during on periods.
+    #[serde(default)]
+    pub peak_bps: Option<u64>,
+    #[serde(default = "default_udp_payload")]
+    pub payload_bytes: u32,
+    /// Mean on period; the mean off period follows from load and peak.
+    #[serde(default)]
+    pub on_mean_ns: Option<u64>,
+    /// "exponential" (default) or "pareto" (with `period_shape`).
+    #[serde(default)]
+    pub periods: Option<String>,
+    #[serde(default)]
+    pub period_shape: Option<f64>,
 }
 
 /// A config problem, naming the field by its dotted path.

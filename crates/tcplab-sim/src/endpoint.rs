@@ -1,11 +1,12 @@
 //! Endpoints: the protocol machines living on hosts. The engine hands each a [`Cx`] (time, an
 //! output buffer and the host NIC's free room); endpoints never see the event queue.
 
+use crate::background::MiceArrivals;
 use crate::packet::Packet;
 use crate::tcp::rx::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::time::Nanos;
-use crate::udp::{UdpSink, UdpSource};
+use crate::udp::{OnOffSource, UdpSink, UdpSource};
 
 /// What an endpoint may do while handling an event.
 pub struct Cx<'a> {
@@ -46,6 +47,13 @@ pub enum Endpoint {
     TcpReceiver(Box<TcpReceiver>),
     UdpSource(UdpSource),
     UdpSink(UdpSink),
+    /// Background on-off UDP source (crate::background).
+    OnOff(Box<OnOffSource>),
+    /// The arrival process of a background mice source: `sim.rs` starts a connection per
+    /// arrival; it never sends or receives packets itself.
+    BgArrivals(Box<MiceArrivals>),
+    /// A free slot of the background connection pool (packets for it are discarded earlier).
+    Vacant,
 }
 
 impl Endpoint {
@@ -56,6 +64,7 @@ impl Endpoint {
             Endpoint::TcpReceiver(r) => r.on_packet(p, cx),
             Endpoint::UdpSource(_) => {}
             Endpoint::UdpSink(k) => k.on_packet(p, cx.now),
+            Endpoint::OnOff(_) | Endpoint::BgArrivals(_) | Endpoint::Vacant => {}
         }
     }
 
@@ -65,7 +74,8 @@ impl Endpoint {
             Endpoint::TcpSender(s) => s.on_timer(cx),
             Endpoint::TcpReceiver(r) => r.on_timer(cx),
             Endpoint::UdpSource(u) => u.on_timer(cx),
-            Endpoint::UdpSink(_) => {}
+            Endpoint::OnOff(u) => u.on_timer(cx),
+            Endpoint::UdpSink(_) | Endpoint::BgArrivals(_) | Endpoint::Vacant => {}
         }
     }
 
@@ -75,7 +85,9 @@ impl Endpoint {
             Endpoint::TcpSender(s) => s.poll_at(),
             Endpoint::TcpReceiver(r) => r.poll_at(),
             Endpoint::UdpSource(u) => u.poll_at(),
-            Endpoint::UdpSink(_) => None,
+            Endpoint::OnOff(u) => u.poll_at(),
+            Endpoint::BgArrivals(a) => a.poll_at(),
+            Endpoint::UdpSink(_) | Endpoint::Vacant => None,
         }
     }
 }

@@ -22,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod background;
 pub mod config;
 pub mod endpoint;
 pub mod event;

@@ -1,7 +1,8 @@
 //! The simulation: builds network and endpoints from a [`Config`], runs the event loop, samples
 //! measurements, and returns a [`RunResult`] (docs/design.md §4).
 
-use crate::config::{err, Config, ConfigError, FlowKind, NodeKind, ParamValue};
+use crate::background::{exponential, to_ns, BoundedPareto, MiceArrivals};
+use crate::config::{err, BackgroundCfg, Config, ConfigError, FlowKind, NodeKind, ParamValue};
 use crate::endpoint::{Cx, Endpoint};
 use crate::event::{Class, EventQueue, Target};
 use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
@@ -12,7 +13,7 @@ use crate::tcp::config::{CwndUnitCfg, GrowthCreditCfg, TcpConfig};
 use crate::tcp::rx::TcpReceiver;
 use crate::tcp::sender::{FlowSpec, TcpSender};
 use crate::time::Nanos;
-use crate::udp::{UdpSink, UdpSource};
+use crate::udp::{OnOffSource, Periods, UdpSink, UdpSource};
 use serde::Serialize;
 use tcplab_cc::{CcInit, CwndUnit, WindowGrowth};
 
@@ -76,6 +77,58 @@ pub struct FlowTotals {
     pub udp_received: u64,
 }
 
+/// Totals of one background source (docs/design.md §4, "background"): in aggregate, not per
+/// connection.
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct BgTotals {
+    pub name: String,
+    pub kind: &'static str,
+    pub src: String,
+    pub dst: String,
+    /// Configured offered load (application bits per second).
+    pub load_bps: u64,
+    /// Connections (TCP) started, finished (all data and the FIN acknowledged) and given up
+    /// (SYN retries exhausted); those still open at the end are the rest.
+    pub flows_started: u64,
+    pub flows_completed: u64,
+    pub flows_failed: u64,
+    /// Sum of the sizes of the connections started (TCP).
+    pub bytes_offered: u64,
+    /// Application bytes delivered to the receivers (TCP and UDP), open connections included.
+    pub bytes_delivered: u64,
+    /// Sum over completed connections of (last byte delivered − arrival time).
+    pub completion_ns_sum: u64,
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub udp_sent: u64,
+    pub udp_received: u64,
+    /// Connection slots the pool grew to (the most connections open at once).
+    pub pool_slots: u64,
+}
+
+/// A background source as the engine runs it.
+struct BgState {
+    totals: BgTotals,
+    /// TCP mice: what each connection is built from.
+    mice: Option<Box<MiceTemplate>>,
+}
+
+struct MiceTemplate {
+    src: u16,
+    dst: u16,
+    mtu: u32,
+    rmtu: u32,
+    tcp: TcpConfig,
+    rtcp: TcpConfig,
+    cca_name: String,
+    cca_params: Vec<(String, tcplab_cc::ParamValue)>,
+    isn_rng: Rng,
+    rx_rng: Rng,
+    /// Sender endpoint index of each free slot (its receiver is the next index).
+    free: Vec<u32>,
+}
+
 #[derive(Serialize)]
 pub struct LinkTotals {
     pub name: String,
@@ -107,6 +160,8 @@ pub struct RunResult {
     pub series: FlowSeries,
     pub queue_series: QueueSeries,
     pub changes: Option<ChangeLog>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BgTotals>,
 }
 
 pub struct Simulation {
@@ -132,6 +187,19 @@ pub struct Simulation {
     /// Capture index per channel (`u32::MAX` = not captured).
     capture_of: Vec<u32>,
     tap: Option<Box<dyn PacketTap + Send>>,
+    /// Endpoints below this index are the flows'; the rest belong to background sources.
+    fg_eps: usize,
+    /// Flow id of each endpoint's current connection; a packet for a background slot's earlier
+    /// connection is discarded on arrival (a pool slot is reused, its old packets may still
+    /// be in flight).
+    ep_flow: Vec<u32>,
+    /// Background source of each endpoint (`u32::MAX`: not background).
+    ep_bg: Vec<u32>,
+    /// Arrival time and size of the connection in each background sender slot.
+    ep_mouse: Vec<(Nanos, u64)>,
+    bg: Vec<BgState>,
+    /// Flow id of the next background connection (after the flows' ids).
+    next_bg_flow: u32,
 }
 
 fn cc_params(cfg: &crate::config::CcaCfg) -> Vec<(String, tcplab_cc::ParamValue)> {
@@ -300,6 +368,33 @@ impl Simulation {
                 bytes_target: f.bytes,
             });
         }
+        let fg_eps = eps.len();
+        let mut ep_flow: Vec<u32> = (0..fg_eps as u32).map(|i| i / 2).collect();
+        let mut ep_bg = vec![u32::MAX; fg_eps];
+        let mut next_bg_flow = cfg.flows.len() as u32;
+        let mut bg = Vec::with_capacity(cfg.background.len());
+        for (bi, b) in cfg.background.iter().enumerate() {
+            let st = build_background(
+                cfg,
+                bi,
+                b,
+                &mut net,
+                &mut eps,
+                &mut ep_node,
+                &mut next_bg_flow,
+            )?;
+            while ep_flow.len() < eps.len() {
+                // Static endpoints of this source: the UDP pair has one flow id; the arrival
+                // process none.
+                ep_flow.push(if st.mice.is_some() {
+                    u32::MAX
+                } else {
+                    next_bg_flow - 1
+                });
+                ep_bg.push(bi as u32);
+            }
+            bg.push(st);
+        }
         let n_eps = eps.len();
         let n_flows = flows.len();
         let n_ch = net.channels.len();
@@ -332,6 +427,12 @@ impl Simulation {
             last_sample: 0,
             capture_of: vec![u32::MAX; n_ch],
             tap: None,
+            fg_eps,
+            ep_flow,
+            ep_bg,
+            ep_mouse: vec![(0, 0); n_eps],
+            bg,
+            next_bg_flow,
         };
         for (ci, c) in cfg.capture.iter().enumerate() {
             for name in &c.channels {
@@ -398,6 +499,11 @@ impl Simulation {
             self.forward(node, h);
         }
         self.out = out;
+        if id >= self.fg_eps {
+            self.reschedule(id);
+            self.bg_after(id);
+            return;
+        }
         if let Some(log) = self.changes.as_mut() {
             if let Endpoint::TcpSender(s) = &self.eps[id] {
                 let f = s.spec.flow as usize;
@@ -525,10 +631,15 @@ impl Simulation {
                                 continue;
                             }
                         }
+                        let ep = p.ep as usize;
+                        if ep >= self.fg_eps && p.flow != self.ep_flow[ep] {
+                            // For an earlier connection of a reused background slot.
+                            self.net.pool.release(h);
+                            continue;
+                        }
                         if p.payload > 0 && (p.proto == Proto::Udp || p.is_tcp_data()) {
                             self.data_delivered += 1;
                         }
-                        let ep = p.ep as usize;
                         self.with_endpoint(ep, Some(h));
                     } else {
                         self.forward(at, h);
@@ -537,7 +648,11 @@ impl Simulation {
                 Target::Endpoint(id) => {
                     if self.ep_sched[id as usize] == Some(self.now) {
                         self.ep_sched[id as usize] = None;
-                        self.with_endpoint(id as usize, None);
+                        if matches!(self.eps[id as usize], Endpoint::BgArrivals(_)) {
+                            self.bg_arrivals(id as usize);
+                        } else {
+                            self.with_endpoint(id as usize, None);
+                        }
                     }
                 }
                 Target::Sampler => {
@@ -625,7 +740,8 @@ impl Simulation {
     }
 
     /// Assemble the raw result.
-    pub fn finish(self) -> RunResult {
+    pub fn finish(mut self) -> RunResult {
+        let background = self.background_totals();
         let mut flows = Vec::with_capacity(self.flows.len());
         for f in &self.flows {
             let mut t = FlowTotals {
@@ -757,6 +873,358 @@ impl Simulation {
             series: self.series,
             queue_series: queues,
             changes: self.changes,
+            background,
+        }
+    }
+
+    /// Start the background connections that arrive now (endpoint `id` is a mice source's
+    /// arrival process).
+    fn bg_arrivals(&mut self, id: usize) {
+        let now = self.now;
+        loop {
+            let (bi, size) = match &mut self.eps[id] {
+                Endpoint::BgArrivals(a) => match a.take(now) {
+                    Some(size) => (a.source as usize, size),
+                    None => break,
+                },
+                _ => return,
+            };
+            self.start_mouse(bi, size);
+        }
+        self.reschedule(id);
+    }
+
+    /// One background TCP connection of `size` bytes from source `bi`, starting now, in a free
+    /// slot of the source's pool (or two new endpoints when none is free).
+    fn start_mouse(&mut self, bi: usize, size: u64) {
+        let now = self.now;
+        let flow = self.next_bg_flow;
+        self.next_bg_flow = self.next_bg_flow.wrapping_add(1);
+        let max = crate::event::MAX_TARGET_INDEX as usize + 1;
+        let st = &mut self.bg[bi];
+        let Some(m) = st.mice.as_mut() else { return };
+        let s = match m.free.pop() {
+            Some(s) => s as usize,
+            None => {
+                if self.eps.len() + 2 > max {
+                    // No endpoint index left: the arrival is counted as given up.
+                    st.totals.flows_started += 1;
+                    st.totals.flows_failed += 1;
+                    st.totals.bytes_offered += size;
+                    return;
+                }
+                let s = self.eps.len();
+                for _ in 0..2 {
+                    self.eps.push(Endpoint::Vacant);
+                    self.ep_node.push(0);
+                    self.ep_sched.push(None);
+                    self.ep_flow.push(u32::MAX);
+                    self.ep_bg.push(bi as u32);
+                    self.ep_mouse.push((0, 0));
+                }
+                st.totals.pool_slots += 1;
+                s
+            }
+        };
+        let isn = m.isn_rng.next_u64() as u32;
+        let spec = FlowSpec {
+            flow,
+            me: s as u32,
+            peer: s as u32 + 1,
+            src: m.src,
+            dst: m.dst,
+            start: now,
+            stop: None,
+            bytes: Some(size),
+            mtu: m.mtu,
+            isn,
+            cca_name: m.cca_name.clone(),
+            cca_params: m.cca_params.clone(),
+            growth: growth_of(&m.tcp),
+        };
+        let init = CcInit {
+            mss: m.mtu - 52,
+            initial_cwnd: m.tcp.initial_window.bytes(m.mtu - 52),
+            initial_ssthresh: m.tcp.initial_ssthresh.unwrap_or(u64::MAX),
+            growth: growth_of(&m.tcp),
+        };
+        // Validated when the simulation was built (same name, parameters and knobs).
+        let Ok(cc) = tcplab_cc::build(&spec.cca_name, &spec.cca_params, init) else {
+            st.totals.flows_started += 1;
+            st.totals.flows_failed += 1;
+            return;
+        };
+        let rng = Rng::new(m.rx_rng.next_u64());
+        let mut rx = TcpReceiver::new(
+            flow,
+            s as u32 + 1,
+            s as u32,
+            m.dst,
+            m.src,
+            m.rtcp.clone(),
+            m.rmtu,
+            rng,
+        );
+        rx.set_target(Some(size));
+        self.eps[s] = Endpoint::TcpSender(Box::new(TcpSender::new(spec, m.tcp.clone(), cc)));
+        self.eps[s + 1] = Endpoint::TcpReceiver(Box::new(rx));
+        self.ep_node[s] = m.src;
+        self.ep_node[s + 1] = m.dst;
+        self.ep_flow[s] = flow;
+        self.ep_flow[s + 1] = flow;
+        self.ep_mouse[s] = (now, size);
+        st.totals.flows_started += 1;
+        st.totals.bytes_offered += size;
+        self.reschedule(s);
+        self.reschedule(s + 1);
+    }
+
+    /// After a background endpoint ran: retire its connection when the sender is finished
+    /// (all data and the FIN acknowledged, or SYN retries exhausted), freeing the slot.
+    #[inline]
+    fn bg_after(&mut self, id: usize) {
+        let s = match &self.eps[id] {
+            Endpoint::TcpSender(_) => id,
+            Endpoint::TcpReceiver(_) => id - 1,
+            _ => return,
+        };
+        let Endpoint::TcpSender(snd) = &self.eps[s] else {
+            return;
+        };
+        if !snd.is_done() {
+            return;
+        }
+        let bi = self.ep_bg[s] as usize;
+        let completed = snd.established();
+        self.harvest(bi, s, completed);
+        self.eps[s] = Endpoint::Vacant;
+        self.eps[s + 1] = Endpoint::Vacant;
+        self.ep_flow[s] = u32::MAX;
+        self.ep_flow[s + 1] = u32::MAX;
+        // Timer events already queued for the old connection find no schedule and are skipped.
+        self.ep_sched[s] = None;
+        self.ep_sched[s + 1] = None;
+        if let Some(m) = self.bg[bi].mice.as_mut() {
+            m.free.push(s as u32);
+        }
+    }
+
+    /// Add the connection in slot `s` to its source's totals (`done`: it finished; `Some(false)`
+    /// it gave up; `None` still open at the end).
+    fn harvest(&mut self, bi: usize, s: usize, done: bool) {
+        let (start, _) = self.ep_mouse[s];
+        let t = &mut self.bg[bi].totals;
+        if let Endpoint::TcpSender(snd) = &self.eps[s] {
+            let st = snd.stats;
+            t.segments_sent += st.segments_sent;
+            t.retransmits += st.retransmits;
+            t.timeouts += st.timeouts;
+            if snd.is_done() {
+                if done {
+                    t.flows_completed += 1;
+                } else {
+                    t.flows_failed += 1;
+                }
+            }
+        }
+        if let Endpoint::TcpReceiver(r) = &self.eps[s + 1] {
+            t.bytes_delivered += r.bytes_delivered();
+            if done {
+                let end = r.completion_time(0).unwrap_or(self.now);
+                t.completion_ns_sum += end.saturating_sub(start);
+            }
+        }
+    }
+
+    fn background_totals(&mut self) -> Vec<BgTotals> {
+        // Connections still open: their bytes so far.
+        for s in self.fg_eps..self.eps.len() {
+            if matches!(self.eps[s], Endpoint::TcpSender(_)) && self.ep_bg[s] != u32::MAX {
+                let bi = self.ep_bg[s] as usize;
+                self.harvest(bi, s, false);
+            }
+        }
+        let mut out: Vec<BgTotals> = self.bg.iter().map(|b| b.totals.clone()).collect();
+        for s in self.fg_eps..self.eps.len() {
+            let bi = self.ep_bg[s] as usize;
+            match &self.eps[s] {
+                Endpoint::OnOff(u) => {
+                    out[bi].udp_sent += u.cbr.sent;
+                    out[bi].segments_sent += u.cbr.sent;
+                }
+                Endpoint::UdpSink(k) => {
+                    out[bi].udp_received += k.received;
+                    out[bi].bytes_delivered += k.bytes;
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// Build background source `bi`: its static endpoints (the arrival process of TCP mice, or the
+/// on-off UDP pair) and its state.
+fn build_background(
+    cfg: &Config,
+    bi: usize,
+    b: &BackgroundCfg,
+    net: &mut Network,
+    eps: &mut Vec<Endpoint>,
+    ep_node: &mut Vec<u16>,
+    next_flow: &mut u32,
+) -> Result<BgState, ConfigError> {
+    let f = |k: &str| format!("background[{bi}].{k}");
+    let src = host_id(net, &b.src, f("src"))?;
+    let dst = host_id(net, &b.dst, f("dst"))?;
+    if src == dst {
+        return Err(err(f("dst"), "source and destination are the same host"));
+    }
+    if net.next_hop(src, dst) == NO_ROUTE || net.next_hop(dst, src) == NO_ROUTE {
+        return Err(err(
+            format!("background[{bi}]"),
+            format!("no route between {:?} and {:?}", b.src, b.dst),
+        ));
+    }
+    if b.load_bps == 0 {
+        return Err(err(f("load_bps"), "must be > 0"));
+    }
+    let stop = b.stop_ns.unwrap_or(cfg.duration_ns).min(cfg.duration_ns);
+    let totals = BgTotals {
+        name: b.name.clone(),
+        kind: match b.kind {
+            FlowKind::Tcp => "tcp",
+            FlowKind::Udp => "udp",
+        },
+        src: b.src.clone(),
+        dst: b.dst.clone(),
+        load_bps: b.load_bps,
+        ..BgTotals::default()
+    };
+    match b.kind {
+        FlowKind::Tcp => {
+            let sizes = BoundedPareto {
+                alpha: b.size_shape.unwrap_or(f64::NAN),
+                min: b.size_min.map_or(f64::NAN, |x| x as f64),
+                max: b.size_max.map_or(f64::NAN, |x| x as f64),
+            };
+            if !sizes.valid() {
+                return Err(err(
+                    f("size_shape"),
+                    "TCP background needs size_shape > 0 and 0 < size_min < size_max",
+                ));
+            }
+            let mtu = net.channels[net.next_hop(src, dst) as usize].mtu;
+            let rmtu = net.channels[net.next_hop(dst, src) as usize].mtu;
+            if mtu < 576 {
+                return Err(err(
+                    format!("background[{bi}]"),
+                    format!("first-hop MTU {mtu} < 576"),
+                ));
+            }
+            let init = CcInit {
+                mss: mtu - 52,
+                initial_cwnd: b.tcp.initial_window.bytes(mtu - 52),
+                initial_ssthresh: b.tcp.initial_ssthresh.unwrap_or(u64::MAX),
+                growth: growth_of(&b.tcp),
+            };
+            let params = cc_params(&b.cca);
+            tcplab_cc::build(&b.cca.name, &params, init)
+                .map_err(|e| err(f("cca"), e.to_string()))?;
+            let rtcp = b.receiver_tcp.clone().unwrap_or_else(|| b.tcp.clone());
+            if let Some(cap) = rtcp.rx_capacity {
+                net.add_ingress(dst, cap, rtcp.rx_ring, rmtu);
+            }
+            // Poisson arrivals at rate λ = load / (8 E[S]) (module docs of crate::background).
+            let mean_gap_ns = 8e9 * sizes.mean() / b.load_bps as f64;
+            let mut arrival_rng = Rng::for_entity(cfg.seed, "bg-arrival", &b.name);
+            let first = b
+                .start_ns
+                .saturating_add(to_ns(exponential(&mut arrival_rng, mean_gap_ns)));
+            eps.push(Endpoint::BgArrivals(Box::new(MiceArrivals {
+                source: bi as u32,
+                next: first,
+                stop,
+                mean_gap_ns,
+                sizes,
+                arrival_rng,
+                size_rng: Rng::for_entity(cfg.seed, "bg-size", &b.name),
+            })));
+            ep_node.push(src);
+            Ok(BgState {
+                totals,
+                mice: Some(Box::new(MiceTemplate {
+                    src,
+                    dst,
+                    mtu,
+                    rmtu,
+                    tcp: b.tcp.clone(),
+                    rtcp,
+                    cca_name: b.cca.name.clone(),
+                    cca_params: params,
+                    isn_rng: Rng::for_entity(cfg.seed, "bg-isn", &b.name),
+                    rx_rng: Rng::for_entity(cfg.seed, "bg-receiver", &b.name),
+                    free: Vec::new(),
+                })),
+            })
+        }
+        FlowKind::Udp => {
+            let peak = b
+                .peak_bps
+                .filter(|&r| r > 0)
+                .ok_or_else(|| err(f("peak_bps"), "on-off UDP background needs peak_bps > 0"))?;
+            if b.load_bps >= peak {
+                return Err(err(f("load_bps"), "must be less than peak_bps"));
+            }
+            let on = b
+                .on_mean_ns
+                .filter(|&x| x > 0)
+                .ok_or_else(|| err(f("on_mean_ns"), "must be > 0"))? as f64;
+            if b.payload_bytes == 0 || b.payload_bytes > 65507 {
+                return Err(err(f("payload_bytes"), "must be 1..65507"));
+            }
+            let periods = match (
+                b.periods.as_deref().unwrap_or("exponential"),
+                b.period_shape,
+            ) {
+                ("exponential", _) => Periods::Exponential,
+                ("pareto", Some(a)) if a > 1.0 && a.is_finite() => Periods::Pareto(a),
+                ("pareto", _) => {
+                    return Err(err(f("period_shape"), "Pareto periods need a shape > 1"))
+                }
+                (other, _) => {
+                    return Err(err(
+                        f("periods"),
+                        format!("{other:?}: use 'exponential' or 'pareto'"),
+                    ))
+                }
+            };
+            // Mean load = peak · on / (on + off)  ⇒  off = on · (peak / load − 1).
+            let off = on * (peak as f64 / b.load_bps as f64 - 1.0);
+            let flow = *next_flow;
+            *next_flow += 1;
+            let me = eps.len() as u32;
+            let cbr = UdpSource::new(
+                flow,
+                me + 1,
+                src,
+                dst,
+                b.start_ns,
+                stop,
+                peak,
+                b.payload_bytes,
+            );
+            eps.push(Endpoint::OnOff(Box::new(OnOffSource::new(
+                cbr,
+                periods,
+                on,
+                off,
+                Rng::for_entity(cfg.seed, "bg-onoff", &b.name),
+            ))));
+            eps.push(Endpoint::UdpSink(UdpSink::default()));
+            ep_node.push(src);
+            ep_node.push(dst);
+            Ok(BgState { totals, mice: None })
         }
     }
 }
@@ -767,4 +1235,98 @@ pub fn run_json(config_json: &str) -> Result<RunResult, ConfigError> {
     let mut sim = Simulation::new(&cfg)?;
     sim.run();
     Ok(sim.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 100 Mbit/s, 40 ms dumbbell: hosts a, b (left), c, d (right); flow a → c, background
+    /// b → d (`bg`, JSON of the background list).
+    fn config(bg: &str, flow: bool, duration_s: u64) -> String {
+        let link = |name: &str, a: &str, b: &str, rate: u64, delay: u64, q: u32| {
+            format!(
+                r#"{{"name":"{name}","a":"{a}","b":"{b}","ab":{{"rate_bps":{rate},"delay_ns":{delay},"queue":{{"limit_pkts":{q}}}}},"ba":{{"rate_bps":{rate},"delay_ns":{delay},"queue":{{"limit_pkts":{q}}}}}}}"#
+            )
+        };
+        let links = [
+            link("bn", "r1", "r2", 100_000_000, 19_000_000, 340),
+            link("a", "a", "r1", 1_000_000_000, 500_000, 1000),
+            link("b", "b", "r1", 1_000_000_000, 500_000, 1000),
+            link("c", "c", "r2", 1_000_000_000, 500_000, 1000),
+            link("d", "d", "r2", 1_000_000_000, 500_000, 1000),
+        ]
+        .join(",");
+        let flows = if flow {
+            r#"[{"name":"f","kind":"tcp","src":"a","dst":"c","cca":{"name":"reno"}}]"#
+        } else {
+            "[]"
+        };
+        format!(
+            r#"{{"seed":7,"duration_ns":{},"nodes":[{{"name":"r1","kind":"router"}},{{"name":"r2","kind":"router"}},{{"name":"a","kind":"host"}},{{"name":"b","kind":"host"}},{{"name":"c","kind":"host"}},{{"name":"d","kind":"host"}}],"links":[{links}],"flows":{flows},"background":{bg}}}"#,
+            duration_s * 1_000_000_000
+        )
+    }
+
+    fn mice(load_bps: u64, stop_s: u64) -> String {
+        format!(
+            r#"[{{"name":"web","kind":"tcp","src":"b","dst":"d","load_bps":{load_bps},"stop_ns":{},"size_shape":1.2,"size_min":8000,"size_max":1000000,"cca":{{"name":"reno"}}}}]"#,
+            stop_s * 1_000_000_000
+        )
+    }
+
+    #[test]
+    fn test_mice_pool_reuses_slots() {
+        let r = run_json(&config(&mice(20_000_000, 50), false, 60)).unwrap();
+        let b = &r.background[0];
+        // λ = 20 Mbit/s / (8 · E[S]); E[S] ≈ 36 kB here, so ≈ 70 arrivals/s, 3500 in 50 s.
+        assert!(b.flows_started > 2000, "{b:?}");
+        // Every connection finishes in the 10 s after arrivals stop (uncongested path).
+        assert_eq!(b.flows_completed, b.flows_started, "{b:?}");
+        assert_eq!(b.bytes_delivered, b.bytes_offered, "{b:?}");
+        // Few connections are open at once (λ × completion time ≈ 70/s × ~0.2 s): the pool
+        // stays small instead of growing with every arrival.
+        assert!(b.pool_slots < 200, "{b:?}");
+        assert!(
+            b.completion_ns_sum / b.flows_completed > 40_000_000,
+            "{b:?}"
+        );
+    }
+
+    #[test]
+    fn test_background_leaves_flow_streams_alone() {
+        // The foreground flow alone and with a background source whose traffic never starts
+        // (start after the end): identical results, so adding a source does not move the
+        // flow's random streams or event order.
+        let alone = run_json(&config("[]", true, 5)).unwrap();
+        let idle = r#"[{"name":"web","kind":"tcp","src":"b","dst":"d","load_bps":1000000,"start_ns":9000000000,"size_shape":1.2,"size_min":8000,"size_max":1000000}]"#;
+        let with = run_json(&config(idle, true, 5)).unwrap();
+        assert_eq!(
+            alone.flows[0].bytes_delivered,
+            with.flows[0].bytes_delivered
+        );
+        assert_eq!(alone.series.cwnd_bytes, with.series.cwnd_bytes);
+        // And real background takes capacity from it.
+        let busy = run_json(&config(&mice(60_000_000, 5), true, 5)).unwrap();
+        assert!(
+            busy.flows[0].bytes_delivered < alone.flows[0].bytes_delivered,
+            "{} vs {}",
+            busy.flows[0].bytes_delivered,
+            alone.flows[0].bytes_delivered
+        );
+    }
+
+    #[test]
+    fn test_onoff_background_delivers_its_load() {
+        let bg = r#"[{"name":"u","kind":"udp","src":"b","dst":"d","load_bps":10000000,"peak_bps":40000000,"on_mean_ns":50000000,"payload_bytes":1250}]"#;
+        let r = run_json(&config(bg, false, 200)).unwrap();
+        let b = &r.background[0];
+        let rate = b.bytes_delivered as f64 * 8.0 / 200.0;
+        // Exponential periods, on 50 ms, off 150 ms: a+b = 26.7/s, p = 0.25; the on fraction's
+        // time average over 200 s has sd sqrt(2p(1−p)/((a+b)T)) = 0.0084, 3.4 % of p. 4 sd.
+        assert!((rate - 1e7).abs() < 0.135 * 1e7, "{rate} {b:?}");
+        // None lost (peak < bottleneck rate): all but those in flight at the end (one-way
+        // 20 ms at the 40 Mbit/s peak = 80 datagrams of 1250 B) arrived.
+        assert!(b.udp_sent - b.udp_received <= 80, "{b:?}");
+    }
 }

@@ -21,6 +21,7 @@ TOP_KEYS = (
     "tcp",
     "host",
     "flow",
+    "background",
     "sweep",
     "report",
     "assume",

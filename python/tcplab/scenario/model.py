@@ -133,6 +133,8 @@ class Scenario:
     capture: tuple[str, ...] = ()
     #: ``[run]``: where trials run (tcplab.executors); never changes results.
     run_options: dict[str, str] = field(default_factory=dict)
+    #: ``[[background]]`` sources (tcplab.scenario.background.Background).
+    background: list[Any] = field(default_factory=list)
 
     def config(self, seed: int) -> dict[str, Any]:
         """The normalized config (§3) of a trial whose seed is *seed*."""
@@ -144,6 +146,8 @@ class Scenario:
             "nodes": copy.deepcopy(self.nodes),
             "links": copy.deepcopy(self.links),
             "flows": [f.to_config(seed) for f in self.flows],
+            # Only when there is background: configs without it stay byte-identical.
+            **({"background": [b.to_config() for b in self.background]} if self.background else {}),
         }
 
     @property
@@ -218,6 +222,9 @@ class Scenario:
                 f"    {f.name} [{f.group}] {what}: {f.src} -> {f.dst} ({f.direction}), "
                 f"RTT {d(f.rtt_ns)}, {span}"
             )
+        if self.background:
+            lines.append("  background:")
+            lines.extend(b.describe() for b in self.background)
         return "\n".join(lines)
 
 

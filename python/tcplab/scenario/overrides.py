@@ -93,7 +93,7 @@ def apply_overrides(
                     node[part] = value
                     break
                 if part not in node:
-                    if part in ("flow", "host") and not here:
+                    if part in ("flow", "host", "background") and not here:
                         raise ScenarioError(
                             file,
                             part,
@@ -130,6 +130,8 @@ def _resolve_item(items: list[Any], part: str, here: str, file: str, where: str)
         name = item.get("name") if isinstance(item, dict) else None
         if name is None and here == "flow":
             name = f"flow{i}"
+        if name is None and here == "background":
+            name = f"bg{i}"
         names.append(name)
         if name == part:
             return i

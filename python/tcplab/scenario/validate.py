@@ -10,6 +10,7 @@ from typing import Any
 from .. import units
 from ..catalog import Catalog
 from ..seeds import MAX_SEED
+from .background import validate_all as validate_background
 from .defaults import (
     DEFAULT_DURATION,
     DEFAULT_INTERVAL,
@@ -129,7 +130,10 @@ def validate(ctx: Ctx, doc: dict[str, Any], catalog: Catalog, default_name: str)
         auto_hosts.extend(new_hosts)
         flows_resolved.append(res)
 
-    all_hosts = hosts + auto_hosts
+    background, bg_hosts, bg_resolved = validate_background(
+        ctx, doc.get("background", []), path, tcp_defaults, catalog, duration, groups, stack, engine
+    )
+    all_hosts = hosts + auto_hosts + bg_hosts
     nodes, links = network(path, all_hosts)
 
     resolved = top.ordered_resolved()
@@ -139,6 +143,8 @@ def validate(ctx: Ctx, doc: dict[str, Any], catalog: Catalog, default_name: str)
     if hosts_resolved:
         resolved["host"] = hosts_resolved
     resolved["flow"] = flows_resolved
+    if bg_resolved:
+        resolved["background"] = bg_resolved
     if run_options:
         resolved["run"] = dict(run_options)
     resolved = {k: resolved[k] for k in TOP_KEYS if k in resolved}
@@ -161,6 +167,7 @@ def validate(ctx: Ctx, doc: dict[str, Any], catalog: Catalog, default_name: str)
         nodes=nodes,
         links=links,
         resolved=resolved,
+        background=background,
     )
 
 
