@@ -317,6 +317,14 @@ impl CongestionControl for Ctcp {
         self.enable(0);
     }
 
+    fn on_cwr_complete(&mut self, _now: Nanos) {
+        // tcp_complete_cwr's min rule on the loss-based window, then back to Open: the delay
+        // component resumes (it was disabled by the congestion event, as in recovery).
+        let w = self.win.cwnd().min(self.win.ssthresh());
+        self.win.set_cwnd(w);
+        self.enable(0);
+    }
+
     fn on_rto(&mut self, ev: &RtoEvent) {
         if ev.backoff_count <= 1 {
             // Reno's rule on the whole window (what the stack's FlightSize or cwnd is).

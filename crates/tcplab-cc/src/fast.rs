@@ -229,6 +229,13 @@ impl CongestionControl for Fast {
         self.enable(0);
     }
 
+    fn on_cwr_complete(&mut self, _now: Nanos) {
+        // tcp_complete_cwr's min rule, then back to Open: the FAST rule resumes (as Vegas).
+        let w = self.win.cwnd().min(self.win.ssthresh());
+        self.win.set_cwnd(w);
+        self.enable(0);
+    }
+
     fn on_rto(&mut self, ev: &RtoEvent) {
         self.win.reno_timeout(self.p.ssthresh_from, ev);
         self.d.enabled = false;
@@ -439,6 +446,32 @@ mod tests {
         });
         assert_eq!(cc.cwnd(), 1000);
         assert!(cc.in_slow_start());
+    }
+
+    #[test]
+    fn test_cwr_completion_resumes_the_fast_rule() {
+        // A local-congestion CWR (Linux tcp_enter_cwr → ssthresh) disables the rule like a
+        // recovery does; its completion (tcp_complete_cwr → Open) must re-enable it, or FAST
+        // stays on Reno's rules for the rest of the connection.
+        let mut cc = fast(CwndUnit::Packets, 100, 20.0);
+        let mut d = Driver::sending(MSS);
+        d.steady(&mut cc, BASE, BASE);
+        cc.on_congestion_event(&CongestionEvent {
+            in_flight: 100_000,
+            mss: MSS,
+            ..Default::default()
+        });
+        cc.set_cwnd(60_000); // the stack's CWR cut: min(ssthresh, in flight + 1) at once
+        assert!(!cc.d.enabled);
+        cc.on_cwr_complete(0);
+        assert!(cc.d.enabled, "the FAST rule runs again after CWR");
+        assert_eq!(cc.cwnd(), 60_000.min(cc.ssthresh()));
+        // With no queueing the rule adds γ·α = 10 segments per round again (a fresh round
+        // first, as vegas_enable); Reno's rules would add one segment per round.
+        let w0 = segs(&cc);
+        d.steady(&mut cc, BASE, BASE);
+        d.steady(&mut cc, BASE, BASE);
+        assert!(segs(&cc) >= w0 + 15.0, "{w0} -> {}", segs(&cc));
     }
 
     /// FAST flows on the model bottleneck (10 Mbit/s, 1000 B: 1250 pkt/s; base RTT 40 ms:

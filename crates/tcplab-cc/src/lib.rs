@@ -214,6 +214,18 @@ pub trait CongestionControl: Send {
         self.set_cwnd(s);
     }
 
+    /// A CWR episode (the window reduction of a local congestion signal, entered through
+    /// [`on_congestion_event`](Self::on_congestion_event)) ended: everything sent before it
+    /// began is acknowledged. Linux `tcp_complete_cwr` (2.6, net/ipv4/tcp_input.c; read for the
+    /// behaviour): `cwnd = min(cwnd, ssthresh)`, then `CA_EVENT_COMPLETE_CWR` and the return to
+    /// the Open state, which re-enables delay-based algorithms (Vegas' `tcp_vegas_state`). The
+    /// default is the min rule; controllers with their own CWR state override it.
+    fn on_cwr_complete(&mut self, now: Nanos) {
+        let _ = now;
+        let w = self.cwnd().min(self.ssthresh());
+        self.set_cwnd(w);
+    }
+
     /// The retransmission timer expired.
     fn on_rto(&mut self, ev: &RtoEvent);
 

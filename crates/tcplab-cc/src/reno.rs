@@ -261,6 +261,17 @@ mod tests {
     }
 
     #[test]
+    fn test_cwr_completion_keeps_the_smaller_of_cwnd_and_ssthresh() {
+        // tcp_complete_cwr: cwnd = min(cwnd, ssthresh); never a raise.
+        let mut cc = reno(CwndUnit::Packets, 0, 10, 20 * u64::from(MSS));
+        cc.on_cwr_complete(0);
+        assert_eq!(cc.cwnd(), 10 * u64::from(MSS));
+        cc.set_cwnd(30 * u64::from(MSS));
+        cc.on_cwr_complete(0);
+        assert_eq!(cc.cwnd(), 20 * u64::from(MSS));
+    }
+
+    #[test]
     fn test_ack_in_recovery_or_app_limited_does_not_grow() {
         let mut cc = reno(CwndUnit::Bytes, 0, 10, u64::MAX);
         let ev = AckEvent {

@@ -220,6 +220,13 @@ impl CongestionControl for Vegas {
         self.enable(0);
     }
 
+    fn on_cwr_complete(&mut self, _now: Nanos) {
+        // tcp_complete_cwr's min rule, then the Open state: vegas_enable (tcp_vegas_state).
+        let w = self.win.cwnd().min(self.win.ssthresh());
+        self.win.set_cwnd(w);
+        self.enable(0);
+    }
+
     fn on_rto(&mut self, ev: &RtoEvent) {
         self.win.reno_timeout(self.p.ssthresh_from, ev);
         self.d.on_rto();

@@ -186,6 +186,12 @@ impl CongestionControl for Westwood {
         self.win.set_cwnd(s);
     }
 
+    fn on_cwr_complete(&mut self, now: Nanos) {
+        // tcp_complete_cwr's min rule, then CA_EVENT_COMPLETE_CWR: cwnd = ssthresh = bw·RTTmin
+        // (tcp_westwood_event), which overrides the min.
+        self.on_recovery_exit(now);
+    }
+
     fn on_rto(&mut self, ev: &RtoEvent) {
         if ev.backoff_count <= 1 {
             // CA_EVENT_LOSS overrides tcp_reno_ssthresh.

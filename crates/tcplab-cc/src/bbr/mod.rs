@@ -563,6 +563,11 @@ impl CongestionControl for Bbr {
         }
     }
 
+    fn on_cwr_complete(&mut self, _now: Nanos) {
+        // Linux (4.9+) `tcp_end_cwnd_reduction` leaves the window to a `cong_control` module
+        // such as BBR: nothing to do.
+    }
+
     fn on_rto(&mut self, ev: &RtoEvent) {
         self.on_timeout(ev);
     }
