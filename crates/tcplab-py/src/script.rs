@@ -13,7 +13,7 @@ use tcplab_sim::endpoint::Cx;
 use tcplab_sim::packet::{Packet, Proto, IPV4_HEADER, TCP_HEADER};
 use tcplab_sim::rng::Rng;
 use tcplab_sim::tcp::config::TcpConfig;
-use tcplab_sim::tcp::rx::TcpReceiver;
+use tcplab_sim::tcp::receiver::TcpReceiver;
 use tcplab_sim::tcp::sender::{FlowSpec, TcpSender};
 
 /// A segment as Python sees it: (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val,

@@ -2,7 +2,7 @@
 //! output buffer and the host NIC's free room); endpoints never see the event queue.
 
 use crate::packet::Packet;
-use crate::tcp::rx::TcpReceiver;
+use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::time::Nanos;
 use crate::udp::{UdpSink, UdpSource};
