@@ -51,7 +51,7 @@
 //!   the window is bounded by a clamp that the caller raises ([`RecvCore::raise_clamp`], Linux's
 //!   `rcv_ssthresh`, B.1 "Receive window"): the policies that grow them (receive-buffer
 //!   autotuning and `rcv_ssthresh` growth, per personality) live in the caller, `TcpReceiver`
-//!   (rx.rs); this part only enforces the bounds it is given.
+//!   (receiver/mod.rs); this part only enforces the bounds it is given.
 //! * The full-segment size is estimated as the largest segment seen so far (capped at `mss`),
 //!   starting from 536 bytes; Linux's estimate can also decrease again
 //!   (L: net/ipv4/tcp_input.c `tcp_measure_rcv_mss`), this one cannot.
@@ -133,7 +133,7 @@ pub struct RecvCoreConfig {
 impl Default for RecvCoreConfig {
     fn default() -> Self {
         RecvCoreConfig {
-            // Linux 6.x tcp_rmem default (middle value), B.1; autotuning (rx.rs) may grow it.
+            // Linux 6.x tcp_rmem default (middle value), B.1; autotuning (receiver/mod.rs) may grow it.
             rcvbuf: 131_072,
             // 1500-byte MTU − 20 IP − 20 TCP − 12 timestamp option.
             mss: 1448,
