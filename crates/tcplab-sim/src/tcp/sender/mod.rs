@@ -9,6 +9,8 @@
 //! * [`loss`]: SACK-based loss marking and RACK-TLP (RFC 6675, RFC 8985);
 //! * [`undo`]: undo of spurious reductions — D-SACK (RFC 3708), Eifel (RFC 3522), F-RTO
 //!   (RFC 5682), FreeBSD's bad-retransmit window;
+//! * [`send`]: room for new data, the next segment's size with SWS avoidance, limited transmit
+//!   (RFC 6675 §4, RFC 9293 §3.8.6.2.1, RFC 3042);
 //! * [`timers`]: the deadlines and `poll_at`;
 //! * window growth and reduction: the [`CongestionControl`] object (crate `tcplab-cc`);
 //! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582) when
@@ -25,6 +27,7 @@
 pub mod ack;
 pub mod handshake;
 pub mod loss;
+pub mod send;
 pub mod timers;
 pub mod undo;
 
@@ -40,6 +43,7 @@ use crate::time::Nanos;
 use ack::{AckCx, AckProcessor};
 use handshake::Handshake;
 use loss::{Probe, RackTlp};
+use send::{NewData, Room};
 use tcplab_cc::{AckEvent, CongestionControl, CongestionEvent, RtoEvent, SentEvent};
 use timers::{due, Timers};
 use undo::{BadRexmt, Frto, FrtoAck, Undo};
@@ -482,25 +486,18 @@ impl TcpSender {
         self.cwnd()
     }
 
-    /// Limited transmit (RFC 3042 §2): on each of the first two duplicate ACKs, new data may go
-    /// out if the outstanding data (FlightSize, snd_nxt − snd_una) stays within cwnd plus one
-    /// segment per duplicate ACK so far — one new segment per duplicate ACK. Where the pipe
-    /// already leaves out what the duplicate ACK SACKed (RFC 6675, Linux's in-flight count in
-    /// the Disorder state), the pipe rule releases that same segment and this adds nothing;
-    /// without SACK (FlightSize unchanged by a duplicate ACK) this is what releases it. FreeBSD
-    /// states it the same way in FlightSize (`snd_cwnd = snd_nxt − snd_una + t_dupacks·maxseg`).
-    /// (Measured on this machine's kernel, scripts/linux-6/limited-transmit.pkt: one segment
-    /// per duplicate ACK; the model used to add this allowance on top of the SACK pipe and sent
-    /// two.)
+    /// Limited transmit (RFC 3042 §2; see [`send::limited_transmit_allows`]).
     fn limited_transmit_allows(&self, len: u64) -> bool {
-        let dupacks = self.acks.dupacks;
-        self.cfg.limited_transmit
-            && !self.rec.active
-            && self.loss_point.is_none()
-            && dupacks > 0
-            && dupacks < self.cfg.dupthresh
-            && (self.snd_nxt - self.snd_una) + len
-                <= self.cwnd() + (dupacks.min(2) as u64) * self.smss as u64
+        send::limited_transmit_allows(
+            self.cfg.limited_transmit,
+            !self.rec.active && self.loss_point.is_none(),
+            self.acks.dupacks,
+            self.cfg.dupthresh,
+            self.snd_nxt - self.snd_una,
+            len,
+            self.cwnd(),
+            self.smss,
+        )
     }
 
     fn try_send(&mut self, cx: &mut Cx) {
@@ -538,9 +535,6 @@ impl TcpSender {
                 }
             }
             // NextSeg() rule 2: new data.
-            let app_room = self
-                .app_end
-                .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
             // Quirk (Windows XP, Jansen & McGregor 2005): during loss periods — from the first
             // duplicate ACK until recovery ends — new data goes out beyond the receiver's window;
             // what arrives before the hole is repaired is discarded and sent again later.
@@ -550,25 +544,32 @@ impl TcpSender {
             } else {
                 self.rwnd
             };
-            let rwnd_room = (self.snd_una + rwnd).saturating_sub(self.snd_nxt);
-            let buf_room = (self.snd_una + self.cfg.sndbuf).saturating_sub(self.snd_nxt);
-            let len = (self.smss as u64)
-                .min(app_room)
-                .min(rwnd_room)
-                .min(buf_room);
+            let room = Room::new(
+                self.snd_una,
+                self.snd_nxt,
+                self.app_end,
+                rwnd,
+                self.cfg.sndbuf,
+            );
             // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): no small segment unless it ends the data.
-            if len == 0 || (len < self.smss as u64 && len < app_room) {
-                if app_room > 0 && rwnd_room < self.smss as u64 && self.sb.is_empty() {
-                    // A zero (or sub-MSS) window with nothing outstanding: the persist timer
-                    // probes it (RFC 9293 §3.8.6.1) and doubles as the SWS override timer.
-                    self.timers
-                        .arm_persist(now, self.rtt.base_rto(), self.cfg.max_rto);
+            let len = match send::next_new(self.smss, room, self.sb.is_empty()) {
+                NewData::Segment(len) => len,
+                NewData::Hold {
+                    persist,
+                    app_limited,
+                } => {
+                    if persist {
+                        // A zero (or sub-MSS) window with nothing outstanding: the persist timer
+                        // probes it (RFC 9293 §3.8.6.1) and doubles as the SWS override timer.
+                        self.timers
+                            .arm_persist(now, self.rtt.base_rto(), self.cfg.max_rto);
+                    }
+                    if app_limited {
+                        self.sb.rate.mark_app_limited(pipe);
+                    }
+                    break;
                 }
-                if app_room > 0 && len == 0 {
-                    self.sb.rate.mark_app_limited(pipe);
-                }
-                break;
-            }
+            };
             if pipe + len > wnd && !self.limited_transmit_allows(len) {
                 stopped_by_cwnd = true;
                 break;
@@ -607,12 +608,7 @@ impl TcpSender {
             return fits;
         }
         let fits = fits || self.limited_transmit_allows(self.smss as u64);
-        let app_room = self
-            .app_end
-            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
-        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
-        let buf_room = (self.snd_una + self.cfg.sndbuf).saturating_sub(self.snd_nxt);
-        fits && app_room > 0 && rwnd_room > 0 && buf_room > 0
+        fits && self.room().any()
     }
 
     /// Local congestion: the host's transmit queue refused a segment. Linux before TCP small
@@ -671,19 +667,27 @@ impl TcpSender {
         }
     }
 
+    /// Room for new data under the peer's advertised window.
+    fn room(&self) -> Room {
+        Room::new(
+            self.snd_una,
+            self.snd_nxt,
+            self.app_end,
+            self.rwnd,
+            self.cfg.sndbuf,
+        )
+    }
+
     fn send_window_probe(&mut self, cx: &mut Cx) {
         if !self.sb.is_empty() {
             self.timers.persist_backoff = 0;
             return;
         }
-        let app_room = self
-            .app_end
-            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
-        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
-        if rwnd_room > 0 && app_room > 0 {
+        let room = self.room();
+        if room.rwnd > 0 && room.app > 0 {
             // A window smaller than one segment: send what fits (the SWS override, RFC 9293
             // §3.8.6.2.1; Linux `tcp_write_wakeup` does the same).
-            let len = rwnd_room.min(app_room).min(self.smss as u64) as u32;
+            let len = room.rwnd.min(room.app).min(self.smss as u64) as u32;
             let off = self.snd_nxt;
             self.sb.on_send_new(off, len, cx.now);
             self.snd_nxt += len as u64;
@@ -931,11 +935,8 @@ impl TcpSender {
         }
         self.rack.tlp_out = true;
         self.stats.tlp_probes += 1;
-        let app_room = self
-            .app_end
-            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
-        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
-        match RackTlp::probe(self.smss, app_room, rwnd_room) {
+        let room = self.room();
+        match RackTlp::probe(self.smss, room.app, room.rwnd) {
             Probe::New(len) => {
                 let off = self.snd_nxt;
                 self.sb.on_send_new(off, len, cx.now);
