@@ -44,8 +44,7 @@ pub struct AckCx {
     pub ts_on: bool,
     /// SACK blocks are used (negotiated, and the recovery is not NewReno).
     pub use_sack: bool,
-    /// Our timestamp clock now and its tick.
-    pub ts_now: u32,
+    /// Tick of our timestamp clock (RFC 7323 §5.4).
     pub clock_granularity: Nanos,
 }
 
@@ -85,6 +84,7 @@ impl AckProcessor {
     /// Process the ACK `h` carrying `payload` bytes. Returns `None` for a segment that is not
     /// an acceptable ACK. Updates `sb` (and its rate sampler) with what is acknowledged and the
     /// SACK/duplicate-ACK counters in `stats`.
+    #[inline]
     pub fn on_ack(
         &mut self,
         cx: &AckCx,
@@ -136,7 +136,9 @@ impl AckProcessor {
         // RTT sample (RFC 6298 §3 / RFC 7323 §4): from the echoed timestamp of an ACK that
         // advances the left edge, else from the newest never-retransmitted segment acknowledged.
         if advanced && cx.ts_on && h.ts_ecr != 0 {
-            let ticks = cx.ts_now.wrapping_sub(h.ts_ecr) as u64;
+            // Our timestamp clock now, as `TcpSender` stamps segments (RFC 7323 §5.4).
+            let ts_now = (now / cx.clock_granularity.max(1)) as u32;
+            let ticks = ts_now.wrapping_sub(h.ts_ecr) as u64;
             out.rtt_sample = Some(ticks.max(1) * cx.clock_granularity.max(1));
         } else if !cx.ts_on && (advanced || res.bytes_sacked > 0) {
             if let Some(x) = res.rtt_xmit {
@@ -233,7 +235,6 @@ mod tests {
             snd_wscale: 2,
             ts_on: false,
             use_sack,
-            ts_now: 0,
             clock_granularity: 1_000_000,
         }
     }
@@ -417,7 +418,7 @@ mod tests {
         let mut st = SenderStats::default();
         let c = AckCx {
             ts_on: true,
-            ts_now: 130,
+            now: 130_000_000, // our timestamp clock at 130 ticks of 1 ms
             ..cx(0, 4000, true)
         };
         let mut h = ack(1000, &[]);

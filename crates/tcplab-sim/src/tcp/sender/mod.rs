@@ -741,7 +741,6 @@ impl TcpSender {
             snd_wscale: self.snd_wscale,
             ts_on: self.ts_on,
             use_sack,
-            ts_now: self.ts_now(now),
             clock_granularity: self.cfg.clock_granularity,
         };
         let Some(a) =

@@ -41,19 +41,18 @@ pub fn due(slot: &mut Option<Nanos>, now: Nanos) -> bool {
 
 impl Timers {
     /// Earliest armed deadline (the pacing time only while the send loop waits for it).
+    #[inline]
     pub fn poll_at(&self) -> Option<Nanos> {
+        #[inline]
+        fn min(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            }
+        }
         let pace = self.pace_blocked.then_some(self.pace_next);
-        [
-            self.rto,
-            self.persist,
-            self.rack,
-            self.tlp,
-            self.nic_wake,
-            pace,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let t = min(min(self.rto, self.persist), min(self.rack, self.tlp));
+        min(t, min(self.nic_wake, pace))
     }
 
     /// Persist timer: RTO-based with exponential backoff, bounded by the maximum RTO.
