@@ -1,6 +1,6 @@
 //! `tcplab._core.ScriptSender`: one simulated TCP sender driven segment by segment (issue 14,
 //! behaviour scripts). Sans-I/O: Python injects the peer's segments and advances virtual time;
-//! the sender's own code (crates/tcplab-sim/src/tcp/sender.rs) answers, exactly as in a
+//! the sender's own code (crates/tcplab-sim/src/tcp/sender/) answers, exactly as in a
 //! simulation. No network, no event queue.
 //!
 //! Registered from lib.rs with `script::register(m)?`.
@@ -13,7 +13,7 @@ use tcplab_sim::endpoint::Cx;
 use tcplab_sim::packet::{Packet, Proto, IPV4_HEADER, TCP_HEADER};
 use tcplab_sim::rng::Rng;
 use tcplab_sim::tcp::config::TcpConfig;
-use tcplab_sim::tcp::rx::TcpReceiver;
+use tcplab_sim::tcp::receiver::TcpReceiver;
 use tcplab_sim::tcp::sender::{FlowSpec, TcpSender};
 
 /// A segment as Python sees it: (seq, ack, flags, wnd, payload, opts, mss, wscale, ts_val,
@@ -182,7 +182,7 @@ fn to_packet(seg: Seg) -> Packet {
 }
 
 /// The passive-open, data-receiving side (the simulator's iperf-server endpoint,
-/// crates/tcplab-sim/src/tcp/rx.rs): it answers a SYN, acknowledges data by the stack's ACK
+/// crates/tcplab-sim/src/tcp/receiver/mod.rs): it answers a SYN, acknowledges data by the stack's ACK
 /// policy (delayed ACK, quick-ACK, SACK) and never sends data of its own.
 #[pyclass(unsendable)]
 struct ScriptReceiver {

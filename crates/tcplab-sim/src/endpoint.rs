@@ -3,7 +3,7 @@
 
 use crate::background::MiceArrivals;
 use crate::packet::Packet;
-use crate::tcp::rx::TcpReceiver;
+use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::time::Nanos;
 use crate::udp::{OnOffSource, UdpSink, UdpSource};

@@ -10,7 +10,7 @@ use crate::net::{Channel, Network, Offer, PacketId, NO_ROUTE};
 use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
 use crate::tcp::config::{CwndUnitCfg, GrowthCreditCfg, TcpConfig};
-use crate::tcp::rx::TcpReceiver;
+use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::{FlowSpec, TcpSender};
 use crate::time::Nanos;
 use crate::udp::{OnOffSource, Periods, UdpSink, UdpSource};
@@ -808,7 +808,7 @@ impl Simulation {
             match &self.eps[f.receiver as usize] {
                 Endpoint::TcpReceiver(r) => {
                     t.data_packets_delivered = r.segments_received();
-                    if let Some(st) = r.receiver().map(|x| *x.stats()) {
+                    if let Some(st) = r.core().map(|x| *x.stats()) {
                         t.rx_out_of_order = st.ooo_segments;
                         t.rx_duplicates = st.dup_segments;
                         t.rx_beyond_window = st.beyond_window_segments;

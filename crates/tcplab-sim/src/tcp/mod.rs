@@ -5,7 +5,6 @@ pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
-pub mod rx;
 pub mod scoreboard;
 pub mod sender;
 pub mod seq;

@@ -2,15 +2,15 @@
 //!
 //! # Model
 //!
-//! [`Receiver`] is fed the data segments of one connection ([`Receiver::on_segment`]) and the
-//! passage of time ([`Receiver::on_timer`]); it never reads a clock and never sends anything.
-//! It tells the caller *when* an ACK is due (`SegOutcome::ack_now`, [`Receiver::poll_at`],
-//! `on_timer` returning `true`) and *what* to put in it ([`Receiver::ack_fields`]); the caller
-//! reports each ACK it actually sent with [`Receiver::on_ack_sent`].
+//! [`RecvCore`] is fed the data segments of one connection ([`RecvCore::on_segment`]) and the
+//! passage of time ([`RecvCore::on_timer`]); it never reads a clock and never sends anything.
+//! It tells the caller *when* an ACK is due (`SegOutcome::ack_now`, [`RecvCore::poll_at`],
+//! `on_timer` returning `true`) and *what* to put in it ([`RecvCore::ack_fields`]); the caller
+//! reports each ACK it actually sent with [`RecvCore::on_ack_sent`].
 //!
 //! Internally every byte is addressed by its 64-bit *stream offset* (offset 0 is the initial
 //! receive sequence number `irs`, the peer's ISN + 1), so transfers beyond 4 GiB need no
-//! special care; wire sequence numbers are converted with [`Seq`] (super::seq) at the boundary.
+//! special care; wire sequence numbers are converted with [`Seq`] (crate::tcp::seq) at the boundary.
 //!
 //! * **Reassembly.** In-order bytes advance `rcv_nxt` and are delivered at once. Bytes above a
 //!   hole are kept as a sorted set of disjoint, non-adjacent byte ranges in a `VecDeque`
@@ -41,17 +41,17 @@
 //!   cannot appear to shrink (RFC 7323 §2.4 and Appendix F). The right edge only moves right by at
 //!   least min(rcvbuf/2, MSS) at a time (receiver-side SWS avoidance, RFC 1122 §4.2.3.3).
 //!   With a slow application a window update is due when reading has opened the window enough
-//!   (see [`ReceiverConfig::wnd_update_segments`]).
+//!   (see [`RecvCoreConfig::wnd_update_segments`]).
 //!
 //! # Limits (deliberate simplifications)
 //!
 //! * Data only: SYN/RST handling, timestamps/PAWS and the TS.Recent echo belong to the caller.
 //! * The delayed-ACK timeout is a fixed knob, not Linux's adaptive ATO (40–200 ms, B.1).
-//! * The receive buffer is `rcvbuf` unless the caller grows it ([`Receiver::grow_rcvbuf`]) and
-//!   the window is bounded by a clamp that the caller raises ([`Receiver::raise_clamp`], Linux's
+//! * The receive buffer is `rcvbuf` unless the caller grows it ([`RecvCore::grow_rcvbuf`]) and
+//!   the window is bounded by a clamp that the caller raises ([`RecvCore::raise_clamp`], Linux's
 //!   `rcv_ssthresh`, B.1 "Receive window"): the policies that grow them (receive-buffer
 //!   autotuning and `rcv_ssthresh` growth, per personality) live in the caller, `TcpReceiver`
-//!   (rx.rs); this part only enforces the bounds it is given.
+//!   (receiver/mod.rs); this part only enforces the bounds it is given.
 //! * The full-segment size is estimated as the largest segment seen so far (capped at `mss`),
 //!   starting from 536 bytes; Linux's estimate can also decrease again
 //!   (L: net/ipv4/tcp_input.c `tcp_measure_rcv_mss`), this one cannot.
@@ -67,7 +67,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use super::seq::Seq;
+use crate::tcp::seq::Seq;
 
 /// Most SACK blocks that fit in the 40 bytes of TCP option space (RFC 2018 §3: 8·n + 2 bytes).
 pub const MAX_SACK_BLOCKS: usize = 4;
@@ -82,9 +82,9 @@ const DEFAULT_MSS: u32 = 536;
 /// `bytes = elapsed_ns · rate_bps / 8e9`: the denominator of the application read model.
 const BIT_NS_PER_BYTE_PER_BPS: u128 = 8 * 1_000_000_000;
 
-/// Parameters of a [`Receiver`]. `Default` is a Linux-6.x-like receiver with a fixed buffer.
+/// Parameters of a [`RecvCore`]. `Default` is a Linux-6.x-like receiver with a fixed buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReceiverConfig {
+pub struct RecvCoreConfig {
     /// Receive buffer in bytes; the offered window never exceeds it (nor 65535 << `wscale`).
     pub rcvbuf: u64,
     /// The segment size this receiver expects (its advertised MSS, payload bytes). Caps the
@@ -130,10 +130,10 @@ pub struct ReceiverConfig {
     pub wnd_update_segments: u32,
 }
 
-impl Default for ReceiverConfig {
+impl Default for RecvCoreConfig {
     fn default() -> Self {
-        ReceiverConfig {
-            // Linux 6.x tcp_rmem default (middle value), B.1; autotuning (rx.rs) may grow it.
+        RecvCoreConfig {
+            // Linux 6.x tcp_rmem default (middle value), B.1; autotuning (receiver/mod.rs) may grow it.
             rcvbuf: 131_072,
             // 1500-byte MTU − 20 IP − 20 TCP − 12 timestamp option.
             mss: 1448,
@@ -146,7 +146,7 @@ impl Default for ReceiverConfig {
             dsack: true,
             max_sack_blocks: 3,
             // Smallest shift that lets Linux's maximum tcp_rmem (6291456, B.1) be advertised.
-            wscale: ReceiverConfig::wscale_for(6_291_456),
+            wscale: RecvCoreConfig::wscale_for(6_291_456),
             ooo_uses_buffer: true,
             app_read_bps: None,
             wnd_update_segments: 2,
@@ -154,7 +154,7 @@ impl Default for ReceiverConfig {
     }
 }
 
-impl ReceiverConfig {
+impl RecvCoreConfig {
     /// The smallest window shift with which a window of `bytes` fits in the 16-bit window field,
     /// capped at 14 (RFC 7323 §2.3).
     pub const fn wscale_for(bytes: u64) -> u8 {
@@ -165,9 +165,9 @@ impl ReceiverConfig {
         ws
     }
 
-    /// Checks the knobs; [`Receiver::new`] calls this.
-    pub fn validate(&self) -> Result<(), ReceiverConfigError> {
-        let err = |m| Err(ReceiverConfigError(m));
+    /// Checks the knobs; [`RecvCore::new`] calls this.
+    pub fn validate(&self) -> Result<(), RecvCoreConfigError> {
+        let err = |m| Err(RecvCoreConfigError(m));
         if self.rcvbuf == 0 {
             return err("rcvbuf must be > 0");
         }
@@ -199,17 +199,17 @@ impl ReceiverConfig {
     }
 }
 
-/// An invalid [`ReceiverConfig`].
+/// An invalid [`RecvCoreConfig`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReceiverConfigError(pub &'static str);
+pub struct RecvCoreConfigError(pub &'static str);
 
-impl fmt::Display for ReceiverConfigError {
+impl fmt::Display for RecvCoreConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "invalid receiver config: {}", self.0)
     }
 }
 
-impl std::error::Error for ReceiverConfigError {}
+impl std::error::Error for RecvCoreConfigError {}
 
 /// What one received segment did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -218,7 +218,7 @@ pub struct SegOutcome {
     pub delivered: u32,
     /// Bytes of this segment not received before (delivered now or queued out of order).
     pub new_bytes: u32,
-    /// Send an ACK now (then call [`Receiver::on_ack_sent`]).
+    /// Send an ACK now (then call [`RecvCore::on_ack_sent`]).
     pub ack_now: bool,
     /// New data was queued above a hole (not delivered).
     pub out_of_order: bool,
@@ -283,8 +283,8 @@ pub struct ReceiverStats {
 
 /// The receive half of a TCP connection (see the module documentation).
 #[derive(Clone, Debug)]
-pub struct Receiver {
-    cfg: ReceiverConfig,
+pub struct RecvCore {
+    cfg: RecvCoreConfig,
     /// Sequence number of stream offset 0 (peer's ISN + 1).
     irs: Seq,
     /// Offset of the next expected data byte.
@@ -327,18 +327,18 @@ pub struct Receiver {
     stats: ReceiverStats,
 }
 
-impl Receiver {
+impl RecvCore {
     /// A receiver expecting its first data byte at sequence number `irs` (the peer's ISN + 1).
     ///
     /// Until the first ACK is sent the peer may use the window of the SYN exchange,
-    /// [`Receiver::syn_window`].
-    pub fn new(cfg: ReceiverConfig, irs: u32) -> Result<Receiver, ReceiverConfigError> {
+    /// [`RecvCore::syn_window`].
+    pub fn new(cfg: RecvCoreConfig, irs: u32) -> Result<RecvCore, RecvCoreConfigError> {
         cfg.validate()?;
         // Room for a whole window of alternating segments and holes, so the steady state never
         // reallocates.
         let cap = (cfg.rcvbuf / (2 * u64::from(cfg.mss))).clamp(8, 1 << 16) as usize + 1;
         let syn_window = cfg.rcvbuf.min(0xFFFF);
-        Ok(Receiver {
+        Ok(RecvCore {
             irs: Seq(irs),
             rcv_nxt: 0,
             fin_done: false,
@@ -368,8 +368,8 @@ impl Receiver {
     /// (RFC 9293 §3.10.7.4; a keep-alive below `rcv_nxt` gets an ACK).
     ///
     /// When the outcome says `ack_now`, the caller sends an ACK built from
-    /// [`Receiver::ack_fields`] and calls [`Receiver::on_ack_sent`]; otherwise it (re)schedules
-    /// [`Receiver::on_timer`] at [`Receiver::poll_at`].
+    /// [`RecvCore::ack_fields`] and calls [`RecvCore::on_ack_sent`]; otherwise it (re)schedules
+    /// [`RecvCore::on_timer`] at [`RecvCore::poll_at`].
     pub fn on_segment(&mut self, now: u64, seq: u32, len: u32, fin: bool) -> SegOutcome {
         if let Some(out) = self.on_segment_in_order(now, seq, len, fin) {
             return out;
@@ -566,7 +566,7 @@ impl Receiver {
         ack_now
     }
 
-    /// The common case of [`Receiver::on_segment`], done with fewer steps and the same result:
+    /// The common case of [`RecvCore::on_segment`], done with fewer steps and the same result:
     /// a data segment (no FIN) starting exactly at `rcv_nxt`, fitting in the window, with
     /// nothing held out of order, no FIN seen and an instantly reading application. `None`
     /// (nothing changed) in every other case.
@@ -681,7 +681,7 @@ impl Receiver {
         f
     }
 
-    /// Records that an ACK built from [`Receiver::ack_fields`] was sent at `now`: the advertised
+    /// Records that an ACK built from [`RecvCore::ack_fields`] was sent at `now`: the advertised
     /// right edge becomes binding, the delayed-ACK state and any pending D-SACK are cleared.
     pub fn on_ack_sent(&mut self, now: u64) {
         let _ = now; // time of sending is not needed by this model
@@ -700,7 +700,7 @@ impl Receiver {
         self.stats.acks_sent += 1;
     }
 
-    /// Earliest time (ns) at which [`Receiver::on_timer`] has something to do: the delayed-ACK
+    /// Earliest time (ns) at which [`RecvCore::on_timer`] has something to do: the delayed-ACK
     /// deadline, or the time the slow application will have read enough for a window update.
     /// May be in the past if a due event was not processed yet.
     pub fn poll_at(&self) -> Option<u64> {
@@ -766,7 +766,7 @@ impl Receiver {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &ReceiverConfig {
+    pub fn config(&self) -> &RecvCoreConfig {
         &self.cfg
     }
 
@@ -855,7 +855,7 @@ impl Receiver {
         let cur = self.adv_edge.saturating_sub(ack_off);
         let cur_field = cur.div_ceil(1u64 << ws);
         let cand = self.free_space();
-        // Receiver SWS avoidance (RFC 1122 §4.2.3.3): move the right edge only when it gains at
+        // RecvCore SWS avoidance (RFC 1122 §4.2.3.3): move the right edge only when it gains at
         // least min(Fr·RCV.BUFF, Eff.snd.MSS), Fr = 1/2.
         let sws = (self.cfg.rcvbuf / 2).min(u64::from(self.cfg.mss)).max(1);
         let field = if cand >= cur + sws {
@@ -1009,8 +1009,8 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     /// A plain receiver: 1 MB buffer, MSS 1000, delayed ACKs every 2nd segment, no quick-ACK.
-    fn cfg(mss: u32) -> ReceiverConfig {
-        ReceiverConfig {
+    fn cfg(mss: u32) -> RecvCoreConfig {
+        RecvCoreConfig {
             rcvbuf: 1 << 20,
             mss,
             delayed_ack: true,
@@ -1027,13 +1027,13 @@ mod tests {
         }
     }
 
-    fn rx(c: ReceiverConfig, irs: u32) -> Receiver {
-        Receiver::new(c, irs).unwrap()
+    fn rx(c: RecvCoreConfig, irs: u32) -> RecvCore {
+        RecvCore::new(c, irs).unwrap()
     }
 
     /// Delivers `[seq, seq+len)`, sends an ACK if asked, and returns (outcome, fields of the ACK
     /// that would be sent now).
-    fn seg(r: &mut Receiver, now: u64, seq: u32, len: u32) -> (SegOutcome, AckFields) {
+    fn seg(r: &mut RecvCore, now: u64, seq: u32, len: u32) -> (SegOutcome, AckFields) {
         let o = r.on_segment(now, seq, len, false);
         let f = r.ack_fields();
         if o.ack_now {
@@ -1536,7 +1536,7 @@ mod tests {
         c.quickack_segments = 4;
         let mut r = rx(c, 0);
         let mut s = 0u32;
-        let mut next = |r: &mut Receiver, skip: bool| {
+        let mut next = |r: &mut RecvCore, skip: bool| {
             if skip {
                 s += 1000;
             }
@@ -1717,48 +1717,48 @@ mod tests {
     fn test_config_validation() {
         let ok = cfg(1000);
         assert!(ok.validate().is_ok());
-        assert!(ReceiverConfig::default().validate().is_ok());
+        assert!(RecvCoreConfig::default().validate().is_ok());
         let bad = [
-            ReceiverConfig {
+            RecvCoreConfig {
                 rcvbuf: 0,
                 ..ok.clone()
             },
-            ReceiverConfig {
+            RecvCoreConfig {
                 mss: 0,
                 ..ok.clone()
             },
-            ReceiverConfig {
+            RecvCoreConfig {
                 delack_segments: 0,
                 ..ok.clone()
             },
-            ReceiverConfig {
+            RecvCoreConfig {
                 max_sack_blocks: 5,
                 ..ok.clone()
             },
-            ReceiverConfig {
+            RecvCoreConfig {
                 wscale: 15,
                 ..ok.clone()
             },
-            ReceiverConfig {
+            RecvCoreConfig {
                 sack: false,
                 ..ok.clone()
             }, // dsack without sack
-            ReceiverConfig {
+            RecvCoreConfig {
                 wnd_update_segments: 0,
                 ..ok.clone()
             },
-            ReceiverConfig {
+            RecvCoreConfig {
                 delack_timeout_ns: 0,
                 ..ok.clone()
             },
         ];
         for b in bad {
-            assert!(Receiver::new(b.clone(), 0).is_err(), "{b:?}");
+            assert!(RecvCore::new(b.clone(), 0).is_err(), "{b:?}");
         }
-        assert_eq!(ReceiverConfig::wscale_for(65_535), 0);
-        assert_eq!(ReceiverConfig::wscale_for(65_536), 1);
-        assert_eq!(ReceiverConfig::wscale_for(6_291_456), 7);
-        assert_eq!(ReceiverConfig::wscale_for(u64::MAX), 14);
+        assert_eq!(RecvCoreConfig::wscale_for(65_535), 0);
+        assert_eq!(RecvCoreConfig::wscale_for(65_536), 1);
+        assert_eq!(RecvCoreConfig::wscale_for(6_291_456), 7);
+        assert_eq!(RecvCoreConfig::wscale_for(u64::MAX), 14);
     }
 
     // ----- property tests --------------------------------------------------------------------

@@ -1,16 +1,18 @@
 //! The data-receiving end of a bulk TCP connection (iperf's server): passive open with option
-//! negotiation, then a [`Receiver`] for reassembly, ACK policy, SACK and window, plus the
+//! negotiation, then a [`RecvCore`] for reassembly, ACK policy, SACK and window, plus the
 //! timestamp echo (RFC 7323 §4.3). The model does not send data or its own FIN; a FIN from the
 //! peer is acknowledged.
 
+pub mod recv_core;
+
 use super::config::TcpConfig;
-use super::receiver::{Receiver, ReceiverConfig};
 use super::sender::wscale_for;
 use super::seq::Seq;
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::rng::Rng;
 use crate::time::Nanos;
+use recv_core::{RecvCore, RecvCoreConfig};
 
 pub struct TcpReceiver {
     flow: u32,
@@ -20,7 +22,7 @@ pub struct TcpReceiver {
     cfg: TcpConfig,
     mtu: u32,
     iss: u32,
-    rx: Option<Receiver>,
+    rx: Option<RecvCore>,
     ts_on: bool,
     sack_on: bool,
     wscale: u8,
@@ -94,7 +96,7 @@ impl TcpReceiver {
         self.rx.as_ref().map_or(0, |r| r.stats().segments_received)
     }
 
-    pub fn receiver(&self) -> Option<&Receiver> {
+    pub fn core(&self) -> Option<&RecvCore> {
         self.rx.as_ref()
     }
 
@@ -165,7 +167,7 @@ impl TcpReceiver {
         self.ts_recent = h.ts_val;
         if self.rx.is_none() {
             let mss = self.own_mss().min(self.peer_mss);
-            let rcfg = ReceiverConfig {
+            let rcfg = RecvCoreConfig {
                 rcvbuf: self.cfg.rcvbuf,
                 mss: mss - if self.ts_on { packet::TS_OPTION_LEN } else { 0 },
                 delayed_ack: self.cfg.delayed_ack,
@@ -183,7 +185,7 @@ impl TcpReceiver {
             };
             let irs = h.seq.wrapping_add(1);
             self.seg_mss = rcfg.mss;
-            match Receiver::new(rcfg, irs) {
+            match RecvCore::new(rcfg, irs) {
                 Ok(mut r) => {
                     if self.cfg.rwnd_initial_segments > 0 {
                         // Linux: the offered window starts small (rcv_ssthresh) and grows.

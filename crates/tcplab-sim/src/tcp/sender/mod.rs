@@ -1,24 +1,52 @@
 //! The data-sending end of a bulk TCP connection (iperf's client): active open, segmentation,
 //! the send loop, loss detection and recovery, the retransmission and persist timers.
 //!
-//! Parts, each separate (docs/design.md; style.md habit 3):
+//! Parts, each separate and unit-tested without the event loop (docs/design.md; style.md
+//! habit 3):
+//! * [`handshake`]: the SYN, its retries and the option negotiation (RFC 9293 §3.5, RFC 7323);
+//! * [`ack`]: an incoming ACK turned into an [`ack::AckOutcome`] — cumulative advance, window,
+//!   SACK and D-SACK blocks, RTT sample, duplicate ACKs (RFC 5681 §2, RFC 6675 §2, RFC 2883);
+//! * [`loss`]: SACK-based loss marking and RACK-TLP (RFC 6675, RFC 8985);
+//! * [`undo`]: undo of spurious reductions — D-SACK (RFC 3708), Eifel (RFC 3522), F-RTO
+//!   (RFC 5682), FreeBSD's bad-retransmit window;
+//! * [`send`]: room for new data, the next segment's size with SWS avoidance, limited transmit
+//!   (RFC 6675 §4, RFC 9293 §3.8.6.2.1, RFC 3042);
+//! * [`timers`]: the deadlines and `poll_at`;
 //! * window growth and reduction: the [`CongestionControl`] object (crate `tcplab-cc`);
-//! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582) when SACK
-//!   is off or not negotiated;
+//! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582) when
+//!   SACK is off or not negotiated; the window during recovery: [`Recovery`];
 //! * RTT and RTO: [`RttEstimator`] (RFC 6298); delivery rate: `RateSampler`.
+//!
+//! [`TcpSender`] wires them together: it keeps the connection state, runs the send loop, enters
+//! and leaves recovery, and does all I/O through [`Cx`].
 //!
 //! Sequence numbers are kept as 64-bit offsets from the first data byte and converted to 32-bit
 //! wire numbers (ISN + 1 + offset, wrapping) only when a segment is built, so transfers beyond
 //! 4 GiB never compare wrapped numbers.
 
+pub mod ack;
+pub mod handshake;
+pub mod loss;
+pub mod send;
+pub mod timers;
+pub mod undo;
+
+pub use handshake::wscale_for;
+
 use super::config::{CwndUnitCfg, TcpConfig};
 use super::recovery::{AckInfo, Mode, Recovery};
 use super::rtt::{BsdTimer, RttEstimator};
-use super::scoreboard::{AckResult, Scoreboard, LOST};
+use super::scoreboard::{Scoreboard, LOST};
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::time::Nanos;
+use ack::{AckCx, AckProcessor};
+use handshake::Handshake;
+use loss::{Probe, RackTlp};
+use send::{NewData, Room};
 use tcplab_cc::{AckEvent, CongestionControl, CongestionEvent, RtoEvent, SentEvent};
+use timers::{due, Timers};
+use undo::{BadRexmt, Frto, FrtoAck, Undo};
 
 /// Cumulative sender counters (web100 / TCP_INFO in spirit).
 #[derive(Clone, Copy, Debug, Default)]
@@ -84,47 +112,12 @@ pub struct FlowSpec {
     pub growth: tcplab_cc::WindowGrowth,
 }
 
-/// What the undo of a spurious reduction needs (knob `undo`; Linux `undo_marker`,
-/// `prior_cwnd`, `prior_ssthresh`, `retrans_stamp`, `undo_retrans`).
-#[derive(Clone, Copy, Debug)]
-struct Undo {
-    /// snd_una when the episode began; None outside an episode.
-    marker: Option<u64>,
-    prior_cwnd: u64,
-    prior_ssthresh: u64,
-    /// Timestamp value of the episode's first retransmission.
-    retrans_stamp: Option<u32>,
-    /// Retransmissions not yet disowned by a D-SACK; -1 before the first (Linux starts it at
-    /// -1 so that an episode with no retransmission cannot look fully D-SACKed).
-    retrans: i64,
-}
-
-/// FreeBSD "bad retransmit" state (knob `undo_bad_rexmt`): the window before the first timeout
-/// of an episode and until when an ACK proves that timeout spurious (`t_badrxtwin`).
-#[derive(Clone, Copy, Debug)]
-struct BadRexmt {
-    until: Nanos,
-    prior_cwnd: u64,
-    prior_ssthresh: u64,
-    prior_recover: Option<u64>,
-}
-
-impl Default for Undo {
-    fn default() -> Self {
-        Undo {
-            marker: None,
-            prior_cwnd: 0,
-            prior_ssthresh: 0,
-            retrans_stamp: None,
-            retrans: -1,
-        }
-    }
-}
-
 pub struct TcpSender {
     pub spec: FlowSpec,
     cfg: TcpConfig,
     state: State,
+    /// SYN, SYN retries, option negotiation.
+    hs: Handshake,
     // Negotiated.
     /// Payload bytes per full segment (MSS minus the timestamp option when on).
     pub smss: u32,
@@ -132,8 +125,6 @@ pub struct TcpSender {
     sack_on: bool,
     /// Shift applied to windows the peer advertises.
     snd_wscale: u8,
-    /// Shift we announce.
-    rcv_wscale: u8,
     // Sequence state as offsets from the first data byte.
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -143,21 +134,16 @@ pub struct TcpSender {
     fin_acked: bool,
     /// Peer's receive window in bytes.
     pub rwnd: u64,
-    last_wnd_raw: u16,
-    dupacks: u32,
+    /// ACK processing: duplicate-ACK count, last window field.
+    acks: AckProcessor,
     // Recovery.
     /// Loss-recovery part (RFC 6675, NewReno, PRR, rate-halving).
     rec: Recovery,
     /// Last recovery point ("recover", RFC 6582 §3.2), guarding NewReno re-entry.
     recover: Option<u64>,
-    /// RACK-TLP (RFC 8985): send time and RTT of the most recently sent delivered segment,
-    /// the reordering timer and the probe timeout.
-    rack_xmit: Nanos,
-    rack_end: u64,
-    rack_rtt: Nanos,
-    rack_deadline: Option<Nanos>,
-    tlp_deadline: Option<Nanos>,
-    tlp_out: bool,
+    /// RACK-TLP (RFC 8985): send time and RTT of the most recently sent delivered segment and
+    /// whether a probe is out (the reordering timer and the probe timeout are in `timers`).
+    rack: RackTlp,
     /// After an RTO, until this offset is acknowledged (Linux "Loss" state; RFC 6582 recover).
     loss_point: Option<u64>,
     /// Local congestion (knob `local_congestion_cwr`): the CWR state lasts until this offset
@@ -170,24 +156,12 @@ pub struct TcpSender {
     /// The fast retransmit of the recovery just entered has not left yet: it goes out whatever
     /// the window (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.3).
     fast_rexmit_due: bool,
-    /// Knob `frto`: F-RTO (RFC 5682) is deciding whether the last timeout was spurious;
-    /// `high_seq` is snd_nxt when the timeout fired or when new data was last released.
-    frto: Option<u64>,
-    /// F-RTO step 2b: the ACK being processed releases new data instead of retransmissions.
-    frto_send_new: bool,
+    /// Knob `frto`: F-RTO (RFC 5682) is deciding whether the last timeout was spurious.
+    frto: Frto,
     pub sb: Scoreboard,
     pub rtt: RttEstimator,
     pub cc: Box<dyn CongestionControl>,
-    // Timers.
-    rto_deadline: Option<Nanos>,
-    persist_deadline: Option<Nanos>,
-    persist_backoff: u32,
-    pace_next: Nanos,
-    /// The send loop last stopped because of pacing (so `pace_next` is a wake-up time).
-    pace_blocked: bool,
-    nic_wake: Option<Nanos>,
-    syn_sent_at: Nanos,
-    syn_tries: u32,
+    timers: Timers,
     ts_recent: u32,
     last_send: Nanos,
     cwnd_limited: bool,
@@ -212,45 +186,31 @@ impl TcpSender {
         let dupthresh = cfg.dupthresh;
         TcpSender {
             state: State::Idle,
+            hs: Handshake::default(),
             smss: 0,
             ts_on: false,
             sack_on: false,
             snd_wscale: 0,
-            rcv_wscale: 0,
             snd_una: 0,
             snd_nxt: 0,
             app_end: spec.bytes,
             fin_sent: false,
             fin_acked: false,
             rwnd: 0,
-            last_wnd_raw: 0,
-            dupacks: 0,
+            acks: AckProcessor::default(),
             rec: Recovery::new(Mode::select(cfg.recovery, false), 0, dupthresh),
             recover: None,
-            rack_xmit: 0,
-            rack_end: 0,
-            rack_rtt: 0,
-            rack_deadline: None,
-            tlp_deadline: None,
-            tlp_out: false,
+            rack: RackTlp::default(),
             loss_point: None,
             cwr_point: None,
             undo: Undo::default(),
             bad_rexmt: None,
             fast_rexmit_due: false,
-            frto: None,
-            frto_send_new: false,
+            frto: Frto::default(),
             sb: Scoreboard::new(dupthresh),
             rtt,
             cc,
-            rto_deadline: None,
-            persist_deadline: None,
-            persist_backoff: 0,
-            pace_next: 0,
-            pace_blocked: false,
-            nic_wake: None,
-            syn_sent_at: 0,
-            syn_tries: 0,
+            timers: Timers::default(),
             ts_recent: 0,
             last_send: 0,
             cwnd_limited: false,
@@ -262,23 +222,12 @@ impl TcpSender {
 
     /// Our advertised MSS: configured or first-hop MTU − 40 (RFC 9293 §3.7.1).
     fn own_mss(&self) -> u32 {
-        if self.cfg.mss > 0 {
-            self.cfg.mss
-        } else {
-            self.spec.mtu - packet::IPV4_HEADER - packet::TCP_HEADER
-        }
+        handshake::own_mss(&self.cfg, self.spec.mtu)
     }
 
     #[inline]
     fn wire_seq(&self, off: u64) -> u32 {
-        self.spec.isn.wrapping_add(1).wrapping_add(off as u32)
-    }
-
-    /// Unwrap a 32-bit sequence number to an offset, choosing the one nearest `near`.
-    #[inline]
-    fn unwrap_seq(&self, wire: u32, near: u64) -> i64 {
-        let d = wire.wrapping_sub(self.wire_seq(near)) as i32 as i64;
-        near as i64 + d
+        ack::wire_seq(self.spec.isn, off)
     }
 
     #[inline]
@@ -315,30 +264,22 @@ impl TcpSender {
 
     /// Earliest time this endpoint wants `on_timer` (smoltcp's `poll_at`).
     pub fn poll_at(&self) -> Option<Nanos> {
-        let mut t = None;
-        let mut min = |x: Option<Nanos>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |y: Nanos| y.min(x)));
-            }
-        };
         match self.state {
-            State::Idle => min(Some(self.spec.start)),
-            State::Done | State::Failed => return None,
+            State::Idle => Some(self.spec.start),
+            State::Done | State::Failed => None,
             _ => {
-                min(self.rto_deadline);
-                min(self.persist_deadline);
-                min(self.rack_deadline);
-                min(self.tlp_deadline);
-                min(self.nic_wake);
-                if self.state == State::Established && self.app_end.is_none() {
-                    min(self.spec.stop);
-                }
-                if self.pace_blocked {
-                    min(Some(self.pace_next));
+                let t = self.timers.poll_at();
+                let stop = if self.state == State::Established && self.app_end.is_none() {
+                    self.spec.stop
+                } else {
+                    None
+                };
+                match (t, stop) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
                 }
             }
         }
-        t
     }
 
     pub fn on_timer(&mut self, cx: &mut Cx) {
@@ -359,26 +300,20 @@ impl TcpSender {
                 self.app_end = Some(self.snd_nxt);
             }
         }
-        if self.nic_wake.is_some_and(|t| now >= t) {
-            self.nic_wake = None;
-        }
-        if self.rto_deadline.is_some_and(|t| now >= t) {
-            self.rto_deadline = None;
+        due(&mut self.timers.nic_wake, now);
+        if due(&mut self.timers.rto, now) {
             self.on_rto(cx);
         }
-        if self.persist_deadline.is_some_and(|t| now >= t) {
-            self.persist_deadline = None;
+        if due(&mut self.timers.persist, now) {
             self.send_window_probe(cx);
         }
-        if self.rack_deadline.is_some_and(|t| now >= t) {
-            self.rack_deadline = None;
+        if due(&mut self.timers.rack, now) {
             let lost = self.rack_detect(now);
             if lost > 0 && !self.rec.active && self.loss_point.is_none() {
                 self.enter_recovery(now, lost, 0);
             }
         }
-        if self.tlp_deadline.is_some_and(|t| now >= t) {
-            self.tlp_deadline = None;
+        if due(&mut self.timers.tlp, now) {
             self.send_tail_probe(cx);
         }
         if self.state == State::Established {
@@ -386,90 +321,52 @@ impl TcpSender {
         }
     }
 
-    // ---- Connection establishment (RFC 9293 §3.5) ----
+    // ---- Connection establishment (RFC 9293 §3.5; the handshake part) ----
 
     fn send_syn(&mut self, cx: &mut Cx) {
         let now = cx.now;
         self.state = State::SynSent;
-        if self.syn_tries > 0 {
+        let syn = self.hs.syn(
+            &self.cfg,
+            self.own_mss(),
+            self.spec.isn,
+            self.ts_now(now),
+            now,
+        );
+        if syn.retransmit {
             self.stats.syn_retransmits += 1;
         }
-        self.syn_tries += 1;
-        self.syn_sent_at = now;
-        // Window scale: the smallest shift that lets the receive buffer be advertised (RFC 7323 §2.3).
-        self.rcv_wscale = if self.cfg.window_scaling {
-            wscale_for(self.cfg.rcvbuf)
-        } else {
-            0
-        };
-        let mut o = opts::MSS;
-        if self.cfg.window_scaling {
-            o |= opts::WSCALE;
-        }
-        if self.cfg.sack {
-            o |= opts::SACK_PERM;
-        }
-        if self.cfg.timestamps {
-            o |= opts::TS;
-        }
-        let hdr = TcpHdr {
-            seq: self.spec.isn,
-            ack: 0,
-            flags: flags::SYN,
-            opts: o,
-            // The window in a SYN is never scaled (RFC 7323 §2.2).
-            wnd: self.cfg.rcvbuf.min(u16::MAX as u64) as u16,
-            mss: self.own_mss().min(u16::MAX as u32) as u16,
-            wscale: self.rcv_wscale,
-            ts_val: self.ts_now(now),
-            ..TcpHdr::default()
-        };
-        let wire = packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN;
-        self.emit(cx, hdr, 0, wire);
-        // SYN retransmission with exponential backoff from the initial RTO (RFC 6298 §5.7),
-        // after `syn_linear_timeouts` retries without backoff (Linux; ip-sysctl.rst's example:
-        // SYN timeouts 1, 1, 1, 1, 1, 2, 4 s with the default 4).
-        let doublings = (self.syn_tries - 1).saturating_sub(self.cfg.syn_linear_timeouts);
-        let rto = self.cfg.initial_rto.saturating_mul(1 << doublings.min(20));
-        self.rto_deadline = Some(now + rto.min(self.cfg.max_rto));
+        self.emit(cx, syn.hdr, 0, syn.wire_len);
+        self.timers.rto = Some(syn.retry_at);
     }
 
     fn on_syn_ack(&mut self, p: &Packet, cx: &mut Cx) {
         let now = cx.now;
-        let h = &p.tcp;
-        if h.ack != self.spec.isn.wrapping_add(1) {
+        let Some(n) = self
+            .hs
+            .on_syn_ack(&self.cfg, self.own_mss(), self.spec.isn, &p.tcp)
+        else {
             return;
-        }
-        let peer_mss = if h.opts & opts::MSS != 0 {
-            h.mss as u32
-        } else {
-            536
         };
-        self.ts_on = self.cfg.timestamps && h.opts & opts::TS != 0;
-        self.sack_on = self.cfg.sack && h.opts & opts::SACK_PERM != 0;
-        let ws_on = self.cfg.window_scaling && h.opts & opts::WSCALE != 0;
-        self.snd_wscale = if ws_on { h.wscale.min(14) } else { 0 };
-        if !ws_on {
-            self.rcv_wscale = 0;
-        }
-        let mss = self.own_mss().min(peer_mss);
-        self.smss = mss - if self.ts_on { packet::TS_OPTION_LEN } else { 0 };
+        self.ts_on = n.ts_on;
+        self.sack_on = n.sack_on;
+        self.snd_wscale = n.snd_wscale;
+        self.smss = n.smss;
         self.rec = Recovery::new(
             Mode::select(self.cfg.recovery, self.sack_on),
             self.smss,
             self.cfg.dupthresh,
         );
         self.rec.ssrb_on_advance = self.cfg.prr_ssrb_on_advance;
-        self.rwnd = h.wnd as u64; // SYN-ACK window is unscaled
-        self.last_wnd_raw = h.wnd;
-        self.ts_recent = h.ts_val;
-        // RTT sample from the handshake unless the SYN was retransmitted (Karn; RFC 6298 §2).
-        if self.syn_tries == 1 {
-            let r = self.rtt.quantise(self.syn_sent_at, now);
+        self.rwnd = n.rwnd;
+        self.acks.last_wnd_raw = n.wnd_raw;
+        self.ts_recent = n.ts_recent;
+        if let Some(sent) = n.rtt_from {
+            let r = self.rtt.quantise(sent, now);
             self.rtt.on_sample(r);
         }
         self.state = State::Established;
-        self.rto_deadline = None;
+        self.timers.rto = None;
         let iw = self.cfg.initial_window.bytes(self.smss);
         let ssthresh = self.cfg.initial_ssthresh.unwrap_or(u64::MAX);
         let init = tcplab_cc::CcInit {
@@ -525,7 +422,7 @@ impl TcpSender {
             ack: 1, // the peer's ISN is not tracked beyond the handshake; the receiver ignores it
             flags: fl | flags::ACK,
             opts: if self.ts_on { opts::TS } else { 0 },
-            wnd: (self.cfg.rcvbuf >> self.rcv_wscale).min(u16::MAX as u64) as u16,
+            wnd: (self.cfg.rcvbuf >> self.hs.rcv_wscale).min(u16::MAX as u64) as u16,
             ts_val: self.ts_now(now),
             ts_ecr: self.ts_recent,
             ..TcpHdr::default()
@@ -552,14 +449,7 @@ impl TcpSender {
         self.rec.on_sent(len);
         if retransmit {
             self.stats.retransmits += 1;
-            if self.undo.marker.is_some() {
-                // Linux `tcp_retransmit_skb`: the first retransmission's time stamps the
-                // episode; `undo_retrans` counts the retransmissions a D-SACK may disown.
-                if self.undo.retrans_stamp.is_none() {
-                    self.undo.retrans_stamp = Some(hdr.ts_val);
-                }
-                self.undo.retrans = self.undo.retrans.max(0) + 1;
-            }
+            self.undo.on_retransmit(hdr.ts_val);
         }
         self.last_send = now;
         self.cc.on_packet_sent(&SentEvent {
@@ -570,14 +460,12 @@ impl TcpSender {
             total_delivered: self.sb.rate.delivered,
         });
         // RFC 6298 §5.1: start the timer when sending data if it is not running.
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
+        self.timers.start_rto_if_idle(now, self.rtt.rto());
         // Pacing: the next departure is one segment's payload at the pacing rate later (rates,
         // like delivery-rate samples, count payload bytes, as Linux's do).
         if let Some(rate) = self.pacing_rate() {
             if let Some(gap) = (len as u64 * 8 * 1_000_000_000).checked_div(rate) {
-                self.pace_next = now + gap;
+                self.timers.pace_next = now + gap;
             }
         }
     }
@@ -598,38 +486,32 @@ impl TcpSender {
         self.cwnd()
     }
 
-    /// Limited transmit (RFC 3042 §2): on each of the first two duplicate ACKs, new data may go
-    /// out if the outstanding data (FlightSize, snd_nxt − snd_una) stays within cwnd plus one
-    /// segment per duplicate ACK so far — one new segment per duplicate ACK. Where the pipe
-    /// already leaves out what the duplicate ACK SACKed (RFC 6675, Linux's in-flight count in
-    /// the Disorder state), the pipe rule releases that same segment and this adds nothing;
-    /// without SACK (FlightSize unchanged by a duplicate ACK) this is what releases it. FreeBSD
-    /// states it the same way in FlightSize (`snd_cwnd = snd_nxt − snd_una + t_dupacks·maxseg`).
-    /// (Measured on this machine's kernel, scripts/linux-6/limited-transmit.pkt: one segment
-    /// per duplicate ACK; the model used to add this allowance on top of the SACK pipe and sent
-    /// two.)
+    /// Limited transmit (RFC 3042 §2; see [`send::limited_transmit_allows`]).
     fn limited_transmit_allows(&self, len: u64) -> bool {
-        self.cfg.limited_transmit
-            && !self.rec.active
-            && self.loss_point.is_none()
-            && self.dupacks > 0
-            && self.dupacks < self.cfg.dupthresh
-            && (self.snd_nxt - self.snd_una) + len
-                <= self.cwnd() + (self.dupacks.min(2) as u64) * self.smss as u64
+        send::limited_transmit_allows(
+            self.cfg.limited_transmit,
+            !self.rec.active && self.loss_point.is_none(),
+            self.acks.dupacks,
+            self.cfg.dupthresh,
+            self.snd_nxt - self.snd_una,
+            len,
+            self.cwnd(),
+            self.smss,
+        )
     }
 
     fn try_send(&mut self, cx: &mut Cx) {
         let now = cx.now;
         let mut stopped_by_cwnd = false;
         let mut sent_new = false;
-        self.pace_blocked = false;
+        self.timers.pace_blocked = false;
         loop {
-            if self.pace_next > now && self.pacing_rate().is_some() {
-                self.pace_blocked = true;
+            if self.timers.pace_next > now && self.pacing_rate().is_some() {
+                self.timers.pace_blocked = true;
                 break;
             }
             if !cx.nic_has_room() {
-                self.nic_wake = Some(cx.nic_free_at.max(now + 1));
+                self.timers.nic_wake = Some(cx.nic_free_at.max(now + 1));
                 if self.cfg.local_congestion_cwr && self.would_send() {
                     self.enter_local_cwr(now);
                 }
@@ -639,7 +521,7 @@ impl TcpSender {
             let wnd = self.send_window();
             // NextSeg() rule 1 (RFC 6675 §4): retransmit the first lost segment (not while
             // F-RTO probes with new data, RFC 5682 §2.1 step 2b).
-            if self.sb.lost_bytes > self.sb.retrans_bytes && !self.frto_send_new {
+            if self.sb.lost_bytes > self.sb.retrans_bytes && !self.frto.send_new {
                 if let Some(i) = self.sb.next_lost() {
                     let len = self.sb.seg(i).len;
                     let forced = std::mem::take(&mut self.fast_rexmit_due);
@@ -653,38 +535,41 @@ impl TcpSender {
                 }
             }
             // NextSeg() rule 2: new data.
-            let app_room = self
-                .app_end
-                .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
             // Quirk (Windows XP, Jansen & McGregor 2005): during loss periods — from the first
             // duplicate ACK until recovery ends — new data goes out beyond the receiver's window;
             // what arrives before the hole is repaired is discarded and sent again later.
-            let loss_period = self.rec.active || self.dupacks > 0;
+            let loss_period = self.rec.active || self.acks.dupacks > 0;
             let rwnd = if self.cfg.quirk_ignore_rwnd_in_recovery && loss_period {
                 u64::MAX / 4
             } else {
                 self.rwnd
             };
-            let rwnd_room = (self.snd_una + rwnd).saturating_sub(self.snd_nxt);
-            let buf_room = (self.snd_una + self.cfg.sndbuf).saturating_sub(self.snd_nxt);
-            let len = (self.smss as u64)
-                .min(app_room)
-                .min(rwnd_room)
-                .min(buf_room);
+            let room = Room::new(
+                self.snd_una,
+                self.snd_nxt,
+                self.app_end,
+                rwnd,
+                self.cfg.sndbuf,
+            );
             // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): no small segment unless it ends the data.
-            if len == 0 || (len < self.smss as u64 && len < app_room) {
-                if app_room > 0 && rwnd_room < self.smss as u64 && self.sb.is_empty() {
-                    // A zero (or sub-MSS) window with nothing outstanding: the persist timer
-                    // probes it (RFC 9293 §3.8.6.1) and doubles as the SWS override timer.
-                    if self.persist_deadline.is_none() {
-                        self.persist_deadline = Some(now + self.persist_interval());
+            let len = match send::next_new(self.smss, room, self.sb.is_empty()) {
+                NewData::Segment(len) => len,
+                NewData::Hold {
+                    persist,
+                    app_limited,
+                } => {
+                    if persist {
+                        // A zero (or sub-MSS) window with nothing outstanding: the persist timer
+                        // probes it (RFC 9293 §3.8.6.1) and doubles as the SWS override timer.
+                        self.timers
+                            .arm_persist(now, self.rtt.base_rto(), self.cfg.max_rto);
                     }
+                    if app_limited {
+                        self.sb.rate.mark_app_limited(pipe);
+                    }
+                    break;
                 }
-                if app_room > 0 && len == 0 {
-                    self.sb.rate.mark_app_limited(pipe);
-                }
-                break;
-            }
+            };
             if pipe + len > wnd && !self.limited_transmit_allows(len) {
                 stopped_by_cwnd = true;
                 break;
@@ -706,7 +591,7 @@ impl TcpSender {
             // although no ACK came.
             self.arm_tlp(now);
         }
-        self.frto_send_new = false;
+        self.frto.send_new = false;
         // The fast retransmit goes out in the send opportunity right after recovery starts or
         // waits for the window like any other (a stale flag would send it beyond the window
         // much later).
@@ -723,12 +608,7 @@ impl TcpSender {
             return fits;
         }
         let fits = fits || self.limited_transmit_allows(self.smss as u64);
-        let app_room = self
-            .app_end
-            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
-        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
-        let buf_room = (self.snd_una + self.cfg.sndbuf).saturating_sub(self.snd_nxt);
-        fits && app_room > 0 && rwnd_room > 0 && buf_room > 0
+        fits && self.room().any()
     }
 
     /// Local congestion: the host's transmit queue refused a segment. Linux before TCP small
@@ -782,33 +662,32 @@ impl TcpSender {
                 let hdr = self.data_hdr(cx.now, end, flags::FIN);
                 let wire = self.header_len();
                 self.emit(cx, hdr, 0, wire);
-                if self.rto_deadline.is_none() {
-                    self.rto_deadline = Some(cx.now + self.rtt.rto());
-                }
+                self.timers.start_rto_if_idle(cx.now, self.rtt.rto());
             }
         }
     }
 
-    fn persist_interval(&self) -> Nanos {
-        // Persist timer: RTO-based with exponential backoff, bounded by the maximum RTO.
-        let base = self.rtt.base_rto();
-        base.saturating_mul(1 << self.persist_backoff.min(20))
-            .min(self.cfg.max_rto)
+    /// Room for new data under the peer's advertised window.
+    fn room(&self) -> Room {
+        Room::new(
+            self.snd_una,
+            self.snd_nxt,
+            self.app_end,
+            self.rwnd,
+            self.cfg.sndbuf,
+        )
     }
 
     fn send_window_probe(&mut self, cx: &mut Cx) {
         if !self.sb.is_empty() {
-            self.persist_backoff = 0;
+            self.timers.persist_backoff = 0;
             return;
         }
-        let app_room = self
-            .app_end
-            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
-        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
-        if rwnd_room > 0 && app_room > 0 {
+        let room = self.room();
+        if room.rwnd > 0 && room.app > 0 {
             // A window smaller than one segment: send what fits (the SWS override, RFC 9293
             // §3.8.6.2.1; Linux `tcp_write_wakeup` does the same).
-            let len = rwnd_room.min(app_room).min(self.smss as u64) as u32;
+            let len = room.rwnd.min(room.app).min(self.smss as u64) as u32;
             let off = self.snd_nxt;
             self.sb.on_send_new(off, len, cx.now);
             self.snd_nxt += len as u64;
@@ -821,8 +700,8 @@ impl TcpSender {
         let hdr = self.data_hdr(cx.now, self.snd_una.wrapping_sub(1), 0);
         let wire = self.header_len();
         self.emit(cx, hdr, 0, wire);
-        self.persist_backoff += 1;
-        self.persist_deadline = Some(cx.now + self.persist_interval());
+        self.timers
+            .persist_probe_sent(cx.now, self.rtt.base_rto(), self.cfg.max_rto);
     }
 
     // ---- Input ----
@@ -850,117 +729,88 @@ impl TcpSender {
     fn on_ack(&mut self, p: &Packet, cx: &mut Cx) {
         let now = cx.now;
         let h = &p.tcp;
-        if h.flags & flags::ACK == 0 {
+        // A NewReno sender ignores SACK information even when SACK was negotiated (RFC 6582
+        // recovery works from duplicate ACKs and the cumulative ACK only); blocks are counted.
+        let use_sack = self.sack_on && self.rec.mode != Mode::NewReno;
+        let acx = AckCx {
+            now,
+            isn: self.spec.isn,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            fin_sent: self.fin_sent,
+            snd_wscale: self.snd_wscale,
+            ts_on: self.ts_on,
+            use_sack,
+            clock_granularity: self.cfg.clock_granularity,
+        };
+        let Some(a) =
+            self.acks
+                .on_ack(&acx, h, p.payload, &mut self.sb, &self.rtt, &mut self.stats)
+        else {
             return;
-        }
-        let data_end = self.snd_nxt;
-        let fin_off = if self.fin_sent { 1 } else { 0 };
-        let ack = self.unwrap_seq(h.ack, self.snd_una);
-        if ack < self.snd_una as i64 || ack > (data_end + fin_off) as i64 {
-            return; // old or acknowledges unsent data (RFC 9293 §3.10.7.4)
-        }
-        let ack = ack as u64;
-        if self.fin_sent && ack == data_end + 1 {
+        };
+        if a.fin_acked {
             self.fin_acked = true;
         }
-        let ack_data = ack.min(data_end);
-        let prior_una = self.snd_una;
-        let prior_in_flight = self.sb.pipe();
-        let new_wnd = (h.wnd as u64) << self.snd_wscale;
-        let wnd_changed = h.wnd != self.last_wnd_raw;
-        self.last_wnd_raw = h.wnd;
-        self.rwnd = new_wnd;
-        if new_wnd > 0 {
-            self.persist_deadline = None;
-            self.persist_backoff = 0;
+        self.rwnd = a.rwnd;
+        if a.rwnd > 0 {
+            self.timers.window_opened();
         }
         if self.ts_on {
             self.ts_recent = h.ts_val;
         }
-
-        self.sb.rate.begin_ack(prior_in_flight);
-        let mut res = AckResult::default();
-        if ack_data > self.snd_una {
-            self.sb.on_cum_ack(ack_data, now, &mut res);
-            self.snd_una = ack_data;
+        self.snd_una = a.snd_una;
+        if let Some(right) = a.dsack_end {
+            self.undo.on_dsack(right);
         }
-        // A NewReno sender ignores SACK information even when SACK was negotiated (RFC 6582
-        // recovery works from duplicate ACKs and the cumulative ACK only); blocks are counted.
-        let use_sack = self.sack_on && self.rec.mode != Mode::NewReno;
-        if use_sack {
-            self.process_sack_blocks(h, now, &mut res);
-        } else {
-            self.stats.sack_blocks += h.n_sack as u64;
-        }
-        let advanced = self.snd_una > prior_una;
+        let advanced = a.advanced;
+        let res = a.res;
+        let is_dup = a.is_dup;
+        let prior_in_flight = a.prior_in_flight;
         if advanced {
             self.try_undo_bad_rexmt(now);
         }
-
-        // RTT sample (RFC 6298 §3 / RFC 7323 §4): from the echoed timestamp of an ACK that
-        // advances the left edge, else from the newest never-retransmitted segment acknowledged.
-        let mut sample = None;
-        if advanced && self.ts_on && h.ts_ecr != 0 {
-            let ticks = self.ts_now(now).wrapping_sub(h.ts_ecr) as u64;
-            sample = Some(ticks.max(1) * self.cfg.clock_granularity.max(1));
-        } else if !self.ts_on && (advanced || res.bytes_sacked > 0) {
-            if let Some(x) = res.rtt_xmit {
-                sample = Some(self.rtt.quantise(x, now));
-            }
-        }
-        if let Some(r) = sample {
+        if let Some(r) = a.rtt_sample {
             self.rtt.on_sample(r);
         }
 
-        // Duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2 asks for new SACK information).
-        let is_dup = !advanced
-            && p.payload == 0
-            && h.flags & (flags::SYN | flags::FIN) == 0
-            && prior_in_flight > 0
-            && if use_sack {
-                res.new_sack_info
-            } else {
-                !wnd_changed
-            };
-        if advanced {
-            self.dupacks = 0;
-        } else if is_dup {
-            self.dupacks += 1;
-            self.stats.dupacks += 1;
-        }
-
         // Loss detection from SACK information: RFC 6675 IsLost, or FACK for rate-halving.
-        let lost_new = if use_sack {
-            if self.rec.mode.uses_fack() {
-                self.sb.mark_lost_fack()
-            } else {
-                self.sb.mark_lost_by_sack()
-            }
+        let mut lost_new = if use_sack {
+            loss::mark_lost_by_sack(&mut self.sb, self.rec.mode)
         } else {
             0
         };
 
         // RACK (RFC 8985 §6.2): remember the newest delivered transmission, then time-based loss.
-        let mut lost_new = lost_new;
         if self.cfg.rack && use_sack {
-            if let Some(x) = res.rtt_xmit {
-                if (x, res.rtt_end) > (self.rack_xmit, self.rack_end) {
-                    self.rack_xmit = x;
-                    self.rack_end = res.rtt_end;
-                    self.rack_rtt = now.saturating_sub(x);
-                }
-            }
+            self.rack.on_delivered(&res, now);
             lost_new += self.rack_detect(now);
         }
         if advanced {
-            self.tlp_out = false;
+            self.rack.tlp_out = false;
         }
 
-        if self.undo.marker.is_some() && (advanced || h.n_sack > 0) {
-            self.try_undo(h, advanced, now);
+        if self.undo.active()
+            && (advanced || h.n_sack > 0)
+            && self.undo.spurious(self.ts_on, h.ts_ecr, advanced)
+        {
+            self.undo_now(now);
         }
-        if self.frto.is_some() {
-            self.frto_on_ack(advanced, is_dup, &res, now);
+        if self.frto.running() {
+            let spurious = self.frto.on_ack(&FrtoAck {
+                in_loss: self.loss_point.is_some(),
+                advanced_below_loss_point: advanced
+                    && self.loss_point.is_some_and(|lp| self.snd_una < lp),
+                never_retransmitted_acked: res.rtt_xmit.is_some(),
+                sacked: res.bytes_sacked > 0,
+                dup: is_dup,
+                snd_nxt: self.snd_nxt,
+                can_send_new: self.app_end.is_none_or(|e| e > self.snd_nxt)
+                    && self.snd_una + self.rwnd > self.snd_nxt,
+            });
+            if spurious && self.undo.active() {
+                self.undo_now(now);
+            }
         }
 
         // Leave recovery states whose point is now acknowledged.
@@ -970,7 +820,7 @@ impl TcpSender {
         if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
             self.loss_point = None;
             if !self.rec.active {
-                self.undo = Undo::default();
+                self.undo.clear();
             }
         }
         if self.cwr_point.is_some_and(|p| self.snd_una >= p) {
@@ -982,12 +832,13 @@ impl TcpSender {
         let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
         if !self.rec.active && self.loss_point.is_none() {
             let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
+            let dupacks = self.acks.dupacks;
             let enter = if self.rec.mode != Mode::NewReno {
                 // RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b) IsLost(HighACK + 1) (FACK alike).
-                self.dupacks >= self.cfg.dupthresh || (head_lost && lost_new > 0)
+                dupacks >= self.cfg.dupthresh || (head_lost && lost_new > 0)
             } else {
                 // RFC 6582 §3.2 step 1: only if the ACK covers more than `recover`.
-                self.dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
+                dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
             };
             if enter && !self.sb.is_empty() {
                 self.enter_recovery(now, lost_new, delivered);
@@ -1007,7 +858,7 @@ impl TcpSender {
                 self.sb.mark_head_lost();
             }
             if act.restart_rto {
-                self.rto_deadline = Some(now + self.rtt.rto());
+                self.timers.restart_rto(now, self.rtt.rto());
             }
         }
 
@@ -1024,7 +875,7 @@ impl TcpSender {
                 bytes_sacked: res.bytes_sacked,
                 prior_in_flight,
                 in_flight,
-                rtt_sample: sample,
+                rtt_sample: a.rtt_sample,
                 srtt: self.rtt.srtt,
                 min_rtt: self.rtt.min_rtt,
                 in_recovery: self.rec.active,
@@ -1038,59 +889,41 @@ impl TcpSender {
         // Retransmission timer (RFC 6298 §5.2–5.3).
         if advanced {
             if self.sb.is_empty() && (!self.fin_sent || self.fin_acked) {
-                self.rto_deadline = None;
+                self.timers.rto = None;
             } else if self.rec.restart_rto_on_ack() {
-                self.rto_deadline = Some(now + self.rtt.rto());
+                self.timers.restart_rto(now, self.rtt.rto());
             }
         }
         self.arm_tlp(now);
         if self.fin_acked {
             self.state = State::Done;
-            self.rto_deadline = None;
+            self.timers.rto = None;
         }
     }
+
+    // ---- Loss detection beyond duplicate ACKs (RACK-TLP, the loss part) ----
 
     /// Run RACK loss detection now; arms the reordering timer. Returns bytes newly marked lost.
     fn rack_detect(&mut self, now: Nanos) -> u64 {
-        if self.rack_xmit == 0 && self.rack_rtt == 0 {
-            return 0;
+        let (lost, timer) = self.rack.detect(&mut self.sb, &self.rtt, now);
+        if self.rack.xmit != 0 || self.rack.rtt != 0 {
+            self.timers.rack = timer;
         }
-        // reo_wnd = min_RTT/4, at most SRTT (RFC 8985 §6.2; the D-SACK-driven adaptation of
-        // the multiplier is not modelled).
-        let reo = (self.rtt.min_rtt / 4).min(self.rtt.srtt);
-        let o = self
-            .sb
-            .rack_detect(now, (self.rack_xmit, self.rack_end), self.rack_rtt, reo);
-        self.rack_deadline = o.timeout;
-        o.newly_lost
+        lost
     }
 
-    /// Arm the probe timeout (RFC 8985 §7.2): 2·SRTT, plus the worst-case delayed-ACK time when
-    /// one segment is in flight, never beyond the RTO.
+    /// Arm the probe timeout (RFC 8985 §7.2; see [`RackTlp::tlp_deadline`]).
     fn arm_tlp(&mut self, now: Nanos) {
-        if !self.cfg.rack
-            || !self.cfg.tlp
-            || !self.sack_on
-            || self.rec.active
-            || self.tlp_out
-            || self.sb.is_empty()
-        {
-            self.tlp_deadline = None;
-            return;
-        }
-        if !self.rtt.has_sample() {
-            return;
-        }
-        let mut pto = 2 * self.rtt.srtt;
-        if self.sb.len() == 1 {
-            pto += 200_000_000;
-        }
-        // Never later than the retransmission timer would fire (Linux `tcp_rto_delta_us`).
-        let rto_left = self
-            .rto_deadline
-            .map_or(self.rtt.rto(), |d| d.saturating_sub(now));
-        let pto = pto.min(self.rtt.rto()).min(rto_left);
-        self.tlp_deadline = Some(now + pto.max(1));
+        let enabled = self.cfg.rack && self.cfg.tlp && self.sack_on;
+        self.timers.tlp = self.rack.tlp_deadline(
+            enabled,
+            self.rec.active,
+            &self.sb,
+            &self.rtt,
+            self.timers.rto,
+            self.timers.tlp,
+            now,
+        );
     }
 
     /// The probe (RFC 8985 §7.3): one new segment if the receiver's window allows, else the last
@@ -1099,57 +932,28 @@ impl TcpSender {
         if self.rec.active || self.sb.is_empty() || self.state != State::Established {
             return;
         }
-        self.tlp_out = true;
+        self.rack.tlp_out = true;
         self.stats.tlp_probes += 1;
-        let app_room = self
-            .app_end
-            .map_or(u64::MAX, |e| e.saturating_sub(self.snd_nxt));
-        let rwnd_room = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
-        let len = (self.smss as u64).min(app_room).min(rwnd_room);
-        if len == self.smss as u64 || (len > 0 && len == app_room) {
-            let off = self.snd_nxt;
-            self.sb.on_send_new(off, len as u32, cx.now);
-            self.snd_nxt += len;
-            self.send_segment(cx, off, len as u32, false);
-        } else if let Some((start, len)) = self.sb.on_probe_retransmit(cx.now) {
-            self.send_segment(cx, start, len, true);
+        let room = self.room();
+        match RackTlp::probe(self.smss, room.app, room.rwnd) {
+            Probe::New(len) => {
+                let off = self.snd_nxt;
+                self.sb.on_send_new(off, len, cx.now);
+                self.snd_nxt += len as u64;
+                self.send_segment(cx, off, len, false);
+            }
+            Probe::Retransmit => {
+                if let Some((start, len)) = self.sb.on_probe_retransmit(cx.now) {
+                    self.send_segment(cx, start, len, true);
+                }
+            }
         }
         // RFC 8985 §7.3: after sending the probe, re-arm the RTO timer (from now), not the PTO.
         // Measured on this machine's kernel: scripts/linux-6/tlp-then-rto.pkt.
-        self.rto_deadline = Some(cx.now + self.rtt.rto());
+        self.timers.restart_rto(cx.now, self.rtt.rto());
     }
 
-    fn process_sack_blocks(&mut self, h: &TcpHdr, now: Nanos, res: &mut AckResult) {
-        for k in 0..h.n_sack as usize {
-            let (l, r) = h.sack[k];
-            self.stats.sack_blocks += 1;
-            let left = self.unwrap_seq(l, self.snd_una);
-            let right = self.unwrap_seq(r, self.snd_una);
-            // D-SACK (RFC 2883 §4): the first block below the cumulative ACK, or inside the second.
-            if k == 0
-                && (right <= self.snd_una as i64
-                    || (h.n_sack > 1 && {
-                        let l2 = self.unwrap_seq(h.sack[1].0, self.snd_una);
-                        let r2 = self.unwrap_seq(h.sack[1].1, self.snd_una);
-                        left >= l2 && right <= r2
-                    }))
-            {
-                self.stats.dsack_blocks += 1;
-                // RFC 3708 §3 / Linux `tcp_check_dsack`: a D-SACK at or above the episode's
-                // start reports one retransmission that was not needed.
-                if self.undo.marker.is_some_and(|m| right > m as i64) && self.undo.retrans > 0 {
-                    self.undo.retrans -= 1;
-                }
-                continue;
-            }
-            if right <= left || left < self.snd_una as i64 || right > self.snd_nxt as i64 {
-                // A block no correct receiver can send (RFC 2018 §3, §4): ignore and count it.
-                self.stats.invalid_sack_blocks += 1;
-                continue;
-            }
-            self.sb.on_sack_block(left as u64, right as u64, now, res);
-        }
-    }
+    // ---- Recovery and undo ----
 
     fn enter_recovery(&mut self, now: Nanos, lost_new: u64, delivered: u64) {
         self.stats.fast_retransmits += 1;
@@ -1186,57 +990,24 @@ impl TcpSender {
         }
     }
 
-    /// Knob `undo`: remember the window before a recovery or loss episode reduces it (Linux
-    /// `tcp_init_undo`; a timeout inside an episode keeps the first episode's values, as
-    /// `tcp_enter_loss` does).
+    /// Knob `undo`: remember the window before a recovery or loss episode reduces it
+    /// (see [`Undo::begin`]).
     fn begin_undo(&mut self) {
-        if !self.cfg.undo || self.undo.marker.is_some() {
-            return;
-        }
-        let cwnd = self.cc.cwnd();
-        self.undo = Undo {
-            marker: Some(self.snd_una),
-            prior_cwnd: cwnd,
-            // Linux `tcp_current_ssthresh` in the Open state: max(ssthresh, 3/4 cwnd).
-            prior_ssthresh: self.cc.ssthresh().max(cwnd / 2 + cwnd / 4),
-            retrans_stamp: None,
-            retrans: -1,
-        };
+        self.undo.begin(
+            self.cfg.undo,
+            self.snd_una,
+            self.cc.cwnd(),
+            self.cc.ssthresh(),
+        );
     }
 
-    /// Knob `undo`: was the episode's reduction spurious? Linux `tcp_may_undo`: every
-    /// retransmission was D-SACKed (`undo_retrans` back to 0), or the ACK echoes a timestamp
-    /// older than the first retransmission, so an original transmission reached the receiver
-    /// (`tcp_packet_delayed`, RFC 3522 §3.2). Then restore cwnd and ssthresh through the
-    /// controller's undo hook (Linux `tcp_undo_cwnd_reduction` and the per-CCA `undo_cwnd`),
-    /// leave recovery or the loss state, and
-    /// stop resending what the timeout marked lost (`tcp_try_undo_loss`). Linux checks at the
-    /// recovery point, on partial ACKs and on ACKs in the loss state; this checks the D-SACK
-    /// count on every ACK of the episode and the timestamp only on ACKs that advance snd_una:
-    /// a duplicate ACK echoes the timestamp of the segment before the hole (RFC 7323 §4.3),
-    /// older than any retransmission, and proves nothing.
-    fn try_undo(&mut self, h: &TcpHdr, advanced: bool, now: Nanos) {
-        let Some(stamp) = self.undo.retrans_stamp else {
-            return; // nothing was retransmitted yet
-        };
-        let delayed =
-            advanced && self.ts_on && h.ts_ecr != 0 && (h.ts_ecr.wrapping_sub(stamp) as i32) < 0;
-        if !(delayed || self.undo.retrans == 0) {
-            return;
-        }
-        self.undo_now(now);
-    }
-
-    /// Undo the current episode's reduction (knob `undo`; see [`TcpSender::try_undo`]).
+    /// Undo the current episode's reduction (knob `undo`; see [`Undo::spurious`]).
     fn undo_now(&mut self, now: Nanos) {
-        let u = self.undo;
-        self.undo = Undo::default();
+        let (cwnd, ssthresh) = self.undo.take(self.cc.cwnd(), self.cc.ssthresh());
         self.stats.undos += 1;
         // The controller restores its own state (`on_undo`: CUBIC's W_max, RFC 9438 §4.9;
         // H-TCP's; BBR keeps its cwnd, Linux `bbr_undo_cwnd`), never below the current values
         // (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh likewise).
-        let cwnd = u.prior_cwnd.max(self.cc.cwnd());
-        let ssthresh = u.prior_ssthresh.max(self.cc.ssthresh());
         self.cc.on_undo(now, cwnd, ssthresh);
         if self.rec.active {
             self.rec.abort();
@@ -1245,19 +1016,17 @@ impl TcpSender {
         if self.loss_point.take().is_some() {
             self.sb.undo_lost();
         }
-        self.dupacks = 0;
+        self.acks.dupacks = 0;
     }
 
-    /// Knob `undo_bad_rexmt` (FreeBSD tcp_input.c, "bad retransmit" recovery): an ACK that
-    /// advances snd_una while only one timeout has fired (t_rxtshift == 1, no RTT sample since)
-    /// and before `t_badrxtwin` acknowledges an original transmission, not the retransmission
-    /// sent less than SRTT/2 ago: restore cwnd and ssthresh exactly (`snd_cwnd_prev`,
-    /// `snd_ssthresh_prev`) and send on from snd_max instead of going back.
+    /// Knob `undo_bad_rexmt` (see [`BadRexmt::proves_spurious`]): restore cwnd and ssthresh
+    /// exactly (`snd_cwnd_prev`, `snd_ssthresh_prev`) and send on from snd_max instead of going
+    /// back.
     fn try_undo_bad_rexmt(&mut self, now: Nanos) {
         let Some(b) = self.bad_rexmt.take() else {
             return;
         };
-        if self.rtt.backoff != 1 || now >= b.until {
+        if !b.proves_spurious(self.rtt.backoff, now) {
             return;
         }
         self.stats.undos += 1;
@@ -1266,12 +1035,12 @@ impl TcpSender {
             self.sb.undo_lost();
         }
         self.recover = b.prior_recover; // snd_recover_prev
-        self.dupacks = 0;
+        self.acks.dupacks = 0;
     }
 
     fn exit_recovery(&mut self) {
         if self.loss_point.is_none() {
-            self.undo = Undo::default(); // the episode ended without an undo
+            self.undo.clear(); // the episode ended without an undo
         }
         self.recover = Some(self.rec.point);
         let set = self.rec.exit(self.cc.ssthresh(), self.sb.out_bytes);
@@ -1286,7 +1055,7 @@ impl TcpSender {
     fn on_rto(&mut self, cx: &mut Cx) {
         let now = cx.now;
         if self.state == State::SynSent {
-            if self.syn_tries > self.cfg.syn_retries {
+            if self.hs.gave_up(&self.cfg) {
                 self.state = State::Failed;
                 return;
             }
@@ -1300,7 +1069,7 @@ impl TcpSender {
                 let wire = self.header_len();
                 self.emit(cx, hdr, 0, wire);
                 self.rtt.back_off();
-                self.rto_deadline = Some(now + self.rtt.rto());
+                self.timers.restart_rto(now, self.rtt.rto());
             }
             return;
         }
@@ -1313,12 +1082,15 @@ impl TcpSender {
         // window and open the bad-retransmit window, SRTT/2 long (t_srtt >> (TCP_RTT_SHIFT + 1)).
         // Approximation: FreeBSD re-enters a fast recovery the timeout interrupted
         // (TF_WASFRECOVERY); here the undo restores the window and recovery point only.
-        self.bad_rexmt = (self.cfg.undo_bad_rexmt && self.rtt.backoff == 0).then(|| BadRexmt {
-            until: now + self.rtt.srtt / 2,
-            prior_cwnd: self.cc.cwnd(),
-            prior_ssthresh: self.cc.ssthresh(),
-            prior_recover: self.recover,
-        });
+        self.bad_rexmt = BadRexmt::on_timeout(
+            self.cfg.undo_bad_rexmt,
+            self.rtt.backoff,
+            now,
+            self.rtt.srtt,
+            self.cc.cwnd(),
+            self.cc.ssthresh(),
+            self.recover,
+        );
         self.cc.on_rto(&RtoEvent {
             now,
             in_flight: self.sb.out_bytes,
@@ -1338,54 +1110,13 @@ impl TcpSender {
         }
         // F-RTO (RFC 5682; Linux `tcp_enter_loss`: on every timeout except the first one of a
         // fast recovery, whose losses are known).
-        self.frto =
-            (self.cfg.frto && !(was_recovery && self.rtt.backoff == 1)).then_some(self.snd_nxt);
+        self.frto
+            .on_timeout(self.cfg.frto, was_recovery, self.rtt.backoff, self.snd_nxt);
         self.loss_point = Some(self.snd_nxt);
         self.recover = Some(self.snd_nxt);
-        self.dupacks = 0;
-        self.rto_deadline = Some(now + self.rtt.rto());
+        self.acks.dupacks = 0;
+        self.timers.restart_rto(now, self.rtt.rto());
         self.try_send(cx);
-    }
-
-    /// F-RTO on an ACK after a timeout (knob `frto`; RFC 5682 §3, the SACK-enhanced algorithm,
-    /// in the form Linux uses, net/ipv4/tcp_input.c `tcp_process_loss`, read for the facts):
-    /// * an ACK that acknowledges or SACKs data never retransmitted shows that the timeout was
-    ///   spurious (step 3b): the reduction is undone (needs knob `undo`, which keeps the window
-    ///   from before the timeout) and the loss state ends;
-    /// * after new data was released, a SACK or duplicate ACK shows the loss was real (step
-    ///   3a): F-RTO stops and the timeout's retransmissions go on;
-    /// * the first ACK that advances snd_una (step 2b) releases new, never-sent data instead
-    ///   of retransmissions, if there is any and the peer's window allows; else F-RTO stops.
-    fn frto_on_ack(&mut self, advanced: bool, dup: bool, res: &AckResult, now: Nanos) {
-        let Some(high_seq) = self.frto else {
-            return;
-        };
-        if self.loss_point.is_none() {
-            self.frto = None; // the episode ended (or was undone)
-            return;
-        }
-        if res.rtt_xmit.is_some() {
-            // Never-retransmitted data was (S)ACKed.
-            self.frto = None;
-            if self.undo.marker.is_some() {
-                self.undo_now(now);
-            }
-            return;
-        }
-        if self.snd_nxt > high_seq {
-            if res.bytes_sacked > 0 || dup {
-                self.frto = None; // step 3a: the loss was real
-            }
-        } else if advanced && self.loss_point.is_some_and(|lp| self.snd_una < lp) {
-            let app_room = self.app_end.is_none_or(|e| e > self.snd_nxt);
-            let rwnd_room = self.snd_una + self.rwnd > self.snd_nxt;
-            if app_room && rwnd_room {
-                self.frto = Some(self.snd_nxt);
-                self.frto_send_new = true;
-            } else {
-                self.frto = None;
-            }
-        }
     }
 
     /// Bytes in flight as RFC 6675's pipe.
@@ -1403,7 +1134,7 @@ impl TcpSender {
 
     /// Window scale we announced and the peer's (for tests).
     pub fn wscales(&self) -> (u8, u8) {
-        (self.rcv_wscale, self.snd_wscale)
+        (self.hs.rcv_wscale, self.snd_wscale)
     }
 
     pub fn sack_enabled(&self) -> bool {
@@ -1425,7 +1156,7 @@ impl TcpSender {
             3
         } else if self.cwr_point.is_some() {
             2
-        } else if self.dupacks > 0
+        } else if self.acks.dupacks > 0
             || self
                 .sb
                 .iter()
@@ -1436,13 +1167,4 @@ impl TcpSender {
             0
         }
     }
-}
-
-/// Smallest window-scale shift with `buf >> shift ≤ 65535`, at most 14 (RFC 7323 §2.3).
-pub fn wscale_for(buf: u64) -> u8 {
-    let mut s = 0u8;
-    while s < 14 && (buf >> s) > u16::MAX as u64 {
-        s += 1;
-    }
-    s
 }

@@ -1,0 +1,435 @@
+//! ACK processing of the sending end, sans I/O: turns one incoming header into an
+//! [`AckOutcome`] — cumulative advance, the peer's window, SACK and D-SACK blocks, the RTT
+//! sample and whether it is a duplicate ACK — without sending anything or deciding on recovery.
+//!
+//! Owns the acceptability check (RFC 9293 §3.10.7.4), the scaled window (RFC 7323 §2.3), the
+//! SACK block checks (RFC 2018 §3–4) and D-SACK detection (RFC 2883 §4), the RTT sample
+//! (RFC 6298 §3, RFC 7323 §4, Karn's rule without timestamps), the duplicate-ACK definition
+//! (RFC 5681 §2; RFC 6675 §2 with SACK) and the duplicate-ACK count. The [`Scoreboard`] is
+//! updated with what is acknowledged; what follows (undo, loss detection, recovery, the
+//! congestion controller, timers) is [`super::TcpSender`]'s.
+//!
+//! Sequence numbers are kept as 64-bit offsets from the first data byte; [`wire_seq`] and
+//! [`unwrap_seq`] convert at the boundary.
+
+use super::SenderStats;
+use crate::packet::{flags, TcpHdr};
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::{AckResult, Scoreboard};
+use crate::time::Nanos;
+
+/// 32-bit wire sequence number of the data offset `off` (ISN + 1 + offset, wrapping).
+#[inline]
+pub fn wire_seq(isn: u32, off: u64) -> u32 {
+    isn.wrapping_add(1).wrapping_add(off as u32)
+}
+
+/// Unwrap a 32-bit sequence number to an offset, choosing the one nearest `near`.
+#[inline]
+pub fn unwrap_seq(isn: u32, wire: u32, near: u64) -> i64 {
+    let d = wire.wrapping_sub(wire_seq(isn, near)) as i32 as i64;
+    near as i64 + d
+}
+
+/// The sender's state an ACK is judged against.
+#[derive(Clone, Copy, Debug)]
+pub struct AckCx {
+    pub now: Nanos,
+    pub isn: u32,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub fin_sent: bool,
+    /// Shift applied to windows the peer advertises.
+    pub snd_wscale: u8,
+    pub ts_on: bool,
+    /// SACK blocks are used (negotiated, and the recovery is not NewReno).
+    pub use_sack: bool,
+    /// Tick of our timestamp clock (RFC 7323 §5.4).
+    pub clock_granularity: Nanos,
+}
+
+/// What one acceptable ACK says.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckOutcome {
+    /// The new snd_una (data bytes only).
+    pub snd_una: u64,
+    /// snd_una moved.
+    pub advanced: bool,
+    /// The FIN is acknowledged.
+    pub fin_acked: bool,
+    /// The peer's window in bytes (scaled).
+    pub rwnd: u64,
+    /// Pipe (RFC 6675) before this ACK.
+    pub prior_in_flight: u64,
+    /// Scoreboard changes: bytes and packets acknowledged and SACKed, Karn-safe send time.
+    pub res: AckResult,
+    /// Right edge of a D-SACK block (RFC 2883), as an offset.
+    pub dsack_end: Option<i64>,
+    /// RTT measurement for the estimator (the caller feeds it).
+    pub rtt_sample: Option<Nanos>,
+    /// A duplicate ACK.
+    pub is_dup: bool,
+}
+
+/// The ACK-processing state: the duplicate-ACK count and the last window field seen.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckProcessor {
+    /// Consecutive duplicate ACKs (reset by an advancing ACK, a timeout or an undo).
+    pub dupacks: u32,
+    /// Window field of the last ACK (a changed window makes an ACK not a duplicate without SACK).
+    pub last_wnd_raw: u16,
+}
+
+impl AckProcessor {
+    /// Process the ACK `h` carrying `payload` bytes. Returns `None` for a segment that is not
+    /// an acceptable ACK. Updates `sb` (and its rate sampler) with what is acknowledged and the
+    /// SACK/duplicate-ACK counters in `stats`.
+    #[inline]
+    pub fn on_ack(
+        &mut self,
+        cx: &AckCx,
+        h: &TcpHdr,
+        payload: u32,
+        sb: &mut Scoreboard,
+        rtt: &RttEstimator,
+        stats: &mut SenderStats,
+    ) -> Option<AckOutcome> {
+        if h.flags & flags::ACK == 0 {
+            return None;
+        }
+        let now = cx.now;
+        let data_end = cx.snd_nxt;
+        let fin_off = if cx.fin_sent { 1 } else { 0 };
+        let ack = unwrap_seq(cx.isn, h.ack, cx.snd_una);
+        if ack < cx.snd_una as i64 || ack > (data_end + fin_off) as i64 {
+            return None; // old or acknowledges unsent data (RFC 9293 §3.10.7.4)
+        }
+        let ack = ack as u64;
+        let mut out = AckOutcome {
+            fin_acked: cx.fin_sent && ack == data_end + 1,
+            snd_una: cx.snd_una,
+            ..AckOutcome::default()
+        };
+        let ack_data = ack.min(data_end);
+        let prior_in_flight = sb.pipe();
+        out.prior_in_flight = prior_in_flight;
+        out.rwnd = (h.wnd as u64) << cx.snd_wscale;
+        let wnd_changed = h.wnd != self.last_wnd_raw;
+        self.last_wnd_raw = h.wnd;
+
+        sb.rate.begin_ack(prior_in_flight);
+        let res = &mut out.res;
+        if ack_data > cx.snd_una {
+            sb.on_cum_ack(ack_data, now, res);
+            out.snd_una = ack_data;
+        }
+        // A NewReno sender ignores SACK information even when SACK was negotiated (RFC 6582
+        // recovery works from duplicate ACKs and the cumulative ACK only); blocks are counted.
+        if cx.use_sack {
+            out.dsack_end = process_sack_blocks(cx, out.snd_una, h, sb, res, stats);
+        } else {
+            stats.sack_blocks += h.n_sack as u64;
+        }
+        let advanced = out.snd_una > cx.snd_una;
+        out.advanced = advanced;
+
+        // RTT sample (RFC 6298 §3 / RFC 7323 §4): from the echoed timestamp of an ACK that
+        // advances the left edge, else from the newest never-retransmitted segment acknowledged.
+        if advanced && cx.ts_on && h.ts_ecr != 0 {
+            // Our timestamp clock now, as `TcpSender` stamps segments (RFC 7323 §5.4).
+            let ts_now = (now / cx.clock_granularity.max(1)) as u32;
+            let ticks = ts_now.wrapping_sub(h.ts_ecr) as u64;
+            out.rtt_sample = Some(ticks.max(1) * cx.clock_granularity.max(1));
+        } else if !cx.ts_on && (advanced || res.bytes_sacked > 0) {
+            if let Some(x) = res.rtt_xmit {
+                out.rtt_sample = Some(rtt.quantise(x, now));
+            }
+        }
+
+        // Duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2 asks for new SACK information).
+        out.is_dup = !advanced
+            && payload == 0
+            && h.flags & (flags::SYN | flags::FIN) == 0
+            && prior_in_flight > 0
+            && if cx.use_sack {
+                res.new_sack_info
+            } else {
+                !wnd_changed
+            };
+        if advanced {
+            self.dupacks = 0;
+        } else if out.is_dup {
+            self.dupacks += 1;
+            stats.dupacks += 1;
+        }
+        Some(out)
+    }
+}
+
+/// Apply the SACK blocks of `h` to `sb` (snd_una already advanced to `snd_una`); returns the
+/// right edge of a D-SACK block if the first block is one.
+fn process_sack_blocks(
+    cx: &AckCx,
+    snd_una: u64,
+    h: &TcpHdr,
+    sb: &mut Scoreboard,
+    res: &mut AckResult,
+    stats: &mut SenderStats,
+) -> Option<i64> {
+    let mut dsack = None;
+    for k in 0..h.n_sack as usize {
+        let (l, r) = h.sack[k];
+        stats.sack_blocks += 1;
+        let left = unwrap_seq(cx.isn, l, snd_una);
+        let right = unwrap_seq(cx.isn, r, snd_una);
+        // D-SACK (RFC 2883 §4): the first block below the cumulative ACK, or inside the second.
+        if k == 0
+            && (right <= snd_una as i64
+                || (h.n_sack > 1 && {
+                    let l2 = unwrap_seq(cx.isn, h.sack[1].0, snd_una);
+                    let r2 = unwrap_seq(cx.isn, h.sack[1].1, snd_una);
+                    left >= l2 && right <= r2
+                }))
+        {
+            stats.dsack_blocks += 1;
+            dsack = Some(right);
+            continue;
+        }
+        if right <= left || left < snd_una as i64 || right > cx.snd_nxt as i64 {
+            // A block no correct receiver can send (RFC 2018 §3, §4): ignore and count it.
+            stats.invalid_sack_blocks += 1;
+            continue;
+        }
+        sb.on_sack_block(left as u64, right as u64, cx.now, res);
+    }
+    dsack
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1000;
+    const ISN: u32 = u32::MAX - 2500; // wire numbers wrap inside the test data
+
+    fn rtt() -> RttEstimator {
+        RttEstimator::new(1_000_000_000, 200_000_000, 60_000_000_000, 1_000_000, false)
+    }
+
+    /// A scoreboard with `n` full segments sent at time 0.
+    fn sent(n: u64) -> Scoreboard {
+        let mut sb = Scoreboard::new(3);
+        for i in 0..n {
+            sb.on_send_new(i * MSS as u64, MSS, 0);
+        }
+        sb
+    }
+
+    fn cx(snd_una: u64, snd_nxt: u64, use_sack: bool) -> AckCx {
+        AckCx {
+            now: 50_000_000,
+            isn: ISN,
+            snd_una,
+            snd_nxt,
+            fin_sent: false,
+            snd_wscale: 2,
+            ts_on: false,
+            use_sack,
+            clock_granularity: 1_000_000,
+        }
+    }
+
+    fn ack(off: u64, sacks: &[(u64, u64)]) -> TcpHdr {
+        let mut h = TcpHdr {
+            ack: wire_seq(ISN, off),
+            flags: flags::ACK,
+            wnd: 1000,
+            ..TcpHdr::default()
+        };
+        for (k, &(l, r)) in sacks.iter().enumerate() {
+            h.sack[k] = (wire_seq(ISN, l), wire_seq(ISN, r));
+        }
+        h.n_sack = sacks.len() as u8;
+        h
+    }
+
+    #[test]
+    fn test_wire_seq_roundtrip_across_wrap() {
+        for off in [0u64, 2499, 2500, 5000, (1 << 32) + 7] {
+            assert_eq!(
+                unwrap_seq(ISN, wire_seq(ISN, off), off.saturating_sub(100)),
+                off as i64
+            );
+        }
+        assert_eq!(unwrap_seq(ISN, wire_seq(ISN, 10), 20), 10);
+    }
+
+    #[test]
+    fn test_established_cumulative_ack_advances() {
+        let mut sb = sent(4);
+        let mut a = AckProcessor::default();
+        let mut st = SenderStats::default();
+        let o = a
+            .on_ack(
+                &cx(0, 4000, true),
+                &ack(2000, &[]),
+                0,
+                &mut sb,
+                &rtt(),
+                &mut st,
+            )
+            .unwrap();
+        assert!(o.advanced && !o.is_dup && !o.fin_acked);
+        assert_eq!(o.snd_una, 2000);
+        assert_eq!((o.res.bytes_acked, o.res.packets_acked), (2000, 2));
+        assert_eq!(o.prior_in_flight, 4000);
+        assert_eq!(o.rwnd, 4000, "window field 1000 scaled by 2");
+        // Without timestamps, Karn's rule: sample from the newest never-retransmitted segment.
+        assert_eq!(o.rtt_sample, Some(50_000_000));
+        assert_eq!(sb.out_bytes, 2000);
+    }
+
+    #[test]
+    fn test_established_unacceptable_ack_ignored() {
+        let mut sb = sent(2);
+        let mut a = AckProcessor::default();
+        let mut st = SenderStats::default();
+        let c = cx(1000, 2000, true);
+        // Below snd_una, beyond snd_nxt, and without the ACK flag.
+        assert!(a
+            .on_ack(&c, &ack(500, &[]), 0, &mut sb, &rtt(), &mut st)
+            .is_none());
+        assert!(a
+            .on_ack(&c, &ack(2001, &[]), 0, &mut sb, &rtt(), &mut st)
+            .is_none());
+        let mut h = ack(2000, &[]);
+        h.flags = 0;
+        assert!(a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).is_none());
+        // The FIN occupies one sequence number after the data.
+        let fin = AckCx {
+            fin_sent: true,
+            ..c
+        };
+        let o = a.on_ack(&fin, &ack(2001, &[]), 0, &mut sb, &rtt(), &mut st);
+        let o = o.unwrap();
+        assert!(o.fin_acked && o.advanced);
+        assert_eq!(o.snd_una, 2000);
+    }
+
+    #[test]
+    fn test_established_dupacks_counted_with_new_sack_info() {
+        let mut sb = sent(6);
+        let mut a = AckProcessor::default();
+        let mut st = SenderStats::default();
+        let c = cx(0, 6000, true);
+        for k in 1..=3u64 {
+            let h = ack(0, &[(1000, 1000 + k * 1000)]);
+            let o = a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).unwrap();
+            assert!(o.is_dup, "ACK {k} brings new SACK information");
+            assert_eq!(a.dupacks as u64, k);
+        }
+        // The same block again: no new information, not a duplicate ACK (RFC 6675 §2).
+        let h = ack(0, &[(1000, 4000)]);
+        let o = a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).unwrap();
+        assert!(!o.is_dup);
+        assert_eq!((a.dupacks, st.dupacks, st.sack_blocks), (3, 3, 4));
+        // An ACK carrying data is never a duplicate ACK.
+        let h = ack(0, &[(1000, 5000)]);
+        let o = a.on_ack(&c, &h, 100, &mut sb, &rtt(), &mut st).unwrap();
+        assert!(!o.is_dup);
+        // An advancing ACK resets the count.
+        let o = a
+            .on_ack(&c, &ack(1000, &[]), 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert!(o.advanced);
+        assert_eq!(a.dupacks, 0);
+    }
+
+    #[test]
+    fn test_established_dupacks_without_sack_need_same_window() {
+        let mut sb = sent(4);
+        let mut a = AckProcessor {
+            last_wnd_raw: 1000,
+            ..AckProcessor::default()
+        };
+        let mut st = SenderStats::default();
+        let c = cx(0, 4000, false);
+        let o = a
+            .on_ack(&c, &ack(0, &[]), 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert!(o.is_dup);
+        let mut h = ack(0, &[]);
+        h.wnd = 900; // a window update is not a duplicate ACK (RFC 5681 §2)
+        let o = a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).unwrap();
+        assert!(!o.is_dup);
+        // SACK blocks are counted but not applied when SACK is not used.
+        let h = ack(0, &[(1000, 2000)]);
+        let o = a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).unwrap();
+        assert_eq!((o.res.bytes_sacked, st.sack_blocks), (0, 1));
+        assert_eq!(a.dupacks, 1, "window 900 -> 1000 changed again");
+    }
+
+    #[test]
+    fn test_established_dsack_detected() {
+        let mut sb = sent(6);
+        let mut a = AckProcessor::default();
+        let mut st = SenderStats::default();
+        // Below the cumulative ACK (RFC 2883 §4 case 1).
+        let o = a
+            .on_ack(
+                &cx(0, 6000, true),
+                &ack(2000, &[(0, 1000)]),
+                0,
+                &mut sb,
+                &rtt(),
+                &mut st,
+            )
+            .unwrap();
+        assert_eq!(o.dsack_end, Some(1000));
+        // Inside the second block (case 2); the second block is applied as a SACK.
+        let h = ack(2000, &[(3000, 4000), (3000, 5000)]);
+        let o = a.on_ack(&cx(2000, 6000, true), &h, 0, &mut sb, &rtt(), &mut st);
+        let o = o.unwrap();
+        assert_eq!(o.dsack_end, Some(4000));
+        assert_eq!(o.res.bytes_sacked, 2000);
+        // An ordinary first block is not a D-SACK.
+        let h = ack(2000, &[(5000, 6000)]);
+        let o = a.on_ack(&cx(2000, 6000, true), &h, 0, &mut sb, &rtt(), &mut st);
+        assert_eq!(o.unwrap().dsack_end, None);
+        assert_eq!(st.dsack_blocks, 2);
+    }
+
+    #[test]
+    fn test_established_invalid_sack_blocks_ignored() {
+        let mut sb = sent(4);
+        let mut a = AckProcessor::default();
+        let mut st = SenderStats::default();
+        // Beyond snd_nxt, and inverted (RFC 2018 §3, §4).
+        let h = ack(1000, &[(3000, 5000), (3000, 2000)]);
+        let o = a.on_ack(&cx(0, 4000, true), &h, 0, &mut sb, &rtt(), &mut st);
+        assert_eq!(o.unwrap().res.bytes_sacked, 0);
+        assert_eq!(st.invalid_sack_blocks, 2);
+    }
+
+    #[test]
+    fn test_established_rtt_sample_from_timestamp_only_when_advancing() {
+        let mut sb = sent(4);
+        let mut a = AckProcessor::default();
+        let mut st = SenderStats::default();
+        let c = AckCx {
+            ts_on: true,
+            now: 130_000_000, // our timestamp clock at 130 ticks of 1 ms
+            ..cx(0, 4000, true)
+        };
+        let mut h = ack(1000, &[]);
+        h.ts_ecr = 100;
+        let o = a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).unwrap();
+        assert_eq!(o.rtt_sample, Some(30_000_000), "30 ticks of 1 ms");
+        // A duplicate ACK echoes an old timestamp: no sample (RFC 7323 §4.3).
+        let c = AckCx { snd_una: 1000, ..c };
+        let mut h = ack(1000, &[(2000, 3000)]);
+        h.ts_ecr = 100;
+        let o = a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).unwrap();
+        assert_eq!(o.rtt_sample, None);
+    }
+}

@@ -1,0 +1,314 @@
+//! Connection establishment of the sending end (active open, RFC 9293 §3.5), sans I/O.
+//!
+//! Owns the SYN (its options and window, RFC 7323 §2.2–2.3), the SYN retransmission schedule
+//! (exponential backoff from the initial RTO, RFC 6298 §5.7, after Linux's
+//! `syn_linear_timeouts` linear retries), giving up after `syn_retries`, and the processing of
+//! the SYN-ACK: which options are on (timestamps RFC 7323, SACK RFC 2018, window scaling
+//! RFC 7323 §2.3), the segment size (RFC 9293 §3.7.1) and the handshake RTT sample (Karn,
+//! RFC 6298 §2). It builds headers and returns times; [`super::TcpSender`] puts them on the
+//! wire and arms its timers.
+
+use crate::packet::{self, flags, opts, TcpHdr};
+use crate::tcp::config::TcpConfig;
+use crate::time::Nanos;
+
+/// The SYN side of the three-way handshake.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Handshake {
+    /// SYNs sent so far (the first one included).
+    pub tries: u32,
+    /// When the last SYN was sent.
+    pub sent_at: Nanos,
+    /// Window-scale shift we announce (0 when the peer does not scale).
+    pub rcv_wscale: u8,
+}
+
+/// A SYN to send, and when to send it again if no SYN-ACK comes.
+#[derive(Clone, Copy, Debug)]
+pub struct Syn {
+    pub hdr: TcpHdr,
+    /// Length on the wire (IP and TCP headers with the SYN options).
+    pub wire_len: u32,
+    /// This SYN repeats an earlier one.
+    pub retransmit: bool,
+    /// Retransmission time of this SYN.
+    pub retry_at: Nanos,
+}
+
+/// What the SYN-ACK settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Negotiated {
+    pub ts_on: bool,
+    pub sack_on: bool,
+    /// Shift applied to windows the peer advertises.
+    pub snd_wscale: u8,
+    /// Shift we announced (0 if the peer turned scaling off).
+    pub rcv_wscale: u8,
+    /// Payload bytes per full segment (MSS minus the timestamp option when on).
+    pub smss: u32,
+    /// The peer's window from the SYN-ACK (never scaled, RFC 7323 §2.2) and its raw field.
+    pub rwnd: u64,
+    pub wnd_raw: u16,
+    /// The peer's timestamp, to echo.
+    pub ts_recent: u32,
+    /// Send time of the SYN for an RTT sample, if it was not retransmitted (Karn; RFC 6298 §2).
+    pub rtt_from: Option<Nanos>,
+}
+
+/// Our advertised MSS: configured or first-hop MTU − 40 (RFC 9293 §3.7.1).
+pub fn own_mss(cfg: &TcpConfig, mtu: u32) -> u32 {
+    if cfg.mss > 0 {
+        cfg.mss
+    } else {
+        mtu - packet::IPV4_HEADER - packet::TCP_HEADER
+    }
+}
+
+/// Smallest window-scale shift with `buf >> shift ≤ 65535`, at most 14 (RFC 7323 §2.3).
+pub fn wscale_for(buf: u64) -> u8 {
+    let mut s = 0u8;
+    while s < 14 && (buf >> s) > u16::MAX as u64 {
+        s += 1;
+    }
+    s
+}
+
+impl Handshake {
+    /// Build the next SYN (the first or a retransmission) sent at `now` with timestamp `ts_val`.
+    pub fn syn(&mut self, cfg: &TcpConfig, own_mss: u32, isn: u32, ts_val: u32, now: Nanos) -> Syn {
+        let retransmit = self.tries > 0;
+        self.tries += 1;
+        self.sent_at = now;
+        // Window scale: the smallest shift that lets the receive buffer be advertised (RFC 7323 §2.3).
+        self.rcv_wscale = if cfg.window_scaling {
+            wscale_for(cfg.rcvbuf)
+        } else {
+            0
+        };
+        let mut o = opts::MSS;
+        if cfg.window_scaling {
+            o |= opts::WSCALE;
+        }
+        if cfg.sack {
+            o |= opts::SACK_PERM;
+        }
+        if cfg.timestamps {
+            o |= opts::TS;
+        }
+        let hdr = TcpHdr {
+            seq: isn,
+            ack: 0,
+            flags: flags::SYN,
+            opts: o,
+            // The window in a SYN is never scaled (RFC 7323 §2.2).
+            wnd: cfg.rcvbuf.min(u16::MAX as u64) as u16,
+            mss: own_mss.min(u16::MAX as u32) as u16,
+            wscale: self.rcv_wscale,
+            ts_val,
+            ..TcpHdr::default()
+        };
+        let wire_len = packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN;
+        // SYN retransmission with exponential backoff from the initial RTO (RFC 6298 §5.7),
+        // after `syn_linear_timeouts` retries without backoff (Linux; ip-sysctl.rst's example:
+        // SYN timeouts 1, 1, 1, 1, 1, 2, 4 s with the default 4).
+        let doublings = (self.tries - 1).saturating_sub(cfg.syn_linear_timeouts);
+        let rto = cfg.initial_rto.saturating_mul(1 << doublings.min(20));
+        Syn {
+            hdr,
+            wire_len,
+            retransmit,
+            retry_at: now + rto.min(cfg.max_rto),
+        }
+    }
+
+    /// SYN retries are exhausted: the connection fails instead of sending another SYN.
+    pub fn gave_up(&self, cfg: &TcpConfig) -> bool {
+        self.tries > cfg.syn_retries
+    }
+
+    /// Process a SYN-ACK; `None` if it does not acknowledge our SYN.
+    pub fn on_syn_ack(
+        &mut self,
+        cfg: &TcpConfig,
+        own_mss: u32,
+        isn: u32,
+        h: &TcpHdr,
+    ) -> Option<Negotiated> {
+        if h.ack != isn.wrapping_add(1) {
+            return None;
+        }
+        let peer_mss = if h.opts & opts::MSS != 0 {
+            h.mss as u32
+        } else {
+            536
+        };
+        let ts_on = cfg.timestamps && h.opts & opts::TS != 0;
+        let sack_on = cfg.sack && h.opts & opts::SACK_PERM != 0;
+        let ws_on = cfg.window_scaling && h.opts & opts::WSCALE != 0;
+        let snd_wscale = if ws_on { h.wscale.min(14) } else { 0 };
+        if !ws_on {
+            self.rcv_wscale = 0;
+        }
+        let mss = own_mss.min(peer_mss);
+        Some(Negotiated {
+            ts_on,
+            sack_on,
+            snd_wscale,
+            rcv_wscale: self.rcv_wscale,
+            smss: mss - if ts_on { packet::TS_OPTION_LEN } else { 0 },
+            rwnd: h.wnd as u64, // SYN-ACK window is unscaled
+            wnd_raw: h.wnd,
+            ts_recent: h.ts_val,
+            // RTT sample from the handshake unless the SYN was retransmitted (Karn; RFC 6298 §2).
+            rtt_from: (self.tries == 1).then_some(self.sent_at),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Nanos = 1_000_000_000;
+
+    fn syn_ack(isn: u32, o: u8, mss: u16, wscale: u8) -> TcpHdr {
+        TcpHdr {
+            ack: isn.wrapping_add(1),
+            flags: flags::SYN | flags::ACK,
+            opts: o,
+            mss,
+            wscale,
+            wnd: 65535,
+            ts_val: 77,
+            ..TcpHdr::default()
+        }
+    }
+
+    /// Send SYNs until the handshake gives up; the gaps between them.
+    fn retry_gaps(cfg: &TcpConfig) -> Vec<Nanos> {
+        let mut hs = Handshake::default();
+        let mut now = 0;
+        let mut gaps = Vec::new();
+        loop {
+            let syn = hs.syn(cfg, 1460, 0, 0, now);
+            gaps.push(syn.retry_at - now);
+            now = syn.retry_at;
+            if hs.gave_up(cfg) {
+                return gaps;
+            }
+        }
+    }
+
+    #[test]
+    fn test_syn_sent_timeout_backs_off_exponentially() {
+        let cfg = TcpConfig {
+            syn_retries: 4,
+            ..TcpConfig::default()
+        };
+        assert_eq!(retry_gaps(&cfg), vec![S, 2 * S, 4 * S, 8 * S, 16 * S]);
+    }
+
+    #[test]
+    fn test_syn_sent_timeout_linear_then_exponential() {
+        // ip-sysctl.rst's example: 1, 1, 1, 1, 1, 2, 4 s with syn_linear_timeouts = 4.
+        let cfg = TcpConfig {
+            syn_retries: 6,
+            syn_linear_timeouts: 4,
+            ..TcpConfig::default()
+        };
+        assert_eq!(retry_gaps(&cfg), vec![S, S, S, S, S, 2 * S, 4 * S]);
+    }
+
+    #[test]
+    fn test_syn_sent_timeout_capped_by_max_rto() {
+        let cfg = TcpConfig {
+            syn_retries: 5,
+            max_rto: 3 * S,
+            ..TcpConfig::default()
+        };
+        assert_eq!(retry_gaps(&cfg), vec![S, 2 * S, 3 * S, 3 * S, 3 * S, 3 * S]);
+    }
+
+    #[test]
+    fn test_syn_options_follow_config() {
+        let cfg = TcpConfig {
+            rcvbuf: 1 << 20,
+            ..TcpConfig::default()
+        };
+        let mut hs = Handshake::default();
+        let syn = hs.syn(&cfg, 1460, 1000, 5, 0);
+        assert!(!syn.retransmit);
+        assert_eq!(syn.hdr.seq, 1000);
+        assert_eq!(syn.hdr.flags, flags::SYN);
+        assert_eq!(syn.hdr.wnd, 65535, "the SYN's window is not scaled");
+        assert_eq!(syn.hdr.wscale, 5, "1 MiB >> 5 fits 16 bits, >> 4 does not");
+        assert_eq!(syn.hdr.mss, 1460);
+        assert_eq!(syn.hdr.ts_val, 5);
+        let off = TcpConfig {
+            sack: false,
+            timestamps: false,
+            window_scaling: false,
+            ..cfg
+        };
+        let syn = hs.syn(&off, 1460, 1000, 5, 0);
+        assert!(syn.retransmit);
+        assert_eq!(syn.hdr.opts, opts::MSS);
+        assert_eq!(syn.hdr.wscale, 0);
+    }
+
+    #[test]
+    fn test_syn_ack_negotiates_options_and_mss() {
+        let cfg = TcpConfig {
+            rcvbuf: 1 << 20,
+            ..TcpConfig::default()
+        };
+        let mut hs = Handshake::default();
+        hs.syn(&cfg, 1460, 9, 0, 123);
+        let all = opts::MSS | opts::TS | opts::SACK_PERM | opts::WSCALE;
+        let n = hs
+            .on_syn_ack(&cfg, 1460, 9, &syn_ack(9, all, 1400, 20))
+            .unwrap();
+        assert!(n.ts_on && n.sack_on);
+        assert_eq!(
+            n.snd_wscale, 14,
+            "the peer's shift is capped at 14 (RFC 7323 §2.3)"
+        );
+        assert_eq!(n.rcv_wscale, 5);
+        assert_eq!(n.smss, 1400 - packet::TS_OPTION_LEN);
+        assert_eq!((n.rwnd, n.wnd_raw, n.ts_recent), (65535, 65535, 77));
+        assert_eq!(n.rtt_from, Some(123));
+
+        // No options from the peer: MSS 536, nothing else on, and our shift withdrawn.
+        let mut hs = Handshake::default();
+        hs.syn(&cfg, 1460, 9, 0, 0);
+        let n = hs.on_syn_ack(&cfg, 1460, 9, &syn_ack(9, 0, 0, 0)).unwrap();
+        assert!(!n.ts_on && !n.sack_on);
+        assert_eq!((n.snd_wscale, n.rcv_wscale, n.smss), (0, 0, 536));
+    }
+
+    #[test]
+    fn test_syn_ack_wrong_ack_or_retransmitted_syn() {
+        let cfg = TcpConfig::default();
+        let mut hs = Handshake::default();
+        hs.syn(&cfg, 1460, u32::MAX, 0, 0);
+        // The ISN + 1 wraps to 0.
+        assert!(hs
+            .on_syn_ack(&cfg, 1460, u32::MAX, &syn_ack(5, 0, 0, 0))
+            .is_none());
+        assert!(hs
+            .on_syn_ack(&cfg, 1460, u32::MAX, &syn_ack(u32::MAX, 0, 0, 0))
+            .is_some());
+        // Karn: no RTT sample once the SYN was sent twice.
+        hs.syn(&cfg, 1460, u32::MAX, 0, S);
+        let n = hs.on_syn_ack(&cfg, 1460, u32::MAX, &syn_ack(u32::MAX, 0, 0, 0));
+        assert_eq!(n.unwrap().rtt_from, None);
+    }
+
+    #[test]
+    fn test_wscale_for_smallest_shift() {
+        assert_eq!(wscale_for(65535), 0);
+        assert_eq!(wscale_for(65536), 1);
+        assert_eq!(wscale_for(6 << 20), 7);
+        assert_eq!(wscale_for(u64::MAX), 14);
+    }
+}

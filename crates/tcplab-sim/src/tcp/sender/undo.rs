@@ -1,0 +1,432 @@
+//! Undo of spurious congestion reductions, sans I/O: when a recovery or timeout episode proves
+//! unnecessary and what to restore.
+//!
+//! Owns three detectors, each behind a knob:
+//! * [`Undo`] (knob `undo`): the window before the episode, and the proofs that it was
+//!   spurious — every retransmission D-SACKed (RFC 3708 §3, Linux `undo_retrans`) or an ACK
+//!   echoing a timestamp older than the first retransmission (Eifel detection, RFC 3522 §3.2);
+//! * [`BadRexmt`] (knob `undo_bad_rexmt`): FreeBSD's "bad retransmit" window after the first
+//!   timeout;
+//! * [`Frto`] (knob `frto`): F-RTO (RFC 5682) after a timeout.
+//!
+//! They say *whether* to undo and *what* to restore; [`super::TcpSender`] applies it to the
+//! congestion controller, the recovery state and the scoreboard.
+
+use crate::time::Nanos;
+
+/// What the undo of a spurious reduction needs (knob `undo`; Linux `undo_marker`,
+/// `prior_cwnd`, `prior_ssthresh`, `retrans_stamp`, `undo_retrans`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Undo {
+    /// snd_una when the episode began; None outside an episode.
+    pub marker: Option<u64>,
+    pub prior_cwnd: u64,
+    pub prior_ssthresh: u64,
+    /// Timestamp value of the episode's first retransmission.
+    pub retrans_stamp: Option<u32>,
+    /// Retransmissions not yet disowned by a D-SACK; -1 before the first (Linux starts it at
+    /// -1 so that an episode with no retransmission cannot look fully D-SACKed).
+    pub retrans: i64,
+}
+
+impl Default for Undo {
+    fn default() -> Self {
+        Undo {
+            marker: None,
+            prior_cwnd: 0,
+            prior_ssthresh: 0,
+            retrans_stamp: None,
+            retrans: -1,
+        }
+    }
+}
+
+impl Undo {
+    /// An episode is open.
+    pub fn active(&self) -> bool {
+        self.marker.is_some()
+    }
+
+    /// Forget the episode (it ended without an undo).
+    pub fn clear(&mut self) {
+        *self = Undo::default();
+    }
+
+    /// Knob `undo`: remember the window before a recovery or loss episode reduces it (Linux
+    /// `tcp_init_undo`; a timeout inside an episode keeps the first episode's values, as
+    /// `tcp_enter_loss` does).
+    pub fn begin(&mut self, enabled: bool, snd_una: u64, cwnd: u64, ssthresh: u64) {
+        if !enabled || self.marker.is_some() {
+            return;
+        }
+        *self = Undo {
+            marker: Some(snd_una),
+            prior_cwnd: cwnd,
+            // Linux `tcp_current_ssthresh` in the Open state: max(ssthresh, 3/4 cwnd).
+            prior_ssthresh: ssthresh.max(cwnd / 2 + cwnd / 4),
+            retrans_stamp: None,
+            retrans: -1,
+        };
+    }
+
+    /// A retransmission carrying timestamp `ts_val` left. Linux `tcp_retransmit_skb`: the first
+    /// retransmission's time stamps the episode; `undo_retrans` counts the retransmissions a
+    /// D-SACK may disown.
+    pub fn on_retransmit(&mut self, ts_val: u32) {
+        if self.marker.is_some() {
+            if self.retrans_stamp.is_none() {
+                self.retrans_stamp = Some(ts_val);
+            }
+            self.retrans = self.retrans.max(0) + 1;
+        }
+    }
+
+    /// A D-SACK block ending at offset `right` arrived. RFC 3708 §3 / Linux `tcp_check_dsack`:
+    /// a D-SACK at or above the episode's start reports one retransmission that was not needed.
+    pub fn on_dsack(&mut self, right: i64) {
+        if self.marker.is_some_and(|m| right > m as i64) && self.retrans > 0 {
+            self.retrans -= 1;
+        }
+    }
+
+    /// Knob `undo`: was the episode's reduction spurious? Linux `tcp_may_undo`: every
+    /// retransmission was D-SACKed (`undo_retrans` back to 0), or the ACK echoes a timestamp
+    /// older than the first retransmission, so an original transmission reached the receiver
+    /// (`tcp_packet_delayed`, RFC 3522 §3.2). Then restore cwnd and ssthresh through the
+    /// controller's undo hook (Linux `tcp_undo_cwnd_reduction` and the per-CCA `undo_cwnd`),
+    /// leave recovery or the loss state, and
+    /// stop resending what the timeout marked lost (`tcp_try_undo_loss`). Linux checks at the
+    /// recovery point, on partial ACKs and on ACKs in the loss state; this checks the D-SACK
+    /// count on every ACK of the episode and the timestamp only on ACKs that advance snd_una:
+    /// a duplicate ACK echoes the timestamp of the segment before the hole (RFC 7323 §4.3),
+    /// older than any retransmission, and proves nothing.
+    pub fn spurious(&self, ts_on: bool, ts_ecr: u32, advanced: bool) -> bool {
+        let Some(stamp) = self.retrans_stamp else {
+            return false; // nothing was retransmitted yet
+        };
+        let delayed = advanced && ts_on && ts_ecr != 0 && (ts_ecr.wrapping_sub(stamp) as i32) < 0;
+        delayed || self.retrans == 0
+    }
+
+    /// End the episode by undoing it: the cwnd and ssthresh to restore, never below the current
+    /// values (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh
+    /// likewise).
+    pub fn take(&mut self, cwnd: u64, ssthresh: u64) -> (u64, u64) {
+        let u = *self;
+        self.clear();
+        (u.prior_cwnd.max(cwnd), u.prior_ssthresh.max(ssthresh))
+    }
+}
+
+/// FreeBSD "bad retransmit" state (knob `undo_bad_rexmt`): the window before the first timeout
+/// of an episode and until when an ACK proves that timeout spurious (`t_badrxtwin`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadRexmt {
+    pub until: Nanos,
+    pub prior_cwnd: u64,
+    pub prior_ssthresh: u64,
+    pub prior_recover: Option<u64>,
+}
+
+impl BadRexmt {
+    /// A timeout fires with `backoff` earlier timeouts in a row. FreeBSD tcp_timer_rexmt: on the
+    /// first timeout (t_rxtshift becomes 1) remember the window and open the bad-retransmit
+    /// window, SRTT/2 long (t_srtt >> (TCP_RTT_SHIFT + 1)).
+    pub fn on_timeout(
+        enabled: bool,
+        backoff: u32,
+        now: Nanos,
+        srtt: Nanos,
+        cwnd: u64,
+        ssthresh: u64,
+        recover: Option<u64>,
+    ) -> Option<BadRexmt> {
+        (enabled && backoff == 0).then_some(BadRexmt {
+            until: now + srtt / 2,
+            prior_cwnd: cwnd,
+            prior_ssthresh: ssthresh,
+            prior_recover: recover,
+        })
+    }
+
+    /// Knob `undo_bad_rexmt` (FreeBSD tcp_input.c, "bad retransmit" recovery): an ACK that
+    /// advances snd_una while only one timeout has fired (t_rxtshift == 1, no RTT sample since)
+    /// and before `t_badrxtwin` acknowledges an original transmission, not the retransmission
+    /// sent less than SRTT/2 ago: restore cwnd and ssthresh exactly (`snd_cwnd_prev`,
+    /// `snd_ssthresh_prev`) and send on from snd_max instead of going back.
+    pub fn proves_spurious(&self, backoff: u32, now: Nanos) -> bool {
+        backoff == 1 && now < self.until
+    }
+}
+
+/// F-RTO (knob `frto`, RFC 5682): deciding whether the last timeout was spurious.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Frto {
+    /// `high_seq`: snd_nxt when the timeout fired or when new data was last released; None
+    /// when F-RTO is not running.
+    pub high_seq: Option<u64>,
+    /// F-RTO step 2b: the ACK being processed releases new data instead of retransmissions.
+    pub send_new: bool,
+}
+
+/// What one ACK in the loss state tells F-RTO.
+#[derive(Clone, Copy, Debug)]
+pub struct FrtoAck {
+    /// Still in the loss state (its recovery point not yet acknowledged, no undo).
+    pub in_loss: bool,
+    /// The ACK advances snd_una and snd_una is still below the loss state's recovery point.
+    pub advanced_below_loss_point: bool,
+    /// Data never retransmitted was acknowledged or SACKed.
+    pub never_retransmitted_acked: bool,
+    pub sacked: bool,
+    pub dup: bool,
+    pub snd_nxt: u64,
+    /// New, never-sent data exists and the peer's window allows some.
+    pub can_send_new: bool,
+}
+
+impl Frto {
+    pub fn running(&self) -> bool {
+        self.high_seq.is_some()
+    }
+
+    /// A timeout fired. F-RTO (RFC 5682; Linux `tcp_enter_loss`: on every timeout except the
+    /// first one of a fast recovery, whose losses are known). `backoff` counts this timeout.
+    pub fn on_timeout(&mut self, enabled: bool, was_recovery: bool, backoff: u32, snd_nxt: u64) {
+        self.high_seq = (enabled && !(was_recovery && backoff == 1)).then_some(snd_nxt);
+    }
+
+    /// F-RTO on an ACK after a timeout (knob `frto`; RFC 5682 §3, the SACK-enhanced algorithm,
+    /// in the form Linux uses, net/ipv4/tcp_input.c `tcp_process_loss`, read for the facts):
+    /// * an ACK that acknowledges or SACKs data never retransmitted shows that the timeout was
+    ///   spurious (step 3b): the reduction is undone (needs knob `undo`, which keeps the window
+    ///   from before the timeout) and the loss state ends;
+    /// * after new data was released, a SACK or duplicate ACK shows the loss was real (step
+    ///   3a): F-RTO stops and the timeout's retransmissions go on;
+    /// * the first ACK that advances snd_una (step 2b) releases new, never-sent data instead
+    ///   of retransmissions, if there is any and the peer's window allows; else F-RTO stops.
+    ///
+    /// Returns true when the timeout proved spurious (the caller undoes it).
+    pub fn on_ack(&mut self, a: &FrtoAck) -> bool {
+        let Some(high_seq) = self.high_seq else {
+            return false;
+        };
+        if !a.in_loss {
+            self.high_seq = None; // the episode ended (or was undone)
+            return false;
+        }
+        if a.never_retransmitted_acked {
+            self.high_seq = None;
+            return true;
+        }
+        if a.snd_nxt > high_seq {
+            if a.sacked || a.dup {
+                self.high_seq = None; // step 3a: the loss was real
+            }
+        } else if a.advanced_below_loss_point {
+            if a.can_send_new {
+                self.high_seq = Some(a.snd_nxt);
+                self.send_new = true;
+            } else {
+                self.high_seq = None;
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn episode() -> Undo {
+        let mut u = Undo::default();
+        u.begin(true, 5000, 40_000, 30_000);
+        u
+    }
+
+    #[test]
+    fn test_open_begin_saves_window() {
+        let u = episode();
+        assert_eq!(u.marker, Some(5000));
+        assert_eq!(u.prior_cwnd, 40_000);
+        assert_eq!(u.prior_ssthresh, 30_000, "max(ssthresh, 3/4 cwnd)");
+        let mut low = Undo::default();
+        low.begin(true, 0, 40_000, 10_000);
+        assert_eq!(low.prior_ssthresh, 30_000);
+        // Off, or already in an episode: nothing changes.
+        let mut off = Undo::default();
+        off.begin(false, 0, 1, 1);
+        assert!(!off.active());
+        let mut again = episode();
+        again.begin(true, 9000, 1, 1);
+        assert_eq!(again, episode());
+    }
+
+    #[test]
+    fn test_recovery_all_retransmissions_dsacked_is_spurious() {
+        let mut u = episode();
+        assert!(!u.spurious(false, 0, true), "nothing retransmitted yet");
+        u.on_retransmit(100);
+        u.on_retransmit(101);
+        assert_eq!((u.retrans_stamp, u.retrans), (Some(100), 2));
+        u.on_dsack(6000);
+        assert!(!u.spurious(false, 0, false));
+        u.on_dsack(4000); // below the episode's start: not one of ours
+        assert!(!u.spurious(false, 0, false));
+        u.on_dsack(7000);
+        assert!(u.spurious(false, 0, false));
+        u.on_dsack(8000); // never below zero
+        assert_eq!(u.retrans, 0);
+    }
+
+    #[test]
+    fn test_recovery_without_retransmission_never_dsack_spurious() {
+        let mut u = episode();
+        u.on_dsack(6000);
+        assert_eq!(u.retrans, -1);
+        assert!(!u.spurious(false, 0, false));
+    }
+
+    #[test]
+    fn test_recovery_old_timestamp_echo_is_spurious_only_when_advancing() {
+        let mut u = episode();
+        u.on_retransmit(1000);
+        // Echo of a transmission before the first retransmission (Eifel, RFC 3522 §3.2).
+        assert!(u.spurious(true, 999, true));
+        assert!(
+            !u.spurious(true, 999, false),
+            "a duplicate ACK proves nothing"
+        );
+        assert!(!u.spurious(true, 1000, true));
+        assert!(!u.spurious(false, 999, true), "timestamps off");
+        assert!(!u.spurious(true, 0, true), "no echo");
+        // Across the 32-bit wrap.
+        let mut w = episode();
+        w.on_retransmit(5);
+        assert!(w.spurious(true, u32::MAX - 5, true));
+    }
+
+    #[test]
+    fn test_recovery_take_restores_at_least_current() {
+        let mut u = episode();
+        assert_eq!(u.take(10_000, 35_000), (40_000, 35_000));
+        assert!(!u.active());
+        assert_eq!(u.retrans, -1);
+        let mut u = episode();
+        assert_eq!(u.take(50_000, 5_000), (50_000, 30_000));
+    }
+
+    #[test]
+    fn test_retransmit_outside_episode_not_counted() {
+        let mut u = Undo::default();
+        u.on_retransmit(7);
+        assert_eq!(u, Undo::default());
+    }
+
+    #[test]
+    fn test_loss_bad_rexmt_window() {
+        assert_eq!(BadRexmt::on_timeout(false, 0, 0, 100, 1, 1, None), None);
+        assert_eq!(
+            BadRexmt::on_timeout(true, 1, 0, 100, 1, 1, None),
+            None,
+            "second timeout"
+        );
+        let b = BadRexmt::on_timeout(true, 0, 1000, 100, 20_000, 9_000, Some(7)).unwrap();
+        assert_eq!(
+            (b.until, b.prior_cwnd, b.prior_ssthresh),
+            (1050, 20_000, 9_000)
+        );
+        assert_eq!(b.prior_recover, Some(7));
+        assert!(b.proves_spurious(1, 1049));
+        assert!(!b.proves_spurious(1, 1050), "the window closed");
+        assert!(!b.proves_spurious(2, 1000), "a second timeout fired");
+        assert!(
+            !b.proves_spurious(0, 1000),
+            "an RTT sample reset the backoff"
+        );
+    }
+
+    fn frto_ack() -> FrtoAck {
+        FrtoAck {
+            in_loss: true,
+            advanced_below_loss_point: false,
+            never_retransmitted_acked: false,
+            sacked: false,
+            dup: false,
+            snd_nxt: 10_000,
+            can_send_new: true,
+        }
+    }
+
+    #[test]
+    fn test_loss_frto_starts_except_first_timeout_of_recovery() {
+        let mut f = Frto::default();
+        f.on_timeout(true, false, 1, 10_000);
+        assert_eq!(f.high_seq, Some(10_000));
+        f.on_timeout(true, true, 1, 10_000);
+        assert!(!f.running());
+        f.on_timeout(true, true, 2, 10_000);
+        assert!(f.running());
+        f.on_timeout(false, false, 1, 10_000);
+        assert!(!f.running());
+    }
+
+    #[test]
+    fn test_loss_frto_spurious_when_original_acked() {
+        let mut f = Frto::default();
+        f.on_timeout(true, false, 1, 10_000);
+        let a = FrtoAck {
+            never_retransmitted_acked: true,
+            ..frto_ack()
+        };
+        assert!(f.on_ack(&a));
+        assert!(!f.running());
+        assert!(!f.on_ack(&a), "F-RTO no longer runs");
+    }
+
+    #[test]
+    fn test_loss_frto_step_2b_then_3a() {
+        let mut f = Frto::default();
+        f.on_timeout(true, false, 1, 10_000);
+        // Step 2b: the first advancing ACK releases new data.
+        let a = FrtoAck {
+            advanced_below_loss_point: true,
+            ..frto_ack()
+        };
+        assert!(!f.on_ack(&a));
+        assert!(f.send_new);
+        assert_eq!(f.high_seq, Some(10_000));
+        // New data went out (snd_nxt 12000); a duplicate ACK then shows the loss was real.
+        let a = FrtoAck {
+            snd_nxt: 12_000,
+            ..frto_ack()
+        };
+        assert!(!f.on_ack(&a));
+        assert!(f.running(), "neither SACK nor duplicate: wait");
+        let a = FrtoAck { dup: true, ..a };
+        assert!(!f.on_ack(&a));
+        assert!(!f.running());
+    }
+
+    #[test]
+    fn test_loss_frto_stops_without_new_data_or_loss_state() {
+        let mut f = Frto::default();
+        f.on_timeout(true, false, 1, 10_000);
+        let a = FrtoAck {
+            advanced_below_loss_point: true,
+            can_send_new: false,
+            ..frto_ack()
+        };
+        assert!(!f.on_ack(&a));
+        assert!(!f.running() && !f.send_new);
+        f.on_timeout(true, false, 1, 10_000);
+        let a = FrtoAck {
+            in_loss: false,
+            never_retransmitted_acked: true,
+            ..frto_ack()
+        };
+        assert!(!f.on_ack(&a), "the episode ended first");
+        assert!(!f.running());
+    }
+}
