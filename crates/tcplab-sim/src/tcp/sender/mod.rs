@@ -823,7 +823,12 @@ impl TcpSender {
                 self.undo.clear();
             }
         }
-        if self.cwr_point.is_some_and(|p| self.snd_una >= p) {
+        // A CWR episode (local congestion) holds the window until everything sent before it is
+        // acknowledged; Linux does not raise cwnd in CWR (`tcp_may_raise_cwnd`), and on the ACK
+        // that completes it calls `tcp_complete_cwr` and returns to Open (2.6 tcp_input.c).
+        let in_cwr = self.cwr_point.is_some();
+        let cwr_done = self.cwr_point.is_some_and(|p| self.snd_una >= p);
+        if cwr_done {
             self.cwr_point = None;
         }
 
@@ -878,12 +883,15 @@ impl TcpSender {
                 rtt_sample: a.rtt_sample,
                 srtt: self.rtt.srtt,
                 min_rtt: self.rtt.min_rtt,
-                in_recovery: self.rec.active,
+                in_recovery: self.rec.active || (in_cwr && !self.cc.governs_recovery()),
                 app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= cwnd),
                 rate,
                 mss: self.smss,
             };
             self.cc.on_ack(&ev);
+        }
+        if cwr_done {
+            self.cc.on_cwr_complete(now);
         }
 
         // Retransmission timer (RFC 6298 §5.2–5.3).
