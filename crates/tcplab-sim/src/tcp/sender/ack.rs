@@ -84,7 +84,6 @@ impl AckProcessor {
     /// Process the ACK `h` carrying `payload` bytes. Returns `None` for a segment that is not
     /// an acceptable ACK. Updates `sb` (and its rate sampler) with what is acknowledged and the
     /// SACK/duplicate-ACK counters in `stats`.
-    #[inline]
     pub fn on_ack(
         &mut self,
         cx: &AckCx,
