@@ -182,6 +182,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     ]
     if cca_rows:
         out.append(f"CCA top-1 counting reno = newreno: {np.mean(merged):.1%}")
+    t3c = [r["cca"] in r["top3_cca"] for r in cca_rows if "top3_cca" in r]
+    t3s = [r["stack"] in r["top3_stack"] for r in st_rows if "top3_stack" in r]
+    if t3c or t3s:
+        out.append(
+            f"in the top 3: CCA {np.mean(t3c) if t3c else math.nan:.1%}, personality "
+            f"{np.mean(t3s) if t3s else math.nan:.1%}"
+        )
     for name, key in (("vantage", "vantage"), ("background", "background")):
         parts = []
         for v in sorted({str(r.get(key)) for r in ok}):
