@@ -189,3 +189,17 @@ def test_known_host_buffers_leave_the_window_features_out(tmp_path):
     assert r["reference_knobs"]["rcvbuf"] > 10 * 1448  # the largest window the capture shows
     assert r["reference_knobs"]["rcvbuf_autotune_max"] == "none"
     assert r["candidates"][0]["label"] == "linux-6/reno"
+
+
+def test_validation_holdout_set_is_fresh():
+    from tcplab.identify import validate as V
+
+    tune = V.test_paths(3)
+    hold = V.test_paths(3, holdout=4242)
+    assert [p["grid"] for p in tune] != [p["grid"] for p in hold]
+    seeds_t = {p["seed"] for p in tune}
+    seeds_h = {p["seed"] for p in hold}
+    assert not seeds_t & seeds_h and not (seeds_t | seeds_h) & set(R.REF_SEEDS)
+    assert V.test_paths(3, holdout=4242) == hold  # reproducible
+    with pytest.raises(ValueError, match="default set"):
+        V.test_paths(3, holdout=V.SEED)
