@@ -72,6 +72,37 @@ def test_pacing_and_decrease_separate_bbr_from_cubic(tmp_path):
     assert b.features["burst_frac"] < 0.1 < c.features["burst_frac"]
 
 
+def test_bbr_gain_cycle_shows_at_lag_eight(tmp_path):
+    # ProbeBW's pacing gain cycles over 8 rounds (1.25, 0.75, then 1 x 6); a window-based
+    # algorithm held at a full buffer has no such period
+    # (a receive window large enough that the window is the sender's choice)
+    g = dict(GRID, loss=0.0, buffer_bdp=1.0, duration_s=20.0)
+    tcp = {"rcvbuf": 4 << 20, "rcvbuf_autotune_max": "none"}
+    c8 = {}
+    for cca in ("bbr", "cubic"):
+        doc = R.scenario_doc(R.Candidate("linux-6", cca), g, 77, tcp=tcp)
+        d = tmp_path / cca
+        d.mkdir()
+        c8[cca] = feats(R.simulate_capture(doc, "sender", d)).features["cycle8"]
+    assert c8["bbr"] > 0.5, c8
+    assert c8["cubic"] is None or c8["cubic"] < 0.2, c8
+
+
+def test_post_loss_window_in_bdps_separates_westwood_from_reno(tmp_path):
+    # Westwood+ sets ssthresh to its bandwidth estimate x RTTmin (about 1 BDP); Reno to half
+    # the window, which a 2-BDP buffer makes about 1.5 BDP (log2 0.58)
+    g = dict(GRID, loss=0.0, buffer_bdp=2.0, duration_s=20.0)
+    tcp = {"rcvbuf": 4 << 20, "rcvbuf_autotune_max": "none"}
+    caps = {}
+    for cca in ("reno", "westwood"):
+        doc = R.scenario_doc(R.Candidate("linux-6", cca), g, 5, tcp=tcp)
+        d = tmp_path / cca
+        d.mkdir()
+        caps[cca] = feats(R.simulate_capture(doc, "sender", d)).features["post_bdp"]
+    assert caps["reno"] is not None and caps["westwood"] is not None
+    assert caps["westwood"] < caps["reno"] - 0.2, caps
+
+
 def test_snap_is_a_fixed_grid():
     g = R.snap(IPath(12.3e6, 0.0471, 0.8, 0.00047, 60.0))
     assert g == R.snap(IPath(12.4e6, 0.0469, 0.78, 0.00052, 45.0))
@@ -158,3 +189,17 @@ def test_known_host_buffers_leave_the_window_features_out(tmp_path):
     assert r["reference_knobs"]["rcvbuf"] > 10 * 1448  # the largest window the capture shows
     assert r["reference_knobs"]["rcvbuf_autotune_max"] == "none"
     assert r["candidates"][0]["label"] == "linux-6/reno"
+
+
+def test_validation_holdout_set_is_fresh():
+    from tcplab.identify import validate as V
+
+    tune = V.test_paths(3)
+    hold = V.test_paths(3, holdout=4242)
+    assert [p["grid"] for p in tune] != [p["grid"] for p in hold]
+    seeds_t = {p["seed"] for p in tune}
+    seeds_h = {p["seed"] for p in hold}
+    assert not seeds_t & seeds_h and not (seeds_t | seeds_h) & set(R.REF_SEEDS)
+    assert V.test_paths(3, holdout=4242) == hold  # reproducible
+    with pytest.raises(ValueError, match="default set"):
+        V.test_paths(3, holdout=V.SEED)

@@ -31,6 +31,8 @@ import time
 from pathlib import Path as FsPath
 from typing import Any
 
+import numpy as np
+
 from .. import trace
 from . import references as refs_mod
 from .features import FEATURES, extract
@@ -61,14 +63,20 @@ FLOORS: dict[str, float] = {
     "ca_rel_slope": 0.6,
     "ca_curv": 0.8,
     "epoch_rtts": 0.4,
+    "ca_top_frac": 0.12,
+    "post_bdp": 0.35,
     "flight_cv": 0.08,
     "qdelay": 0.1,
+    "cycle8": 0.15,
+    "dip_frac": 0.015,
     "burst_frac": 0.1,
 }
 #: Relative part of the floor (of the candidate's mean), for features whose noise scales.
 REL_FLOORS = {"first_ack_ms": 0.2, "qdelay": 0.2, "epoch_rtts": 0.0}
 CAP = 16.0
 MISSING = 9.0
+#: Weight of a candidate's own spread (over its references) in a feature's scale; 0: off.
+SPREAD_K = 0.0
 
 
 #: Features of the receiver's buffer configuration.
@@ -83,12 +91,16 @@ LOSS_GROUP = (
     "ca_slope",
     "ca_rel_slope",
     "ca_curv",
+    "ca_top_frac",
+    "post_bdp",
     "epoch_rtts",
 )
 
 
 def _score_one(
-    x: dict[str, float | None], ref: dict[str, float | None]
+    x: dict[str, float | None],
+    ref: dict[str, float | None],
+    spread: dict[str, float] | None = None,
 ) -> tuple[float, dict[str, float]]:
     contrib: dict[str, float] = {}
     loss_charged = False
@@ -105,23 +117,59 @@ def _score_one(
                 contrib[f] = MISSING
             continue
         floor = FLOORS[f] + REL_FLOORS.get(f, 0.0) * abs(y)
-        z = (xv - y) / floor
-        contrib[f] = min(z * z, CAP)
+        if spread and f in spread:
+            # per-candidate evidence weight: the feature's spread over this candidate's own
+            # references widens its scale, and the Gaussian's normaliser log(scale^2) keeps
+            # a candidate from gaining by being noisy
+            wide = math.sqrt(floor * floor + spread[f] ** 2)
+            z = (xv - y) / wide
+            contrib[f] = min(z * z, CAP) + 2.0 * math.log(wide / floor)
+        else:
+            z = (xv - y) / floor
+            contrib[f] = min(z * z, CAP)
     return float(sum(contrib.values())), contrib
 
 
 def score(
-    x: dict[str, float | None], refs: list[dict[str, float | None]]
+    x: dict[str, float | None],
+    refs: list[dict[str, float | None]],
+    spread: dict[str, float] | None = None,
 ) -> tuple[float, dict[str, float], dict[str, float | None]]:
     """(D, per-feature contribution, the nearest reference's features) of one candidate: the
     nearest of its reference vectors (seeds) to the capture's features *x*."""
     best: tuple[float, dict[str, float], dict[str, float | None]] | None = None
     for r in refs:
-        d, contrib = _score_one(x, r)
+        d, contrib = _score_one(x, r, spread)
         if best is None or d < best[0]:
             best = (d, contrib, {f: r.get(f) for f in contrib})
     assert best is not None
     return best
+
+
+def rank(
+    x: dict[str, float | None],
+    libs: list[dict[str, list[dict[str, float | None]]]],
+    cands: list[refs_mod.Candidate],
+) -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, dict], dict[str, int]]:
+    """Per candidate label: distance, per-feature contributions, the nearest reference's
+    features, and the index of the path variant (of *libs*) it came from."""
+    dist, contribs, means, chosen = {}, {}, {}, {}
+    for c in cands:
+        spread = None
+        if SPREAD_K > 0:
+            spread = {}
+            for f in FLOORS:
+                v = [r[f] for lib in libs for r in lib[c.label] if r.get(f) is not None]
+                if len(v) >= 3:
+                    spread[f] = SPREAD_K * float(np.std(v))
+        best = None
+        for vi, lib in enumerate(libs):
+            sc = score(x, lib[c.label], spread)
+            if best is None or sc[0] < best[0][0]:
+                best = (sc, vi)
+        assert best is not None
+        (dist[c.label], contribs[c.label], means[c.label]), chosen[c.label] = best
+    return dist, contribs, means, chosen
 
 
 def _shares(d: dict[str, float]) -> dict[str, float]:
@@ -178,19 +226,19 @@ def identify(
     t_feat = time.perf_counter() - t0
     vars_ = refs_mod.variants(grid)
     libs = [
-        refs_mod.library(g, ex.vantage, cands, jobs=jobs, use_cache=use_cache, tcp=tcp)
-        for g in vars_
+        refs_mod.library(
+            g,
+            ex.vantage,
+            cands,
+            seeds=refs_mod.REF_SEEDS if vi == 0 else refs_mod.VARIANT_SEEDS,
+            jobs=jobs,
+            use_cache=use_cache,
+            tcp=tcp,
+        )
+        for vi, g in enumerate(vars_)
     ]
     t_lib = time.perf_counter() - t0 - t_feat
-    dist, contribs, means, chosen = {}, {}, {}, {}
-    for c in cands:
-        best = None
-        for vi, lib in enumerate(libs):
-            sc = score(ex.features, lib[c.label])
-            if best is None or sc[0] < best[0][0]:
-                best = (sc, vi)
-        assert best is not None
-        (dist[c.label], contribs[c.label], means[c.label]), chosen[c.label] = best
+    dist, contribs, means, chosen = rank(ex.features, libs, cands)
     conf = _shares(dist)
     order = sorted(dist, key=lambda k: (dist[k], k))
     by_stack: dict[str, float] = {}

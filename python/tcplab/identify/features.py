@@ -86,6 +86,19 @@ FEATURES: dict[str, tuple[str, str]] = {
         "curvature of growth between losses (second half vs first half of an epoch)",
         "CUBIC/BIC concave then convex around W_max (RFC 9438 §4); Reno linear",
     ),
+    "ca_top_frac": (
+        "share of an epoch's rounds spent in the top fifth of its rise (from the window after "
+        "recovery to the largest before the next loss)",
+        "concave growth plateaus near W_max (CUBIC RFC 9438 §4.2, BIC Xu et al. 2004, "
+        "Illinois Liu et al. 2006): over 0.2; Reno/Westwood+ linear: 0.2; convex growth "
+        "(H-TCP's alpha rising with the time since the loss, Leith & Shorten 2004; Scalable's "
+        "exponential, Kelly 2003): under 0.2",
+    ),
+    "post_bdp": (
+        "window after a loss episode in BDPs (log2)",
+        "Westwood+ sets ssthresh to bandwidth estimate x RTTmin, about 1 BDP whatever the "
+        "buffer (Mascolo et al. 2001); Reno beta x (BDP + buffer)",
+    ),
     "epoch_rtts": ("rounds between loss episodes, log10", "aggressiveness of growth"),
     "flight_cv": (
         "coefficient of variation of the flight after slow start",
@@ -94,6 +107,18 @@ FEATURES: dict[str, tuple[str, str]] = {
     "qdelay": (
         "median queueing delay / base RTT",
         "Vegas/FAST keep a few packets queued (Brakmo 1995, Wei 2006); loss-based fill the buffer",
+    ),
+    "cycle8": (
+        "periodicity of the per-round flight at 8 rounds: autocorrelation of its round-to-round "
+        "change at lag 8 minus the mean at lags 3-5",
+        "BBR ProbeBW's 8-phase pacing-gain cycle 1.25, 0.75, 1 x 6 (Cardwell et al. 2016; "
+        "draft-cardwell-iccrg-bbr-congestion-control §4.3.3.5); window-based CCAs: none",
+    ),
+    "dip_frac": (
+        "share of rounds after slow start, away from loss episodes, whose flight is under 0.3 "
+        "of the median flight",
+        "BBR ProbeRTT drains to 4 packets for 200 ms every 10 s (Cardwell et al. 2016; "
+        "draft-cardwell-iccrg-bbr-congestion-control §4.3.5); loss-based CCAs do not dip",
     ),
     "burst_frac": (
         "share of back-to-back departures (gap < 0.5 packet time at the path rate)",
@@ -486,28 +511,30 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
 
     # --- loss reaction -----------------------------------------------------------------------
     if episodes:
-        betas, recnew, recl = [], [], []
+        betas, recnew, recl, posts = [], [], [], []
         for ep in episodes:
             before = flight[(rt0 >= ep["t"] - 2 * r_rtt) & (rt0 < ep["t"])]
             after = flight[(rt0 >= ep["t_rec"]) & (rt0 < ep["t_rec"] + 1.01 * r_rtt)]
             if len(before) and len(after) and before.max() > 4 * mss and not ep["rto"]:
                 betas.append(after.max() / before.max())
+                posts.append(after.max() / mss / bdp_seg)
             if not math.isnan(ep["t_new"]) and not ep["rto"]:
                 recnew.append((ep["t_new"] - ep["t"]) / r_rtt)
             if not ep["rto"]:
                 recl.append((ep["t_rec"] - ep["t"]) / r_rtt)
         feats["beta"] = float(np.median(betas)) if betas else None
+        feats["post_bdp"] = math.log2(max(float(np.median(posts)), 1e-3)) if posts else None
         feats["rec_new_rtt"] = float(np.median(recnew)) if recnew else None
         feats["rec_rtts"] = float(np.median(recl)) if recl else None
         if vant == "sender":
             feats["rto_frac"] = float(np.mean([ep["rto"] for ep in episodes]))
         else:
             why["rto_frac"] = "timeouts are not visible at a receiver-side capture point"
-        for k in ("beta", "rec_new_rtt", "rec_rtts"):
+        for k in ("beta", "post_bdp", "rec_new_rtt", "rec_rtts"):
             if feats[k] is None:
                 why[k] = "no loss episode ended in fast recovery"
     else:
-        for k in ("beta", "rec_new_rtt", "rec_rtts", "rto_frac"):
+        for k in ("beta", "post_bdp", "rec_new_rtt", "rec_rtts", "rto_frac"):
             why[k] = "no loss in the capture"
 
     # --- growth between losses ---------------------------------------------------------------
@@ -515,8 +542,13 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     bounds = [(ep["t_rec"], nxt["t"]) for ep, nxt in itertools.pairwise(episodes)]
     if episodes:
         bounds.append((episodes[-1]["t_rec"], t_end))
+    tops: list[float] = []
     for a, b in bounds:
         y = flight_seg[(rt0 >= a + r_rtt) & (rt0 < b - r_rtt)]
+        if len(y) >= 6 and b < t_end:  # an epoch that ended in a loss: its rise is complete
+            lo, hi = float(np.min(y[:2])), float(np.max(y))
+            if hi - lo >= 2.0:
+                tops.append(float(np.mean(y >= lo + 0.8 * (hi - lo))))
         if len(y) >= 6:
             s = _slope(y)
             slopes.append(s)
@@ -534,6 +566,10 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     else:
         for k in ("ca_slope", "ca_rel_slope", "ca_curv"):
             why[k] = "no stretch of six or more rounds between losses"
+    if tops:
+        feats["ca_top_frac"] = float(np.median(tops))
+    else:
+        why["ca_top_frac"] = "no epoch of six or more rounds that ended in a loss"
     if periods:
         feats["epoch_rtts"] = math.log10(max(float(np.median(periods)), 0.1))
     else:
@@ -546,6 +582,34 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         feats["flight_cv"] = float(np.std(steady) / max(np.mean(steady), 1e-9))
     else:
         why["flight_cv"] = "too few rounds after slow start"
+
+    # --- BBR's cycles: ProbeBW gain cycle and ProbeRTT dips ------------------------------------
+    # rounds after slow start (the first loss or the end of slow-start growth), away from loss
+    # episodes (a recovery or a timeout also shrinks the flight)
+    t_ss = episodes[0]["t_rec"] if episodes else t_first + 0.3 * (t_end - t_first)
+    if feats["ss_exit_bdp"] is not None and not episodes and len(ss) >= 3:
+        t_ss = float(rt0[min(len(rt0) - 1, stop + 2)])
+    calm = rt0 >= t_ss
+    for ep in episodes:
+        calm &= ~((rt0 >= ep["t"] - r_rtt) & (rt0 < ep["t_rec"] + 3 * r_rtt))
+    fc = flight_seg[calm]
+    if len(fc) >= 20 and float(np.median(fc)) > 0:
+        feats["dip_frac"] = float(np.mean(fc < 0.3 * float(np.median(fc))))
+    else:
+        why["dip_frac"] = "fewer than 20 rounds after slow start away from losses"
+    # the autocorrelation of the change of the flight from round to round, over the steady
+    # rounds (a run of consecutive calm rounds)
+    d = np.diff(flight_seg[rt0 >= t_ss])
+    if len(d) >= 40 and float(np.std(d)) > 0:
+        d = d - float(np.mean(d))
+        v = float(np.dot(d, d))
+
+        def acf(k: int) -> float:
+            return float(np.dot(d[:-k], d[k:])) / v
+
+        feats["cycle8"] = acf(8) - float(np.mean([acf(k) for k in (3, 4, 5)]))
+    else:
+        why["cycle8"] = "fewer than 40 rounds after slow start"
 
     # --- pacing ------------------------------------------------------------------------------
     if vant == "sender":

@@ -21,10 +21,12 @@ rebuilt simulator gets fresh references.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
 import os
+import pickle
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -35,9 +37,11 @@ from typing import Any
 from .features import Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 6
+FEATURE_VERSION = 7
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
+#: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
+VARIANT_SEEDS = REF_SEEDS[:1]
 MAX_SIM_S = 30.0
 MAX_SIM_PACKETS = 150_000
 
@@ -191,10 +195,48 @@ def reference_features(
             _LOADED[key] = sc
             if len(_LOADED) > 256:
                 _LOADED.pop(next(iter(_LOADED)))
+    keep = _report_path(doc, vantage)
+    if keep is not None and keep.exists():
+        with open(keep, "rb") as f:
+            return extract(pickle.load(f)).features
     with tempfile.TemporaryDirectory(prefix="tcplab-ident-") as d:
         cap = simulate_capture(doc, vantage, FsPath(d), sc=sc)
-        _, ex = features_of_capture(cap)
+        rep, ex = features_of_capture(cap)
+    if keep is not None:
+        _save_report(rep, keep)
     return ex.features
+
+
+#: Analyzer reports (the packet series) of references kept for development
+#: (``$TCPLAB_IDENTIFY_REPORTS``, unset by default): a change of features.py is then measured
+#: without simulating the references again. Keyed by the scenario, the vantage and the
+#: simulator build; ~1-5 MB per reference.
+REPORTS_ENV = "TCPLAB_IDENTIFY_REPORTS"
+
+
+def _report_path(doc: dict[str, Any], vantage: str) -> FsPath | None:
+    base = os.environ.get(REPORTS_ENV)
+    if not base:
+        return None
+    from ..store import build_id
+
+    blob = json.dumps({"doc": doc, "vantage": vantage, "build": build_id("sim")}, sort_keys=True)
+    return FsPath(base) / f"{hashlib.sha256(blob.encode()).hexdigest()[:24]}.pkl"
+
+
+def _save_report(rep: dict[str, Any], path: FsPath) -> None:
+    import numpy as np
+
+    for c in rep.get("connections", []):
+        for d in ("a2b", "b2a"):
+            ser = c[d].get("series")
+            if ser:
+                c[d]["series"] = {k: np.asarray(v) for k, v in ser.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        pickle.dump(rep, f, protocol=5)
+    os.replace(tmp, path)
 
 
 #: Loaded (validated) reference scenarios, by their document without the seed: a candidate's
@@ -248,11 +290,33 @@ def library(
     """Label -> one feature dict per seed, for every candidate on grid point *grid*."""
     cands = cands if cands is not None else candidates()
     path = cache_dir() / f"{_key(grid, vantage, seeds, cands, tcp)}.json"
-    if use_cache and path.exists():
+    if not use_cache:
+        return _compute_library(grid, vantage, cands, seeds, jobs, None, tcp)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # one process computes a grid point; another that needs it at the same time (validate.py's
+    # workers) waits for it and reads the cache instead of simulating the same references
+    with open(path.with_suffix(".lock"), "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
         try:
-            return json.loads(path.read_text())["refs"]  # type: ignore[no-any-return]
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache entry is recomputed
+            if path.exists():
+                try:
+                    return json.loads(path.read_text())["refs"]  # type: ignore[no-any-return]
+                except (OSError, ValueError, KeyError):
+                    pass  # a damaged cache entry is recomputed
+            return _compute_library(grid, vantage, cands, seeds, jobs, path, tcp)
+        finally:
+            fcntl.flock(lk, fcntl.LOCK_UN)
+
+
+def _compute_library(
+    grid: dict[str, Any],
+    vantage: str,
+    cands: list[Candidate],
+    seeds: tuple[int, ...],
+    jobs: int,
+    path: FsPath | None,
+    tcp: dict[str, Any] | None,
+) -> dict[str, list[dict[str, float | None]]]:
     work = [(c, s) for c in cands for s in seeds]
 
     def one(item: tuple[Candidate, int]) -> dict[str, float | None]:
@@ -266,8 +330,7 @@ def library(
     refs: dict[str, list[dict[str, float | None]]] = {}
     for (c, _), f in zip(work, feats, strict=True):
         refs.setdefault(c.label, []).append(f)
-    if use_cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if path is not None:
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as f:
             json.dump({"grid": grid, "vantage": vantage, "refs": refs}, f)

@@ -32,8 +32,20 @@ from . import references as R
 SEED = 20261125
 
 
-def test_paths(n: int) -> list[dict[str, Any]]:
-    rng = np.random.default_rng(SEED)
+#: Seeds of the captures of the default test set are SEED_BASE + i; a ``--holdout H`` set draws
+#: its paths from generator seed H and its capture seeds from HOLDOUT_SEED_BASE + 100 * (H % 1000)
+#: + i, disjoint from the reference seeds (references.REF_SEEDS) and from the default set.
+SEED_BASE = 1000
+HOLDOUT_SEED_BASE = 200_000
+
+
+def test_paths(n: int, holdout: int | None = None) -> list[dict[str, Any]]:
+    """*n* test paths: the default (tuning) set, or with *holdout* a fresh set drawn from that
+    generator seed (use it for final numbers: nothing was tuned on it)."""
+    if holdout is not None and holdout == SEED:
+        raise ValueError(f"--holdout {holdout}: that is the default set's seed; pick another")
+    rng = np.random.default_rng(SEED if holdout is None else holdout)
+    seed0 = SEED_BASE if holdout is None else HOLDOUT_SEED_BASE + 100 * (holdout % 1000)
     out = []
     for i in range(n):
         rate = float(10 ** rng.uniform(math.log10(4e6), math.log10(60e6)))
@@ -59,18 +71,19 @@ def test_paths(n: int) -> list[dict[str, Any]]:
                 "background": bgk,
                 "extra_flows": bg,
                 "vantage": "receiver" if i % 3 == 2 else "sender",
-                "seed": 1000 + i,
+                "seed": seed0 + i,
+                "holdout": holdout,
             }
         )
     return out
 
 
-def test_cases(n_paths: int) -> list[dict[str, Any]]:
+def test_cases(n_paths: int, holdout: int | None = None) -> list[dict[str, Any]]:
     cands = R.candidates()
     stacks = [c for c in cands if c.stack != "linux-6" or c.cca == "cubic"]
     ccas = [c for c in cands if c.stack == "linux-6"]
     cases = []
-    for p in test_paths(n_paths):
+    for p in test_paths(n_paths, holdout):
         for c in cands:
             cases.append(
                 {
@@ -90,7 +103,16 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     cand = R.Candidate(case["stack"], case["cca"])
     with tempfile.TemporaryDirectory(prefix="tcplab-ident-val-") as d:
         doc = R.scenario_doc(cand, case["grid"], case["seed"], case["extra_flows"])
-        cap = R.simulate_capture(doc, case["vantage"], FsPath(d))
+        kept = R._report_path(doc, case["vantage"])  # development: keep the test capture
+        if kept is not None and kept.with_suffix(".pcap").exists():
+            cap = kept.with_suffix(".pcap")
+        else:
+            cap = R.simulate_capture(doc, case["vantage"], FsPath(d))
+            if kept is not None:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                tmp = kept.with_suffix(".pcap.tmp")
+                tmp.write_bytes(cap.read_bytes())
+                os.replace(tmp, kept.with_suffix(".pcap"))
         t0 = time.perf_counter()
         try:
             r = identify(cap)
@@ -109,6 +131,9 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         "snapped": r["grid"],
         "seconds": wall,
         "top3": [c["label"] for c in r["candidates"][:3]],
+        "top3_cca": [c["cca"] for c in r["cca"][:3]],
+        "top3_stack": [c["stack"] for c in r["stack"][:3]],
+        "features": r["features"],
     }
 
 
@@ -157,6 +182,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     ]
     if cca_rows:
         out.append(f"CCA top-1 counting reno = newreno: {np.mean(merged):.1%}")
+    t3c = [r["cca"] in r["top3_cca"] for r in cca_rows if "top3_cca" in r]
+    t3s = [r["stack"] in r["top3_stack"] for r in st_rows if "top3_stack" in r]
+    if t3c or t3s:
+        out.append(
+            f"in the top 3: CCA {np.mean(t3c) if t3c else math.nan:.1%}, personality "
+            f"{np.mean(t3s) if t3s else math.nan:.1%}"
+        )
     for name, key in (("vantage", "vantage"), ("background", "background")):
         parts = []
         for v in sorted({str(r.get(key)) for r in ok}):
@@ -209,23 +241,30 @@ KERNEL_PATHS = (
 
 
 def kernel_rows(
-    trials: int, duration: str = "15s", keep: str | None = None
+    trials: int, duration: str = "15s", keep: str | None = None, identify_now: bool = True
 ) -> list[dict[str, Any]]:
     """reno, cubic, bbr on this machine's kernel (kernel engine, needs root), *trials* each on
     the three :data:`KERNEL_PATHS`, captured near the sender and identified against every
-    candidate. The truth is the CCA (and linux-6, the personality of a current kernel)."""
+    candidate. The truth is the CCA (and linux-6, the personality of a current kernel).
+    *keep*: copy the captures and a manifest there (``--kernel-dir`` identifies them again);
+    *identify_now* False only captures."""
     from .. import runner
     from ..errors import EngineError
-    from .classify import identify
-    from .probe import host_buffers
 
-    # the candidates are all personalities; the references use this host's socket buffers
-    # (tcp_rmem/tcp_wmem), which the receiver's advertised window in the capture shows anyway
-    tcp = host_buffers()
     rows: list[dict[str, Any]] = []
+    kept: dict[tuple[int, str, int], dict[str, Any]] = {}
+    if keep and (FsPath(keep) / "manifest.json").exists():
+        # resume: a capture kept by an earlier run of the same cell is reused
+        for r in json.loads((FsPath(keep) / "manifest.json").read_text()):
+            if "error" not in r and FsPath(r["capture"]).exists():
+                kept[(r["i"], r["cca"], r["trial"])] = r
     for pi, path in enumerate(KERNEL_PATHS):
         for cca in ("reno", "cubic", "bbr"):
             for t in range(trials):
+                if (pi, cca, t) in kept:
+                    row = kept[(pi, cca, t)]
+                    rows.append(_kernel_identify(row) if identify_now else row)
+                    continue
                 doc = {
                     "name": "identify-kernel",
                     "duration": duration,
@@ -235,47 +274,98 @@ def kernel_rows(
                     "path": dict(path),
                     "flow": [{"name": "ident", "cca": cca}],
                 }
+                base = {"i": pi, "path": path, "cca": cca, "trial": t}
                 try:
                     res = runner.run(doc, engine="kernel", pcap=["host:ident.snd"])
                 except EngineError as e:
-                    rows.append({"i": pi, "cca": cca, "trial": t, "error": str(e)})
+                    rows.append({**base, "error": str(e)})
                     print(f"kernel path {pi} {cca} trial {t}: {e}", file=sys.stderr)
                     continue
+                row = {
+                    **base,
+                    "valid": res.summary.get("valid", True),
+                    "capture": str(res.captures[0]),
+                }
                 if keep:
                     dst = FsPath(keep) / f"k{pi}-{cca}-{t}.pcap"
                     dst.parent.mkdir(parents=True, exist_ok=True)
                     dst.write_bytes(FsPath(res.captures[0]).read_bytes())
-                r = identify(res.captures[0], tcp=tcp)
-                rows.append(
-                    {
-                        "i": pi,
-                        "path": path,
-                        "trial": t,
-                        "stack": "linux-6",
-                        "cca": cca,
-                        "in_cca_set": True,
-                        "in_stack_set": False,
-                        "valid": res.summary.get("valid", True),
-                        "top": r["candidates"][0]["label"],
-                        "top_cca": r["cca"][0]["cca"],
-                        "top_stack": r["stack"][0]["stack"],
-                        "top3": [c["label"] for c in r["candidates"][:3]],
-                        "inferred": r["path"],
-                        "features": r["features"],
-                        "seconds": r["seconds"]["total"],
-                    }
-                )
+                    row["capture"] = str(dst)
+                    _write_json(FsPath(keep) / "manifest.json", [*rows, row])
+                if identify_now:
+                    row = _kernel_identify(row)
+                rows.append(row)
                 print(
-                    f"kernel path {pi} {cca} trial {t}: {r['candidates'][0]['label']}",
+                    f"kernel path {pi} {cca} trial {t}: {row.get('top', 'captured')}",
                     file=sys.stderr,
                     flush=True,
                 )
     return rows
 
 
+def _write_json(path: FsPath, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1))
+    os.replace(tmp, path)
+
+
+def _kernel_identify(row: dict[str, Any]) -> dict[str, Any]:
+    """Identify one kernel capture (*row* from :func:`kernel_rows`) against every candidate,
+    the references using this host's socket buffers (tcp_rmem/tcp_wmem), with the receive
+    window fixed at the largest the capture shows (see classify.identify)."""
+    from .classify import identify
+    from .probe import host_buffers
+
+    tcp = host_buffers(observed_window=True)
+    r = identify(row["capture"], tcp=tcp)
+    return {
+        **row,
+        "stack": "linux-6",
+        "in_cca_set": True,
+        "in_stack_set": False,
+        "top": r["candidates"][0]["label"],
+        "top_cca": r["cca"][0]["cca"],
+        "top_stack": r["stack"][0]["stack"],
+        "top3": [c["label"] for c in r["candidates"][:3]],
+        "top3_cca": [c["cca"] for c in r["cca"][:3]],
+        "inferred": r["path"],
+        "features": r["features"],
+        "seconds": r["seconds"]["total"],
+    }
+
+
+def kernel_identify_dir(d: str) -> list[dict[str, Any]]:
+    """Identify the captures a ``--kernel N --keep DIR`` run kept (its manifest.json)."""
+    man = FsPath(d) / "manifest.json"
+    try:
+        rows = json.loads(man.read_text())
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"{man}: {e} (make it with --kernel N --keep {d})") from e
+    out = []
+    for row in rows:
+        if "error" in row:
+            out.append(row)
+            continue
+        r = _kernel_identify(row)
+        out.append(r)
+        print(
+            f"kernel path {r['i']} {r['cca']} trial {r['trial']}: {r['top']}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tcplab.identify.validate")
     ap.add_argument("--paths", type=int, default=6)
+    ap.add_argument(
+        "--holdout",
+        type=int,
+        metavar="SEED",
+        help="draw the test paths and capture seeds from this generator seed instead of the "
+        "default (tuning) set: the numbers to report",
+    )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="identify-validation.json")
     ap.add_argument("--only", help="comma-separated labels (stack/cca) to test")
@@ -283,20 +373,28 @@ def main(argv: list[str] | None = None) -> int:
         "--kernel", type=int, metavar="TRIALS", help="real-kernel validation, TRIALS per cell"
     )
     ap.add_argument("--keep", metavar="DIR", help="with --kernel: keep the captures in DIR")
+    ap.add_argument(
+        "--capture-only", action="store_true", help="with --kernel --keep: only capture"
+    )
+    ap.add_argument("--kernel-dir", metavar="DIR", help="identify the captures kept in DIR")
     ap.add_argument("--report", metavar="FILE.json", help="print the tables of a saved run")
     args = ap.parse_args(argv)
     if args.report:
         with open(args.report) as f:
             print(markdown(json.load(f)))
         return 0
-    if args.kernel:
-        rows = kernel_rows(args.kernel, keep=args.keep)
-        with open(args.out + ".tmp", "w") as f:
-            json.dump(rows, f, indent=1)
-        os.replace(args.out + ".tmp", args.out)
-        print(markdown(rows))
+    if args.kernel or args.kernel_dir:
+        if args.capture_only and not args.keep:
+            ap.error("--capture-only needs --keep DIR")
+        if args.kernel_dir:
+            rows = kernel_identify_dir(args.kernel_dir)
+        else:
+            rows = kernel_rows(args.kernel, keep=args.keep, identify_now=not args.capture_only)
+        _write_json(FsPath(args.out), rows)
+        if not args.capture_only:
+            print(markdown(rows))
         return 0
-    cases = test_cases(args.paths)
+    cases = test_cases(args.paths, args.holdout)
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if f"{c['stack']}/{c['cca']}" in keep]
