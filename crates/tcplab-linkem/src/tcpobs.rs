@@ -269,7 +269,7 @@ impl FlowObs {
     }
 
     /// A segment towards the sender, as it left the sender's first hop. Duplicate ACK as the
-    /// simulator's sender counts it (crates/tcplab-sim/src/tcp/sender.rs): data outstanding, no
+    /// simulator's sender counts it (crates/tcplab-sim/src/tcp/sender/ack.rs): data outstanding, no
     /// payload, neither SYN nor FIN, the acknowledgment number not advanced, and — with SACK —
     /// new SACK information (RFC 6675 §2; here: a first block unlike the previous ACK's), or —
     /// without SACK — the same advertised window (RFC 5681 §2).

@@ -38,7 +38,7 @@ from .parser import Event, Segment, Syscall, header_sysctls
 __all__ = ["DEFAULT_TOLERANCE", "LineResult", "ScriptResult", "run_sim"]
 
 LOCAL_ISN = 1_000_000  # local (simulated) ISN; script sequence numbers are relative to it
-REMOTE_ISN = 0  # the script side's ISN: the model acks 1 after the handshake (sender.rs)
+REMOTE_ISN = 0  # the script side's ISN: the model acks 1 after the handshake (tcp/sender/)
 INFINITE_SSTHRESH = 0x7FFFFFFF
 NS = 1_000_000_000
 
