@@ -27,7 +27,7 @@ from typing import Any
 from .. import units
 from ..catalog import Catalog
 from ..errors import nearest
-from .defaults import DEFAULT_PAYLOAD, NAME_RULE, UDP_IP_HEADERS
+from .defaults import NAME_RULE
 from .fields import (
     Ctx,
     Invalid,
@@ -39,6 +39,7 @@ from .fields import (
     as_pos_duration,
     as_rate,
     join,
+    take_udp_payload,
 )
 from .model import Host, PathModel
 from .personality import resolve_tcp
@@ -396,18 +397,7 @@ def _udp(t: Table, common: dict[str, Any], p: PathModel, load_bps: int) -> Backg
         )
     elif t.has("period_shape"):
         raise t.error("period_shape", "only for periods = 'pareto'", "remove it")
-    payload = t.take(
-        "payload",
-        as_pos_bytes,
-        default=units.parse_bytes(DEFAULT_PAYLOAD),
-        literal=DEFAULT_PAYLOAD,
-    )
-    if payload + UDP_IP_HEADERS > p.mtu:
-        raise t.error(
-            "payload",
-            f"does not fit the MTU of {p.mtu} B with {UDP_IP_HEADERS} B of IP/UDP headers",
-            f"at most {p.mtu - UDP_IP_HEADERS}B",
-        )
+    payload = take_udp_payload(t, p.mtu)
     return Background(
         **common,
         peak_bps=peak,

@@ -15,7 +15,7 @@ from .. import units
 from ..catalog import ParamError
 from ..errors import ScenarioError, nearest
 from ..units import QueueSize, UnitError
-from .defaults import NAME_RE, NAME_RULE
+from .defaults import DEFAULT_PAYLOAD, NAME_RE, NAME_RULE, UDP_IP_HEADERS
 
 #: Marks "no value given" (TOML has no null, but None is a valid default).
 MISSING: Any = object()
@@ -240,3 +240,21 @@ def as_fixed_queue(v: Any) -> QueueSize:
             "a packet count like '1000pkt' or a size like '4MB'",
         )
     return q
+
+
+def take_udp_payload(t: Table, mtu: int) -> int:
+    """A UDP source's ``payload`` (default iperf's 1470 B): it and the IP/UDP headers must fit
+    the MTU. Shared by UDP flows and on-off background sources."""
+    payload = t.take(
+        "payload",
+        as_pos_bytes,
+        default=units.parse_bytes(DEFAULT_PAYLOAD),
+        literal=DEFAULT_PAYLOAD,
+    )
+    if payload + UDP_IP_HEADERS > mtu:
+        raise t.error(
+            "payload",
+            f"does not fit the MTU of {mtu} B with {UDP_IP_HEADERS} B of IP/UDP headers",
+            f"at most {mtu - UDP_IP_HEADERS}B",
+        )
+    return payload

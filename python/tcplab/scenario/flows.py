@@ -16,8 +16,19 @@ from typing import Any
 from .. import units
 from ..catalog import Catalog
 from ..errors import nearest
-from .defaults import DEFAULT_PAYLOAD, DEFAULT_STACK, FLOW_TCP_KEYS, FLOW_UDP_KEYS, UDP_IP_HEADERS
-from .fields import Ctx, Table, as_choice, as_duration, as_int, as_name, as_pos_bytes, as_rate, join
+from .defaults import DEFAULT_STACK, FLOW_TCP_KEYS, FLOW_UDP_KEYS
+from .fields import (
+    Ctx,
+    Table,
+    as_choice,
+    as_duration,
+    as_int,
+    as_name,
+    as_pos_bytes,
+    as_rate,
+    join,
+    take_udp_payload,
+)
 from .model import Flow, Host, PathModel
 from .personality import resolve_tcp
 from .topology import Endpoints, Placement, flow_endpoints, place_flow
@@ -178,18 +189,7 @@ def _udp_flow(
 ) -> Flow:
     """A UDP constant-bit-rate source (iperf ``-u -b``): ``rate`` and ``payload``."""
     rate = t.take("rate", as_rate, required=True, allowed=units.RATE_EXAMPLE)
-    payload = t.take(
-        "payload",
-        as_pos_bytes,
-        default=units.parse_bytes(DEFAULT_PAYLOAD),
-        literal=DEFAULT_PAYLOAD,
-    )
-    if payload + UDP_IP_HEADERS > p.mtu:
-        raise t.error(
-            "payload",
-            f"does not fit the MTU of {p.mtu} B with {UDP_IP_HEADERS} B of IP/UDP headers",
-            f"at most {p.mtu - UDP_IP_HEADERS}B",
-        )
+    payload = take_udp_payload(t, p.mtu)
     return Flow(
         name=name,
         group=name,
