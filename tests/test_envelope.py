@@ -114,6 +114,37 @@ def test_envelope_checks_the_declared_value(tmp_path, capsys):
 
 
 @needs_core
+def test_envelope_value_may_be_a_knob_left_at_its_engine_default(tmp_path):
+    """A receiver knob the personalities leave unset (here rx_ring, engine default 256) may be
+    declared at its default: absent and default are the same configuration. Another value is
+    still refused."""
+    from pathlib import Path
+
+    from tcplab import _core
+    from tcplab.reproduce import core, jansen2005
+
+    default = {k["name"]: k["default"] for k in _core.tcp_knobs()}["rx_ring"]
+    ring = f"""
+[assume.ring]
+field = "flow.0.receiver_tcp.rx_ring"
+value = {default}
+low = 48
+high = 1024
+why = "not given"
+"""
+    studies = _study(tmp_path, STUDY.replace("[report]", ring + "[report]", 1))
+    exps = core.load_experiments(Path(studies), jansen2005.STUDY, quick=False)
+    labels = [v.label for e in envelope.plan(exps) for v in e.variants]
+    assert "ring=low" in labels and "ring=high" in labels
+    moved = ring.replace(f"value = {default}", "value = 64")
+    other = STUDY.replace("[report]", moved + "[report]", 1)
+    (Path(studies) / "jansen2005" / "J2.toml").write_text(other, encoding="utf-8")
+    exps = core.load_experiments(Path(studies), jansen2005.STUDY, quick=False)
+    with pytest.raises(ScenarioError, match="differs from what the scenario uses"):
+        envelope.plan(exps)
+
+
+@needs_core
 def test_envelope_refuses_a_swept_field(tmp_path, capsys):
     text = STUDY.replace('field = "path.queue"', 'field = "stack"')
     studies = _study(tmp_path, text)

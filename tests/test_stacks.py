@@ -861,6 +861,39 @@ def test_windows_client_receive_limit_caps_goodput_with_dupacks_and_no_path_loss
         assert f["dupacks"] == 0
 
 
+@needs_core
+@pytest.mark.parametrize("shared", [True, False])
+def test_windows_xp_receive_limit_is_shared_by_the_flows_to_one_host(shared):
+    """The XP receive limit is a capacity of the host, not of a connection: two CUBIC flows to one
+    XP client share it (together at most the capacity), two flows to two XP clients get it each.
+    (The same 1 Gbit/s path as above; goodput after 8 s.)"""
+    cap = stacks.get("windows-xp").knob_values()["rx_capacity"]
+    flow = {"cca": "cubic", "sender_stack": "generic", "receiver_stack": "windows-xp",
+            "window": "16MiB"}  # fmt: skip
+    doc: dict[str, Any] = {
+        "duration": "20s",
+        "path": {"rate": "1Gbit", "rtt": "20ms", "queue": "10000pkt"},
+        "flow": [{"name": "a", **flow}, {"name": "b", **flow}],
+    }
+    if shared:
+        doc["host"] = [{"name": "client", "side": "right"}]
+        for f in doc["flow"]:
+            f["dst"] = "client"
+    res = simulate(doc)
+    ser = res["series"]
+    late = [
+        g for t, g in zip(ser["time_ns"], ser["goodput_bps"], strict=True) if t > 8 * S
+    ]  # samples of both flows, interleaved: the mean of their sum is twice the mean sample
+    total = 2 * sum(late) / len(late)
+    ceiling = cap * 1460 / 1500
+    rx = [ln for ln in res["links"] if ln["dir"] == "rx"]
+    assert len(rx) == (1 if shared else 2)  # one receive stage per receiving host
+    if shared:
+        assert 0.8 * ceiling <= total <= ceiling * 1.001, total
+    else:
+        assert 1.6 * ceiling <= total <= 2 * ceiling * 1.001, total
+
+
 # ---------------------------------------------------------------------------- Windows 7
 
 

@@ -172,6 +172,27 @@ def _load(exp: core.Experiment, extra: Sequence[str], file: str) -> list[tuple[A
     return [(p, sc) for p, sc in loaded if p.label in keep]
 
 
+def _with_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """*config* with every TCP knob table completed by the engine's defaults: a knob that is
+    absent means its default, so setting it to the default (e.g. a receiver's ``rx_ring`` on a
+    personality that leaves it unset) is not a different configuration."""
+    from .. import _core
+
+    defaults = {k["name"]: k["default"] for k in _core.tcp_knobs()}
+    out = dict(config)
+    for group in ("flows", "background"):
+        items = []
+        for item in config.get(group) or []:
+            item = dict(item)
+            for key in ("tcp", "receiver_tcp"):
+                if isinstance(item.get(key), Mapping):
+                    item[key] = {**defaults, **item[key]}
+            items.append(item)
+        if group in config:
+            out[group] = items
+    return out
+
+
 def plan(experiments: Sequence[core.Experiment]) -> list[Envelope]:
     """The envelope variants of every experiment that declares assumptions (validated: each
     ``value`` must be what the scenario uses, and no assumed field may be a swept one)."""
@@ -197,7 +218,7 @@ def plan(experiments: Sequence[core.Experiment]) -> list[Envelope]:
         # The declared value must be the scenario's: the configs with it set are the same.
         same = _load(exp, _overrides(assumptions, {}), file)
         for (p, sc), (_, sc2) in zip(exp.points, same, strict=True):
-            if sc.config(sc.seed) != sc2.config(sc2.seed):
+            if _with_defaults(sc.config(sc.seed)) != _with_defaults(sc2.config(sc2.seed)):
                 names = ", ".join(a.name for a in assumptions)
                 raise ScenarioError(
                     file,
