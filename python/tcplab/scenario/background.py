@@ -26,7 +26,6 @@ from typing import Any
 
 from .. import units
 from ..catalog import Catalog
-from ..errors import nearest
 from .defaults import NAME_RULE
 from .fields import (
     Ctx,
@@ -38,7 +37,7 @@ from .fields import (
     as_pos_bytes,
     as_pos_duration,
     as_rate,
-    join,
+    kinded_table,
     take_udp_payload,
 )
 from .model import Host, PathModel
@@ -225,26 +224,16 @@ def validate_background(
     """Validate ``background.<i>``; *names* holds the flow and background names before it (this
     one's is added: its automatic hosts are ``<name>.snd`` and ``<name>.rcv``)."""
     path = f"background.{i}"
-    if not isinstance(data, dict):
-        raise ctx.error(path, "must be a table", data, "a [[background]] table")
-    kind = data.get("kind", "tcp")
-    if kind not in BG_KINDS:
-        near = nearest(kind, BG_KINDS) if isinstance(kind, str) else None
-        hint = f" (did you mean '{near}'?)" if near else ""
-        raise ctx.error(
-            join(path, "kind"),
-            f"unknown background kind{hint}",
-            kind,
-            "'tcp' (short TCP connections) or 'udp' (on-off UDP)",
-        )
-    keys = BG_TCP_KEYS if kind == "tcp" else BG_UDP_KEYS
-    other = BG_UDP_KEYS if kind == "tcp" else BG_TCP_KEYS
-    other_only = {
-        k: f"only for {'udp' if kind == 'tcp' else 'tcp'} background"
-        for k in other
-        if k not in keys
-    }
-    t = Table(ctx, data, path, keys, f"a {kind} [[background]]", other_only)
+    t, kind = kinded_table(
+        ctx,
+        data,
+        path,
+        "background",
+        "background",
+        BG_TCP_KEYS,
+        BG_UDP_KEYS,
+        "'tcp' (short TCP connections) or 'udp' (on-off UDP)",
+    )
     name = t.take("name", as_name, default=f"bg{i}", literal=f"bg{i}", allowed=NAME_RULE)
     if name in names:
         raise t.error("name", "is used by another [[flow]] or [[background]]", "a unique name")

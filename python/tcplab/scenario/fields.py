@@ -258,3 +258,29 @@ def take_udp_payload(t: Table, mtu: int) -> int:
             f"at most {mtu - UDP_IP_HEADERS}B",
         )
     return payload
+
+
+def kinded_table(
+    ctx: Ctx,
+    data: Any,
+    path: str,
+    section: str,
+    members: str,
+    tcp_keys: Sequence[str],
+    udp_keys: Sequence[str],
+    allowed_kinds: str,
+) -> tuple[Table, str]:
+    """The table at *path* of a ``[[section]]`` with a ``kind`` of "tcp" (default) or "udp",
+    validated with the keys of its kind (a key only the other kind takes is named as such: "only
+    for udp *members*"), and the kind. Shared by ``[[flow]]`` and ``[[background]]``."""
+    if not isinstance(data, dict):
+        raise ctx.error(path, "must be a table", data, f"a [[{section}]] table")
+    kind = data.get("kind", "tcp")
+    if kind not in ("tcp", "udp"):
+        near = nearest(kind, ("tcp", "udp")) if isinstance(kind, str) else None
+        hint = f" (did you mean '{near}'?)" if near else ""
+        raise ctx.error(join(path, "kind"), f"unknown {section} kind{hint}", kind, allowed_kinds)
+    keys, other = (tcp_keys, udp_keys) if kind == "tcp" else (udp_keys, tcp_keys)
+    where = f"only for {'udp' if kind == 'tcp' else 'tcp'} {members}"
+    other_only = {k: where for k in other if k not in keys}
+    return Table(ctx, data, path, keys, f"a {kind} [[{section}]]", other_only), kind

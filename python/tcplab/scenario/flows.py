@@ -15,7 +15,6 @@ from typing import Any
 
 from .. import units
 from ..catalog import Catalog
-from ..errors import nearest
 from .defaults import DEFAULT_STACK, FLOW_TCP_KEYS, FLOW_UDP_KEYS
 from .fields import (
     Ctx,
@@ -26,7 +25,7 @@ from .fields import (
     as_name,
     as_pos_bytes,
     as_rate,
-    join,
+    kinded_table,
     take_udp_payload,
 )
 from .model import Flow, Host, PathModel
@@ -64,24 +63,10 @@ def validate_flow(
 
 
 def _flow_table(ctx: Ctx, data: Any, i: int) -> tuple[Table, str]:
-    """The table of ``flow.<i>`` with the keys of its kind (a key of the other kind is named as
-    such), and the kind."""
-    path = f"flow.{i}"
-    if not isinstance(data, dict):
-        raise ctx.error(path, "must be a table", data, "a [[flow]] table")
-    kind_raw = data.get("kind", "tcp")
-    if kind_raw not in FLOW_KINDS:
-        near = nearest(kind_raw, FLOW_KINDS) if isinstance(kind_raw, str) else None
-        hint = f" (did you mean '{near}'?)" if near else ""
-        raise ctx.error(join(path, "kind"), f"unknown flow kind{hint}", kind_raw, "'tcp' or 'udp'")
-    kind: str = kind_raw
-    keys = FLOW_TCP_KEYS if kind == "tcp" else FLOW_UDP_KEYS
-    other = FLOW_UDP_KEYS if kind == "tcp" else FLOW_TCP_KEYS
-    other_only = {
-        k: f"only for {'udp' if kind == 'tcp' else 'tcp'} flows" for k in other if k not in keys
-    }
-    t = Table(ctx, data, path, keys, f"a {kind} [[flow]]", other_only)
-    return t, kind
+    """The table of ``flow.<i>`` with the keys of its kind, and the kind."""
+    return kinded_table(
+        ctx, data, f"flow.{i}", "flow", "flows", FLOW_TCP_KEYS, FLOW_UDP_KEYS, "'tcp' or 'udp'"
+    )
 
 
 def _flow_name(t: Table, i: int, groups: set[str]) -> str:
