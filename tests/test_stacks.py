@@ -894,6 +894,45 @@ def test_windows_xp_receive_limit_is_shared_by_the_flows_to_one_host(shared):
         assert 1.6 * ceiling <= total <= 2 * ceiling * 1.001, total
 
 
+def _dupack_gaps(pk: Packets) -> tuple[list[int], list[int]]:
+    """Gaps (ns) between consecutive duplicate ACKs at the sender: those after the first three of
+    a run for one ACK number, and those within the first three."""
+    early, late = [], []
+    run, prev = 0, None
+    for a in pk.data_acks():
+        if prev is not None and a[4] == prev[4] and a[8] == 0:
+            run += 1
+            (early if run <= 3 else late).append(a[0] - prev[0])
+        else:
+            run = 0
+        prev = a
+    return early, late
+
+
+@needs_core
+@pytest.mark.parametrize("compress", [True, False])
+def test_linux_6_receiver_compresses_sacks_after_three_duplicate_acks(compress):
+    """Linux 4.18+ (ip-sysctl tcp_comp_sack_nr / tcp_comp_sack_delay_ns): while out-of-order data
+    waits, the first three duplicate ACKs for one rcv_nxt leave at once and further ones at most
+    every min(1 ms, RTT/20) — 1 ms on this 40-ms path; segments arrive 0.12 ms apart at
+    100 Mbit/s, so without compression every one of them is answered."""
+    doc = {
+        "duration": "10s",
+        "stack": "linux-6",
+        "path": {"rate": "100Mbit", "rtt": "40ms", "loss": "1%", "queue": "400pkt"},
+        "flow": [{"name": "f", "cca": "cubic", "tcp": {"isn": 0},
+                  "receiver_tcp": {} if compress else {"comp_sack_nr": 0}}],
+    }  # fmt: skip
+    res = simulate(doc, ["host:f.snd"])
+    early, late = _dupack_gaps(Packets(res["packets"]))
+    assert len(early) > 50, len(early)
+    assert sorted(early)[len(early) // 2] < 500_000  # the first three: as segments arrive
+    if compress:
+        assert late and min(late) >= 1_000_000 - 1_000, min(late)
+    else:
+        assert late and sorted(late)[len(late) // 2] < 500_000
+
+
 # ---------------------------------------------------------------------------- Windows 7
 
 

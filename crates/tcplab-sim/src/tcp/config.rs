@@ -172,6 +172,16 @@ knobs! {
     /// Segments ACKed immediately at connection start and after out-of-order data
     /// (Linux quick-ACK mode, up to 16; 0 = off).
     quickack_segments: u32 = 0; kind "int";
+    /// Receiver: out-of-order data re-enters quick-ACK mode (Linux before 4.18; 4.18 stopped it,
+    /// commit a3893637e1eb, when SACK compression came).
+    quickack_on_ooo: bool = true; kind "bool";
+    /// Receiver: SACK compression, at most this many SACK-only ACKs held while out-of-order data
+    /// is queued, after three sent at once per `rcv_nxt` (Linux ≥ 4.18 ip-sysctl
+    /// `tcp_comp_sack_nr`, default 44); 0 = off.
+    comp_sack_nr: u32 = 0; kind "int";
+    /// Receiver: cap of the SACK compression timer, which is 5 % of the RTT (ip-sysctl
+    /// `tcp_comp_sack_delay_ns`, default 1 ms).
+    comp_sack_delay: u64 = 1_000_000; kind "duration";
     /// Lower bound of the RTO (RFC 6298 §2.4: 1 s).
     min_rto: u64 = 1_000_000_000; kind "duration";
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).

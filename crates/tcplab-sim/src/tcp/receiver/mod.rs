@@ -174,6 +174,9 @@ impl TcpReceiver {
                 delack_segments: self.cfg.delack_segments.max(1),
                 delack_timeout_ns: self.cfg.delack_timeout.max(1),
                 quickack_segments: self.cfg.quickack_segments,
+                quickack_on_ooo: self.cfg.quickack_on_ooo,
+                comp_sack_nr: self.cfg.comp_sack_nr,
+                comp_sack_delay_ns: self.cfg.comp_sack_delay.max(1),
                 sack: self.sack_on,
                 dsack: self.sack_on && self.cfg.dsack,
                 // RFC 2018 §3: 3 blocks fit beside the timestamp option, 4 without it.
@@ -283,8 +286,13 @@ impl TcpReceiver {
         let fin = h.flags & flags::FIN != 0;
         let now = cx.now;
         if self.rtt_est.is_none() {
-            self.rtt_est = Some(now.saturating_sub(self.synack_at).max(1));
+            let rtt = now.saturating_sub(self.synack_at).max(1);
+            self.rtt_est = Some(rtt);
             self.tune_at = now;
+            // SACK compression timer: 5 % of the RTT, capped by `comp_sack_delay`
+            // (ip-sysctl tcp_comp_sack_delay_ns); the handshake RTT stands for Linux's
+            // min(rcv_rtt_est, srtt), both taken from the handshake on a passive opener.
+            rx.set_comp_sack_delay((rtt / 20).min(self.cfg.comp_sack_delay));
         }
         let out = rx.on_segment(now, h.seq, p.payload, fin);
         if out.delivered > 0 && !out.out_of_order {

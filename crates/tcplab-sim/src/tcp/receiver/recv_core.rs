@@ -103,6 +103,22 @@ pub struct RecvCoreConfig {
     /// start and again after out-of-order, duplicate or out-of-window data (Linux, up to 16,
     /// B.1). 0 turns it off.
     pub quickack_segments: u32,
+    /// Out-of-order data re-enters quick-ACK mode (Linux before 4.18). Linux 4.18 stopped
+    /// forcing quick ACKs for out-of-order data when it began compressing SACKs (commit
+    /// a3893637e1eb, "tcp: do not force quickack when receiving out-of-order packets"); duplicate
+    /// and out-of-window data still do.
+    pub quickack_on_ooo: bool,
+    /// SACK compression (Linux ≥ 4.18, ip-sysctl `tcp_comp_sack_nr`, default 44; 0 = off): while
+    /// out-of-order data is queued, after the first three duplicate ACKs for one `rcv_nxt` (sent
+    /// at once, the sender's fast-retransmit threshold) further SACK-only ACKs are held, at most
+    /// this many, and one ACK carrying the latest blocks leaves when the compression timer fires
+    /// (`comp_sack_delay_ns`) or the count is reached (Linux net/ipv4/tcp_input.c
+    /// `__tcp_ack_snd_check`, read for the facts).
+    pub comp_sack_nr: u32,
+    /// The compression timer: ip-sysctl `tcp_comp_sack_delay_ns`, "5 % of SRTT, capped by this
+    /// sysctl" (default 1 ms); the caller passes the capped value ([`RecvCore::set_comp_sack_delay`]
+    /// updates it once an RTT is known).
+    pub comp_sack_delay_ns: u64,
     /// Send SACK blocks (RFC 2018); only when the peer sent SACK-permitted.
     pub sack: bool,
     /// Report duplicates in a first D-SACK block (RFC 2883). Needs `sack`.
@@ -142,6 +158,9 @@ impl Default for RecvCoreConfig {
             // Linux minimum ATO (B.1: "ATO adaptive from 40 ms").
             delack_timeout_ns: 40_000_000,
             quickack_segments: 16,
+            quickack_on_ooo: true,
+            comp_sack_nr: 0,
+            comp_sack_delay_ns: 1_000_000,
             sack: true,
             dsack: true,
             max_sack_blocks: 3,
@@ -279,6 +298,8 @@ pub struct ReceiverStats {
     pub window_updates: u64,
     /// Largest number of out-of-order bytes held at once.
     pub max_ooo_bytes: u64,
+    /// SACK-only ACKs not sent because of SACK compression (`comp_sack_nr`).
+    pub sacks_compressed: u64,
 }
 
 /// The receive half of a TCP connection (see the module documentation).
@@ -314,6 +335,12 @@ pub struct RecvCore {
     delack_deadline: Option<u64>,
     /// In-order segments still to be ACKed immediately (quick-ACK mode).
     quick_left: u32,
+    /// SACK compression (`comp_sack_nr`): the `rcv_nxt` whose duplicate ACKs are counted, how
+    /// many were sent at once, how many are held, and when the held ones are sent.
+    comp_rcv_nxt: u64,
+    comp_dupacks: u32,
+    comp_held: u32,
+    comp_deadline: Option<u64>,
     /// Estimated full segment size of the peer.
     rcv_mss: u32,
     /// Delivered bytes the application has not read yet (slow application only).
@@ -353,6 +380,10 @@ impl RecvCore {
             unacked_bytes: 0,
             delack_deadline: None,
             quick_left: cfg.quickack_segments,
+            comp_rcv_nxt: u64::MAX,
+            comp_dupacks: 0,
+            comp_held: 0,
+            comp_deadline: None,
             rcv_mss: cfg.mss.min(DEFAULT_MSS),
             unread: 0,
             read_last: 0,
@@ -503,9 +534,10 @@ impl RecvCore {
         if out.beyond_window {
             self.stats.beyond_window_segments += 1;
         }
-        if out.out_of_order || out.duplicate || out.beyond_window {
-            // Linux re-enters quick-ACK mode after out-of-order data and for duplicates and
-            // out-of-window segments (B.1; L: tcp_input.c tcp_data_queue).
+        if (out.out_of_order && self.cfg.quickack_on_ooo) || out.duplicate || out.beyond_window {
+            // Linux re-enters quick-ACK mode after out-of-order data (before 4.18,
+            // `quickack_on_ooo`) and for duplicates and out-of-window segments (B.1; L:
+            // tcp_input.c tcp_data_queue).
             self.quick_left = self.cfg.quickack_segments;
         }
 
@@ -536,8 +568,52 @@ impl RecvCore {
             // part of a gap in the sequence space" (RFC 5681 §4.2).
             ack_now = self.ack_after_delivery(now, ack_now || had_ooo);
         }
+        if ack_now
+            && self.cfg.comp_sack_nr > 0
+            && self.cfg.sack
+            && out.out_of_order
+            && delivered == 0
+            && !out.duplicate
+            && !out.beyond_window
+            && dsack.is_none()
+            && !out.fin_received
+            && acceptable
+            && !self.window_update_due()
+        {
+            ack_now = self.sack_now_or_hold(now);
+        }
         out.ack_now = ack_now;
         out
+    }
+
+    /// SACK compression (`comp_sack_nr`): an ACK whose only reason is new out-of-order data is
+    /// sent now (the first three for one `rcv_nxt`, or once `comp_sack_nr` are held) or held
+    /// until the compression timer (Linux `__tcp_ack_snd_check`, in this order: the held count,
+    /// then the duplicate-ACK count for this `rcv_nxt`).
+    fn sack_now_or_hold(&mut self, now: u64) -> bool {
+        if self.comp_held >= self.cfg.comp_sack_nr {
+            return true;
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.comp_dupacks = 0;
+        }
+        if self.comp_dupacks < 3 {
+            self.comp_dupacks += 1;
+            return true;
+        }
+        self.comp_held += 1;
+        self.stats.sacks_compressed += 1;
+        if self.comp_deadline.is_none() {
+            self.comp_deadline = Some(now + self.cfg.comp_sack_delay_ns);
+        }
+        false
+    }
+
+    /// The SACK compression timer (`comp_sack_delay_ns`): Linux arms it at 5 % of the RTT,
+    /// capped by the sysctl; the caller gives the capped value once it knows the RTT.
+    pub fn set_comp_sack_delay(&mut self, ns: u64) {
+        self.cfg.comp_sack_delay_ns = ns.max(1);
     }
 
     /// Whether in-order data just delivered is acknowledged at once (`ack_now`: a reason found
@@ -696,6 +772,10 @@ impl RecvCore {
         }
         self.unacked_bytes = 0;
         self.delack_deadline = None;
+        // Any ACK carries the latest SACK blocks: nothing held is left to send (Linux
+        // `tcp_event_ack_sent` clears the compressed count and cancels its timer).
+        self.comp_held = 0;
+        self.comp_deadline = None;
         self.read_since_ack = false;
         self.stats.acks_sent += 1;
     }
@@ -704,10 +784,14 @@ impl RecvCore {
     /// deadline, or the time the slow application will have read enough for a window update.
     /// May be in the past if a due event was not processed yet.
     pub fn poll_at(&self) -> Option<u64> {
-        match (self.delack_deadline, self.window_update_at()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.delack_deadline,
+            self.window_update_at(),
+            self.comp_deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Advances time to `now`; returns `true` when an ACK must be sent now (delayed-ACK timer
@@ -721,6 +805,11 @@ impl RecvCore {
                 self.delack_deadline = None;
                 send = true;
             }
+        }
+        if self.comp_deadline.is_some_and(|t| now >= t) {
+            // SACK compression timer: one ACK with the latest blocks for the held ones.
+            self.comp_deadline = None;
+            send = true;
         }
         if self.window_update_due() {
             // The application opened the window enough to tell the peer (RFC 1122 §4.2.3.3).
@@ -1017,6 +1106,9 @@ mod tests {
             delack_segments: 2,
             delack_timeout_ns: 40 * MS,
             quickack_segments: 0,
+            quickack_on_ooo: true,
+            comp_sack_nr: 0,
+            comp_sack_delay_ns: MS,
             sack: true,
             dsack: true,
             max_sack_blocks: 4,
@@ -1131,6 +1223,112 @@ mod tests {
         assert!(!f.dsack);
         assert_eq!(r.ooo_bytes(), 1000);
         assert_eq!(r.stats().ooo_segments, 1);
+    }
+
+    /// A Linux ≥ 4.18 receiver: SACK compression with `nr` held at most, 1 ms timer.
+    fn compressing(nr: u32) -> RecvCore {
+        rx(
+            RecvCoreConfig {
+                comp_sack_nr: nr,
+                comp_sack_delay_ns: MS,
+                ..cfg(1000)
+            },
+            0,
+        )
+    }
+
+    #[test]
+    fn test_sack_compression_three_at_once_then_held_until_the_timer() {
+        let mut r = compressing(44);
+        seg(&mut r, 0, 0, 1000);
+        // Segment 1000 lost; 2000.. arrive 10 µs apart.
+        let mut sent = Vec::new();
+        for k in 0..10u32 {
+            let t = 10_000 * u64::from(k);
+            let (o, _) = seg(&mut r, t, 2000 + 1000 * k, 1000);
+            assert!(o.out_of_order);
+            sent.push(o.ack_now);
+        }
+        // The first three duplicate ACKs leave at once (fast retransmit needs them), the rest
+        // are held.
+        assert_eq!(
+            sent,
+            [true, true, true, false, false, false, false, false, false, false]
+        );
+        assert_eq!(r.stats().sacks_compressed, 7);
+        // The timer was armed by the first held one (at 30 µs) and fires 1 ms later with one
+        // ACK that carries the latest block.
+        assert_eq!(r.poll_at(), Some(30_000 + MS));
+        assert!(!r.on_timer(30_000 + MS - 1));
+        assert!(r.on_timer(30_000 + MS));
+        let f = r.ack_fields();
+        assert_eq!(blocks(&f)[0], (2000, 12000));
+        r.on_ack_sent(30_000 + MS);
+        assert_eq!(r.poll_at(), None);
+        // A segment that fills the hole is acknowledged at once, and the count starts again
+        // for the new rcv_nxt.
+        let (o, _) = seg(&mut r, 2 * MS, 1000, 1000);
+        assert!(o.ack_now && o.delivered > 0);
+        let (o, _) = seg(&mut r, 2 * MS, 13000, 1000);
+        assert!(o.ack_now, "first duplicate ACK for the new rcv_nxt");
+    }
+
+    #[test]
+    fn test_sack_compression_sends_when_the_count_is_reached() {
+        let mut r = compressing(2);
+        seg(&mut r, 0, 0, 1000);
+        let acks: Vec<bool> = (0..8u32)
+            .map(|k| seg(&mut r, 0, 2000 + 1000 * k, 1000).0.ack_now)
+            .collect();
+        // 3 at once, 2 held, the next one sent (held count reached), then 2 held again.
+        assert_eq!(acks, [true, true, true, false, false, true, false, false]);
+    }
+
+    #[test]
+    fn test_sack_compression_off_acks_every_out_of_order_segment() {
+        let mut r = compressing(0);
+        seg(&mut r, 0, 0, 1000);
+        for k in 0..10u32 {
+            assert!(seg(&mut r, 0, 2000 + 1000 * k, 1000).0.ack_now);
+        }
+        assert_eq!(r.stats().sacks_compressed, 0);
+    }
+
+    #[test]
+    fn test_duplicate_data_is_acked_at_once_while_compressing() {
+        let mut r = compressing(44);
+        seg(&mut r, 0, 0, 1000);
+        for k in 0..6u32 {
+            seg(&mut r, 0, 2000 + 1000 * k, 1000);
+        }
+        // A duplicate of SACKed data carries a D-SACK: never held.
+        let (o, f) = seg(&mut r, 0, 3000, 1000);
+        assert!(o.ack_now && f.dsack);
+    }
+
+    #[test]
+    fn test_quickack_after_out_of_order_only_before_linux_4_18() {
+        for on in [true, false] {
+            let mut r = rx(
+                RecvCoreConfig {
+                    quickack_segments: 16,
+                    quickack_on_ooo: on,
+                    ..cfg(1000)
+                },
+                0,
+            );
+            // Use up the quick ACKs of the connection start.
+            for k in 0..16u32 {
+                seg(&mut r, 0, 1000 * k, 1000);
+            }
+            seg(&mut r, 0, 17_000, 1000); // out of order
+            seg(&mut r, 0, 16_000, 1000); // fills the hole: ACKed at once either way
+            let (o, _) = seg(&mut r, 0, 18_000, 1000);
+            assert_eq!(
+                o.ack_now, on,
+                "next in-order segment quick-ACKed only with {on}"
+            );
+        }
     }
 
     #[test]
