@@ -4,6 +4,7 @@ the scenario format, the engine and its packet capture."""
 
 from __future__ import annotations
 
+import itertools
 import struct
 from typing import Any
 
@@ -28,7 +29,8 @@ def simulate(doc: dict[str, Any], pcap: list[str]) -> dict[str, Any]:
     out = dict(r.raw[0])
     rows = []
     for path in r.captures:
-        data = open(path, "rb").read()
+        with open(path, "rb") as fh:
+            data = fh.read()
         off = 24  # pcap header; nanosecond timestamps
         while off < len(data):
             sec, frac, incl, _ = struct.unpack("<IIII", data[off : off + 16])
@@ -61,7 +63,7 @@ def ack_gaps(res: dict) -> list[int]:
     and its queue are over by then), from the capture at the sender's access link."""
     pk = Packets(res["packets"])
     t = [p[0] for p in pk.data_acks() if p[0] - pk.syn_t > 500 * MS]
-    return [b - a for a, b in zip(t, t[1:])]
+    return [b - a for a, b in itertools.pairwise(t)]
 
 
 @needs_core
