@@ -6,9 +6,12 @@
 //! The mode modelled is the *interrupt throttle* of Intel's gigabit NICs with a fixed
 //! `InterruptThrottleRate` (e1000/e1000e/igb): the driver programs the adapter "to send out a
 //! maximum of that many interrupts per second, even if more packets have come in" (Linux commit
-//! 835bb129 "e1000: add dynamic itr modes", 2006, and Documentation/networking/.../e1000.rst,
-//! `InterruptThrottleRate`; `ethtool -C rx-usecs 125` caps it at 8000/s, the static default of
-//! e1000 before 2006 and the ceiling of its "dynamic conservative" default since). It is a minimum
+//! 835bb129 "e1000: add dynamic itr modes", 2006; Documentation/networking/device_drivers/
+//! ethernet/intel/e1000.rst, `InterruptThrottleRate`, valid 100–100000/s; `ethtool -C rx-usecs
+//! 125` caps it at 8000/s). Defaults, same sources: a static 8000/s (125 µs) before driver 7.3.x
+//! (2006); since then "dynamic conservative" (3), which sets 4000/s (250 µs) for traffic it
+//! classes as "bulk" and steps up to 20000/s (50 µs) for low-latency traffic. The adaptive
+//! classification is not modelled: a scenario picks the fixed interval. The throttle is a minimum
 //! interval between interrupts, not a hold after each packet: a packet that arrives when the last
 //! interrupt was at least one interval ago raises an interrupt at once; one that arrives sooner
 //! waits in the ring until the interval has passed since the last interrupt, and that interrupt

@@ -278,8 +278,9 @@ knobs! {
     /// `rx_coalesce`, while waiting for the next receive interrupt).
     rx_ring: u32 = 256; kind "int";
     /// Host NIC receive interrupt coalescing: minimum interval between receive interrupts
-    /// (Intel e1000 `InterruptThrottleRate` with a fixed rate, i.e. `ethtool -C rx-usecs`;
-    /// 125 µs = 8000 interrupts/s, e1000's static default before 2006). Packets that arrive
+    /// (Intel e1000 `InterruptThrottleRate` with a fixed rate, i.e. `ethtool -C rx-usecs`:
+    /// 125 µs = 8000 interrupts/s, e1000's static default before 2006; its adaptive default since
+    /// sets 250 µs for bulk traffic, e1000.rst). Packets that arrive
     /// sooner than this after the last interrupt wait for the next one and reach TCP together
     /// (src/host.rs). Applies to the whole host that runs this side of the flow (the receiver's
     /// knob to the receiving host, the sender's to the sending host); 0 = off (every packet at once).
