@@ -4,10 +4,12 @@ on one CUBIC flow: goodput, retransmissions, the bottleneck queue and how bursty
     .venv/bin/python benches/host_coalescing.py [--duration 10s] [--seeds 3]
 
 Prints one row per (path, receiver coalescing interval): a 1 Gbit/s bottleneck, 20 ms RTT,
-access links 10 Gbit/s (the scenario default) or as fast as the bottleneck, a BDP or a 0.25 BDP
-drop-tail buffer. ACK bursts are runs of ACKs reaching the sender less than 5 µs apart (a
-few serialisation times of an ACK on the 1 Gbit/s reverse bottleneck), from the capture at the
-sender's access link, after the first second.
+access links 10 Gbit/s (the scenario default) or as fast as the bottleneck, a BDP, 0.25 BDP or
+32-packet drop-tail buffer; linux-6 stacks (receive-window autotuning, so a BDP buffer stays
+partly filled by a window-limited flow). q_mean/q_max are of the bottleneck queue sampled every
+100 ms after the first second. ACK bursts are runs of ACKs reaching the sender less than 5 µs
+apart (a few serialisation times of an ACK on the 1 Gbit/s reverse bottleneck), from the
+capture at the sender's access link, after the first second.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def main() -> None:
     a = ap.parse_args()
     print("access   queue     coalesce  goodput(Mbit/s)  retx  q_mean(pkt)  q_max  "
           "ACK burst mean  ACKs in bursts>=4  interrupts/s")  # fmt: skip
-    for access, queue in ((None, "bdp"), (None, "0.25bdp"), ("1Gbit", "0.25bdp")):
+    for access, queue in ((None, "bdp"), (None, "0.25bdp"), (None, "32pkt"), ("1Gbit", "0.25bdp")):
         for co in ("0", "125us", "250us"):
             rows = [run("1Gbit", access, queue, co, a.duration, s) for s in range(1, a.seeds + 1)]
             m = {k: statistics.fmean(r[k] for r in rows) for k in rows[0]}
