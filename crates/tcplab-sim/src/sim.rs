@@ -487,11 +487,11 @@ impl Simulation {
 
     fn reschedule(&mut self, id: usize) {
         if let Some(t) = self.eps[id].poll_at() {
-            let t = t.max(self.now);
             if self.ep_slack[id].is_some() {
                 self.reschedule_late(id, t);
                 return;
             }
+            let t = t.max(self.now);
             match self.ep_sched[id] {
                 Some(s) if s <= t => {}
                 _ => {
@@ -503,19 +503,22 @@ impl Simulation {
         }
     }
 
-    /// `reschedule` for an endpoint whose timers fire late (knob `timer_slack`): the deadline `t`
-    /// fires at `t + U[0, slack]`, drawn once per deadline. An event already due no later than
-    /// that stays (the endpoint then handles whatever is due when it runs, and reschedules).
+    /// `reschedule` for an endpoint whose timers fire late (knob `timer_slack`): the deadline
+    /// `due` fires at `due + U[0, slack]` (not before now), drawn once per deadline: the deadline
+    /// as the endpoint gives it, so packets handled while an expired deadline waits for its late
+    /// firing do not draw again. An event already due no later than that stays (the endpoint then
+    /// handles whatever is due when it runs, and reschedules).
     #[cold]
-    fn reschedule_late(&mut self, id: usize, t: Nanos) {
-        if self.ep_due[id] == Some(t) || matches!(self.ep_sched[id], Some(s) if s <= t) {
+    fn reschedule_late(&mut self, id: usize, due: Nanos) {
+        let t = due.max(self.now);
+        if self.ep_due[id] == Some(due) || matches!(self.ep_sched[id], Some(s) if s <= t) {
             return;
         }
         let Some(sl) = self.ep_slack[id].as_mut() else {
             return;
         };
-        let fire = sl.fire_time(t);
-        self.ep_due[id] = Some(t);
+        let fire = sl.fire_time(due).max(self.now);
+        self.ep_due[id] = Some(due);
         if matches!(self.ep_sched[id], Some(s) if s <= fire) {
             return;
         }
