@@ -1,8 +1,9 @@
 //! The event queue and its total order (docs/design.md §2).
 //!
 //! Events pop in increasing `(time, class, seq)`: first by time, then by [`Class`] (packet
-//! arrivals before timers before samples, so a timer or a sample at `t` sees every packet that
-//! arrived at `t`), then by `seq`, a counter assigned when the event was scheduled. The key is packed
+//! arrivals, then NIC receive interrupts, then timers, then samples: an interrupt at `t` hands
+//! the stack every packet that reached its host up to and including `t`, and a timer or a sample
+//! at `t` sees every packet delivered at `t`), then by `seq`, a counter assigned when the event was scheduled. The key is packed
 //! into one `u128` so comparisons are a single integer compare; the event's target rides in the
 //! key's lowest bits (below `seq`, so it never affects the order), which makes a heap entry 16 bytes.
 
@@ -16,10 +17,13 @@ use std::collections::BinaryHeap;
 pub enum Class {
     /// A packet reaches the far end of a link direction.
     Arrival = 0,
+    /// A host's NIC raises a receive interrupt and hands the stack the packets it held
+    /// (receive interrupt coalescing, src/host.rs; only with knob `rx_coalesce`).
+    Interrupt = 1,
     /// An endpoint's timer (RTO, delayed ACK, persist, pacing, start/stop, NIC wake-up).
-    Timer = 1,
+    Timer = 2,
     /// A measurement sample.
-    Sample = 2,
+    Sample = 3,
 }
 
 /// What an event acts on.
@@ -31,6 +35,9 @@ pub enum Target {
     Endpoint(u32),
     /// The periodic sampler.
     Sampler,
+    /// Host (node) `i`'s receive interrupt; only with [`Class::Interrupt`], which tells it
+    /// apart from a channel with the same index.
+    Host(u32),
 }
 
 /// Bits of the key below `seq` that name the [`Target`]; they never decide the order (`seq` is
@@ -59,12 +66,18 @@ impl Target {
                 ENDPOINT_BASE | i
             }
             Target::Sampler => SAMPLER_CODE,
+            Target::Host(i) => {
+                debug_assert!(i <= MAX_TARGET_INDEX);
+                i
+            }
         }
     }
 
     #[inline]
-    fn from_code(c: u32) -> Target {
-        if c < ENDPOINT_BASE {
+    fn from_code(c: u32, class: u128) -> Target {
+        if class == Class::Interrupt as u128 {
+            Target::Host(c)
+        } else if c < ENDPOINT_BASE {
             Target::Channel(c)
         } else if c == SAMPLER_CODE {
             Target::Sampler
@@ -91,7 +104,7 @@ impl Event {
     }
     #[inline]
     pub fn target(&self) -> Target {
-        Target::from_code((self.key & TARGET_MASK) as u32)
+        Target::from_code((self.key & TARGET_MASK) as u32, (self.key >> 62) & 3)
     }
 }
 
@@ -225,6 +238,27 @@ mod tests {
                 (10, Target::Endpoint(1)),
                 (10, Target::Endpoint(2)),
                 (10, Target::Sampler),
+            ]
+        );
+    }
+
+    #[test]
+    fn test_interrupts_after_arrivals_before_timers() {
+        let mut q = EventQueue::new();
+        q.schedule(10, Class::Timer, Target::Endpoint(3));
+        q.schedule(10, Class::Interrupt, Target::Host(3));
+        q.schedule(10, Class::Arrival, Target::Channel(3));
+        q.schedule(9, Class::Interrupt, Target::Host(MAX_TARGET_INDEX));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time(), e.target()))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                (9, Target::Host(MAX_TARGET_INDEX)),
+                (10, Target::Channel(3)),
+                (10, Target::Host(3)),
+                (10, Target::Endpoint(3)),
             ]
         );
     }

@@ -26,6 +26,7 @@ pub mod background;
 pub mod config;
 pub mod endpoint;
 pub mod event;
+pub mod host;
 pub mod link;
 pub mod measure;
 pub mod net;

@@ -13,6 +13,7 @@
 
 use crate::config::{err, ChanCfg, Config, ConfigError, LossCfg, NodeKind};
 use crate::event::{Class, EventQueue, Target};
+use crate::host::RxCoalesce;
 pub use crate::link::Link;
 use crate::link::{check_schedule, Admit};
 use crate::packet::Packet;
@@ -241,6 +242,9 @@ pub struct Node {
     /// Receive processing of a host with limited capacity: a zero-delay channel from the host to
     /// itself that packets addressed to the host pass before delivery (see `add_ingress`).
     pub ingress: Option<u32>,
+    /// Receive interrupt coalescing of a host (src/host.rs): packets for the host's stack wait
+    /// here, after `ingress`, for the next interrupt (see `set_rx_coalesce`).
+    pub rx_irq: Option<Box<RxCoalesce>>,
 }
 
 /// Nodes, channels and routes, and the packets on the way.
@@ -268,6 +272,7 @@ impl Network {
                 route: Vec::new(),
                 egress: None,
                 ingress: None,
+                rx_irq: None,
             });
         }
         if nodes.len() > u16::MAX as usize {
@@ -396,6 +401,30 @@ impl Network {
         );
         self.channels.push(ch);
         self.nodes[node as usize].ingress = Some(self.channels.len() as u32 - 1);
+    }
+
+    /// Give host `node` receive interrupt coalescing with minimum interval `interval` and a
+    /// receive ring of `ring` packets (src/host.rs). `interval` 0 leaves the host as it is. The
+    /// first setting stays; a different interval later is an error (one NIC, one setting), whose
+    /// message the caller prefixes with the field that asked for it.
+    pub fn set_rx_coalesce(&mut self, node: u16, interval: u64, ring: u32) -> Result<(), String> {
+        if interval == 0 {
+            return Ok(());
+        }
+        let n = &mut self.nodes[node as usize];
+        match &n.rx_irq {
+            Some(c) if c.interval() != interval => Err(format!(
+                "host {:?} already has rx_coalesce = {} ns from another flow; one host has one \
+                 NIC setting: give every flow on it the same value",
+                n.name,
+                c.interval()
+            )),
+            Some(_) => Ok(()),
+            None => {
+                n.rx_irq = Some(Box::new(RxCoalesce::new(&n.name, interval, ring)));
+                Ok(())
+            }
+        }
     }
 
     /// The channel `from` uses to reach `to`.

@@ -5,6 +5,7 @@ use crate::background::{exponential, to_ns, BoundedPareto, MiceArrivals};
 use crate::config::{err, BackgroundCfg, Config, ConfigError, FlowKind, NodeKind, ParamValue};
 use crate::endpoint::{Cx, Endpoint};
 use crate::event::{Class, EventQueue, Target};
+use crate::host::{Hold, HostTotals, TimerSlack};
 use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
 use crate::net::{Channel, Network, Offer, PacketId, NO_ROUTE};
 use crate::packet::{Packet, Proto};
@@ -125,6 +126,8 @@ struct MiceTemplate {
     cca_params: Vec<(String, tcplab_cc::ParamValue)>,
     isn_rng: Rng,
     rx_rng: Rng,
+    /// Seeds of the connections' timer-slack streams (knob `timer_slack`).
+    slack_rng: Rng,
     /// Sender endpoint index of each free slot (its receiver is the next index).
     free: Vec<u32>,
 }
@@ -162,6 +165,9 @@ pub struct RunResult {
     pub changes: Option<ChangeLog>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub background: Vec<BgTotals>,
+    /// Hosts with receive interrupt coalescing (knob `rx_coalesce`), in node order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostTotals>,
 }
 
 pub struct Simulation {
@@ -173,6 +179,10 @@ pub struct Simulation {
     pub eps: Vec<Endpoint>,
     ep_node: Vec<u16>,
     ep_sched: Vec<Option<Nanos>>,
+    /// Endpoints whose host's timers fire late (knob `timer_slack`, src/host.rs), and the
+    /// deadline their scheduled firing was drawn for (so a deadline is drawn once).
+    ep_slack: Vec<Option<Box<TimerSlack>>>,
+    ep_due: Vec<Option<Nanos>>,
     pub flows: Vec<FlowInfo>,
     out: Vec<Packet>,
     /// Data packets (TCP segments with payload, UDP datagrams) delivered to receiving endpoints.
@@ -257,6 +267,7 @@ impl Simulation {
         let mut eps = Vec::new();
         let mut ep_node = Vec::new();
         let mut flows = Vec::new();
+        let mut slack_of: Vec<(u32, TimerSlack)> = Vec::new();
         for (fi, f) in cfg.flows.iter().enumerate() {
             let src = host_id(&net, &f.src, format!("flows[{fi}].src"))?;
             let dst = host_id(&net, &f.dst, format!("flows[{fi}].dst"))?;
@@ -321,6 +332,18 @@ impl Simulation {
                     let rmtu = net.channels[net.next_hop(dst, src) as usize].mtu;
                     if let Some(cap) = rcfg.rx_capacity {
                         net.add_ingress(dst, cap, rcfg.rx_ring, rmtu);
+                    }
+                    net.set_rx_coalesce(src, f.tcp.rx_coalesce, f.tcp.rx_ring)
+                        .map_err(|m| err(format!("flows[{fi}].tcp.rx_coalesce"), m))?;
+                    net.set_rx_coalesce(dst, rcfg.rx_coalesce, rcfg.rx_ring)
+                        .map_err(|m| err(format!("flows[{fi}].receiver_tcp.rx_coalesce"), m))?;
+                    for (side, slack) in [("snd", f.tcp.timer_slack), ("rcv", rcfg.timer_slack)] {
+                        if slack > 0 {
+                            let name = format!("{}.{side}", f.name);
+                            let rng = Rng::for_entity(cfg.seed, "timer-slack", &name);
+                            let ep = if side == "snd" { sender } else { receiver };
+                            slack_of.push((ep, TimerSlack::new(slack, rng)));
+                        }
                     }
                     let rng = Rng::for_entity(cfg.seed, "receiver", &f.name);
                     let mut rx =
@@ -406,6 +429,10 @@ impl Simulation {
         if n_eps > max {
             return Err(err("flows", format!("at most {} flows", max / 2)));
         }
+        let mut ep_slack: Vec<Option<Box<TimerSlack>>> = (0..n_eps).map(|_| None).collect();
+        for (ep, sl) in slack_of {
+            ep_slack[ep as usize] = Some(Box::new(sl));
+        }
         let mut sim = Simulation {
             now: 0,
             duration: cfg.duration_ns,
@@ -415,6 +442,8 @@ impl Simulation {
             eps,
             ep_node,
             ep_sched: vec![None; n_eps],
+            ep_slack,
+            ep_due: vec![None; n_eps],
             flows,
             out: Vec::with_capacity(256),
             data_delivered: 0,
@@ -458,6 +487,10 @@ impl Simulation {
 
     fn reschedule(&mut self, id: usize) {
         if let Some(t) = self.eps[id].poll_at() {
+            if self.ep_slack[id].is_some() {
+                self.reschedule_late(id, t);
+                return;
+            }
             let t = t.max(self.now);
             match self.ep_sched[id] {
                 Some(s) if s <= t => {}
@@ -468,6 +501,47 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// `reschedule` for an endpoint whose timers fire late (knob `timer_slack`): the deadline
+    /// `due` fires at `due + U[0, slack]` (not before now), drawn once per deadline: the deadline
+    /// as the endpoint gives it, so packets handled while an expired deadline waits for its late
+    /// firing do not draw again. An event already due no later than that stays (the endpoint then
+    /// handles whatever is due when it runs, and reschedules).
+    #[cold]
+    fn reschedule_late(&mut self, id: usize, due: Nanos) {
+        let t = due.max(self.now);
+        if self.ep_due[id] == Some(due) || matches!(self.ep_sched[id], Some(s) if s <= t) {
+            return;
+        }
+        let Some(sl) = self.ep_slack[id].as_mut() else {
+            return;
+        };
+        let fire = sl.fire_time(due).max(self.now);
+        self.ep_due[id] = Some(due);
+        if matches!(self.ep_sched[id], Some(s) if s <= fire) {
+            return;
+        }
+        self.ev
+            .schedule(fire, Class::Timer, Target::Endpoint(id as u32));
+        self.ep_sched[id] = Some(fire);
+    }
+
+    /// Hand packet `h`, addressed to host `at`, to its endpoint (or drop it when it belongs to
+    /// an earlier connection of a reused background slot).
+    #[inline]
+    fn deliver(&mut self, h: PacketId) {
+        let p = self.net.pool.get(h);
+        let ep = p.ep as usize;
+        if ep >= self.fg_eps && p.flow != self.ep_flow[ep] {
+            // For an earlier connection of a reused background slot.
+            self.net.pool.release(h);
+            return;
+        }
+        if p.payload > 0 && (p.proto == Proto::Udp || p.is_tcp_data()) {
+            self.data_delivered += 1;
+        }
+        self.with_endpoint(ep, Some(h));
     }
 
     /// Run an endpoint handler with a context for its host, then forward what it sent. With
@@ -631,23 +705,28 @@ impl Simulation {
                                 continue;
                             }
                         }
-                        let ep = p.ep as usize;
-                        if ep >= self.fg_eps && p.flow != self.ep_flow[ep] {
-                            // For an earlier connection of a reused background slot.
-                            self.net.pool.release(h);
+                        if let Some(c) = self.net.nodes[at as usize].rx_irq.as_mut() {
+                            // The NIC holds it for the next receive interrupt (src/host.rs).
+                            match c.offer(self.now, h) {
+                                Hold::Schedule(t) => {
+                                    self.ev
+                                        .schedule(t, Class::Interrupt, Target::Host(at as u32))
+                                }
+                                Hold::Held => {}
+                                Hold::Dropped => self.net.pool.release(h),
+                            }
                             continue;
                         }
-                        if p.payload > 0 && (p.proto == Proto::Udp || p.is_tcp_data()) {
-                            self.data_delivered += 1;
-                        }
-                        self.with_endpoint(ep, Some(h));
+                        self.deliver(h);
                     } else {
                         self.forward(at, h);
                     }
                 }
+                Target::Host(node) => self.interrupt(node as usize),
                 Target::Endpoint(id) => {
                     if self.ep_sched[id as usize] == Some(self.now) {
                         self.ep_sched[id as usize] = None;
+                        self.ep_due[id as usize] = None;
                         if matches!(self.eps[id as usize], Endpoint::BgArrivals(_)) {
                             self.bg_arrivals(id as usize);
                         } else {
@@ -663,6 +742,23 @@ impl Simulation {
                     }
                 }
             }
+        }
+    }
+
+    /// Host `node`'s receive interrupt: its held packets go to the stack in arrival order.
+    #[cold]
+    fn interrupt(&mut self, node: usize) {
+        let now = self.now;
+        let n = match self.net.nodes[node].rx_irq.as_mut() {
+            Some(c) => c.fire(now),
+            None => return,
+        };
+        for _ in 0..n {
+            let h = match self.net.nodes[node].rx_irq.as_mut().and_then(|c| c.take()) {
+                Some(h) => h,
+                None => break,
+            };
+            self.deliver(h);
         }
     }
 
@@ -874,6 +970,12 @@ impl Simulation {
             queue_series: queues,
             changes: self.changes,
             background,
+            hosts: self
+                .net
+                .nodes
+                .iter()
+                .filter_map(|n| n.rx_irq.as_ref().map(|c| c.totals.clone()))
+                .collect(),
         }
     }
 
@@ -918,6 +1020,8 @@ impl Simulation {
                     self.eps.push(Endpoint::Vacant);
                     self.ep_node.push(0);
                     self.ep_sched.push(None);
+                    self.ep_due.push(None);
+                    self.ep_slack.push(None);
                     self.ep_flow.push(u32::MAX);
                     self.ep_bg.push(bi as u32);
                     self.ep_mouse.push((0, 0));
@@ -972,6 +1076,10 @@ impl Simulation {
         self.ep_node[s + 1] = m.dst;
         self.ep_flow[s] = flow;
         self.ep_flow[s + 1] = flow;
+        for (e, slack) in [(s, m.tcp.timer_slack), (s + 1, m.rtcp.timer_slack)] {
+            self.ep_slack[e] = (slack > 0)
+                .then(|| Box::new(TimerSlack::new(slack, Rng::new(m.slack_rng.next_u64()))));
+        }
         self.ep_mouse[s] = (now, size);
         st.totals.flows_started += 1;
         st.totals.bytes_offered += size;
@@ -1004,6 +1112,8 @@ impl Simulation {
         // Timer events already queued for the old connection find no schedule and are skipped.
         self.ep_sched[s] = None;
         self.ep_sched[s + 1] = None;
+        self.ep_due[s] = None;
+        self.ep_due[s + 1] = None;
         if let Some(m) = self.bg[bi].mice.as_mut() {
             m.free.push(s as u32);
         }
@@ -1135,6 +1245,10 @@ fn build_background(
             if let Some(cap) = rtcp.rx_capacity {
                 net.add_ingress(dst, cap, rtcp.rx_ring, rmtu);
             }
+            net.set_rx_coalesce(src, b.tcp.rx_coalesce, b.tcp.rx_ring)
+                .map_err(|m| err(f("tcp.rx_coalesce"), m))?;
+            net.set_rx_coalesce(dst, rtcp.rx_coalesce, rtcp.rx_ring)
+                .map_err(|m| err(f("receiver_tcp.rx_coalesce"), m))?;
             // Poisson arrivals at rate λ = load / (8 E[S]) (module docs of crate::background).
             let mean_gap_ns = 8e9 * sizes.mean() / b.load_bps as f64;
             let mut arrival_rng = Rng::for_entity(cfg.seed, "bg-arrival", &b.name);
@@ -1164,6 +1278,7 @@ fn build_background(
                     cca_params: params,
                     isn_rng: Rng::for_entity(cfg.seed, "bg-isn", &b.name),
                     rx_rng: Rng::for_entity(cfg.seed, "bg-receiver", &b.name),
+                    slack_rng: Rng::for_entity(cfg.seed, "bg-timer-slack", &b.name),
                     free: Vec::new(),
                 })),
             })

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .hosts import KERNEL_REFUSALS
+
 __all__ = [
     "CCA_MODULE_PARAMS",
     "KernelFlowSettings",
@@ -277,6 +279,9 @@ def kernel_plan_for_flow(flow: dict[str, Any], mtu: int) -> KernelFlowSettings:
         elif knob == "pacing":
             if value and (flow.get("cca") or {}).get("name") != "bbr":
                 raise refuse(knob, "Linux paces only with the fq qdisc (not available) or BBR")
+        elif knob in KERNEL_REFUSALS:
+            if value:  # 0 = an ideal host, which is what the engine runs
+                raise refuse(knob, KERNEL_REFUSALS[knob])
         elif knob in linux:
             if value != linux[knob]:
                 raise refuse(

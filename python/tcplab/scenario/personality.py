@@ -20,6 +20,7 @@ from ..stacks import rules
 from ..units import UnitError
 from .defaults import DEFAULT_CCA
 from .fields import Ctx, Invalid, Table, as_pos_bytes, join, tname
+from .hosts import check_host_knob
 
 
 def validate_knobs(ctx: Ctx, data: Any, path: str, catalog: Catalog) -> dict[str, Any]:
@@ -30,7 +31,10 @@ def validate_knobs(ctx: Ctx, data: Any, path: str, catalog: Catalog) -> dict[str
         if name in t.data:
             knob = catalog.knobs[name]
             # "none" unsets an optional knob (TOML has no null), e.g. a stack's rx_capacity.
-            out[name] = t.take(name, lambda v, k=knob: stacks_mod.convert_knob(k, v))
+            # The end-host knobs (.hosts) have ranges of their own.
+            out[name] = t.take(
+                name, lambda v, k=knob: check_host_knob(k.name, stacks_mod.convert_knob(k, v))
+            )
     return out
 
 

@@ -34,6 +34,7 @@ from .fields import (
     as_text,
 )
 from .flows import validate_flow
+from .hosts import check_hosts
 from .model import Flow, Host, Scenario
 from .personality import stack_name, validate_knobs
 from .schedule import with_schedule
@@ -129,6 +130,8 @@ def validate(ctx: Ctx, doc: dict[str, Any], catalog: Catalog, default_name: str)
         flows.extend(new_flows)
         auto_hosts.extend(new_hosts)
         flows_resolved.append(res)
+
+    check_hosts(ctx, flows, doc, engine)
 
     background, bg_hosts, bg_resolved = validate_background(
         ctx, doc.get("background", []), path, tcp_defaults, catalog, duration, groups, stack, engine

@@ -284,8 +284,22 @@ knobs! {
     /// end-host receive limit of the Windows XP/Vista clients (Iwanaga et al.: capped throughput
     /// and duplicate ACKs on a clean path). Applies to the whole receiving host; null = unlimited.
     rx_capacity: Option<u64> = None; kind "rate", optional true;
-    /// Receiving host: packets the receive ring holds while waiting for processing.
+    /// Receiving host: packets the receive ring holds while waiting for processing (and, with
+    /// `rx_coalesce`, while waiting for the next receive interrupt).
     rx_ring: u32 = 256; kind "int";
+    /// Host NIC receive interrupt coalescing: minimum interval between receive interrupts
+    /// (Intel e1000 `InterruptThrottleRate` with a fixed rate, i.e. `ethtool -C rx-usecs`:
+    /// 125 µs = 8000 interrupts/s, e1000's static default before 2006; its adaptive default since
+    /// sets 250 µs for bulk traffic, e1000.rst). Packets that arrive
+    /// sooner than this after the last interrupt wait for the next one and reach TCP together
+    /// (src/host.rs). Applies to the whole host that runs this side of the flow (the receiver's
+    /// knob to the receiving host, the sender's to the sending host); 0 = off (every packet at once).
+    rx_coalesce: u64 = 0; kind "duration";
+    /// Host timers fire late by a uniform draw from [0, this] (Linux timer slack, prctl(2)
+    /// PR_SET_TIMERSLACK, 50 µs by default for user threads; or the tick of a tick-driven timer:
+    /// 1/HZ, Windows' 15.6 ms default resolution): delayed ACK, RTO, persist, TLP/RACK, pacing,
+    /// start and stop of this side of the flow; from the endpoint's own random stream. 0 = exact.
+    timer_slack: u64 = 0; kind "duration";
     /// Sender quirk (Windows XP, Jansen & McGregor 2005): during loss periods (from the first
     /// duplicate ACK until recovery ends) new data is sent beyond the receiver's advertised window.
     quirk_ignore_rwnd_in_recovery: bool = false; kind "bool";
