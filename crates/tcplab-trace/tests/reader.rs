@@ -215,6 +215,12 @@ fn test_reader_bad_magic_and_empty() {
         read_all(b"").unwrap_err().kind,
         CaptureErrorKind::Empty
     ));
+    // Shorter than a pcap file header, and no capture: bad magic, not a truncated header.
+    let e = read_all(b"GIF89a").unwrap_err();
+    assert!(matches!(e.kind, CaptureErrorKind::BadMagic(_)), "{e}");
+    // A real pcap magic followed by too little is a truncated header.
+    let e = read_all(&sample_pcap()[..10]).unwrap_err();
+    assert!(matches!(e.kind, CaptureErrorKind::Truncated { .. }), "{e}");
 }
 
 #[test]

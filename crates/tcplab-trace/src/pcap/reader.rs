@@ -39,6 +39,10 @@ use std::time::Duration;
 
 /// pcapng Section Header Block type: the first four bytes of every pcapng file.
 const NG_SHB: u32 = 0x0a0d_0d0a;
+/// pcap magic numbers, microsecond and nanosecond (draft-ietf-opsawg-pcap §4); which one and
+/// the byte order are decided by `pcap-file`. Checked here only to pick the parser, so that a
+/// short file that is no capture is called that rather than a truncated pcap header.
+const PCAP_MAGICS: [u32; 2] = [0xa1b2_c3d4, 0xa1b2_3c4d];
 /// Kuznetzov's modified pcap (not read by `pcap-file`).
 const PCAP_MAGIC_KUZNETZOV: u32 = 0xa1b2_cd34;
 /// pcap record header length (draft-ietf-opsawg-pcap §5).
@@ -190,8 +194,10 @@ impl<R: Read> CaptureReader<R> {
                         .into(),
                 ),
             ));
-        } else {
+        } else if PCAP_MAGICS.contains(&le) || PCAP_MAGICS.contains(&be) {
             open_pcap(&mut input, be)?
+        } else {
+            return Err(err(0, CaptureErrorKind::BadMagic(be)));
         };
         Ok(CaptureReader {
             input,
