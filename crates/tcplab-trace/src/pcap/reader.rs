@@ -19,12 +19,15 @@
 //!   interface statistics, custom and unknown blocks) are skipped unparsed (`next_raw_block`),
 //!   so a malformed option in one of them does not end the read; pcap records are read raw
 //!   (`next_raw_packet`) so a record longer than the header's snap length, or a microsecond
-//!   fraction ≥ 10^6, is still read (real writers produce both).
+//!   fraction ≥ 10^6, is still read, as the hand-written reader this replaced read them (the
+//!   crate's validating `next_packet` refuses both).
 //!
 //! What the crate does not read, and we therefore refuse with a message: Alexey Kuznetzov's
-//! "modified" pcap (magic 0xa1b2cd34, Red Hat tcpdump around 2000) and pcapng interfaces with a
-//! decimal `if_tsresol` finer than nanoseconds or a binary one finer than 2^-29 s. Timestamps
-//! that would fall before 1970 after `if_tsoffset` are an error (the crate's), not clamped.
+//! "modified" pcap (magic 0xa1b2cd34, some Red Hat Linux 6.x tcpdump builds) and pcapng
+//! interfaces with a decimal `if_tsresol` finer than nanoseconds or a binary one finer than
+//! 2^-29 s. Also errors now, from the crate's validation of packet blocks: a captured length
+//! above the original length, and a timestamp that would fall before 1970 after `if_tsoffset`
+//! (the old reader clamped it to 0).
 
 use super::{CaptureError, CaptureErrorKind, MAX_RECORD_LEN};
 use pcap_file::pcap::{PcapParseError, PcapParser, PcapTsResolution};
