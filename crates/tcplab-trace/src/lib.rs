@@ -2,10 +2,12 @@
 //!
 //! * [`wire`]: Ethernet II, Linux cooked (SLL, SLL2), IPv4, IPv6, TCP (all options), UDP as
 //!   zero-copy views plus parsed `Repr`s with `parse`/`emit` (smoltcp's pattern).
-//! * [`pcap`]: a streaming reader for pcap and pcapng over any `Read`, writers for both, and
-//!   [`pcap::emit_tcp_ipv4`] / [`pcap::emit_udp_ipv4`], the per-packet frame builders the
-//!   simulator uses when a capture is asked for.
-//! * [`decode`]: from a captured frame to the TCP segment it carries.
+//! * [`pcap`]: a streaming reader for pcap and pcapng over any `Read`, writers for both (the
+//!   containers through the `pcap-file` crate), and [`pcap::emit_tcp_ipv4`] /
+//!   [`pcap::emit_udp_ipv4`], the per-packet frame builders the simulator uses when a capture
+//!   is asked for.
+//! * [`decode`]: from a captured frame to the TCP segment it carries (with [`wire`], not
+//!   etherparse: its module docs say why).
 //! * [`analysis`]: a streaming, tcptrace-compatible per-connection analyzer with the anomaly
 //!   checks the studies needed (data beyond the advertised window, invalid SACK blocks,
 //!   zero-window probes) and time-sequence graph data.

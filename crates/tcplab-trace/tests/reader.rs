@@ -215,6 +215,12 @@ fn test_reader_bad_magic_and_empty() {
         read_all(b"").unwrap_err().kind,
         CaptureErrorKind::Empty
     ));
+    // Shorter than a pcap file header, and no capture: bad magic, not a truncated header.
+    let e = read_all(b"GIF89a").unwrap_err();
+    assert!(matches!(e.kind, CaptureErrorKind::BadMagic(_)), "{e}");
+    // A real pcap magic followed by too little is a truncated header.
+    let e = read_all(&sample_pcap()[..10]).unwrap_err();
+    assert!(matches!(e.kind, CaptureErrorKind::Truncated { .. }), "{e}");
 }
 
 #[test]
@@ -235,12 +241,12 @@ fn test_reader_pcapng_length_mismatch_and_alignment() {
     let e = read_all(&bad).unwrap_err();
     assert_eq!(e.offset, 92);
     assert!(e.to_string().contains("block length mismatch"), "{e}");
-    // Length not a multiple of 4.
+    // Length not a multiple of 4: the offset names the block whose length field is wrong.
     let mut bad = good.clone();
     bad[92 + 4] = 93;
     let e = read_all(&bad).unwrap_err();
     assert!(e.to_string().contains("multiple of 4"), "{e}");
-    assert_eq!(e.offset, 96);
+    assert_eq!(e.offset, 92);
 }
 
 #[test]
@@ -250,10 +256,22 @@ fn test_reader_pcapng_unknown_interface_and_overlong_caplen() {
     bad[92 + 8] = 9; // interface id 9
     let e = read_all(&bad).unwrap_err();
     assert!(e.to_string().contains("refers to interface 9"), "{e}");
-    let mut bad = good;
+    // Captured length above the original length (60).
+    let mut bad = good.clone();
     bad[92 + 20..92 + 24].copy_from_slice(&1000u32.to_le_bytes());
     let e = read_all(&bad).unwrap_err();
-    assert!(e.to_string().contains("claims 1000 captured bytes"), "{e}");
+    assert_eq!(e.offset, 92);
+    assert!(e.to_string().contains("60B on wire, 1000B captured"), "{e}");
+    // Captured length beyond the block's end.
+    let mut bad = good;
+    bad[92 + 20..92 + 24].copy_from_slice(&1000u32.to_le_bytes());
+    bad[92 + 24..92 + 28].copy_from_slice(&1000u32.to_le_bytes());
+    let e = read_all(&bad).unwrap_err();
+    assert_eq!(e.offset, 92);
+    assert!(
+        matches!(e.kind, CaptureErrorKind::Corrupt(_)) && e.to_string().contains("need 1000B"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -327,4 +345,98 @@ fn test_writers_are_deterministic() {
     write_bulk_pcap(cfg, &mut b, 262_144).unwrap();
     assert_eq!(a, b);
     assert_eq!(sample_pcapng(), sample_pcapng());
+}
+
+/// A little-endian pcapng: SHB, one IDB with `idb_options` (already padded, without the
+/// end-of-options), one EPB of 3 bytes with raw timestamp `ts`.
+fn pcapng_one_packet(linktype: u16, idb_options: &[u8], ts: u64) -> Vec<u8> {
+    let mut b = Vec::new();
+    let le32 = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
+    le32(&mut b, 0x0a0d_0d0a);
+    le32(&mut b, 28);
+    le32(&mut b, 0x1a2b_3c4d);
+    b.extend_from_slice(&[1, 0, 0, 0]);
+    b.extend_from_slice(&(-1i64).to_le_bytes());
+    le32(&mut b, 28);
+    let idb_len = 20 + idb_options.len() as u32 + if idb_options.is_empty() { 0 } else { 4 };
+    le32(&mut b, 1);
+    le32(&mut b, idb_len);
+    b.extend_from_slice(&linktype.to_le_bytes());
+    b.extend_from_slice(&[0, 0]);
+    le32(&mut b, 0);
+    b.extend_from_slice(idb_options);
+    if !idb_options.is_empty() {
+        le32(&mut b, 0); // opt_endofopt
+    }
+    le32(&mut b, idb_len);
+    le32(&mut b, 6);
+    le32(&mut b, 36);
+    le32(&mut b, 0);
+    le32(&mut b, (ts >> 32) as u32);
+    le32(&mut b, ts as u32);
+    le32(&mut b, 3);
+    le32(&mut b, 3);
+    b.extend_from_slice(&[0x45, 0, 0, 0]);
+    le32(&mut b, 36);
+    b
+}
+
+#[test]
+fn test_reader_pcapng_binary_tsresol_and_tsoffset() {
+    // if_tsresol (9) = 0x80 | 20: units of 2^-20 s; if_tsoffset (14) = 5 s.
+    let mut opts = vec![9, 0, 1, 0, 0x80 | 20, 0, 0, 0];
+    opts.extend_from_slice(&[14, 0, 8, 0]);
+    opts.extend_from_slice(&5i64.to_le_bytes());
+    let recs = read_all(&pcapng_one_packet(101, &opts, 3 << 19)).unwrap();
+    // 1.5 s plus the 5 s offset.
+    assert_eq!((recs[0].0, recs[0].1), (6_500_000_000, 101));
+}
+
+#[test]
+fn test_reader_pcapng_unsupported_tsresol_is_an_error_with_offset() {
+    // 10^-12 s units: finer than nanoseconds, which the pcap-file crate does not decode.
+    let opts = [9, 0, 1, 0, 12, 0, 0, 0];
+    let e = read_all(&pcapng_one_packet(1, &opts, 1)).unwrap_err();
+    assert_eq!(e.offset, 28, "the interface description block: {e}");
+    assert!(e.to_string().contains("timestamp resolution"), "{e}");
+}
+
+#[test]
+fn test_reader_pcapng_huge_block_length_is_corrupt_not_allocation() {
+    let mut b = pcapng_one_packet(1, &[], 0);
+    let epb = b.len() - 36;
+    b[epb + 4..epb + 8].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+    let e = read_all(&b).unwrap_err();
+    assert_eq!(e.offset, epb as u64);
+    assert!(matches!(e.kind, CaptureErrorKind::Corrupt(_)), "{e}");
+}
+
+#[test]
+fn test_reader_record_larger_than_the_initial_buffer() {
+    // 3 MiB of data in the middle record (the reader starts with a 1 MiB buffer); hand-built
+    // because our writer cuts packets to its 256 KiB snap length.
+    let big = vec![7u8; 3 << 20];
+    let mut bytes = sample_pcap()[..24 + 76].to_vec();
+    for v in [0u32, 2, big.len() as u32, big.len() as u32] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.extend_from_slice(&big);
+    bytes.extend_from_slice(&sample_pcap()[24 + 76..24 + 76 + 77]);
+    let recs = read_all(&bytes).unwrap();
+    let lens: Vec<_> = recs.iter().map(|r| r.2.len()).collect();
+    assert_eq!(lens, vec![60, 3 << 20, 61]);
+    assert!(recs[1].2 == big);
+}
+
+#[test]
+fn test_reader_pcap_fcs_bits_masked_and_kuznetzov_refused() {
+    let mut bytes = sample_pcap();
+    // Link-type field: FCS-present flag and length in bits 28-31 (draft-ietf-opsawg-pcap §4).
+    bytes[20..24].copy_from_slice(&0x3000_0001u32.to_le_bytes());
+    assert_eq!(read_all(&bytes).unwrap()[0].1, linktype::ETHERNET);
+    let mut k = sample_pcap();
+    k[0..4].copy_from_slice(&0xa1b2_cd34u32.to_le_bytes());
+    let e = read_all(&k).unwrap_err();
+    assert!(matches!(e.kind, CaptureErrorKind::Unsupported(_)), "{e}");
+    assert!(e.to_string().contains("editcap"), "{e}");
 }

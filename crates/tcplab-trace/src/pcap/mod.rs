@@ -1,6 +1,12 @@
 //! Capture files: a streaming reader for pcap and pcapng, writers for both, and the frame
 //! builders the simulator calls per packet when a capture is asked for.
 //!
+//! The containers are read and written with the `pcap-file` crate (3.0.0-rc.3): the reader
+//! (reader.rs) feeds its sans-I/O parsers from our buffer so errors keep their byte offsets; the
+//! writers (writer.rs) wrap its writers, which allocate nothing per packet. Frames (link header,
+//! IP, TCP/UDP) are built by emit.rs with our wire types (`crate::wire`); `crate::decode` says why
+//! those are not etherparse's.
+//!
 //! Formats: pcap per draft-ietf-opsawg-pcap (file header §4, packet record §5; magic 0xa1b2c3d4
 //! for microseconds, 0xa1b23c4d for nanoseconds, either byte order) and pcapng per
 //! draft-ietf-opsawg-pcapng (SHB §4.1, IDB §4.2, EPB §4.3, SPB §4.4, the obsolete Packet Block
