@@ -582,7 +582,7 @@ mod tests {
             );
             let Some(to_off) = accepted else { return Ok(()); };
             let mut st1 = SenderStats::default();
-            let mut st2 = SenderStats::default();
+            let st2 = SenderStats::default();
             let full = a1.on_ack(&c, &h, 0, &mut sb1, &rtt(), &mut st1).unwrap();
             let fast = a2.on_in_order_ack(&c, &h, to_off, &mut sb2, &rtt());
             proptest::prop_assert!(full.advanced && !full.is_dup && !full.fin_acked);
