@@ -1,9 +1,14 @@
 //! Run a normalized config (JSON file) and print per-interval flow samples: a debugging aid.
 //! `cargo run --release -p tcplab-sim --example runjson -- config.json`
+//! The last line, `run_wall_s`, is the wall time of `run_json` alone (benches/peers.py --runjson).
+// A benchmark driver, not the engine: it times the run, which the engine itself never does.
+#![allow(clippy::disallowed_methods)]
 fn main() {
     let path = std::env::args().nth(1).expect("usage: runjson CONFIG.json");
     let text = std::fs::read_to_string(&path).expect("read config");
+    let t0 = std::time::Instant::now();
     let r = tcplab_sim::run_json(&text).unwrap_or_else(|e| panic!("{e}"));
+    let wall = t0.elapsed().as_secs_f64();
     let s = &r.series;
     println!(
         "flow time_s goodput_mbps cwnd_seg ssthresh srtt_ms rto_ms inflight rwnd retx fr to dup"
@@ -35,4 +40,5 @@ fn main() {
             );
         }
     }
+    println!("run_wall_s {wall:.6}");
 }

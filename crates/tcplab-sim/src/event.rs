@@ -143,6 +143,12 @@ impl EventQueue {
         s
     }
 
+    /// The sequence number the next [`EventQueue::take_seq`] returns.
+    #[inline]
+    pub fn peek_seq(&self) -> u64 {
+        self.next_seq
+    }
+
     /// Schedule with a new sequence number.
     #[inline]
     pub fn schedule(&mut self, time: Nanos, class: Class, target: Target) {

@@ -47,7 +47,6 @@ use crate::config::LossCfg;
 use crate::rng::Rng;
 use crate::time::tx_time_ps;
 use serde::Deserialize;
-use std::collections::VecDeque;
 
 /// Per-packet loss model with its own random stream.
 #[derive(Clone, Debug)]
@@ -241,9 +240,31 @@ fn ps_per_byte(rate_bps: u64) -> Option<u64> {
         .then(|| 8_000_000_000_000u64 / rate_bps)
 }
 
+/// One admitted packet: serialisation finish (ps), size, arrival at the far end (ns; unused
+/// when lost) and the owner's tag (the simulator's packet handle and event sequence number).
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry<T> {
+    finish_ps: u64,
+    arrival_ns: u64,
+    len: u32,
+    lost: bool,
+    tag: T,
+}
+
 /// One link direction: drop-tail queue, serialisation, delay, loss and schedule.
+///
+/// ## One FIFO for the queue and the wire
+/// Every admitted packet has one [`Entry`] in one FIFO, in admission order. The first `done`
+/// entries have finished serialisation (the virtual queue is the rest); a link that
+/// [`Link::retaining`] also keeps them until they have reached the far end (taken with
+/// [`Link::take_arrival`]) or are known lost, so its owner needs no second FIFO of packets on
+/// the wire: arrivals happen in admission order (`arrival = max(finish + delay, previous
+/// arrival)`, see the module docs), so the next one is always the first entry not yet taken
+/// and not lost (`next_arr`). An entry leaves the FIFO once it is both finished and taken (or
+/// lost). Without `retaining` (the kernel engine's emulator, which keeps its own frames in
+/// flight) entries leave as soon as they finish, as a plain virtual queue.
 #[derive(Clone, Debug)]
-pub struct Link {
+pub struct Link<T: Copy + Default = ()> {
     rate_bps: u64,
     ps_per_byte: Option<u64>,
     delay_ns: u64,
@@ -255,15 +276,26 @@ pub struct Link {
     /// Time zero of the schedule (None: not started, no step applies yet).
     origin_ns: Option<u64>,
     busy_until_ps: u64,
-    /// Finish times (ps) and sizes of packets not yet fully serialised (the virtual queue).
-    backlog: VecDeque<(u64, u32)>,
+    /// Admitted packets in order, a ring indexed by admission count (`& mask`): entries from
+    /// `min(done, next_arr)` to `end` are kept, `done..end` is the virtual queue.
+    ring: Vec<Entry<T>>,
+    mask: u64,
+    /// First entry whose serialisation has not finished.
+    done: u64,
+    end: u64,
+    /// Bytes of the virtual queue.
     backlog_bytes: u64,
+    /// Keep entries until taken (see the type's docs).
+    retain: bool,
+    /// The next entry to arrive (first not taken, not lost), or `end` when none (always `end`
+    /// unless `retain`).
+    next_arr: u64,
     /// Arrival time of the last packet put in flight.
     last_arrival_ns: u64,
     pub stats: LinkStats,
 }
 
-impl Link {
+impl<T: Copy + Default> Link<T> {
     /// A link direction; `backlog_capacity` pre-sizes the virtual queue. The schedule's time zero
     /// is 0 (the simulator); the emulator moves it with [`Link::set_origin`].
     pub fn new(
@@ -273,7 +305,7 @@ impl Link {
         limit_bytes: Option<u64>,
         loss: LossModel,
         backlog_capacity: usize,
-    ) -> Link {
+    ) -> Link<T> {
         Link {
             rate_bps,
             ps_per_byte: ps_per_byte(rate_bps),
@@ -285,16 +317,28 @@ impl Link {
             next_step: 0,
             origin_ns: Some(0),
             busy_until_ps: 0,
-            backlog: VecDeque::with_capacity(backlog_capacity),
+            ring: vec![Entry::default(); backlog_capacity.max(2).next_power_of_two()],
+            mask: backlog_capacity.max(2).next_power_of_two() as u64 - 1,
+            done: 0,
+            end: 0,
             backlog_bytes: 0,
+            retain: false,
+            next_arr: 0,
             last_arrival_ns: 0,
             stats: LinkStats::default(),
         }
     }
 
+    /// Keep each packet until its arrival is taken ([`Link::take_arrival`]): the FIFO then
+    /// also holds the packets on the wire (see the type's docs).
+    pub fn retaining(mut self) -> Link<T> {
+        self.retain = true;
+        self
+    }
+
     /// Give the link a schedule (sorted by time; see [`check_schedule`]) whose times count from
     /// `origin_ns` (None: from a later [`Link::set_origin`]).
-    pub fn with_schedule(mut self, steps: Vec<Step>, origin_ns: Option<u64>) -> Link {
+    pub fn with_schedule(mut self, steps: Vec<Step>, origin_ns: Option<u64>) -> Link<T> {
         self.schedule = steps;
         self.next_step = 0;
         self.origin_ns = origin_ns;
@@ -344,26 +388,75 @@ impl Link {
     #[inline]
     fn drain(&mut self, now: u64) {
         let now_ps = now.saturating_mul(1000);
-        while let Some(&(finish, len)) = self.backlog.front() {
-            if finish > now_ps {
+        while self.done < self.end {
+            let e = &self.ring[(self.done & self.mask) as usize];
+            if e.finish_ps > now_ps {
                 break;
             }
-            self.backlog.pop_front();
-            self.backlog_bytes -= len as u64;
+            self.backlog_bytes -= e.len as u64;
+            self.done += 1;
         }
+    }
+
+    /// The first entry kept: entries before it are finished and taken or lost.
+    #[inline]
+    fn first(&self) -> u64 {
+        self.done.min(self.next_arr)
+    }
+
+    /// Append an entry, growing the ring when full (amortised: the ring only grows to the
+    /// most packets a direction ever held at once).
+    #[inline]
+    fn push(&mut self, e: Entry<T>) {
+        if self.end - self.first() > self.mask {
+            self.grow();
+        }
+        self.ring[(self.end & self.mask) as usize] = e;
+        self.end += 1;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let cap = self.ring.len() * 2;
+        let mut ring = vec![Entry::default(); cap];
+        let mask = cap as u64 - 1;
+        for i in self.first()..self.end {
+            ring[(i & mask) as usize] = self.ring[(i & self.mask) as usize];
+        }
+        self.ring = ring;
+        self.mask = mask;
+    }
+
+    /// Entries kept (tests).
+    #[cfg(test)]
+    fn kept(&self) -> u64 {
+        self.end - self.first()
+    }
+
+    /// Packets not yet fully serialised.
+    #[inline]
+    fn unfinished(&self) -> u64 {
+        self.end - self.done
+    }
+
+    /// The packet being serialised.
+    #[inline]
+    fn serialising(&self) -> Option<&Entry<T>> {
+        (self.done < self.end).then(|| &self.ring[(self.done & self.mask) as usize])
     }
 
     /// Packets waiting (not counting the one being serialised) at `now`.
     pub fn queue_pkts(&mut self, now: u64) -> u32 {
         self.drain(now);
-        self.backlog.len().saturating_sub(1) as u32
+        self.unfinished().saturating_sub(1) as u32
     }
 
     /// Bytes waiting (not counting the one being serialised) at `now`.
     pub fn queue_bytes(&mut self, now: u64) -> u64 {
         self.drain(now);
-        match self.backlog.front() {
-            Some(&(_, head)) => self.backlog_bytes - head as u64,
+        match self.serialising() {
+            Some(e) => self.backlog_bytes - e.len as u64,
             None => 0,
         }
     }
@@ -373,7 +466,7 @@ impl Link {
         match self.limit_pkts {
             // `backlog.len() − 1` bounds the waiting packets from above, so this is exact enough
             // while far from full; only a nearly full queue needs the finished entries dropped.
-            Some(l) if (self.backlog.len() as u32) < l / 2 => l - self.backlog.len() as u32,
+            Some(l) if (self.unfinished() as u32) < l / 2 => l - self.unfinished() as u32,
             Some(l) => l.saturating_sub(self.queue_pkts(now)),
             None => u32::MAX,
         }
@@ -387,7 +480,7 @@ impl Link {
 
     /// When the packet now being serialised finishes, ps (a slot frees up then).
     pub fn next_finish_ps(&self) -> Option<u64> {
-        self.backlog.front().map(|&(f, _)| f)
+        self.serialising().map(|e| e.finish_ps)
     }
 
     /// Serialisation time spent by `now`, ps. The unfinished packets are back to back (each
@@ -402,11 +495,17 @@ impl Link {
     /// the loss model has drawn.
     #[inline]
     pub fn offer(&mut self, now: u64, len: u32, lossy: bool, down: bool) -> Admit {
+        self.offer_tagged(now, len, lossy, down, T::default())
+    }
+
+    /// [`Link::offer`] with the owner's `tag`, returned by [`Link::take_arrival`].
+    #[inline]
+    pub fn offer_tagged(&mut self, now: u64, len: u32, lossy: bool, down: bool, tag: T) -> Admit {
         if self.next_step < self.schedule.len() {
             self.apply_schedule(now);
         }
         self.drain(now);
-        let waiting = self.backlog.len().saturating_sub(1) as u32;
+        let waiting = self.unfinished().saturating_sub(1) as u32;
         if let Some(l) = self.limit_pkts {
             if waiting >= l {
                 self.stats.drops += 1;
@@ -414,13 +513,13 @@ impl Link {
             }
         }
         if let Some(lb) = self.limit_bytes {
-            let head = self.backlog.front().map_or(0, |&(_, h)| h as u64);
+            let head = self.serialising().map_or(0, |e| e.len as u64);
             if self.backlog_bytes - head + len as u64 > lb {
                 self.stats.drops += 1;
                 return Admit::Dropped;
             }
         }
-        let was_busy = !self.backlog.is_empty();
+        let was_busy = self.unfinished() > 0;
         let start = self.start_time_ps(now);
         let tx = match self.ps_per_byte {
             Some(k) => len as u64 * k,
@@ -428,7 +527,6 @@ impl Link {
         };
         let finish = start + tx;
         self.busy_until_ps = finish;
-        self.backlog.push_back((finish, len));
         self.backlog_bytes += len as u64;
         self.stats.packets += 1;
         self.stats.bytes += len as u64;
@@ -436,15 +534,62 @@ impl Link {
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
         if (lossy && self.loss.lose()) || down {
             self.stats.lost += 1;
+            if self.next_arr == self.end {
+                self.next_arr += 1; // nothing on the wire: past this entry, it never arrives
+            }
+            self.push(Entry {
+                finish_ps: finish,
+                arrival_ns: 0,
+                len,
+                lost: true,
+                tag,
+            });
             return Admit::Lost { was_busy };
         }
         // FIFO: never before the previous packet (only a delay decrease could do that).
         let arrival_ns = (finish.div_ceil(1000) + self.delay_ns).max(self.last_arrival_ns);
         self.last_arrival_ns = arrival_ns;
+        self.push(Entry {
+            finish_ps: finish,
+            arrival_ns,
+            len,
+            lost: false,
+            tag,
+        });
+        if !self.retain {
+            self.next_arr = self.end; // nothing is kept for the wire
+        }
         Admit::Queued {
             arrival_ns,
             was_busy,
         }
+    }
+
+    /// Some packet is on its way to the far end (retaining links).
+    #[inline]
+    pub fn on_wire(&self) -> bool {
+        self.next_arr < self.end
+    }
+
+    /// Arrival time and tag of the next packet to reach the far end (retaining links).
+    #[inline]
+    pub fn next_arrival(&self) -> Option<(u64, T)> {
+        (self.next_arr < self.end).then(|| {
+            let e = &self.ring[(self.next_arr & self.mask) as usize];
+            (e.arrival_ns, e.tag)
+        })
+    }
+
+    /// Take the next packet to arrive (its time has come; retaining links): returns its tag.
+    #[inline]
+    pub fn take_arrival(&mut self) -> T {
+        debug_assert!(self.next_arr < self.end, "arrival taken from an empty link");
+        let tag = self.ring[(self.next_arr & self.mask) as usize].tag;
+        self.next_arr += 1;
+        while self.next_arr < self.end && self.ring[(self.next_arr & self.mask) as usize].lost {
+            self.next_arr += 1;
+        }
+        tag
     }
 
     /// The counters now, as the mark of a sample taken now (the emulator's time zero).
@@ -475,6 +620,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
 
     fn link(rate: u64, delay: u64, limit: Option<u32>) -> Link {
         Link::new(
@@ -669,5 +815,75 @@ mod tests {
         assert_eq!(s.utilization, 1.0);
         let s = l.sample(4_000_000, 4_000_000, &mut mark);
         assert_eq!((s.queue_pkts, s.drops, s.utilization), (0, 0, 0.0));
+    }
+
+    proptest::proptest! {
+        /// A retaining link (one FIFO for the queue and the wire) answers exactly as the plain
+        /// virtual queue plus a separate FIFO of packets on the wire did: same admissions,
+        /// arrival times, queue lengths and bytes, free room, next finish, and arrivals taken in
+        /// the same order with the same tags — with random loss, byte limits and a schedule
+        /// whose delay goes down (packets then arrive with their predecessor).
+        #[test]
+        fn prop_retaining_link_matches_two_fifos(
+            ops in proptest::collection::vec((0u64..400_000, 40u32..1500, 0u8..4), 1..300),
+            limit in proptest::option::of(1u32..12),
+            limit_bytes in proptest::option::of(3000u64..20000),
+            p in proptest::sample::select(vec![0.0, 0.1, 0.5]),
+            delay_step in proptest::sample::select(vec![0u64, 10_000, 3_000_000]),
+        ) {
+            let make = || {
+                Link::<u32>::new(
+                    100_000_000,
+                    2_000_000,
+                    limit,
+                    limit_bytes,
+                    LossModel::new(LossCfg::Bernoulli { p }, Rng::new(9)),
+                    4,
+                )
+                .with_schedule(
+                    vec![Step { at_ns: 5_000_000, rate_bps: Some(30_000_000), delay_ns: Some(delay_step), loss: None }],
+                    Some(0),
+                )
+            };
+            let mut one = make().retaining();
+            let mut two = make();
+            let mut wire: VecDeque<(u64, u32)> = VecDeque::new();
+            let mut now = 0u64;
+            for (k, &(gap, len, what)) in ops.iter().enumerate() {
+                now += gap;
+                // Take every arrival due by now, in order, from both.
+                while let Some(&(at, tag)) = wire.front() {
+                    if at > now {
+                        break;
+                    }
+                    proptest::prop_assert_eq!(one.next_arrival(), Some((at, tag)));
+                    proptest::prop_assert_eq!(one.take_arrival(), tag);
+                    wire.pop_front();
+                }
+                proptest::prop_assert_eq!(one.next_arrival(), wire.front().copied());
+                match what {
+                    0 => proptest::prop_assert_eq!(one.room(now), two.room(now)),
+                    1 => {
+                        proptest::prop_assert_eq!(
+                            (one.queue_pkts(now), one.queue_bytes(now)),
+                            (two.queue_pkts(now), two.queue_bytes(now))
+                        );
+                        // Nothing on the wire: only the virtual queue is kept.
+                        if wire.is_empty() {
+                            proptest::prop_assert_eq!(one.kept(), one.unfinished());
+                        }
+                    }
+                    _ => {}
+                }
+                proptest::prop_assert_eq!(one.next_finish_ps(), two.next_finish_ps());
+                let a = one.offer_tagged(now, len, true, what == 3 && k % 5 == 0, k as u32);
+                let b = two.offer_tagged(now, len, true, what == 3 && k % 5 == 0, k as u32);
+                proptest::prop_assert_eq!(a, b);
+                if let Admit::Queued { arrival_ns, .. } = a {
+                    wire.push_back((arrival_ns, k as u32));
+                }
+                proptest::prop_assert_eq!(one.stats, two.stats);
+            }
+        }
     }
 }

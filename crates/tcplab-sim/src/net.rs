@@ -7,7 +7,8 @@
 //! `rate_bps` with a drop-tail queue, a propagation delay, a loss model and an optional schedule of
 //! changes), plus the packets on the wire. The queue is *virtual* (no event when a packet leaves
 //! it); only arrivals at the far end are events, and because a channel is FIFO they occur in
-//! order, so the event queue holds just the head of each channel's in-flight FIFO
+//! order, so the event queue holds just the next arrival of each channel: the first packet
+//! not yet arrived in the link's one FIFO of admitted packets (src/link.rs, "One FIFO")
 //! (docs/design.md §2). Outages (periods in which everything offered is lost) are the
 //! simulator's own.
 
@@ -73,15 +74,18 @@ impl PacketPool {
     }
 }
 
-struct InFlight {
-    arrival: Nanos,
+/// What a channel keeps with each packet in its link's FIFO: the packet's handle and the
+/// sequence number of its arrival event (taken when it was admitted, so ties between events at
+/// the same time resolve in admission order).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wire {
     seq: u64,
     pkt: PacketId,
 }
 
 /// One direction of a link: the shared link model ([`Link`]: queue, serialisation, delay, loss,
-/// schedule) plus what only the simulator has — the FIFO of packet handles on the wire with the
-/// event of its head, and outages.
+/// schedule, and — retaining — the packets on the wire in the same FIFO) plus what only the
+/// simulator has: the event of the next arrival, and outages.
 pub struct Channel {
     pub name: String,
     pub link: usize,
@@ -95,9 +99,8 @@ pub struct Channel {
     pub delay_ns: Nanos,
     pub mtu: u32,
     pub monitor: bool,
-    pub model: Link,
+    pub model: Link<Wire>,
     outages: Vec<(u64, u64)>,
-    flight: VecDeque<InFlight>,
 }
 
 /// Outcome of offering a packet to a channel.
@@ -124,7 +127,7 @@ impl Channel {
         rng: Rng,
     ) -> Channel {
         let rate = rate_cap.map_or(cfg.rate_bps, |c| c.min(cfg.rate_bps));
-        let model = Link::new(
+        let model = Link::<Wire>::new(
             rate,
             cfg.delay_ns,
             ring.or(cfg.queue.limit_pkts),
@@ -134,8 +137,9 @@ impl Channel {
                 cfg.queue.limit_bytes
             },
             LossModel::new(cfg.loss.clone(), rng),
-            64,
+            256,
         )
+        .retaining()
         .with_schedule(cfg.schedule.clone(), Some(0));
         Channel {
             name,
@@ -149,7 +153,6 @@ impl Channel {
             monitor,
             model,
             outages: cfg.outages.clone(),
-            flight: VecDeque::with_capacity(256),
         }
     }
 
@@ -187,7 +190,7 @@ impl Channel {
 
     /// Offer packet `pkt` (of `wire_len` bytes) at `now`. Returns whether it was queued, dropped
     /// (queue full) or lost; only a queued packet is kept (the caller releases the others).
-    /// When the in-flight FIFO was empty, the head arrival event is scheduled.
+    /// When nothing was on the wire, the head arrival event is scheduled.
     #[inline]
     pub fn offer(
         &mut self,
@@ -199,30 +202,35 @@ impl Channel {
     ) -> Offer {
         let down =
             !self.outages.is_empty() && self.outages.iter().any(|&(a, b)| now >= a && now < b);
-        let arrival = match self.model.offer(now, wire_len, true, down) {
-            Admit::Dropped => return Offer::Dropped,
-            Admit::Lost { .. } => return Offer::Lost,
-            Admit::Queued { arrival_ns, .. } => arrival_ns,
+        // The arrival event's sequence number is taken only for a packet that will arrive, so
+        // the event order is what it was with a separate FIFO of packets on the wire.
+        let idle = !self.model.on_wire();
+        let tag = Wire {
+            seq: ev.peek_seq(),
+            pkt,
         };
-        let seq = ev.take_seq();
-        if self.flight.is_empty() {
-            ev.schedule_with_seq(arrival, Class::Arrival, seq, Target::Channel(id));
+        match self.model.offer_tagged(now, wire_len, true, down, tag) {
+            Admit::Dropped => Offer::Dropped,
+            Admit::Lost { .. } => Offer::Lost,
+            Admit::Queued { arrival_ns, .. } => {
+                let seq = ev.take_seq();
+                debug_assert_eq!(seq, tag.seq);
+                if idle {
+                    ev.schedule_with_seq(arrival_ns, Class::Arrival, seq, Target::Channel(id));
+                }
+                Offer::Queued
+            }
         }
-        self.flight.push_back(InFlight { arrival, seq, pkt });
-        Offer::Queued
     }
 
     /// Take the head packet, whose arrival is the queue's next event (seen with
     /// [`EventQueue::peek`]): that event is removed and the next head's arrival scheduled.
     #[inline]
     pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> PacketId {
-        let head = self
-            .flight
-            .pop_front()
-            .expect("arrival event without packet");
-        match self.flight.front() {
-            Some(next) => {
-                ev.replace_next(next.arrival, Class::Arrival, next.seq, Target::Channel(id))
+        let head = self.model.take_arrival();
+        match self.model.next_arrival() {
+            Some((arrival, next)) => {
+                ev.replace_next(arrival, Class::Arrival, next.seq, Target::Channel(id))
             }
             None => ev.remove_next(),
         }

@@ -165,6 +165,77 @@ impl AckProcessor {
     }
 }
 
+/// What an in-order ACK says (see [`AckProcessor::on_in_order_ack`]): the fields of
+/// [`AckOutcome`] that can differ from their defaults on that path.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InOrderAck {
+    /// The peer's window in bytes (scaled).
+    pub rwnd: u64,
+    /// Pipe (RFC 6675) before this ACK.
+    pub prior_in_flight: u64,
+    pub res: AckResult,
+    pub rtt_sample: Option<Nanos>,
+}
+
+impl AckProcessor {
+    /// Whether [`AckProcessor::on_in_order_ack`] may replace [`AckProcessor::on_ack`] for `h`:
+    /// an ACK without SYN, FIN or SACK blocks, carrying no data, that advances snd_una to
+    /// `ack` (returned, as an offset) within the data sent, while no FIN has been sent and the
+    /// scoreboard holds nothing SACKed, marked lost or retransmitted. On such an ACK the full
+    /// path's D-SACK, invalid-block, FIN and duplicate-ACK branches cannot fire.
+    #[inline]
+    pub fn in_order(cx: &AckCx, h: &TcpHdr, payload: u32, sb: &Scoreboard) -> Option<u64> {
+        if h.flags & (flags::ACK | flags::SYN | flags::FIN) != flags::ACK
+            || h.n_sack != 0
+            || payload != 0
+            || cx.fin_sent
+            || sb.sacked_bytes | sb.lost_bytes | sb.retrans_bytes != 0
+        {
+            return None;
+        }
+        let ack = unwrap_seq(cx.isn, h.ack, cx.snd_una);
+        (ack > cx.snd_una as i64 && ack <= cx.snd_nxt as i64).then_some(ack as u64)
+    }
+
+    /// The ACK fast path: exactly what [`AckProcessor::on_ack`] does to `self`, `sb` and
+    /// `stats` for an ACK that [`AckProcessor::in_order`] accepted (cumulative advance to
+    /// `ack`), in the same order, without building an [`AckOutcome`]. The property test
+    /// `prop_in_order_ack_matches_full_path` checks the equivalence.
+    #[inline]
+    pub fn on_in_order_ack(
+        &mut self,
+        cx: &AckCx,
+        h: &TcpHdr,
+        ack: u64,
+        sb: &mut Scoreboard,
+        rtt: &RttEstimator,
+    ) -> InOrderAck {
+        let now = cx.now;
+        let prior_in_flight = sb.pipe();
+        self.last_wnd_raw = h.wnd;
+        sb.rate.begin_ack(prior_in_flight);
+        let mut res = AckResult::default();
+        sb.on_cum_ack(ack, now, &mut res);
+        // RTT sample as in `on_ack` (the ACK advances).
+        let rtt_sample = if cx.ts_on {
+            (h.ts_ecr != 0).then(|| {
+                let g = cx.clock_granularity.max(1);
+                let ticks = ((now / g) as u32).wrapping_sub(h.ts_ecr) as u64;
+                ticks.max(1) * g
+            })
+        } else {
+            res.rtt_xmit.map(|x| rtt.quantise(x, now))
+        };
+        self.dupacks = 0;
+        InOrderAck {
+            rwnd: (h.wnd as u64) << cx.snd_wscale,
+            prior_in_flight,
+            res,
+            rtt_sample,
+        }
+    }
+}
+
 /// Apply the SACK blocks of `h` to `sb` (snd_una already advanced to `snd_una`); returns the
 /// right edge of a D-SACK block if the first block is one.
 fn process_sack_blocks(
@@ -430,5 +501,107 @@ mod tests {
         h.ts_ecr = 100;
         let o = a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).unwrap();
         assert_eq!(o.rtt_sample, None);
+    }
+
+    /// Scoreboard of `n` segments (sent at 1 ms steps); ops: 0 SACK a block, 1 cumulative ACK
+    /// via the full path, 2 mark the head lost, 3 retransmit the first lost record.
+    fn board_after(n: u64, ops: &[(u8, u64, u64)]) -> (Scoreboard, AckProcessor, u64) {
+        let mut sb = Scoreboard::new(3);
+        for i in 0..n {
+            sb.on_send_new(i * MSS as u64, MSS, i * 1_000_000);
+        }
+        let mut a = AckProcessor::default();
+        let mut st = SenderStats::default();
+        let mut una = 0u64;
+        let end = n * MSS as u64;
+        for &(op, x, y) in ops {
+            let l = (x % n) * MSS as u64;
+            let r = (l + y * MSS as u64).min(end);
+            match op {
+                0 if l >= una && r > l => {
+                    let _ = a.on_ack(
+                        &cx(una, end, true),
+                        &ack(una, &[(l, r)]),
+                        0,
+                        &mut sb,
+                        &rtt(),
+                        &mut st,
+                    );
+                }
+                1 if l > una => {
+                    let _ = a.on_ack(
+                        &cx(una, end, true),
+                        &ack(l, &[]),
+                        0,
+                        &mut sb,
+                        &rtt(),
+                        &mut st,
+                    );
+                    una = l;
+                }
+                2 => {
+                    sb.mark_head_lost();
+                }
+                3 => {
+                    if let Some(i) = sb.next_lost() {
+                        sb.on_retransmit(i, 40_000_000);
+                    }
+                }
+                _ => {}
+            }
+        }
+        (sb, a, una)
+    }
+
+    proptest::proptest! {
+        /// The fast path does exactly what the full path does on every ACK it accepts: same
+        /// outcome, scoreboard, rate sampler, counters; and it accepts only in-order ACKs on a
+        /// clean scoreboard.
+        #[test]
+        fn prop_in_order_ack_matches_full_path(
+            n in 1u64..30,
+            ops in proptest::collection::vec((0u8..6, 0u64..40, 1u64..6), 0..8),
+            to in 0u64..35,
+            wnd in 0u16..3,
+            ts in proptest::option::of(1u32..60),
+            sacks in 0usize..2,
+        ) {
+            let (mut sb1, mut a1, una) = board_after(n, &ops);
+            let (mut sb2, mut a2, _) = board_after(n, &ops);
+            let end = n * MSS as u64;
+            let c = AckCx { ts_on: ts.is_some(), ..cx(una, end, true) };
+            let mut h = ack(to * MSS as u64 / 2, &[(una, end)][..sacks]);
+            h.wnd = 999 + wnd;
+            h.ts_ecr = ts.unwrap_or(0);
+            let accepted = AckProcessor::in_order(&c, &h, 0, &sb1);
+            let clean = sb1.sacked_bytes + sb1.lost_bytes + sb1.retrans_bytes == 0;
+            let target = h.ack.wrapping_sub(wire_seq(ISN, 0)) as u64;
+            proptest::prop_assert_eq!(
+                accepted.is_some(),
+                clean && sacks == 0 && target > una && target <= end
+            );
+            let Some(to_off) = accepted else { return Ok(()); };
+            let mut st1 = SenderStats::default();
+            let st2 = SenderStats::default();
+            let full = a1.on_ack(&c, &h, 0, &mut sb1, &rtt(), &mut st1).unwrap();
+            let fast = a2.on_in_order_ack(&c, &h, to_off, &mut sb2, &rtt());
+            proptest::prop_assert!(full.advanced && !full.is_dup && !full.fin_acked);
+            proptest::prop_assert_eq!(full.dsack_end, None);
+            proptest::prop_assert_eq!(full.snd_una, to_off);
+            proptest::prop_assert_eq!(full.rwnd, fast.rwnd);
+            proptest::prop_assert_eq!(full.prior_in_flight, fast.prior_in_flight);
+            proptest::prop_assert_eq!(full.rtt_sample, fast.rtt_sample);
+            proptest::prop_assert_eq!(format!("{:?}", full.res), format!("{:?}", fast.res));
+            proptest::prop_assert_eq!(format!("{a1:?}"), format!("{a2:?}"));
+            proptest::prop_assert_eq!(format!("{st1:?}"), format!("{st2:?}"));
+            proptest::prop_assert_eq!(format!("{:?}", sb1.rate), format!("{:?}", sb2.rate));
+            proptest::prop_assert_eq!(
+                (sb1.pipe(), sb1.out_bytes, sb1.len()),
+                (sb2.pipe(), sb2.out_bytes, sb2.len())
+            );
+            let segs1: Vec<String> = sb1.iter().map(|s| format!("{s:?}")).collect();
+            let segs2: Vec<String> = sb2.iter().map(|s| format!("{s:?}")).collect();
+            proptest::prop_assert_eq!(segs1, segs2);
+        }
     }
 }
