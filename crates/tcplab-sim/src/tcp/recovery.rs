@@ -123,9 +123,10 @@ impl Recovery {
         match self.mode {
             // RFC 6675 §5 (4.2): cwnd = ssthresh.
             Mode::Rfc6675 => Some(ssthresh),
-            // RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS.
+            // RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS. Saturating: a controller that
+            // keeps no ssthresh (BBR) passes u64::MAX.
             Mode::NewReno => {
-                self.cwnd = ssthresh + self.dupthresh * self.smss;
+                self.cwnd = ssthresh.saturating_add(self.dupthresh * self.smss);
                 None
             }
             // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; counters start at zero, then the ACK
@@ -188,7 +189,7 @@ impl Recovery {
             Mode::NewReno => {
                 if a.is_dup {
                     // RFC 5681 §3.2 step 4: inflate by one segment per further dupACK.
-                    self.cwnd += self.smss;
+                    self.cwnd = self.cwnd.saturating_add(self.smss);
                 } else if a.advanced && a.snd_una < self.point {
                     // RFC 6582 §3.2 step 5: partial ACK — retransmit the next hole, deflate by the
                     // amount acknowledged, add back one SMSS if at least one SMSS was acknowledged,
@@ -196,7 +197,7 @@ impl Recovery {
                     act.retransmit_head = true;
                     self.cwnd = self.cwnd.saturating_sub(a.bytes_acked);
                     if a.bytes_acked >= self.smss {
-                        self.cwnd += self.smss;
+                        self.cwnd = self.cwnd.saturating_add(self.smss);
                     }
                     self.cwnd = self.cwnd.max(self.smss);
                     if self.first_partial {
@@ -352,6 +353,19 @@ mod tests {
         });
         assert!(a.retransmit_head && !a.restart_rto);
         assert_eq!(r.exit(10 * MSS, 4 * MSS), Some(5 * MSS));
+    }
+
+    #[test]
+    fn test_newreno_entry_without_ssthresh_saturates() {
+        // BBR keeps no ssthresh (u64::MAX): NewReno's ssthresh + 3·SMSS must not overflow.
+        let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+        r.enter(100 * MSS, 50 * MSS, 50 * MSS, u64::MAX, 0, 50 * MSS);
+        assert_eq!(r.window(0), u64::MAX);
+        r.on_ack(&AckInfo {
+            is_dup: true,
+            ..Default::default()
+        });
+        assert_eq!(r.window(0), u64::MAX);
     }
 
     #[test]
