@@ -205,6 +205,10 @@ knobs! {
     /// Drop the smoothed RTT on this many consecutive backoffs, so the next sample starts the
     /// estimator again (BSD: `t_rxtshift` > `TCP_MAXRXTSHIFT`/4, i.e. 4); 0 = never.
     rtt_forget_after_backoffs: u32 = 0; kind "int";
+    /// The RTO computed from an RTT sample is at least the sample plus this many `timer_tick`s
+    /// (BSD `tcp_xmit_timer`: floor `max(t_rttmin, rtt + 2)`, the sample in ticks); not applied
+    /// to backed-off values; 0 = off.
+    rto_floor_ticks: u32 = 0; kind "int";
     /// Negotiate the timestamps option (RFC 7323 §3).
     timestamps: bool = true; kind "bool";
     /// Negotiate SACK (RFC 2018).

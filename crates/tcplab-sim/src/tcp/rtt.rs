@@ -24,6 +24,8 @@ pub struct RttEstimator {
     bsd: BsdTimer,
     /// The RTO before clamping to [min, max] (BSD backs off from this, [`BsdTimer`]).
     raw: Nanos,
+    /// BSD's floor above the latest sample ([`BsdTimer::floor_ticks`]); 0 when off.
+    sample_floor: Nanos,
 }
 
 /// The parts of the retransmission timer in which BSD-derived stacks differ from RFC 6298's
@@ -49,6 +51,13 @@ pub struct BsdTimer {
     /// once `t_rxtshift` > `TCP_MAXRXTSHIFT` / 4 = 3 (the path may have changed), keeping the
     /// variance, and the next sample starts the estimator again.
     pub forget_after: u32,
+    /// The RTO computed from a sample is at least the sample plus this many ticks: BSD's
+    /// `tcp_xmit_timer` sets the floor of `TCPT_RANGESET` to `max(t_rttmin, rtt + 2)` with `rtt`
+    /// the measurement in ticks (origin 0), "the minimum feasible timer (which is 2 ticks)"
+    /// above the sample (FreeBSD tcp_input.c; OpenBSD tcp_input.c rev. 1.194, 2005; 4.4BSD-Lite2
+    /// lineage; read for the facts). Only there: after a timeout `tcp_timer_rexmt` clamps the
+    /// backed-off value to `t_rttmin` alone. 0 = no such floor.
+    pub floor_ticks: u32,
 }
 
 /// BSD `tcp_backoff[]`: the multiplier stops growing at 64.
@@ -95,6 +104,7 @@ impl RttEstimator {
             min_on_variance: min_on_var,
             bsd,
             raw: initial_rto,
+            sample_floor: 0,
         }
     }
 
@@ -110,8 +120,35 @@ impl RttEstimator {
         ((now / g).saturating_sub(sent / g)).max(1) * g
     }
 
-    /// Feed one RTT measurement `r` (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4).
+    /// Whole clock ticks between `sent` and `now` as a tick-based clock counts them (0 when
+    /// both fall in the same tick); [`RttEstimator::quantise`] is this, at least one, × G.
+    pub fn elapsed_ticks(&self, sent: Nanos, now: Nanos) -> u64 {
+        let g = self.granularity;
+        (now / g).saturating_sub(sent / g)
+    }
+
+    /// Feed one RTT measurement `r` taken as `ticks` whole ticks of the clock (0 allowed, as
+    /// BSD counts them): as [`RttEstimator::on_sample`], and BSD's floor of the RTO above the
+    /// sample ([`BsdTimer::floor_ticks`]) is set from `ticks`.
+    pub fn on_sample_ticks(&mut self, r: Nanos, ticks: u64) {
+        self.sample_floor = match (self.bsd.floor_ticks, self.bsd.tick) {
+            (0, _) | (_, 0) => 0,
+            (f, t) => (ticks + f as u64).saturating_mul(t),
+        };
+        self.update(r);
+    }
+
+    /// Feed one RTT measurement `r` (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4); with BSD's floor
+    /// ([`BsdTimer::floor_ticks`]) the sample's ticks are taken as `r` / tick.
     pub fn on_sample(&mut self, r: Nanos) {
+        let ticks = match self.bsd.tick {
+            0 => 0,
+            t => r / t,
+        };
+        self.on_sample_ticks(r, ticks);
+    }
+
+    fn update(&mut self, r: Nanos) {
         let r = r.max(1);
         self.latest = r;
         self.min_rtt = if self.min_rtt > 0 {
@@ -130,7 +167,10 @@ impl RttEstimator {
         }
         self.backoff = 0;
         self.raw = self.unclamped_rto();
-        self.rto = self.clamp(self.raw);
+        self.rto = self
+            .clamp(self.raw)
+            .max(self.sample_floor)
+            .min(self.max_rto);
     }
 
     /// SRTT + max(G, 4·RTTVAR) (+ the BSD slop, in whole ticks), before the minimum; with
@@ -157,6 +197,9 @@ impl RttEstimator {
     /// BSD style ([`BsdTimer::backoff_unclamped`]): the unclamped value times `tcp_backoff[]`.
     pub fn rto(&self) -> Nanos {
         if self.bsd.backoff_unclamped {
+            if self.backoff == 0 {
+                return self.rto; // with the floor above the sample
+            }
             let shift = self.backoff.min(BSD_MAX_MULTIPLIER_SHIFT);
             return self.clamp(self.raw.saturating_mul(1u64 << shift));
         }
@@ -224,8 +267,75 @@ mod tests {
             tick: 10 * MS,
             backoff_unclamped: true,
             forget_after: 4,
+            floor_ticks: 0,
         };
         RttEstimator::with_bsd(3 * SEC, 30 * MS, 64 * SEC, 10 * MS, false, bsd)
+    }
+
+    /// OpenBSD 3.5's timer: 500-ms slow ticks, `t_rttmin` 2 ticks, the floor `rtt + 2` ticks.
+    fn openbsd(floor_ticks: u32) -> RttEstimator {
+        let bsd = BsdTimer {
+            tick: 500 * MS,
+            backoff_unclamped: true,
+            forget_after: 4,
+            floor_ticks,
+            ..BsdTimer::default()
+        };
+        RttEstimator::with_bsd(3 * SEC, SEC, 64 * SEC, 500 * MS, false, bsd)
+    }
+
+    #[test]
+    fn test_bsd_floor_two_ticks_above_the_sample() {
+        // A 200-ms path timed by a 500-ms clock: the sample spans 0 or 1 tick boundaries.
+        // Converged, SRTT + 4·RTTVAR truncates to below t_rttmin (1 s): the RTO is 1 s when the
+        // last sample spanned 0 ticks (0 + 2 ticks = 1 s) and 1.5 s when it spanned 1 tick.
+        let mut e = openbsd(2);
+        for _ in 0..40 {
+            e.on_sample_ticks(500 * MS, 0);
+        }
+        assert_eq!(e.rto(), SEC);
+        e.on_sample_ticks(500 * MS, 1);
+        assert_eq!(e.rto(), 1500 * MS);
+        // Without the floor (RFC 6298 arithmetic on the same samples) it stays at t_rttmin.
+        let mut f = openbsd(0);
+        for _ in 0..40 {
+            f.on_sample_ticks(500 * MS, 0);
+        }
+        f.on_sample_ticks(500 * MS, 1);
+        assert_eq!(f.rto(), SEC);
+    }
+
+    #[test]
+    fn test_bsd_floor_not_applied_to_backed_off_values() {
+        // tcp_timer_rexmt clamps TCP_REXMTVAL × tcp_backoff[] to t_rttmin only.
+        let mut e = openbsd(2);
+        for _ in 0..40 {
+            e.on_sample_ticks(500 * MS, 3);
+        }
+        assert_eq!(e.rto(), 2500 * MS, "3 + 2 ticks");
+        let raw = e.raw;
+        assert!(
+            raw < 2500 * MS,
+            "the estimate itself is below the floor: {raw}"
+        );
+        e.back_off();
+        assert_eq!(e.rto(), (2 * raw).max(SEC));
+        // A new sample starts from the floor again.
+        e.on_sample_ticks(500 * MS, 3);
+        assert_eq!(e.rto(), 2500 * MS);
+    }
+
+    #[test]
+    fn test_elapsed_ticks_counts_boundaries() {
+        let e = openbsd(2);
+        assert_eq!(e.elapsed_ticks(100 * MS, 300 * MS), 0);
+        assert_eq!(e.elapsed_ticks(400 * MS, 600 * MS), 1);
+        assert_eq!(e.quantise(400 * MS, 600 * MS), 500 * MS);
+        assert_eq!(
+            e.quantise(100 * MS, 300 * MS),
+            500 * MS,
+            "quantise counts at least one"
+        );
     }
 
     #[test]

@@ -200,6 +200,7 @@ impl TcpSender {
                 tick: cfg.timer_tick,
                 backoff_unclamped: cfg.rto_backoff_unclamped,
                 forget_after: cfg.rtt_forget_after_backoffs,
+                floor_ticks: cfg.rto_floor_ticks,
             },
         );
         let dupthresh = cfg.dupthresh;
