@@ -60,7 +60,8 @@ RUNS: list[tuple[str, str, list[str]]] = [
     ("J4", "studies/jansen2005/J4", ["duration=10s", "trials=1"]),
 ]
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "python" / "tcplab" / "scenarios" / "scripts"
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ROOT / "python" / "tcplab" / "scenarios" / "scripts"
 
 
 def sha(data: bytes) -> str:
@@ -115,11 +116,15 @@ def main() -> None:
     # Every segment each shipped script makes its stack send, with times (--trace).
     for stack_dir in sorted(p for p in SCRIPTS.iterdir() if p.is_dir()):
         for pkt in sorted(stack_dir.glob("*.pkt")):
+            # Relative to the checkout: the trace's last line names the script, and hashes
+            # must not depend on where the tree is (a worktree, a CI clone).
             r = subprocess.run(
-                [PY, "-m", "tcplab", "script", "--trace", "--stack", stack_dir.name, str(pkt)],
+                [PY, "-m", "tcplab", "script", "--trace", "--stack", stack_dir.name,
+                 str(pkt.relative_to(ROOT))],
                 capture_output=True,
                 text=True,
-            )
+                cwd=ROOT,
+            )  # fmt: skip
             print(
                 f"trace-{stack_dir.name}/{pkt.stem}: rc={r.returncode} {sha(r.stdout.encode())}",
                 flush=True,

@@ -1039,6 +1039,49 @@ def test_rto_backoff_during_a_blackout_follows_the_stack_timer(stack):
         assert base >= 0.2 + k["rto_slop"] / 1e9, f"{stack}: base RTO {base} s"
 
 
+def _first_timeout_after_last_ack(stack: str, lost: list[int], floor: int | None) -> float:
+    """The J1 path with the forward packets *lost*: seconds from the last ACK that reached the
+    sender before the first retransmission (the retransmission timer restarts on it, RFC 6298
+    §5.3) to that retransmission. *floor*: override of `rto_floor_ticks`."""
+    tcp: dict[str, Any] = {"isn": 0}
+    if floor is not None:
+        tcp["rto_floor_ticks"] = floor
+    doc = j1_doc(stack, tcp=tcp)
+    doc["duration"] = "30s"
+    doc["path"]["loss"] = {"model": "list", "packets": lost}
+    pk = Packets(simulate(doc, ["host:f.snd"], 60)["packets"])
+    seen: set[int] = set()
+    first = None
+    for p in pk.data():
+        if p[3] in seen:
+            first = p[0]
+            break
+        seen.add(p[3])
+    assert first is not None, f"{stack}: no retransmission"
+    last_ack = max(a[0] for a in pk.data_acks() if a[0] < first)
+    return (first - last_ack) / 1e9
+
+
+@needs_core
+def test_openbsd_rto_at_least_two_ticks_above_the_last_sample():
+    """OpenBSD's tcp_xmit_timer floors the RTO at the last RTT sample plus two 500-ms ticks
+    (`max(rtt + 2, t_rttmin)`): on the J1 path (200 ms plus queueing, samples of 0-2 ticks) the
+    first timeout after a blackout waits whole ticks and, for some blackouts, longer than the
+    1 s t_rttmin that bounds it without the floor; never shorter."""
+    starts = [40, 55, 70, 85, 100]
+    with_floor = [_first_timeout_after_last_ack("openbsd-3.5", list(range(s, s + 40)), None)
+                  for s in starts]  # fmt: skip
+    without = [_first_timeout_after_last_ack("openbsd-3.5", list(range(s, s + 40)), 0)
+               for s in starts]  # fmt: skip
+    for g in with_floor + without:
+        assert round(g / 0.5) * 0.5 == pytest.approx(g, abs=0.011), (with_floor, without)
+    assert all(f >= n - 1e-6 for f, n in zip(with_floor, without, strict=True))
+    assert any(f >= n + 0.5 - 1e-6 for f, n in zip(with_floor, without, strict=True)), (
+        with_floor,
+        without,
+    )
+
+
 @needs_core
 @pytest.mark.parametrize(
     "stack", ["freebsd-5.3", "openbsd-3.5", "linux-2.4.27", "linux-6", "windows-xp", "windows-7"]

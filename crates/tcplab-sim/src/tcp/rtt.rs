@@ -60,6 +60,34 @@ pub struct BsdTimer {
     pub floor_ticks: u32,
 }
 
+/// One RTT measurement as a tick-based clock takes it: the whole ticks between the two readings
+/// (0 when both fall in one tick) and the value the estimator and the congestion controller
+/// get, at least one tick (the usual jiffies-clock convention). BSD's RTO floor
+/// ([`BsdTimer::floor_ticks`]) counts from `ticks`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttSample {
+    pub ticks: u64,
+    pub nanos: Nanos,
+}
+
+impl RttSample {
+    /// A measurement of `ticks` ticks of `g` ns.
+    pub fn from_ticks(ticks: u64, g: Nanos) -> RttSample {
+        let g = g.max(1);
+        RttSample {
+            ticks,
+            nanos: ticks.max(1) * g,
+        }
+    }
+
+    /// From timestamps (RFC 7323 §4): our clock now (`now` ns, ticks of `g`) minus the echoed
+    /// value `ts_ecr`, in the clock's 32-bit modular arithmetic.
+    pub fn from_timestamps(now: Nanos, ts_ecr: u32, g: Nanos) -> RttSample {
+        let ts_now = (now / g.max(1)) as u32;
+        RttSample::from_ticks(u64::from(ts_now.wrapping_sub(ts_ecr)), g)
+    }
+}
+
 /// BSD `tcp_backoff[]`: the multiplier stops growing at 64.
 const BSD_MAX_MULTIPLIER_SHIFT: u32 = 6;
 
@@ -112,40 +140,30 @@ impl RttEstimator {
         self.has_sample
     }
 
-    /// Quantise a duration to the clock granularity as a tick-based clock measures it: the
-    /// difference of two tick counts, at least one tick (a zero-tick sample counts as one tick,
-    /// the usual jiffies-clock convention).
-    pub fn quantise(&self, sent: Nanos, now: Nanos) -> Nanos {
+    /// The measurement from a segment sent at `sent` and acknowledged at `now`, as a tick-based
+    /// clock takes it: the difference of two tick counts ([`RttSample`]).
+    pub fn sample(&self, sent: Nanos, now: Nanos) -> RttSample {
         let g = self.granularity;
-        ((now / g).saturating_sub(sent / g)).max(1) * g
+        RttSample::from_ticks((now / g).saturating_sub(sent / g), g)
     }
 
-    /// Whole clock ticks between `sent` and `now` as a tick-based clock counts them (0 when
-    /// both fall in the same tick); [`RttEstimator::quantise`] is this, at least one, × G.
-    pub fn elapsed_ticks(&self, sent: Nanos, now: Nanos) -> u64 {
-        let g = self.granularity;
-        (now / g).saturating_sub(sent / g)
-    }
-
-    /// Feed one RTT measurement `r` taken as `ticks` whole ticks of the clock (0 allowed, as
-    /// BSD counts them): as [`RttEstimator::on_sample`], and BSD's floor of the RTO above the
-    /// sample ([`BsdTimer::floor_ticks`]) is set from `ticks`.
-    pub fn on_sample_ticks(&mut self, r: Nanos, ticks: u64) {
+    /// Feed one measurement taken by the clock ([`RttSample`]): as [`RttEstimator::on_sample`],
+    /// and BSD's floor of the RTO above the sample ([`BsdTimer::floor_ticks`]) is set from its
+    /// ticks (the clock's ticks are the timer's: `clock_granularity` = `timer_tick` in the BSD
+    /// personalities).
+    pub fn on_measurement(&mut self, m: RttSample) {
         self.sample_floor = match (self.bsd.floor_ticks, self.bsd.tick) {
             (0, _) | (_, 0) => 0,
-            (f, t) => (ticks + f as u64).saturating_mul(t),
+            (f, t) => (m.ticks + u64::from(f)).saturating_mul(t),
         };
-        self.update(r);
+        self.update(m.nanos);
     }
 
-    /// Feed one RTT measurement `r` (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4); with BSD's floor
-    /// ([`BsdTimer::floor_ticks`]) the sample's ticks are taken as `r` / tick.
+    /// Feed one RTT measurement `r` (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4) that no clock took
+    /// (no BSD floor).
     pub fn on_sample(&mut self, r: Nanos) {
-        let ticks = match self.bsd.tick {
-            0 => 0,
-            t => r / t,
-        };
-        self.on_sample_ticks(r, ticks);
+        self.sample_floor = 0;
+        self.update(r);
     }
 
     fn update(&mut self, r: Nanos) {
@@ -291,17 +309,29 @@ mod tests {
         // last sample spanned 0 ticks (0 + 2 ticks = 1 s) and 1.5 s when it spanned 1 tick.
         let mut e = openbsd(2);
         for _ in 0..40 {
-            e.on_sample_ticks(500 * MS, 0);
+            e.on_measurement(RttSample {
+                ticks: 0,
+                nanos: 500 * MS,
+            });
         }
         assert_eq!(e.rto(), SEC);
-        e.on_sample_ticks(500 * MS, 1);
+        e.on_measurement(RttSample {
+            ticks: 1,
+            nanos: 500 * MS,
+        });
         assert_eq!(e.rto(), 1500 * MS);
         // Without the floor (RFC 6298 arithmetic on the same samples) it stays at t_rttmin.
         let mut f = openbsd(0);
         for _ in 0..40 {
-            f.on_sample_ticks(500 * MS, 0);
+            f.on_measurement(RttSample {
+                ticks: 0,
+                nanos: 500 * MS,
+            });
         }
-        f.on_sample_ticks(500 * MS, 1);
+        f.on_measurement(RttSample {
+            ticks: 1,
+            nanos: 500 * MS,
+        });
         assert_eq!(f.rto(), SEC);
     }
 
@@ -310,7 +340,10 @@ mod tests {
         // tcp_timer_rexmt clamps TCP_REXMTVAL × tcp_backoff[] to t_rttmin only.
         let mut e = openbsd(2);
         for _ in 0..40 {
-            e.on_sample_ticks(500 * MS, 3);
+            e.on_measurement(RttSample {
+                ticks: 3,
+                nanos: 500 * MS,
+            });
         }
         assert_eq!(e.rto(), 2500 * MS, "3 + 2 ticks");
         let raw = e.raw;
@@ -321,21 +354,28 @@ mod tests {
         e.back_off();
         assert_eq!(e.rto(), (2 * raw).max(SEC));
         // A new sample starts from the floor again.
-        e.on_sample_ticks(500 * MS, 3);
+        e.on_measurement(RttSample {
+            ticks: 3,
+            nanos: 500 * MS,
+        });
         assert_eq!(e.rto(), 2500 * MS);
     }
 
     #[test]
-    fn test_elapsed_ticks_counts_boundaries() {
+    fn test_sample_counts_tick_boundaries() {
         let e = openbsd(2);
-        assert_eq!(e.elapsed_ticks(100 * MS, 300 * MS), 0);
-        assert_eq!(e.elapsed_ticks(400 * MS, 600 * MS), 1);
-        assert_eq!(e.quantise(400 * MS, 600 * MS), 500 * MS);
+        let s = e.sample(100 * MS, 300 * MS);
         assert_eq!(
-            e.quantise(100 * MS, 300 * MS),
-            500 * MS,
-            "quantise counts at least one"
+            (s.ticks, s.nanos),
+            (0, 500 * MS),
+            "at least one tick for the estimator"
         );
+        let s = e.sample(400 * MS, 600 * MS);
+        assert_eq!((s.ticks, s.nanos), (1, 500 * MS));
+        let s = RttSample::from_timestamps(1300 * MS, 1, 500 * MS);
+        assert_eq!((s.ticks, s.nanos), (1, 500 * MS));
+        let s = RttSample::from_timestamps(0, u32::MAX, 500 * MS);
+        assert_eq!(s.ticks, 1, "the timestamp clock wraps");
     }
 
     #[test]
@@ -421,8 +461,8 @@ mod tests {
     #[test]
     fn test_quantise_to_ticks() {
         let e = RttEstimator::new(SEC, SEC, 60 * SEC, 10 * MS, false);
-        assert_eq!(e.quantise(5 * MS, 14 * MS), 10 * MS);
-        assert_eq!(e.quantise(MS, 2 * MS), 10 * MS); // zero ticks counts as one
-        assert_eq!(e.quantise(9 * MS, 31 * MS), 30 * MS);
+        assert_eq!(e.sample(5 * MS, 14 * MS).nanos, 10 * MS);
+        assert_eq!(e.sample(MS, 2 * MS).nanos, 10 * MS); // zero ticks counts as one
+        assert_eq!(e.sample(9 * MS, 31 * MS).nanos, 30 * MS);
     }
 }

@@ -14,7 +14,7 @@
 
 use super::SenderStats;
 use crate::packet::{flags, TcpHdr};
-use crate::tcp::rtt::RttEstimator;
+use crate::tcp::rtt::{RttEstimator, RttSample};
 use crate::tcp::scoreboard::{AckResult, Scoreboard};
 use crate::time::Nanos;
 
@@ -66,7 +66,7 @@ pub struct AckOutcome {
     /// Right edge of a D-SACK block (RFC 2883), as an offset.
     pub dsack_end: Option<i64>,
     /// RTT measurement for the estimator (the caller feeds it).
-    pub rtt_sample: Option<Nanos>,
+    pub rtt_sample: Option<RttSample>,
     /// A duplicate ACK.
     pub is_dup: bool,
 }
@@ -136,12 +136,14 @@ impl AckProcessor {
         // advances the left edge, else from the newest never-retransmitted segment acknowledged.
         if advanced && cx.ts_on && h.ts_ecr != 0 {
             // Our timestamp clock now, as `TcpSender` stamps segments (RFC 7323 §5.4).
-            let ts_now = (now / cx.clock_granularity.max(1)) as u32;
-            let ticks = ts_now.wrapping_sub(h.ts_ecr) as u64;
-            out.rtt_sample = Some(ticks.max(1) * cx.clock_granularity.max(1));
+            out.rtt_sample = Some(RttSample::from_timestamps(
+                now,
+                h.ts_ecr,
+                cx.clock_granularity,
+            ));
         } else if !cx.ts_on && (advanced || res.bytes_sacked > 0) {
             if let Some(x) = res.rtt_xmit {
-                out.rtt_sample = Some(rtt.quantise(x, now));
+                out.rtt_sample = Some(rtt.sample(x, now));
             }
         }
 
@@ -174,7 +176,7 @@ pub struct InOrderAck {
     /// Pipe (RFC 6675) before this ACK.
     pub prior_in_flight: u64,
     pub res: AckResult,
-    pub rtt_sample: Option<Nanos>,
+    pub rtt_sample: Option<RttSample>,
 }
 
 impl AckProcessor {
@@ -218,13 +220,9 @@ impl AckProcessor {
         sb.on_cum_ack(ack, now, &mut res);
         // RTT sample as in `on_ack` (the ACK advances).
         let rtt_sample = if cx.ts_on {
-            (h.ts_ecr != 0).then(|| {
-                let g = cx.clock_granularity.max(1);
-                let ticks = ((now / g) as u32).wrapping_sub(h.ts_ecr) as u64;
-                ticks.max(1) * g
-            })
+            (h.ts_ecr != 0).then(|| RttSample::from_timestamps(now, h.ts_ecr, cx.clock_granularity))
         } else {
-            res.rtt_xmit.map(|x| rtt.quantise(x, now))
+            res.rtt_xmit.map(|x| rtt.sample(x, now))
         };
         self.dupacks = 0;
         InOrderAck {
@@ -355,7 +353,7 @@ mod tests {
         assert_eq!(o.prior_in_flight, 4000);
         assert_eq!(o.rwnd, 4000, "window field 1000 scaled by 2");
         // Without timestamps, Karn's rule: sample from the newest never-retransmitted segment.
-        assert_eq!(o.rtt_sample, Some(50_000_000));
+        assert_eq!(o.rtt_sample.map(|m| m.nanos), Some(50_000_000));
         assert_eq!(sb.out_bytes, 2000);
     }
 
@@ -494,7 +492,11 @@ mod tests {
         let mut h = ack(1000, &[]);
         h.ts_ecr = 100;
         let o = a.on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st).unwrap();
-        assert_eq!(o.rtt_sample, Some(30_000_000), "30 ticks of 1 ms");
+        assert_eq!(
+            o.rtt_sample.map(|m| m.nanos),
+            Some(30_000_000),
+            "30 ticks of 1 ms"
+        );
         // A duplicate ACK echoes an old timestamp: no sample (RFC 7323 §4.3).
         let c = AckCx { snd_una: 1000, ..c };
         let mut h = ack(1000, &[(2000, 3000)]);

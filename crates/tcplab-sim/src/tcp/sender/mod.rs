@@ -382,8 +382,8 @@ impl TcpSender {
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
         if let Some(sent) = n.rtt_from {
-            let r = self.rtt.quantise(sent, now);
-            self.rtt.on_sample(r);
+            let m = self.rtt.sample(sent, now);
+            self.rtt.on_measurement(m);
         }
         self.state = State::Established;
         self.timers.rto = None;
@@ -796,8 +796,8 @@ impl TcpSender {
         if advanced {
             self.try_undo_bad_rexmt(now);
         }
-        if let Some(r) = a.rtt_sample {
-            self.rtt.on_sample(r);
+        if let Some(m) = a.rtt_sample {
+            self.rtt.on_measurement(m);
         }
 
         // Loss detection from SACK information: RFC 6675 IsLost, or FACK for rate-halving.
@@ -906,7 +906,7 @@ impl TcpSender {
                 bytes_sacked: res.bytes_sacked,
                 prior_in_flight,
                 in_flight,
-                rtt_sample: a.rtt_sample,
+                rtt_sample: a.rtt_sample.map(|m| m.nanos),
                 srtt: self.rtt.srtt,
                 min_rtt: self.rtt.min_rtt,
                 in_recovery: self.rec.active || (in_cwr && !self.cc.governs_recovery()),
@@ -971,8 +971,8 @@ impl TcpSender {
         self.snd_una = ack;
         let res = a.res;
         let prior_in_flight = a.prior_in_flight;
-        if let Some(r) = a.rtt_sample {
-            self.rtt.on_sample(r);
+        if let Some(m) = a.rtt_sample {
+            self.rtt.on_measurement(m);
         }
         let mut lost_new = if use_sack {
             loss::mark_lost_by_sack(&mut self.sb, self.rec.mode)
@@ -1006,7 +1006,7 @@ impl TcpSender {
             bytes_sacked: res.bytes_sacked,
             prior_in_flight,
             in_flight,
-            rtt_sample: a.rtt_sample,
+            rtt_sample: a.rtt_sample.map(|m| m.nanos),
             srtt: self.rtt.srtt,
             min_rtt: self.rtt.min_rtt,
             in_recovery: self.rec.active,
