@@ -134,6 +134,65 @@ mod tests {
     }
 
     #[test]
+    fn test_episode_started_on_the_ack_ending_the_last_keeps_cwnd() {
+        // Linux `tcp_fastretrans_alert` ends a recovery and, when losses are still marked
+        // (`lost_out`), starts the next on the same ACK: `bbr_main` then sees Recovery →
+        // Recovery — neither the restore of the saved cwnd nor a new packet conservation. With
+        // an ACK in the Open state between the two, both happen.
+        let run = |open_ack_between: bool| {
+            let (mut b, mut s) = probe_bw(2);
+            s.in_flight_segs = Some(100);
+            s.round(&mut b, 8e6, 100 * MS);
+            s.send(&mut b, 100);
+            b.on_congestion_event(&CongestionEvent {
+                in_flight: 100_000,
+                lost_bytes: 1000,
+                mss: 1000,
+                ..Default::default()
+            });
+            b.on_ack(&recovery_ack(&mut s, 80, 1));
+            assert_eq!(b.cwnd(), 81_000, "packet conservation on entry");
+            // The round ends (data sent after the entry delivered): cwnd regrows.
+            let mark = s.sent;
+            s.send(&mut b, 5);
+            let rest = (mark - s.delivered) / 1000 + 1;
+            b.on_ack(&recovery_ack(&mut s, 80, rest));
+            for _ in 0..40 {
+                b.on_ack(&recovery_ack(&mut s, 80, 2));
+            }
+            let grown = b.cwnd();
+            assert!(grown > 150_000, "{grown}");
+            b.on_recovery_exit(s.now);
+            if open_ack_between {
+                let mut ev = recovery_ack(&mut s, 80, 1);
+                ev.in_recovery = false;
+                b.on_ack(&ev);
+            }
+            b.on_congestion_event(&CongestionEvent {
+                in_flight: 80_000,
+                lost_bytes: 1000,
+                mss: 1000,
+                ..Default::default()
+            });
+            let before = b.cwnd();
+            b.on_ack(&recovery_ack(&mut s, 60, 1));
+            (grown, before, b.cwnd())
+        };
+        let (grown, before, after) = run(false);
+        assert_eq!(before, grown);
+        // The normal rule goes on (cwnd + acked, up to the target): no cut to inflight + acked.
+        assert!(
+            (grown..=grown + 1000).contains(&after),
+            "no conservation without an Open ACK between episodes: {after} vs {grown}"
+        );
+        let (_, _, after) = run(true);
+        assert_eq!(
+            after, 61_000,
+            "a new episode from Open conserves packets again"
+        );
+    }
+
+    #[test]
     fn test_rto_collapses_to_one_packet_then_restores_after_loss_state() {
         let (mut b, mut s) = probe_bw(2);
         s.in_flight_segs = Some(100);

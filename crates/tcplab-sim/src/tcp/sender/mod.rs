@@ -36,7 +36,7 @@ pub use handshake::wscale_for;
 use super::config::{CwndUnitCfg, TcpConfig};
 use super::recovery::{AckInfo, Mode, Recovery};
 use super::rtt::{BsdTimer, RttEstimator};
-use super::scoreboard::{Scoreboard, LOST};
+use super::scoreboard::{self, Scoreboard, LOST};
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::time::Nanos;
@@ -839,8 +839,13 @@ impl TcpSender {
             let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
             let dupacks = self.acks.dupacks;
             let enter = if self.rec.mode != Mode::NewReno {
-                // RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b) IsLost(HighACK + 1) (FACK alike).
-                dupacks >= self.cfg.dupthresh || (head_lost && lost_new > 0)
+                // RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b) IsLost(HighACK + 1) (FACK alike):
+                // the head marked lost, by this ACK or before. On the ACK that ends a recovery
+                // (exit is checked above) a loss found during it starts the next at once, as
+                // Linux's `tcp_fastretrans_alert` does (`tcp_time_to_recover`: `lost_out` > 0,
+                // net/ipv4/tcp_input.c): a controller that governs recovery (BBR) then sees
+                // Recovery → Recovery, with no restore and no new packet conservation between.
+                dupacks >= self.cfg.dupthresh || head_lost
             } else {
                 // RFC 6582 §3.2 step 1: only if the ACK covers more than `recover`.
                 dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
@@ -1001,11 +1006,15 @@ impl TcpSender {
     /// Knob `undo`: remember the window before a recovery or loss episode reduces it
     /// (see [`Undo::begin`]).
     fn begin_undo(&mut self) {
+        let head_retransmitted =
+            !self.sb.is_empty() && self.sb.seg(0).flags & scoreboard::EVER_RETRANS != 0;
         self.undo.begin(
             self.cfg.undo,
             self.snd_una,
             self.cc.cwnd(),
             self.cc.ssthresh(),
+            self.sb.retrans_bytes.div_ceil(u64::from(self.smss.max(1))),
+            head_retransmitted,
         );
     }
 
