@@ -892,6 +892,7 @@ impl TcpSender {
                 app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= cwnd),
                 rate,
                 mss: self.smss,
+                bytes_lost: lost_new,
             };
             self.cc.on_ack(&ev);
         }
