@@ -154,6 +154,10 @@ pub struct AckEvent {
     pub rate: Option<RateSample>,
     /// Sender maximum segment size in bytes.
     pub mss: u32,
+    /// Bytes newly marked lost while this ACK was processed (by the duplicate-ACK rules or
+    /// RACK): Linux's `rs->losses` (`tp->lost` before and after the ACK, net/ipv4/tcp_input.c
+    /// `tcp_ack`), in bytes. Only BBR reads it.
+    pub bytes_lost: u64,
 }
 
 /// A loss-triggered congestion event (entry into fast recovery / loss recovery).

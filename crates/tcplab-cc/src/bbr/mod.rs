@@ -31,9 +31,9 @@
 //! flow's deterministic random stream (`set_random_seed`, docs/design.md §2).
 //!
 //! Not modelled (Linux features beyond the paper's BBR v1 core): the long-term bandwidth
-//! (policer) estimator `lt_bw`, the EDT "packets in network" correction, per-ACK loss counts
-//! (`rs->losses`, which the stack does not report; the recovery entry's `cwnd = inflight +
-//! acked` already excludes lost packets), and `is_ack_delayed` in the RTprop filter.
+//! (policer) estimator `lt_bw`, the EDT "packets in network" correction, and `is_ack_delayed`
+//! in the RTprop filter. The per-ACK loss deduction (`rs->losses`) is modelled
+//! (`recovery.rs`).
 
 mod ack_aggregation;
 mod bw_filter;

@@ -2,6 +2,9 @@
 //! restore`, `bbr_ssthresh`, `bbr_set_state`). BBR does not reduce its model on loss:
 //!
 //! * `ssthresh` is unchanged; entering recovery saves cwnd (`bbr_save_cwnd`).
+//! * Every ACK first deducts the data it newly marked lost (`rs->losses`, the stack's
+//!   [`crate::AckEvent::bytes_lost`]), leaving at least one packet; packet conservation and the
+//!   normal rule below then work from that.
 //! * First round of recovery: packet conservation — `cwnd = inflight + acked` on the first
 //!   recovery ACK ("cut unused cwnd"), then `cwnd = max(cwnd, inflight + acked)`: one packet
 //!   sent per packet delivered. A new round starts at the entry; conservation ends at the next
@@ -24,6 +27,13 @@ impl Bbr {
     /// whether packet conservation decided it.
     pub(super) fn recover_or_restore(&mut self, ev: &AckEvent, acked: u64) -> (u64, bool) {
         let mut cwnd = self.win.cwnd();
+        // "An ACK for P pkts should release at most 2*P packets": first deduct the data this
+        // ACK newly marked lost (`rs->losses`), at least 1 packet left; the rest of
+        // `bbr_set_cwnd` then slow-starts back towards the target (L: net/ipv4/tcp_bbr.c
+        // `bbr_set_cwnd_to_recover_or_restore`).
+        if ev.bytes_lost > 0 {
+            cwnd = cwnd.saturating_sub(ev.bytes_lost).max(self.mss);
+        }
         let (state, prev) = (self.ca_state, self.prev_ca_state);
         if state == CaState::Recovery && prev != CaState::Recovery {
             // "Starting 1st round of Recovery, so do packet conservation."
@@ -131,6 +141,104 @@ mod tests {
         b.on_ack(&ev);
         assert_eq!(b.cwnd(), cwnd0.min(target).max(b.cwnd()));
         assert!(b.cwnd() >= cwnd0.min(target), "{} vs {cwnd0}", b.cwnd());
+    }
+
+    #[test]
+    fn test_episode_started_on_the_ack_ending_the_last_keeps_cwnd() {
+        // Linux `tcp_fastretrans_alert` ends a recovery and, when losses are still marked
+        // (`lost_out`), starts the next on the same ACK: `bbr_main` then sees Recovery →
+        // Recovery — neither the restore of the saved cwnd nor a new packet conservation. With
+        // an ACK in the Open state between the two, both happen.
+        let run = |open_ack_between: bool| {
+            let (mut b, mut s) = probe_bw(2);
+            s.in_flight_segs = Some(100);
+            s.round(&mut b, 8e6, 100 * MS);
+            s.send(&mut b, 100);
+            b.on_congestion_event(&CongestionEvent {
+                in_flight: 100_000,
+                lost_bytes: 1000,
+                mss: 1000,
+                ..Default::default()
+            });
+            b.on_ack(&recovery_ack(&mut s, 80, 1));
+            assert_eq!(b.cwnd(), 81_000, "packet conservation on entry");
+            // The round ends (data sent after the entry delivered): cwnd regrows.
+            let mark = s.sent;
+            s.send(&mut b, 5);
+            let rest = (mark - s.delivered) / 1000 + 1;
+            b.on_ack(&recovery_ack(&mut s, 80, rest));
+            for _ in 0..40 {
+                b.on_ack(&recovery_ack(&mut s, 80, 2));
+            }
+            let grown = b.cwnd();
+            assert!(grown > 150_000, "{grown}");
+            b.on_recovery_exit(s.now);
+            if open_ack_between {
+                let mut ev = recovery_ack(&mut s, 80, 1);
+                ev.in_recovery = false;
+                b.on_ack(&ev);
+            }
+            b.on_congestion_event(&CongestionEvent {
+                in_flight: 80_000,
+                lost_bytes: 1000,
+                mss: 1000,
+                ..Default::default()
+            });
+            let before = b.cwnd();
+            b.on_ack(&recovery_ack(&mut s, 60, 1));
+            (grown, before, b.cwnd())
+        };
+        let (grown, before, after) = run(false);
+        assert_eq!(before, grown);
+        // The normal rule goes on (cwnd + acked, up to the target): no cut to inflight + acked.
+        assert!(
+            (grown..=grown + 1000).contains(&after),
+            "no conservation without an Open ACK between episodes: {after} vs {grown}"
+        );
+        let (_, _, after) = run(true);
+        assert_eq!(
+            after, 61_000,
+            "a new episode from Open conserves packets again"
+        );
+    }
+
+    #[test]
+    fn test_losses_marked_by_an_ack_are_deducted_first() {
+        // Linux `bbr_set_cwnd_to_recover_or_restore`: cwnd − losses (≥ 1 packet), then the
+        // rest. After the conservation round: cwnd − lost + acked (below the target).
+        let (mut b, mut s) = probe_bw(2);
+        s.in_flight_segs = Some(100);
+        s.round(&mut b, 8e6, 100 * MS);
+        s.send(&mut b, 100);
+        b.on_congestion_event(&CongestionEvent {
+            in_flight: 100_000,
+            lost_bytes: 1000,
+            mss: 1000,
+            ..Default::default()
+        });
+        b.on_ack(&recovery_ack(&mut s, 80, 1));
+        assert_eq!(b.cwnd(), 81_000);
+        // In conservation the floor inflight + acked still holds.
+        let mut ev = recovery_ack(&mut s, 70, 1);
+        ev.bytes_lost = 30_000;
+        b.on_ack(&ev);
+        assert_eq!(b.cwnd(), 71_000, "max(81 − 30, 70 + 1)");
+        // The round ends; then an ACK delivering 2 and marking 5 lost: 71 − 5 + 2 (+ the
+        // round-ending ACK's own growth first).
+        let mark = s.sent;
+        s.send(&mut b, 5);
+        let rest = (mark - s.delivered) / 1000 + 1;
+        b.on_ack(&recovery_ack(&mut s, 60, rest));
+        let before = b.cwnd();
+        let mut ev = recovery_ack(&mut s, 60, 2);
+        ev.bytes_lost = 5000;
+        b.on_ack(&ev);
+        assert_eq!(b.cwnd(), before - 5000 + 2000);
+        // Never below one packet before the 4-packet floor of the normal rule.
+        let mut ev = recovery_ack(&mut s, 1, 1);
+        ev.bytes_lost = 10_000_000;
+        b.on_ack(&ev);
+        assert_eq!(b.cwnd(), 4000);
     }
 
     #[test]

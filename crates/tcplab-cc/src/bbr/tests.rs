@@ -193,6 +193,41 @@ fn test_model_state_sequence_startup_drain_probe_bw() {
 }
 
 #[test]
+fn test_model_startup_flight_doubles_per_round() {
+    // STARTUP: cwnd grows by the data delivered (×2 per round, `bbr_set_cwnd` before the pipe
+    // is full) and the pacing rate is 2/ln 2 ≈ 2.89 × the delivery rate of the last round, which
+    // allows more than ×2 — so the window, not pacing, sets the flight: it doubles per round
+    // (Cardwell et al. 2016: "STARTUP … doubles the sending rate each round"). On a 1 Gbit/s,
+    // 100 ms path (BDP 12 500 packets) STARTUP lasts ~10 rounds; the flight at each round start
+    // must be 2× the previous within 10 % (one round of ACKs is never exactly one RTT).
+    let mut m = Bottleneck::new(1_000_000_000, MSS);
+    m.add_flow(bbr(10), 100 * MS, 0);
+    let mut flights = Vec::new();
+    let mut round = m.flows[0].cc.round_count();
+    while m.flows[0].cc.mode() == Mode::Startup && m.now < 5 * SEC {
+        m.step();
+        let r = m.flows[0].cc.round_count();
+        if r != round {
+            round = r;
+            flights.push(m.flows[0].in_flight / u64::from(MSS));
+        }
+    }
+    // Rounds well inside STARTUP: from the 3rd (IW effects over) to 4 before the exit (the
+    // full-pipe test needs 3 rounds without growth).
+    let ratios: Vec<f64> = flights
+        .windows(2)
+        .skip(2)
+        .take(flights.len().saturating_sub(7))
+        .map(|w| w[1] as f64 / w[0] as f64)
+        .collect();
+    eprintln!("startup flights per round {flights:?}, ratios {ratios:?}");
+    assert!(ratios.len() >= 4, "{flights:?}");
+    for r in &ratios {
+        assert!((r - 2.0).abs() <= 0.2, "{ratios:?}");
+    }
+}
+
+#[test]
 fn test_model_probe_bw_cycles_through_eight_gains() {
     let mut m = one_flow(BbrParams {
         cycle_start: CycleStart::Phase(0),

@@ -358,6 +358,8 @@ impl<C: CongestionControl> Bottleneck<C> {
             app_limited: false,
             rate,
             mss: self.mss,
+            // Losses reach the controller as congestion events here, not per ACK.
+            bytes_lost: 0,
         };
         f.cc.on_ack(&ev);
     }

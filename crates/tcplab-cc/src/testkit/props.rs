@@ -358,6 +358,12 @@ pub(crate) fn run_ops(
                     app_limited: limited,
                     rate,
                     mss,
+                    // Losses marked by this ACK (BBR deducts them), some in recovery.
+                    bytes_lost: if in_recovery {
+                        u64::from(sacked) * m
+                    } else {
+                        0
+                    },
                 });
             }
             Op::Sent {

@@ -35,8 +35,8 @@ pub use handshake::wscale_for;
 
 use super::config::{CwndUnitCfg, TcpConfig};
 use super::recovery::{AckInfo, Mode, Recovery};
-use super::rtt::{BsdTimer, RttEstimator};
-use super::scoreboard::{Scoreboard, LOST};
+use super::rtt::{BsdTimer, RttEstimator, RttSample};
+use super::scoreboard::{self, AckResult, Scoreboard, LOST};
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::time::Nanos;
@@ -862,16 +862,7 @@ impl TcpSender {
         // earlier and acknowledged cumulatively now (counted when it was SACKed).
         let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
         if !self.rec.active && self.loss_point.is_none() {
-            let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
-            let dupacks = self.acks.dupacks;
-            let enter = if self.rec.mode != Mode::NewReno {
-                // RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b) IsLost(HighACK + 1) (FACK alike).
-                dupacks >= self.cfg.dupthresh || (head_lost && lost_new > 0)
-            } else {
-                // RFC 6582 §3.2 step 1: only if the ACK covers more than `recover`.
-                dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
-            };
-            if enter && !self.sb.is_empty() {
+            if self.recovery_due(self.acks.dupacks) && !self.sb.is_empty() {
                 self.enter_recovery(now, lost_new, delivered);
             }
         } else if self.rec.active {
@@ -895,25 +886,15 @@ impl TcpSender {
 
         // Inform the congestion controller.
         if advanced || res.bytes_sacked > 0 || (self.rec.active && is_dup) {
-            let rate = self.sb.rate.end_ack(self.rtt.min_rtt);
-            let in_flight = self.sb.pipe();
-            let cwnd = self.cc.cwnd();
-            let ev = AckEvent {
+            let in_recovery = self.rec.active || (in_cwr && !self.cc.governs_recovery());
+            let ev = self.ack_event(
                 now,
-                bytes_acked: res.bytes_acked,
-                packets_acked: res.packets_acked,
-                packets_delivered: res.packets_delivered,
-                bytes_sacked: res.bytes_sacked,
+                &res,
                 prior_in_flight,
-                in_flight,
-                rtt_sample: a.rtt_sample.map(|m| m.nanos),
-                srtt: self.rtt.srtt,
-                min_rtt: self.rtt.min_rtt,
-                in_recovery: self.rec.active || (in_cwr && !self.cc.governs_recovery()),
-                app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= cwnd),
-                rate,
-                mss: self.smss,
-            };
+                a.rtt_sample,
+                in_recovery,
+                lost_new,
+            );
             self.cc.on_ack(&ev);
         }
         if cwr_done {
@@ -932,6 +913,56 @@ impl TcpSender {
         if self.fin_acked {
             self.state = State::Done;
             self.timers.rto = None;
+        }
+    }
+
+    /// Whether an ACK outside recovery and loss starts fast recovery, with `dupacks` duplicate
+    /// ACKs counted. SACK/FACK modes: RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b)
+    /// IsLost(HighACK + 1): the head marked lost, by this ACK or before. On the ACK that ends a
+    /// recovery (exit is checked first) a loss found during it starts the next at once, as
+    /// Linux's `tcp_fastretrans_alert` does (`tcp_time_to_recover`: `lost_out` > 0,
+    /// net/ipv4/tcp_input.c): a controller that governs recovery (BBR) then sees Recovery →
+    /// Recovery, with no restore and no new packet conservation between. NewReno: RFC 6582
+    /// §3.2 step 1, only if the ACK covers more than `recover`.
+    #[inline]
+    fn recovery_due(&self, dupacks: u32) -> bool {
+        if self.rec.mode != Mode::NewReno {
+            let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
+            dupacks >= self.cfg.dupthresh || head_lost
+        } else {
+            dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
+        }
+    }
+
+    /// What the congestion controller hears of one ACK (after loss marking and recovery
+    /// entry; the delivery-rate sample ends here).
+    #[inline]
+    fn ack_event(
+        &mut self,
+        now: Nanos,
+        res: &AckResult,
+        prior_in_flight: u64,
+        rtt_sample: Option<RttSample>,
+        in_recovery: bool,
+        bytes_lost: u64,
+    ) -> AckEvent {
+        let rate = self.sb.rate.end_ack(self.rtt.min_rtt);
+        AckEvent {
+            now,
+            bytes_acked: res.bytes_acked,
+            packets_acked: res.packets_acked,
+            packets_delivered: res.packets_delivered,
+            bytes_sacked: res.bytes_sacked,
+            prior_in_flight,
+            in_flight: self.sb.pipe(),
+            rtt_sample: rtt_sample.map(|m| m.nanos),
+            srtt: self.rtt.srtt,
+            min_rtt: self.rtt.min_rtt,
+            in_recovery,
+            app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= self.cc.cwnd()),
+            rate,
+            mss: self.smss,
+            bytes_lost,
         }
     }
 
@@ -986,34 +1017,17 @@ impl TcpSender {
         self.rack.tlp_out = false;
         let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
         // Recovery entry as in the full path; the duplicate-ACK count is 0 after an advance.
-        let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
-        let enter = if self.rec.mode != Mode::NewReno {
-            self.cfg.dupthresh == 0 || (head_lost && lost_new > 0)
-        } else {
-            self.cfg.dupthresh == 0 && self.recover.is_none_or(|r| self.snd_una > r)
-        };
-        if enter && !self.sb.is_empty() {
+        if self.recovery_due(0) && !self.sb.is_empty() {
             self.enter_recovery(now, lost_new, delivered);
         }
-        let rate = self.sb.rate.end_ack(self.rtt.min_rtt);
-        let in_flight = self.sb.pipe();
-        let cwnd = self.cc.cwnd();
-        let ev = AckEvent {
+        let ev = self.ack_event(
             now,
-            bytes_acked: res.bytes_acked,
-            packets_acked: res.packets_acked,
-            packets_delivered: res.packets_delivered,
-            bytes_sacked: res.bytes_sacked,
+            &res,
             prior_in_flight,
-            in_flight,
-            rtt_sample: a.rtt_sample.map(|m| m.nanos),
-            srtt: self.rtt.srtt,
-            min_rtt: self.rtt.min_rtt,
-            in_recovery: self.rec.active,
-            app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= cwnd),
-            rate,
-            mss: self.smss,
-        };
+            a.rtt_sample,
+            self.rec.active,
+            lost_new,
+        );
         self.cc.on_ack(&ev);
         if self.sb.is_empty() {
             self.timers.rto = None;
@@ -1115,11 +1129,15 @@ impl TcpSender {
     /// Knob `undo`: remember the window before a recovery or loss episode reduces it
     /// (see [`Undo::begin`]).
     fn begin_undo(&mut self) {
+        let head_retransmitted =
+            !self.sb.is_empty() && self.sb.seg(0).flags & scoreboard::EVER_RETRANS != 0;
         self.undo.begin(
             self.cfg.undo,
             self.snd_una,
             self.cc.cwnd(),
             self.cc.ssthresh(),
+            self.sb.retrans_bytes.div_ceil(u64::from(self.smss.max(1))),
+            head_retransmitted,
         );
     }
 

@@ -27,6 +27,9 @@ pub struct Undo {
     /// Retransmissions not yet disowned by a D-SACK; -1 before the first (Linux starts it at
     /// -1 so that an episode with no retransmission cannot look fully D-SACKed).
     pub retrans: i64,
+    /// The last episode's `retrans_stamp`, kept after it ends: Linux clears `retrans_stamp`
+    /// only when no retransmission is outstanding (see [`Undo::begin`]).
+    pub last_stamp: Option<u32>,
 }
 
 impl Default for Undo {
@@ -37,6 +40,7 @@ impl Default for Undo {
             prior_ssthresh: 0,
             retrans_stamp: None,
             retrans: -1,
+            last_stamp: None,
         }
     }
 }
@@ -49,23 +53,54 @@ impl Undo {
 
     /// Forget the episode (it ended without an undo).
     pub fn clear(&mut self) {
-        *self = Undo::default();
+        *self = Undo {
+            last_stamp: self.last_stamp,
+            ..Undo::default()
+        };
     }
 
     /// Knob `undo`: remember the window before a recovery or loss episode reduces it (Linux
     /// `tcp_init_undo`; a timeout inside an episode keeps the first episode's values, as
     /// `tcp_enter_loss` does).
-    pub fn begin(&mut self, enabled: bool, snd_una: u64, cwnd: u64, ssthresh: u64) {
+    ///
+    /// `retrans_out` counts the retransmissions of earlier episodes still outstanding (Linux
+    /// `retrans_out`) and `head_retransmitted` says whether the segment at snd_una was ever
+    /// retransmitted. While either holds, Linux keeps the earlier first-retransmission time:
+    /// `retrans_stamp` is set only when zero (`tcp_retransmit_skb`) and cleared at recovery
+    /// entry only when `tcp_any_retrans_done` is false (`tcp_retrans_stamp_cleanup`, Linux ≥
+    /// 6.12, net/ipv4/tcp_input.c). Without that, an ACK echoing an earlier episode's
+    /// retransmission looks older than this episode's first one and undoes a real loss
+    /// (RFC 3522 §3.2 requires the echo to predate the *first* retransmission of the data).
+    /// `tcp_init_undo` also starts `undo_retrans` at `retrans_out` (−1 when none).
+    pub fn begin(
+        &mut self,
+        enabled: bool,
+        snd_una: u64,
+        cwnd: u64,
+        ssthresh: u64,
+        retrans_out: u64,
+        head_retransmitted: bool,
+    ) {
         if !enabled || self.marker.is_some() {
             return;
         }
+        let kept = if retrans_out > 0 || head_retransmitted {
+            self.last_stamp
+        } else {
+            None
+        };
         *self = Undo {
             marker: Some(snd_una),
             prior_cwnd: cwnd,
             // Linux `tcp_current_ssthresh` in the Open state: max(ssthresh, 3/4 cwnd).
             prior_ssthresh: ssthresh.max(cwnd / 2 + cwnd / 4),
-            retrans_stamp: None,
-            retrans: -1,
+            retrans_stamp: kept,
+            retrans: if retrans_out > 0 {
+                retrans_out.min(i64::MAX as u64) as i64
+            } else {
+                -1
+            },
+            last_stamp: kept,
         };
     }
 
@@ -76,6 +111,7 @@ impl Undo {
         if self.marker.is_some() {
             if self.retrans_stamp.is_none() {
                 self.retrans_stamp = Some(ts_val);
+                self.last_stamp = self.retrans_stamp;
             }
             self.retrans = self.retrans.max(0) + 1;
         }
@@ -241,7 +277,7 @@ mod tests {
 
     fn episode() -> Undo {
         let mut u = Undo::default();
-        u.begin(true, 5000, 40_000, 30_000);
+        u.begin(true, 5000, 40_000, 30_000, 0, false);
         u
     }
 
@@ -252,14 +288,14 @@ mod tests {
         assert_eq!(u.prior_cwnd, 40_000);
         assert_eq!(u.prior_ssthresh, 30_000, "max(ssthresh, 3/4 cwnd)");
         let mut low = Undo::default();
-        low.begin(true, 0, 40_000, 10_000);
+        low.begin(true, 0, 40_000, 10_000, 0, false);
         assert_eq!(low.prior_ssthresh, 30_000);
         // Off, or already in an episode: nothing changes.
         let mut off = Undo::default();
-        off.begin(false, 0, 1, 1);
+        off.begin(false, 0, 1, 1, 0, false);
         assert!(!off.active());
         let mut again = episode();
-        again.begin(true, 9000, 1, 1);
+        again.begin(true, 9000, 1, 1, 0, false);
         assert_eq!(again, episode());
     }
 
@@ -315,6 +351,36 @@ mod tests {
         assert_eq!(u.retrans, -1);
         let mut u = episode();
         assert_eq!(u.take(50_000, 5_000), (50_000, 30_000));
+    }
+
+    #[test]
+    fn test_next_episode_keeps_first_stamp_while_retransmissions_outstanding() {
+        // Episode 1 retransmits at ts 100 and ends; its retransmission at ts 150 is still
+        // outstanding when episode 2 begins. An ACK advancing snd_una with an echo of 150
+        // (the hole that retransmission filled) predates episode 2's own first retransmission
+        // (200) but not the first retransmission since none was outstanding (100): no undo
+        // (Linux `tcp_retrans_stamp_cleanup`).
+        let mut u = Undo::default();
+        u.begin(true, 1000, 40_000, 30_000, 0, false);
+        u.on_retransmit(100);
+        u.on_retransmit(150);
+        u.clear();
+        u.begin(true, 5000, 40_000, 30_000, 1, false);
+        assert_eq!((u.retrans_stamp, u.retrans), (Some(100), 1));
+        u.on_retransmit(200);
+        assert_eq!(u.retrans, 2);
+        assert!(!u.spurious(true, 150, true));
+        assert!(u.spurious(true, 99, true));
+        // Nothing outstanding any more: the next episode starts its own clock.
+        u.clear();
+        u.begin(true, 9000, 40_000, 30_000, 0, false);
+        assert_eq!((u.retrans_stamp, u.retrans), (None, -1));
+        u.on_retransmit(300);
+        assert!(u.spurious(true, 250, true));
+        // The head segment was retransmitted before (retrans_out 0 but EVER_RETRANS): kept.
+        u.clear();
+        u.begin(true, 9500, 40_000, 30_000, 0, true);
+        assert_eq!((u.retrans_stamp, u.retrans), (Some(300), -1));
     }
 
     #[test]
