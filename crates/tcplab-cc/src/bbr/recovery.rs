@@ -70,6 +70,7 @@ impl Bbr {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{probe_bw, Synth};
+    use super::Bbr;
     use crate::{AckEvent, CongestionControl, CongestionEvent, RateSample, RtoEvent, MS};
 
     fn recovery_ack(s: &mut Synth, in_flight_segs: u64, acked_segs: u64) -> AckEvent {
@@ -97,6 +98,24 @@ mod tests {
             mss: 1000,
             ..Default::default()
         }
+    }
+
+    /// PROBE_BW with 100 packets out, one loss: recovery entered and its first ACK taken
+    /// (packet conservation: cwnd = inflight 80 + acked 1).
+    fn in_recovery_after_first_ack() -> (Bbr, Synth) {
+        let (mut b, mut s) = probe_bw(2);
+        s.in_flight_segs = Some(100);
+        s.round(&mut b, 8e6, 100 * MS);
+        s.send(&mut b, 100);
+        b.on_congestion_event(&CongestionEvent {
+            in_flight: 100_000,
+            lost_bytes: 1000,
+            mss: 1000,
+            ..Default::default()
+        });
+        b.on_ack(&recovery_ack(&mut s, 80, 1));
+        assert_eq!(b.cwnd(), 81_000, "packet conservation on entry");
+        (b, s)
     }
 
     #[test]
@@ -150,18 +169,7 @@ mod tests {
         // Recovery — neither the restore of the saved cwnd nor a new packet conservation. With
         // an ACK in the Open state between the two, both happen.
         let run = |open_ack_between: bool| {
-            let (mut b, mut s) = probe_bw(2);
-            s.in_flight_segs = Some(100);
-            s.round(&mut b, 8e6, 100 * MS);
-            s.send(&mut b, 100);
-            b.on_congestion_event(&CongestionEvent {
-                in_flight: 100_000,
-                lost_bytes: 1000,
-                mss: 1000,
-                ..Default::default()
-            });
-            b.on_ack(&recovery_ack(&mut s, 80, 1));
-            assert_eq!(b.cwnd(), 81_000, "packet conservation on entry");
+            let (mut b, mut s) = in_recovery_after_first_ack();
             // The round ends (data sent after the entry delivered): cwnd regrows.
             let mark = s.sent;
             s.send(&mut b, 5);
@@ -206,18 +214,7 @@ mod tests {
     fn test_losses_marked_by_an_ack_are_deducted_first() {
         // Linux `bbr_set_cwnd_to_recover_or_restore`: cwnd − losses (≥ 1 packet), then the
         // rest. After the conservation round: cwnd − lost + acked (below the target).
-        let (mut b, mut s) = probe_bw(2);
-        s.in_flight_segs = Some(100);
-        s.round(&mut b, 8e6, 100 * MS);
-        s.send(&mut b, 100);
-        b.on_congestion_event(&CongestionEvent {
-            in_flight: 100_000,
-            lost_bytes: 1000,
-            mss: 1000,
-            ..Default::default()
-        });
-        b.on_ack(&recovery_ack(&mut s, 80, 1));
-        assert_eq!(b.cwnd(), 81_000);
+        let (mut b, mut s) = in_recovery_after_first_ack();
         // In conservation the floor inflight + acked still holds.
         let mut ev = recovery_ack(&mut s, 70, 1);
         ev.bytes_lost = 30_000;

@@ -800,18 +800,7 @@ impl TcpSender {
             self.rtt.on_measurement(m);
         }
 
-        // Loss detection from SACK information: RFC 6675 IsLost, or FACK for rate-halving.
-        let mut lost_new = if use_sack {
-            loss::mark_lost_by_sack(&mut self.sb, self.rec.mode)
-        } else {
-            0
-        };
-
-        // RACK (RFC 8985 §6.2): remember the newest delivered transmission, then time-based loss.
-        if self.cfg.rack && use_sack {
-            self.rack.on_delivered(&res, now);
-            lost_new += self.rack_detect(now);
-        }
+        let lost_new = self.mark_losses(&res, now, use_sack);
         if advanced {
             self.rack.tlp_out = false;
         }
@@ -916,6 +905,22 @@ impl TcpSender {
         }
     }
 
+    /// Loss marking on one ACK, after the scoreboard took it; returns the bytes newly marked
+    /// lost. From SACK information: RFC 6675 IsLost, or FACK for rate-halving; then RACK
+    /// (RFC 8985 §6.2): remember the newest delivered transmission, then time-based loss.
+    #[inline]
+    fn mark_losses(&mut self, res: &AckResult, now: Nanos, use_sack: bool) -> u64 {
+        if !use_sack {
+            return 0;
+        }
+        let mut lost = loss::mark_lost_by_sack(&mut self.sb, self.rec.mode);
+        if self.cfg.rack {
+            self.rack.on_delivered(res, now);
+            lost += self.rack_detect(now);
+        }
+        lost
+    }
+
     /// Whether an ACK outside recovery and loss starts fast recovery, with `dupacks` duplicate
     /// ACKs counted. SACK/FACK modes: RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b)
     /// IsLost(HighACK + 1): the head marked lost, by this ACK or before. On the ACK that ends a
@@ -1005,15 +1010,7 @@ impl TcpSender {
         if let Some(m) = a.rtt_sample {
             self.rtt.on_measurement(m);
         }
-        let mut lost_new = if use_sack {
-            loss::mark_lost_by_sack(&mut self.sb, self.rec.mode)
-        } else {
-            0
-        };
-        if self.cfg.rack && use_sack {
-            self.rack.on_delivered(&res, now);
-            lost_new += self.rack_detect(now);
-        }
+        let lost_new = self.mark_losses(&res, now, use_sack);
         self.rack.tlp_out = false;
         let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
         // Recovery entry as in the full path; the duplicate-ACK count is 0 after an advance.
