@@ -222,8 +222,9 @@ def test_key_facts_of_each_personality():
     for name, algo in cca.items():
         assert stacks.get(name, cat).cca == algo, name
     assert stacks.get("linux-2.6.10", cat).params_for("bic") == {"variant": "2.6.10"}
-    for name in ("linux-2.6.16", "linux-2.6.25"):
-        assert stacks.get(name, cat).params_for("cubic")["version"] == "2.0", name
+    # CUBIC v2.0 with the 2.6.18 scaling error for 2.6.16; 2.6.24's v2.1 for 2.6.25.
+    for name, version in (("linux-2.6.16", "2.0"), ("linux-2.6.25", "2.1")):
+        assert stacks.get(name, cat).params_for("cubic")["version"] == version, name
     for name in ("linux-2.6.29", "linux-2.6.39", "linux-6"):
         p = stacks.get(name, cat).params_for("cubic")
         assert p == {"version": "rfc9438", "hystart": "linux"}, name
@@ -366,7 +367,7 @@ def test_cca_defaults_to_the_sender_stack_with_its_parameters():
         "linux-2.6.10": {"name": "bic", "params": {"variant": "2.6.10"}},
         "linux-2.6.25": {
             "name": "cubic",
-            "params": {"hystart": "off", "version": "2.0", "initial_ssthresh": 0},
+            "params": {"hystart": "off", "version": "2.1", "initial_ssthresh": 0},
         },
         "windows-server-2008": {"name": "ctcp", "params": {}},
         "windows-xp": {"name": "newreno", "params": {}},
@@ -379,7 +380,7 @@ def test_cca_defaults_to_the_sender_stack_with_its_parameters():
     # a flow's own cca wins; the stack's implementation parameters still apply under its own
     doc = base(sender_stack="linux-2.6.25", cca={"name": "cubic", "beta": 0.75})
     (f,) = load(doc, catalog=cat).config(1)["flows"]
-    assert f["cca"]["params"]["beta"] == 0.75 and f["cca"]["params"]["version"] == "2.0"
+    assert f["cca"]["params"]["beta"] == 0.75 and f["cca"]["params"]["version"] == "2.1"
     doc = base(sender_stack="linux-2.6.25", cca={"name": "cubic", "version": "rfc9438"})
     (f,) = load(doc, catalog=cat).config(1)["flows"]
     assert f["cca"]["params"]["version"] == "rfc9438"

@@ -77,6 +77,20 @@
 //!   100 ms. The first v2.0 (2.6.16) computed K and the curve consistently but already had the
 //!   unscaled `delay_min`; which release introduced `cube_rtt_scale` is UNVERIFIED.
 //!
+//! # Version 2.1 (`version = "2.1"`)
+//!
+//! CUBIC v2.1 as in Linux 2.6.24's net/ipv4/tcp_cubic.c (`MODULE_VERSION("2.1")`, read for the
+//! facts only): the v2.0 rules above with three differences. The scaling error is gone
+//! (`cube_rtt_scale = bic_scale·10`, `delay_min` stored as jiffies·8 as the floor expects;
+//! [`CubicParams::v2_scaling_bug`] is ignored); the max-increment floor applies only when the
+//! target is above the origin (`t ≥ K`, the source's "use concave growth when the target is
+//! above the origin"), so the approach to `W_max` follows the curve; `initial_ssthresh` defaults
+//! to 0 (changed for 2.6.22, see [`CubicParams::initial_ssthresh`]). Everything else — β
+//! 819/1024, `cnt = 50` while no loss has been seen (`loss_cwnd == 0`), the Reno estimate, the
+//! delayed-ACK compensation, `cnt ≥ 1`, no HyStart — is v2.0's. v2.1 was the version up to at
+//! least 2.6.24; 2.6.29 brought v2.3 with HyStart; the release of the intermediate v2.2 is
+//! UNVERIFIED, so a 2.6.25–2.6.28 personality that uses "2.1" says so.
+//!
 //! Both units use this `cnt` form (`aimd::increase_per_cnt`): integer as Linux in
 //! packets, the same rules on the fractional window in bytes.
 
@@ -122,17 +136,26 @@ pub enum CubicVersion {
     Rfc9438,
     /// Linux CUBIC v2.0 (2.6.16 until v2.1; see the module doc).
     V2_0,
+    /// Linux CUBIC v2.1 (2.6.22 to at least 2.6.24; module doc "Version 2.1").
+    V2_1,
 }
 
 impl CubicVersion {
-    pub const CHOICES: &'static [&'static str] = &["rfc9438", "2.0"];
+    pub const CHOICES: &'static [&'static str] = &["rfc9438", "2.0", "2.1"];
 
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "rfc9438" => Some(CubicVersion::Rfc9438),
             "2.0" => Some(CubicVersion::V2_0),
+            "2.1" => Some(CubicVersion::V2_1),
             _ => None,
         }
+    }
+
+    /// The v2.x `bictcp_update` family (v2.0 and v2.1): β 819/1024, `cnt = 50` before the
+    /// first loss, delayed-ACK compensation, no HyStart, no idle shift.
+    pub fn is_v2(self) -> bool {
+        matches!(self, CubicVersion::V2_0 | CubicVersion::V2_1)
     }
 }
 
@@ -158,7 +181,7 @@ pub struct CubicParams {
     pub ssthresh_from: SsthreshBasis,
     /// Current CUBIC or Linux v2.0.
     pub version: CubicVersion,
-    /// Version 2.0 only: the 2.6.18 scaling error (module doc).
+    /// Version 2.0 only: the 2.6.18 scaling error (module doc); ignored by v2.1.
     pub v2_scaling_bug: bool,
     /// The module's `initial_ssthresh` in segments (0 = keep the connection's); `None` = the
     /// version's: 100 for v2.0, 0 for current CUBIC. Linux's tcp_cubic.c shipped 100 until a
@@ -291,7 +314,7 @@ impl Cubic {
     pub fn new(init: &CcInit, p: CubicParams) -> Self {
         let mut p = p;
         let mut win = WindowState::new(init);
-        if p.version == CubicVersion::V2_0 {
+        if p.version.is_v2() {
             // v2.0: no HyStart (2.6.29), β 819/1024 unless set, initial_ssthresh 100.
             p.hystart = HystartMode::Off;
             if p.beta == CubicParams::default().beta {
@@ -362,7 +385,7 @@ impl Cubic {
     }
     /// Reno-friendly estimate in segments (`tcp_cwnd` in packets, `W_est` in bytes).
     pub fn reno_estimate_segments(&self) -> f64 {
-        if self.p.version == CubicVersion::V2_0 {
+        if self.p.version.is_v2() {
             return self.v2_tcp_cwnd;
         }
         match self.win.growth().unit {
@@ -518,7 +541,9 @@ impl Cubic {
         let epoch = self.epoch_start.unwrap_or(now);
         let t = now.saturating_sub(epoch).saturating_add(self.delay_min) as f64 / SEC as f64;
         let offs = (t - self.k).abs();
-        let c_growth = if self.p.v2_scaling_bug {
+        // The scaling error is v2.0's only (fixed in 2.6.19, before v2.1).
+        let scaling_bug = self.p.v2_scaling_bug && self.p.version == CubicVersion::V2_0;
+        let c_growth = if scaling_bug {
             self.p.c * V2_BUG_GROWTH_SCALE
         } else {
             self.p.c
@@ -534,10 +559,13 @@ impl Cubic {
         } else {
             100.0 * cwnd
         };
-        if self.delay_min > 0 {
+        // v2.1 applies the floor only once the target is above the origin (t ≥ K: concave
+        // growth below W_max is left to the curve); v2.0 always.
+        let floor_applies = self.p.version == CubicVersion::V2_0 || t >= self.k;
+        if self.delay_min > 0 && floor_applies {
             // max increment = Smax·rtt/0.1 s: cnt ≥ cwnd·0.1 s/(Smax·delay_min).
             let d = self.delay_min as f64 / SEC as f64;
-            let bug = if self.p.v2_scaling_bug {
+            let bug = if scaling_bug {
                 V2_BUG_DELAY_FACTOR
             } else {
                 1.0
@@ -605,8 +633,8 @@ impl Cubic {
 
     /// Moves the epoch start forward by the idle time since the last send (Linux TX_START).
     fn shift_epoch_for_idle(&mut self, now: Nanos) {
-        if self.p.version == CubicVersion::V2_0 {
-            return; // v2.0 had no cwnd_event hook.
+        if self.p.version.is_v2() {
+            return; // v2.0 and v2.1 had no cwnd_event hook.
         }
         if let (Some(epoch), Some(last)) = (self.epoch_start, self.last_send) {
             let idle = now.saturating_sub(last);
@@ -624,7 +652,7 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, ev: &AckEvent) {
         self.acked_total = self.acked_total.saturating_add(ev.bytes_acked);
-        if self.p.version == CubicVersion::V2_0 && !ev.in_recovery && ev.packets_acked > 0 {
+        if self.p.version.is_v2() && !ev.in_recovery && ev.packets_acked > 0 {
             // v2.0 bictcp_acked: delayed-ACK ratio EWMA (Open state).
             self.v2_delayed_ack = self
                 .v2_delayed_ack
@@ -687,7 +715,7 @@ impl CongestionControl for Cubic {
         if credit == 0 {
             return;
         }
-        if self.p.version == CubicVersion::V2_0 {
+        if self.p.version.is_v2() {
             self.avoid_v2(ev.now, credit);
             return;
         }
@@ -826,15 +854,18 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         name: "version",
         kind: ParamKind::Choice(CubicVersion::CHOICES),
         default: "rfc9438",
-        doc: "\"rfc9438\" (current: RFC 9438 / Linux v2.3) or \"2.0\" (Linux CUBIC v2.0: β \
+        doc: "\"rfc9438\" (current: RFC 9438 / Linux v2.3), \"2.0\" (Linux CUBIC v2.0: β \
               819/1024 unless beta is set, initial ssthresh 100, max increment 16, cnt 50 \
-              before the first loss, delayed-ACK compensation, no HyStart)",
+              before the first loss, delayed-ACK compensation, no HyStart) or \"2.1\" (Linux \
+              2.6.22-2.6.24: as 2.0 with initial ssthresh 0, the max-increment floor only \
+              above W_max, no scaling error)",
     },
     ParamInfo {
         name: "v2_scaling_bug",
         kind: ParamKind::Bool,
         default: "true",
-        doc: "version 2.0 only: the 2.6.18 scaling error (growth term cube_rtt_scale 32 instead \
+        doc:
+            "version \"2.0\" only: the 2.6.18 scaling error (growth term cube_rtt_scale 32 instead \
               of 410, max-increment floor 8× too strict; fixed in 2.6.19)",
     },
     ParamInfo {
@@ -1580,7 +1611,12 @@ mod tests {
     /// v2.0 after a loss at 1000 segments, RTT 100 ms, an ACK per two segments (EWMA exactly
     /// 2): cwnd at each of `rounds` round ends and the time since the epoch started.
     fn v2_after_loss(unit: CwndUnit, bug: bool, rounds: u32) -> Vec<(f64, f64)> {
-        let mut cc = cubic(unit, 1000, u64::MAX, v2(bug));
+        after_loss(unit, v2(bug), 1000, rounds)
+    }
+
+    /// As [`v2_after_loss`] for any parameters and a loss at `w0` segments.
+    fn after_loss(unit: CwndUnit, p: CubicParams, w0: u64, rounds: u32) -> Vec<(f64, f64)> {
+        let mut cc = cubic(unit, w0, u64::MAX, p);
         let mut d = Driver::new(MSS);
         prime_rtt(&mut cc, 0, 100 * MS);
         loss(&mut cc, 0);
@@ -1626,6 +1662,60 @@ mod tests {
                 "{unit:?}: {fixed:?} vs {bug:?}"
             );
         }
+    }
+
+    #[test]
+    fn test_v2_1_follows_the_curve_below_w_max_where_v2_0_is_capped() {
+        // Loss at 10 000 segments, RTT 100 ms: W_max 10 000, cwnd_epoch ⌊10 000·819/1024⌋ =
+        // 7 998, K = ∛(2 002/0.4) ≈ 17.1 s; the curve starts at 3·C·K² ≈ 350 segments/s, i.e.
+        // 35 per RTT. v2.0 (fixed) caps every ACK at max_increment 16 per 100 ms of RTT; v2.1
+        // (2.6.24) applies that cap only above the origin (t ≥ K), so it follows the curve.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let v2_1 = CubicParams {
+                version: CubicVersion::V2_1,
+                // Ignored by v2.1: the scaling error was fixed before it.
+                v2_scaling_bug: true,
+                ..Default::default()
+            };
+            let new = after_loss(unit, v2_1, 10_000, 20);
+            let old = after_loss(unit, v2(false), 10_000, 20);
+            let per_rtt = |w: &[(f64, f64)]| (w[19].1 - w[9].1) / 10.0;
+            assert!(
+                per_rtt(&old) <= 16.5,
+                "{unit:?} v2.0: {} per RTT",
+                per_rtt(&old)
+            );
+            for &(t, w) in &new {
+                let want = w_ref(0.4, 10_000.0, 7_998.0, t);
+                let tol = 0.5 * (w_ref(0.4, 10_000.0, 7_998.0, t + 0.1) - want).abs() + 2.0;
+                assert!(
+                    (w - want).abs() <= tol,
+                    "{unit:?} t={t:.2}: {w} vs {want:.1}"
+                );
+            }
+            assert!(
+                per_rtt(&new) > 25.0,
+                "{unit:?} v2.1: {} per RTT",
+                per_rtt(&new)
+            );
+        }
+    }
+
+    #[test]
+    fn test_v2_1_keeps_v2_0_rules_before_the_first_loss() {
+        // cnt = 50 while no loss has been seen, and initial_ssthresh defaults to 0 (2.6.22).
+        let p = CubicParams {
+            version: CubicVersion::V2_1,
+            ..Default::default()
+        };
+        let mut cc = cubic(CwndUnit::Packets, 100, u64::MAX, p);
+        assert_eq!(cc.ssthresh(), u64::MAX);
+        cc.set_ssthresh(100_000);
+        let mut d = Driver::new(MSS);
+        d.round(&mut cc, 100 * MS, 100 * MS, 2, AckSpacing::Spread);
+        cc.set_cwnd(100_000);
+        let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 2, AckSpacing::Spread));
+        assert_eq!(w, 102.0);
     }
 
     #[test]
