@@ -616,14 +616,16 @@ impl TcpSender {
             // although no ACK came.
             self.arm_tlp(now);
         }
-        self.frto.send_new = false;
-        // The fast retransmit goes out in the first send opportunity after recovery starts —
-        // the next pacing slot or the first room in the host queue, as RFC 6675 §5 step 4.3
-        // and RFC 5681 §3.2 step 2 retransmit on entry whatever the window — or, once that
-        // opportunity has passed, waits for the window like any other (a stale flag would send
-        // it beyond the window much later).
+        // What recovery entry or an F-RTO ACK released holds for the sends it allows: the fast
+        // retransmit goes out in the first send opportunity after recovery starts — the next
+        // pacing slot or the first room in the host queue, as RFC 6675 §5 step 4.3 and RFC 5681
+        // §3.2 step 2 retransmit on entry whatever the window — or, once that opportunity has
+        // passed, waits for the window like any other (a stale flag would send it beyond the
+        // window much later); F-RTO's new segments (RFC 5682 §2.1 step 2b: up to two) are not
+        // turned into retransmissions by a pacing gap between them.
         if !no_opportunity {
             self.fast_rexmit_due = false;
+            self.frto.send_new = false;
         }
         self.cwnd_limited = stopped_by_cwnd;
         self.maybe_send_fin(cx);
