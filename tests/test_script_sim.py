@@ -117,7 +117,8 @@ def test_linux6_suite_fails_only_the_known_differences():
 
 
 @pytest.mark.parametrize(
-    "stack", ["freebsd-5.3", "linux-2.4.27", "linux-2.6.39", "openbsd-3.5", "windows-xp"]
+    "stack",
+    ["freebsd-5.3", "linux-2.4.27", "linux-2.6.39", "openbsd-3.5", "windows-xp", "windows-7"],
 )
 def test_older_personality_scripts_pass_on_their_model(stack):
     for f in sorted((SUITE / stack).glob("*.pkt")):

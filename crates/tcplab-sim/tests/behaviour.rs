@@ -560,6 +560,30 @@ fn test_rack_tlp_repairs_tail_loss_without_timeout() {
 }
 
 #[test]
+fn test_paced_sender_fast_retransmits_at_once() {
+    // One segment lost in slow start on a 205 ms path, the sender pacing at cwnd/SRTT with a
+    // 300 ms RTO floor (the Windows 7 personality's knobs). RFC 6675 §5 step 4.3 (and RFC 5681
+    // §3.2 step 2) retransmit on recovery entry whatever the window: with pacing that is the
+    // next pacing slot, not when pipe has fallen below the halved window half an RTT later —
+    // which left only 95 ms for the retransmission's ACK and made the RTO fire spuriously.
+    let run = |pacing: bool| {
+        let mut d = Dumbbell::new(100_000_000, 205 * MS, 2000, 4 * SEC);
+        d.fwd_loss = json!({"model": "list", "packets": [40]});
+        let tcp = json!({"pacing": pacing, "min_rto": 300 * MS, "initial_window": 2, "sack": true});
+        let r = d.tcp("t", "newreno", 0, tcp).run();
+        let f = &r.flows[0];
+        (f.fast_retransmits, f.timeouts, f.retransmits)
+    };
+    for pacing in [false, true] {
+        let (fr, to, rtx) = run(pacing);
+        eprintln!(
+            "pacing {pacing}: {fr} fast retransmit(s), {to} timeout(s), {rtx} retransmission(s)"
+        );
+        assert_eq!((fr, to, rtx), (1, 0, 1), "pacing {pacing}");
+    }
+}
+
+#[test]
 fn test_rack_reduces_timeouts_under_heavy_loss() {
     let run = |rack: bool| {
         let mut d = Dumbbell::new(20_000_000, 60 * MS, 100, 120 * SEC);

@@ -524,13 +524,18 @@ impl TcpSender {
         let now = cx.now;
         let mut stopped_by_cwnd = false;
         let mut sent_new = false;
+        // Stopped before any send opportunity: waiting for the pacing slot or for room in the
+        // host queue.
+        let mut no_opportunity = false;
         self.timers.pace_blocked = false;
         loop {
             if self.timers.pace_next > now && self.pacing_rate().is_some() {
                 self.timers.pace_blocked = true;
+                no_opportunity = true;
                 break;
             }
             if !cx.nic_has_room() {
+                no_opportunity = true;
                 self.timers.nic_wake = Some(cx.nic_free_at.max(now + 1));
                 if self.cfg.local_congestion_cwr && self.would_send() {
                     self.enter_local_cwr(now);
@@ -611,11 +616,17 @@ impl TcpSender {
             // although no ACK came.
             self.arm_tlp(now);
         }
-        self.frto.send_new = false;
-        // The fast retransmit goes out in the send opportunity right after recovery starts or
-        // waits for the window like any other (a stale flag would send it beyond the window
-        // much later).
-        self.fast_rexmit_due = false;
+        // What recovery entry or an F-RTO ACK released holds for the sends it allows: the fast
+        // retransmit goes out in the first send opportunity after recovery starts — the next
+        // pacing slot or the first room in the host queue, as RFC 6675 §5 step 4.3 and RFC 5681
+        // §3.2 step 2 retransmit on entry whatever the window — or, once that opportunity has
+        // passed, waits for the window like any other (a stale flag would send it beyond the
+        // window much later); F-RTO's new segments (RFC 5682 §2.1 step 2b: up to two) are not
+        // turned into retransmissions by a pacing gap between them.
+        if !no_opportunity {
+            self.fast_rexmit_due = false;
+            self.frto.send_new = false;
+        }
         self.cwnd_limited = stopped_by_cwnd;
         self.maybe_send_fin(cx);
     }

@@ -247,6 +247,9 @@ impl Frto {
         let Some(high_seq) = self.high_seq else {
             return false;
         };
+        // Each ACK decides anew whether new data is released (a release still waiting for a
+        // pacing slot ends with the next ACK).
+        self.send_new = false;
         if !a.in_loss {
             self.high_seq = None; // the episode ended (or was undone)
             return false;
@@ -470,6 +473,10 @@ mod tests {
         };
         assert!(!f.on_ack(&a));
         assert!(f.running(), "neither SACK nor duplicate: wait");
+        assert!(
+            !f.send_new,
+            "a release still waiting for a pacing slot ends with the next ACK"
+        );
         let a = FrtoAck { dup: true, ..a };
         assert!(!f.on_ack(&a));
         assert!(!f.running());
