@@ -6,7 +6,7 @@ use crate::config::{err, BackgroundCfg, Config, ConfigError, FlowKind, NodeKind,
 use crate::endpoint::{Cx, Endpoint};
 use crate::event::{Class, EventQueue, Target};
 use crate::host::{Hold, HostTotals, TimerSlack};
-use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
+use crate::measure::{ChangeLog, FlowSeries, LinkId, LinkTotals, QueueSeries, SenderVars};
 use crate::net::{Channel, Network, Offer, PacketId, NO_ROUTE};
 use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
@@ -139,23 +139,6 @@ struct MiceTemplate {
     free: Vec<u32>,
 }
 
-#[derive(Serialize)]
-pub struct LinkTotals {
-    pub name: String,
-    pub dir: &'static str,
-    pub from: String,
-    pub to: String,
-    pub rate_bps: u64,
-    pub delay_ns: u64,
-    pub packets: u64,
-    pub bytes: u64,
-    pub drops: u64,
-    pub lost: u64,
-    pub busy_ns: u64,
-    pub max_queue_pkts: u32,
-    pub monitor: bool,
-}
-
 /// The raw result of one trial (docs/design.md §4).
 #[derive(Serialize)]
 pub struct RunResult {
@@ -266,8 +249,8 @@ pub fn growth_of(t: &TcpConfig) -> WindowGrowth {
 
 /// The controller's initial values before the handshake, for a first hop of `mtu` (an MSS of
 /// `mtu` − 52: IPv4 and TCP headers with the timestamp option); the sender builds it again with
-/// the negotiated MSS when the handshake completes.
-fn initial_cc(t: &TcpConfig, mtu: u32) -> CcInit {
+/// the negotiated MSS when the handshake completes (also used by the script driver).
+pub fn initial_cc(t: &TcpConfig, mtu: u32) -> CcInit {
     CcInit {
         mss: mtu - 52,
         initial_cwnd: t.initial_window.bytes(mtu - 52),
@@ -855,14 +838,7 @@ impl Simulation {
             // The link model's sample (src/link.rs), the same as the kernel engine's emulator.
             let c = &mut self.net.channels[ci];
             let q = c.model.sample(t, dt, &mut self.prev_link[ci]);
-            self.queues.channel.push(ci as u32);
-            self.queues.dir.push(c.dir);
-            self.queues.time_ns.push(t);
-            self.queues.queue_pkts.push(q.queue_pkts);
-            self.queues.queue_bytes.push(q.queue_bytes);
-            self.queues.drops.push(q.drops);
-            self.queues.lost.push(q.lost);
-            self.queues.utilization.push(q.utilization);
+            self.queues.push(ci as u32, c.dir, t, &q);
         }
         self.last_sample = t;
     }
@@ -963,32 +939,21 @@ impl Simulation {
                     .name
                     .rsplit_once('.')
                     .map_or(c.name.clone(), |(l, _)| l.to_string());
-                LinkTotals {
+                let id = LinkId {
                     name,
                     dir: c.dir,
                     from: self.net.nodes[c.from as usize].name.clone(),
                     to: self.net.nodes[c.to as usize].name.clone(),
-                    rate_bps: c.rate_bps,
-                    delay_ns: c.delay_ns,
-                    packets: c.stats().packets,
-                    bytes: c.stats().bytes,
-                    drops: c.stats().drops,
-                    lost: c.stats().lost,
-                    busy_ns: c.stats().busy_ps / 1000,
-                    max_queue_pkts: c.stats().max_queue_pkts,
                     monitor: c.monitor,
-                }
+                };
+                LinkTotals::new(id, c.rate_bps, c.delay_ns, c.stats())
             })
             .collect();
         let mut queues = self.queues;
-        queues.link = queues
-            .channel
-            .iter()
-            .map(|&c| {
-                let n = &self.net.channels[c as usize].name;
-                n.rsplit_once('.').map_or(n.clone(), |(l, _)| l.to_string())
-            })
-            .collect();
+        queues.name_links(|c| {
+            let n = &self.net.channels[c as usize].name;
+            n.rsplit_once('.').map_or(n.clone(), |(l, _)| l.to_string())
+        });
         RunResult {
             engine: "sim",
             sim_packets: self.data_delivered,

@@ -62,8 +62,7 @@ mod tests {
     fn test_counts_allocations_and_reallocations() {
         let _g = exclusive();
         let before = allocations();
-        let mut v: Vec<u64> = Vec::with_capacity(1);
-        v.push(1);
+        let mut v: Vec<u64> = vec![1];
         v.push(2); // grows: a reallocation
         let b = Box::new(3u8);
         assert_eq!(allocations() - before, 3, "{v:?} {b}");
