@@ -150,3 +150,24 @@ def test_bench_rejects_unknown_names(fake, capsys):
 def test_shipped_scenarios_validate_via_cli(fake, capsys):
     for p in sorted((ROOT / "scenarios").glob("*.toml")):
         assert main(["validate", str(p)]) == 0, p
+
+
+def test_run_command_maps_errors_to_exit_statuses(capsys):
+    # One mapping for every command (tcplab, tcplab trace): message on stderr, no traceback.
+    from tcplab.errors import UserError, run_command
+
+    def raising(exc):
+        def command():
+            raise exc
+
+        return command
+
+    assert run_command(lambda: 3) == 3
+    assert run_command(raising(UserError("bad value"))) == 2
+    assert "tcplab: error: bad value" in capsys.readouterr().err
+    assert run_command(raising(EngineUnavailable("no core"))) == 1
+    assert "tcplab: no core" in capsys.readouterr().err
+    assert run_command(raising(KeyboardInterrupt())) == 130
+    assert "interrupted" in capsys.readouterr().err
+    with pytest.raises(ZeroDivisionError):  # a bug is not an input error: it propagates
+        run_command(lambda: 1 // 0)

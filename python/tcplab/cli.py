@@ -15,14 +15,12 @@ engine rejects) with the message on stderr and no traceback; 1 the engine is not
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import EngineUnavailable, UserError
+from .errors import UserError, run_command
 
 __all__ = ["main"]
 
@@ -108,42 +106,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return script_main(words[1:])
     args = _parser().parse_args(argv)
-    try:
-        if args.command in ("run", "validate"):
-            from .bundled import resolve
+    return run_command(lambda: _dispatch(args))
 
-            args.scenario = resolve(args.scenario)
-        if args.command == "run":
-            return _run(args)
-        if args.command == "validate":
-            return _validate(args)
-        if args.command == "list":
-            return _list(args)
-        if args.command == "show":
-            return _show(args)
-        if args.command == "bench":
-            return _bench(args)
-        if getattr(args, "func", None) is not None:
-            return int(args.func(args))
-        if args.command == "trace":
-            from .trace import main_trace
 
-            return main_trace(args)
-        if args.command == "reproduce":
-            return _reproduce(args)
-    except UserError as e:
-        print(f"tcplab: error: {e}", file=sys.stderr)
-        return 2
-    except EngineUnavailable as e:
-        print(f"tcplab: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("tcplab: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # output piped into `head` and closed
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        return 0
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in ("run", "validate"):
+        from .bundled import resolve
+
+        args.scenario = resolve(args.scenario)
+    if args.command == "run":
+        return _run(args)
+    if args.command == "validate":
+        return _validate(args)
+    if args.command == "list":
+        return _list(args)
+    if args.command == "show":
+        return _show(args)
+    if args.command == "bench":
+        return _bench(args)
+    if getattr(args, "func", None) is not None:  # trace, identify, compare, kernel-cleanup
+        return int(args.func(args))
+    if args.command == "reproduce":
+        return _reproduce(args)
     return 2  # pragma: no cover - argparse enforces a command
 
 

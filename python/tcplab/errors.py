@@ -7,8 +7,11 @@ without a traceback. :class:`EngineUnavailable` means the environment lacks an e
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from collections.abc import Iterable
+import os
+import sys
+from collections.abc import Callable, Iterable
 
 __all__ = [
     "EngineError",
@@ -18,6 +21,7 @@ __all__ = [
     "TcplabError",
     "UserError",
     "nearest",
+    "run_command",
 ]
 
 
@@ -105,3 +109,24 @@ def nearest(name: str, candidates: Iterable[str]) -> str | None:
         if len(prefixed) == 1:
             return prefixed[0]
     return None
+
+
+def run_command(command: Callable[[], int]) -> int:
+    """Run a command-line command and return its exit status, with tcplab's errors turned into a
+    message on stderr and no traceback: :class:`UserError` 2, :class:`EngineUnavailable` 1,
+    Ctrl-C 130, output piped into a reader that closed it (``| head``) 0."""
+    try:
+        return command()
+    except UserError as e:
+        print(f"tcplab: error: {e}", file=sys.stderr)
+        return 2
+    except EngineUnavailable as e:
+        print(f"tcplab: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tcplab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return 0

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import EngineUnavailable, UserError
+from .errors import EngineUnavailable, UserError, run_command
 
 __all__ = [
     "TraceError",
@@ -429,14 +429,7 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
 
 def main_trace(args: argparse.Namespace) -> int:
     """Run ``tcplab trace``; returns the exit status (errors are printed, not raised)."""
-    try:
-        return _main(args)
-    except UserError as e:
-        print(f"tcplab: error: {e}", file=sys.stderr)
-        return 2
-    except EngineUnavailable as e:
-        print(f"tcplab: {e}", file=sys.stderr)
-        return 1
+    return run_command(lambda: _main(args))
 
 
 def _main(args: argparse.Namespace) -> int:

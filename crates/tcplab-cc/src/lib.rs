@@ -198,9 +198,37 @@ pub struct SentEvent {
     pub total_delivered: u64,
 }
 
+/// Copying a controller's whole state onto another controller of the same algorithm, in place:
+/// a pool of connections (`tcplab-sim`'s background traffic) starts each new connection's
+/// controller as a copy of a freshly built one and so allocates nothing per connection. Every
+/// controller gets it from the blanket implementation below (controllers are plain `Clone`
+/// data); it is a separate trait only because a trait's default methods cannot require `Clone`.
+pub trait CopyState {
+    /// `self` as [`Any`](std::any::Any), for the type check of [`copy_state_from`](Self::copy_state_from).
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// Overwrite `self` with a copy of `src` if both are the same algorithm (type) and return
+    /// true; leave `self` unchanged and return false otherwise.
+    fn copy_state_from(&mut self, src: &dyn CongestionControl) -> bool;
+}
+
+impl<T: CongestionControl + Clone + 'static> CopyState for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn copy_state_from(&mut self, src: &dyn CongestionControl) -> bool {
+        match src.as_any().downcast_ref::<T>() {
+            Some(s) => {
+                self.clone_from(s);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// A congestion-control algorithm. The stack calls these hooks; the controller owns `cwnd`,
 /// `ssthresh` and the pacing rate. Every hook but the accessors has a default no-op.
-pub trait CongestionControl: Send {
+pub trait CongestionControl: Send + CopyState {
     /// Short lowercase name, e.g. `"cubic"`.
     fn name(&self) -> &'static str;
 
@@ -294,7 +322,7 @@ pub trait CongestionControl: Send {
 }
 
 /// Parameters every controller needs at construction.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CcInit {
     /// Sender maximum segment size, bytes.
     pub mss: u32,

@@ -290,6 +290,75 @@ mod tests {
         }
     }
 
+    /// Windows, threshold and pacing rate after each of a fixed series of events: ACKs at
+    /// 50 ms RTT, a loss episode, more ACKs, a timeout, more ACKs.
+    fn trajectory(cc: &mut dyn CongestionControl) -> Vec<(u64, u64, Option<u64>)> {
+        use crate::testkit::{ack_one, loss_episode};
+        let mut out = Vec::new();
+        let mut now = 0;
+        let mut acks = |cc: &mut dyn CongestionControl, now: &mut crate::Nanos, n: u32| {
+            for _ in 0..n {
+                *now += crate::MS;
+                cc.on_ack(&ack_one(*now, 50 * crate::MS, 1448));
+                out.push((cc.cwnd(), cc.ssthresh(), cc.pacing_rate()));
+            }
+        };
+        acks(cc, &mut now, 120);
+        loss_episode(cc, now, 1448);
+        acks(cc, &mut now, 80);
+        cc.on_rto(&crate::RtoEvent {
+            now,
+            in_flight: cc.cwnd(),
+            backoff_count: 1,
+            mss: 1448,
+        });
+        acks(cc, &mut now, 60);
+        out
+    }
+
+    #[test]
+    fn test_copy_state_from_a_fresh_controller_restarts_it() {
+        // A pooled connection's controller (tcplab-sim background traffic) is a used one
+        // overwritten by a fresh copy: from then on it must act as a freshly built one.
+        let i = init(CwndUnit::Packets, 0);
+        for info in list() {
+            let mut used = build(info.name, &[], i).unwrap();
+            used.set_random_seed(3);
+            trajectory(&mut *used);
+            let fresh = build(info.name, &[], i).unwrap();
+            assert_ne!(
+                (used.cwnd(), used.ssthresh()),
+                (fresh.cwnd(), fresh.ssthresh()),
+                "{}: used state",
+                info.name
+            );
+            assert!(used.copy_state_from(&*fresh), "{}", info.name);
+            let mut reference = build(info.name, &[], i).unwrap();
+            used.set_random_seed(9);
+            reference.set_random_seed(9);
+            assert_eq!(
+                trajectory(&mut *used),
+                trajectory(&mut *reference),
+                "{}",
+                info.name
+            );
+            // Another algorithm's state is refused and changes nothing.
+            let other = build(
+                if info.name == "vegas" {
+                    "cubic"
+                } else {
+                    "vegas"
+                },
+                &[],
+                i,
+            )
+            .unwrap();
+            let before = (used.cwnd(), used.ssthresh());
+            assert!(!used.copy_state_from(&*other), "{}", info.name);
+            assert_eq!((used.cwnd(), used.ssthresh()), before);
+        }
+    }
+
     #[test]
     fn test_registry_unknown_algorithm_lists_known_names() {
         let e = build("cubik", &[], init(CwndUnit::Bytes, 0)).err().unwrap();

@@ -85,48 +85,11 @@ fn default_mtu() -> u32 {
     1500
 }
 
-/// One direction of a link (docs/design.md §3 `links[].ab`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ChanCfg {
-    /// Serialisation rate of IP packets, bit/s; 0 means unlimited.
-    pub rate_bps: u64,
-    /// One-way propagation delay added after serialisation, ns.
-    pub delay_ns: u64,
-    #[serde(default)]
-    pub queue: QueueCfg,
-    #[serde(default)]
-    pub loss: LossCfg,
-    /// Changes of rate, delay and/or loss at times after the experiment's time zero (the same
-    /// steps as the simulator's, crates/tcplab-sim/src/link.rs).
-    #[serde(default)]
-    pub schedule: Vec<Step>,
-}
-
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct QueueCfg {
-    #[serde(default = "droptail")]
-    pub kind: String,
-    #[serde(default)]
-    pub limit_pkts: Option<u32>,
-    #[serde(default)]
-    pub limit_bytes: Option<u64>,
-}
-
-impl Default for QueueCfg {
-    fn default() -> Self {
-        QueueCfg {
-            kind: droptail(),
-            limit_pkts: None,
-            limit_bytes: None,
-        }
-    }
-}
-
-fn droptail() -> String {
-    "droptail".to_string()
-}
+/// One direction of a link (docs/design.md §3 `links[].ab`) and its queue: the simulator's
+/// types, so that both engines read the same fields with the same defaults. A direction's
+/// `schedule` of rate, delay and loss changes counts from the experiment's time zero. Outages
+/// are not emulated (rejected by [`EmuConfig::check`]).
+pub use tcplab_sim::config::{ChanCfg, QueueCfg};
 
 /// The simulator's loss models (docs/scenario-format.md). On the kernel a `list` index counts
 /// every IPv4 packet admitted to the direction, including those of iperf3's control connection
@@ -190,6 +153,9 @@ impl EmuConfig {
                         c.queue.kind
                     ));
                 }
+                if !c.outages.is_empty() {
+                    return Err(format!("{f}.outages: not supported by the link emulator"));
+                }
                 check_loss(&f, &c.loss)?;
                 tcplab_sim::link::check_schedule(&c.schedule, true)
                     .map_err(|(field, m)| format!("{f}.{field}: {m}"))?;
@@ -204,31 +170,8 @@ impl EmuConfig {
     }
 }
 
-fn check_prob(field: &str, p: f64) -> Result<(), String> {
-    if (0.0..=1.0).contains(&p) {
-        Ok(())
-    } else {
-        Err(format!("{field}: probability {p} is outside [0, 1]"))
-    }
-}
-
 fn check_loss(f: &str, l: &LossCfg) -> Result<(), String> {
-    match *l {
-        LossCfg::None => Ok(()),
-        LossCfg::Bernoulli { p } => check_prob(&format!("{f}.loss.p"), p),
-        LossCfg::GilbertElliott {
-            p_gb,
-            p_bg,
-            loss_good,
-            loss_bad,
-        } => {
-            check_prob(&format!("{f}.loss.p_gb"), p_gb)?;
-            check_prob(&format!("{f}.loss.p_bg"), p_bg)?;
-            check_prob(&format!("{f}.loss.loss_good"), loss_good)?;
-            check_prob(&format!("{f}.loss.loss_bad"), loss_bad)
-        }
-        LossCfg::List { .. } => Ok(()),
-    }
+    l.check().map_err(|(field, m)| format!("{f}.{field}: {m}"))
 }
 
 #[cfg(test)]
@@ -266,5 +209,13 @@ mod tests {
             .contains("used twice"));
         let bad = CFG.replace("\"delay_ns\": 5000000}", "\"delay_ns\": 5000000, \"x\": 1}");
         assert!(EmuConfig::from_json(&bad).is_err());
+        // The simulator's link directions may have outages; the emulator has none.
+        let bad = CFG.replace(
+            "\"delay_ns\": 5000000}",
+            "\"delay_ns\": 5000000, \"outages\": [[0, 1000]]}",
+        );
+        assert!(EmuConfig::from_json(&bad)
+            .unwrap_err()
+            .contains("links.0.ba.outages"));
     }
 }

@@ -219,6 +219,7 @@ mod tests {
                 limit_bytes: None,
             },
             loss,
+            outages: vec![],
             schedule: Vec::new(),
         }
     }

@@ -27,6 +27,7 @@ use crate::tcpobs::{self, FlowCount, FlowObs};
 use serde::Serialize;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tcplab_sim::measure::{LinkId, LinkTotals, QueueSeries};
 use tcplab_sim::rng::Rng;
 
 const ETH_HDR: u32 = 14;
@@ -123,21 +124,39 @@ struct Lane {
     counts: Vec<usize>,
 }
 
-/// Per-direction statistics (docs/design.md §4 `links`, plus the self-check).
+impl Lane {
+    /// Link `link`'s direction `dir` served by `pipe`, leaving through port `out_port`; its
+    /// end nodes' names are set by the caller.
+    fn new(pipe: Pipe, link: &str, dir: &'static str, out_port: usize, monitor: bool) -> Lane {
+        Lane {
+            pipe,
+            link: link.to_string(),
+            dir,
+            from: String::new(),
+            to: String::new(),
+            out_port,
+            monitor,
+            lateness: Hist::default(),
+            input_lag: Hist::default(),
+            rate: RateMeter::new(RATE_MIN_SPAN_NS),
+            delivered: 0,
+            delivered_bytes: 0,
+            send_retries: 0,
+            send_errors: 0,
+            mark: SampleMark::default(),
+            watch_data: Vec::new(),
+            watch_ack: Vec::new(),
+            counts: Vec::new(),
+        }
+    }
+}
+
+/// Per-direction statistics: the simulator's (docs/design.md §4 `links`), then what the
+/// emulator delivered and its self-check.
 #[derive(Serialize)]
 pub struct LaneReport {
-    pub name: String,
-    pub dir: &'static str,
-    pub from: String,
-    pub to: String,
-    pub rate_bps: u64,
-    pub delay_ns: u64,
-    pub packets: u64,
-    pub bytes: u64,
-    pub drops: u64,
-    pub lost: u64,
-    pub busy_ns: u64,
-    pub max_queue_pkts: u32,
+    #[serde(flatten)]
+    pub link: LinkTotals,
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub check: LaneCheck,
@@ -159,19 +178,6 @@ pub struct LaneCheck {
     pub bypass: u64,
     pub outgoing_seen: u64,
     pub left_in_flight: u64,
-}
-
-/// docs/design.md §4 `queue_series`, columnar.
-#[derive(Serialize, Default)]
-pub struct QueueSeries {
-    pub link: Vec<String>,
-    pub dir: Vec<&'static str>,
-    pub time_ns: Vec<u64>,
-    pub queue_pkts: Vec<u32>,
-    pub queue_bytes: Vec<u64>,
-    pub drops: Vec<u64>,
-    pub lost: Vec<u64>,
-    pub utilization: Vec<f64>,
 }
 
 /// Cumulative delivered packets and payload bytes of the counted flows, per interval.
@@ -251,29 +257,11 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
             });
             // Frames entering at a_if leave through b_if and vice versa.
             let out_port = if dir == "ab" { lane + 1 } else { lane - 1 };
-            lanes.push(Lane {
-                pipe: Pipe::new(
-                    chan,
-                    Rng::for_entity(cfg.seed, "loss", &format!("{}.{dir}", l.name)),
-                ),
-                link: l.name.clone(),
-                dir,
-                from: from.clone(),
-                to: to.clone(),
-                out_port,
-                monitor: l.monitor,
-                lateness: Hist::default(),
-                input_lag: Hist::default(),
-                rate: RateMeter::new(RATE_MIN_SPAN_NS),
-                delivered: 0,
-                delivered_bytes: 0,
-                send_retries: 0,
-                send_errors: 0,
-                mark: SampleMark::default(),
-                watch_data: Vec::new(),
-                watch_ack: Vec::new(),
-                counts: Vec::new(),
-            });
+            let rng = Rng::for_entity(cfg.seed, "loss", &format!("{}.{dir}", l.name));
+            let mut lane = Lane::new(Pipe::new(chan, rng), &l.name, dir, out_port, l.monitor);
+            lane.from.clone_from(from);
+            lane.to.clone_from(to);
+            lanes.push(lane);
         }
     }
     let mut obs: Vec<FlowObs> = cfg.watch.iter().map(|w| FlowObs::new(&w.flow)).collect();
@@ -400,18 +388,11 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                 break;
             }
             sample_k += 1;
-            for l in lanes.iter_mut().filter(|l| l.monitor) {
+            for (li, l) in lanes.iter_mut().enumerate().filter(|(_, l)| l.monitor) {
                 // The simulator's sample (crates/tcplab-sim/src/link.rs): drops and losses since
                 // the previous sample, utilisation of the interval.
                 let q = l.pipe.sample(ts, interval, &mut l.mark);
-                series.link.push(l.link.clone());
-                series.dir.push(l.dir);
-                series.time_ns.push(sample_k * interval);
-                series.queue_pkts.push(q.queue_pkts);
-                series.queue_bytes.push(q.queue_bytes);
-                series.drops.push(q.drops);
-                series.lost.push(q.lost);
-                series.utilization.push(q.utilization);
+                series.push(li as u32, l.dir, sample_k * interval, &q);
             }
             for c in &counts {
                 flow_series.flow.push(c.flow.clone());
@@ -604,6 +585,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
         r.check.bypass += p.bypass;
         r.check.outgoing_seen += p.outgoing;
     }
+    series.name_links(|li| lanes[li as usize].link.clone());
     Ok(Report {
         epoch_mono_ns: epoch,
         t0_mono_ns: t0,
@@ -625,19 +607,15 @@ fn lane_report(lane: &Lane, left: u64) -> LaneReport {
         Some(r) if lane.pipe.rate_bps > 0 => Some(lane.pipe.rate_bps as f64 * r),
         _ => None,
     };
-    LaneReport {
+    let id = LinkId {
         name: lane.link.clone(),
         dir: lane.dir,
         from: lane.from.clone(),
         to: lane.to.clone(),
-        rate_bps: lane.pipe.rate_bps,
-        delay_ns: lane.pipe.delay_ns,
-        packets: s.packets,
-        bytes: s.bytes,
-        drops: s.drops,
-        lost: s.lost,
-        busy_ns: s.busy_ps / 1000,
-        max_queue_pkts: s.max_queue_pkts,
+        monitor: lane.monitor,
+    };
+    LaneReport {
+        link: LinkTotals::new(id, lane.pipe.rate_bps, lane.pipe.delay_ns, s),
         delivered: lane.delivered,
         delivered_bytes: lane.delivered_bytes,
         check: LaneCheck {
@@ -665,4 +643,85 @@ pub fn serve_json(config_json: &str) -> Result<String, String> {
     let stop = AtomicBool::new(false);
     let report = serve(&cfg, &stop)?;
     serde_json::to_string(&report).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ChanCfg, QueueCfg};
+
+    fn lane(monitor: bool) -> Lane {
+        let chan = ChanCfg {
+            rate_bps: 10_000_000,
+            delay_ns: 5_000_000,
+            queue: QueueCfg::default(),
+            loss: Default::default(),
+            outages: vec![],
+            schedule: vec![],
+        };
+        Lane::new(Pipe::new(&chan, Rng::new(1)), "bn", "ab", 1, monitor)
+    }
+
+    #[test]
+    fn test_reports_carry_the_simulators_fields() {
+        // The kernel engine (python/tcplab/kernel/result.py) reads the simulator's `links`
+        // fields and `queue_series` columns from the emulator's report.
+        let mut l = lane(true);
+        for i in 0..3 {
+            l.pipe.offer(i * 1_000_000, 1500, i as u32);
+        }
+        let v = serde_json::to_value(lane_report(&l, 0)).unwrap();
+        let id = LinkId {
+            name: String::new(),
+            dir: "ab",
+            from: String::new(),
+            to: String::new(),
+            monitor: true,
+        };
+        let stats = tcplab_sim::link::LinkStats::default();
+        let sim = serde_json::to_value(LinkTotals::new(id, 0, 0, &stats)).unwrap();
+        let own = ["delivered", "delivered_bytes", "check"];
+        for k in sim
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .chain(own)
+        {
+            assert!(v.get(k).is_some(), "links[].{k} missing in {v}");
+        }
+        assert_eq!(v["name"], "bn");
+        assert_eq!(
+            (v["packets"].as_u64(), v["bytes"].as_u64()),
+            (Some(3), Some(4500))
+        );
+        assert_eq!(v["busy_ns"], 3 * 1_200_000);
+
+        let lanes = [lane(false), l];
+        let mut series = QueueSeries::default();
+        let q = tcplab_sim::link::QueueSample {
+            queue_pkts: 1,
+            queue_bytes: 1500,
+            drops: 0,
+            lost: 0,
+            utilization: 0.5,
+        };
+        series.push(1, "ab", 7, &q);
+        series.name_links(|li| lanes[li as usize].link.clone());
+        let s = serde_json::to_value(&series).unwrap();
+        let mut keys: Vec<_> = s.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        let want = [
+            "dir",
+            "drops",
+            "link",
+            "lost",
+            "queue_bytes",
+            "queue_pkts",
+            "time_ns",
+            "utilization",
+        ];
+        assert_eq!(keys, want);
+        assert_eq!((&s["link"][0], &s["time_ns"][0]), (&"bn".into(), &7.into()));
+    }
 }

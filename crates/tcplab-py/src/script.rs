@@ -8,7 +8,6 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
-use tcplab_cc::CcInit;
 use tcplab_sim::endpoint::Cx;
 use tcplab_sim::packet::{Packet, Proto, IPV4_HEADER, TCP_HEADER};
 use tcplab_sim::rng::Rng;
@@ -56,16 +55,50 @@ struct ScriptSender {
     tx: TcpSender,
 }
 
-impl ScriptSender {
-    fn drive(&mut self, now: u64, pkt: Option<&Packet>) -> Vec<Seg> {
-        let mut out = Vec::new();
-        let mut cx = Cx::new(now, &mut out, u32::MAX, 0);
-        match pkt {
-            Some(p) => self.tx.on_packet(p, &mut cx),
-            None => self.tx.on_timer(&mut cx),
-        }
-        out.iter().map(to_seg).collect()
+/// Either end of a scripted connection.
+trait Driven {
+    fn on_packet(&mut self, p: &Packet, cx: &mut Cx);
+    fn on_timer(&mut self, cx: &mut Cx);
+}
+
+impl Driven for TcpSender {
+    fn on_packet(&mut self, p: &Packet, cx: &mut Cx) {
+        TcpSender::on_packet(self, p, cx)
     }
+    fn on_timer(&mut self, cx: &mut Cx) {
+        TcpSender::on_timer(self, cx)
+    }
+}
+
+impl Driven for TcpReceiver {
+    fn on_packet(&mut self, p: &Packet, cx: &mut Cx) {
+        TcpReceiver::on_packet(self, p, cx)
+    }
+    fn on_timer(&mut self, cx: &mut Cx) {
+        TcpReceiver::on_timer(self, cx)
+    }
+}
+
+/// Run `ep` at `now` on the peer's segment `pkt` (or its timers, without one): the segments it
+/// sends. The host never holds segments back (its transmit ring is unlimited).
+fn drive(ep: &mut impl Driven, now: u64, pkt: Option<&Packet>) -> Vec<Seg> {
+    let mut out = Vec::new();
+    let mut cx = Cx::new(now, &mut out, u32::MAX, 0);
+    match pkt {
+        Some(p) => ep.on_packet(p, &mut cx),
+        None => ep.on_timer(&mut cx),
+    }
+    out.iter().map(to_seg).collect()
+}
+
+/// A stack's TCP knobs (a TcpConfig object as JSON) and the first hop's MTU, checked.
+fn tcp_config(tcp_json: &str, mtu: u32) -> PyResult<TcpConfig> {
+    let cfg: TcpConfig = serde_json::from_str(tcp_json)
+        .map_err(|e| PyValueError::new_err(format!("tcp config: {e}")))?;
+    if mtu < 576 {
+        return Err(PyValueError::new_err(format!("mtu {mtu} < 576")));
+    }
+    Ok(cfg)
 }
 
 #[pymethods]
@@ -80,11 +113,7 @@ impl ScriptSender {
         isn: u32,
         start_ns: u64,
     ) -> PyResult<Self> {
-        let cfg: TcpConfig = serde_json::from_str(tcp_json)
-            .map_err(|e| PyValueError::new_err(format!("tcp config: {e}")))?;
-        if mtu < 576 {
-            return Err(PyValueError::new_err(format!("mtu {mtu} < 576")));
-        }
+        let cfg = tcp_config(tcp_json, mtu)?;
         let growth = tcplab_sim::sim::growth_of(&cfg);
         let spec = FlowSpec {
             flow: 0,
@@ -101,12 +130,7 @@ impl ScriptSender {
             cca_params: Vec::new(),
             growth,
         };
-        let init = CcInit {
-            mss: mtu - 52,
-            initial_cwnd: cfg.initial_window.bytes(mtu - 52),
-            initial_ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
-            growth,
-        };
+        let init = tcplab_sim::sim::initial_cc(&cfg, mtu);
         let cc = tcplab_cc::build(cca, &[], init)
             .map_err(|e| PyValueError::new_err(format!("cca: {e}")))?;
         Ok(ScriptSender {
@@ -116,13 +140,12 @@ impl ScriptSender {
 
     /// Deliver the peer's segment at `now_ns`; returns the segments the sender emits.
     fn on_packet(&mut self, now_ns: u64, seg: Seg) -> Vec<Seg> {
-        let p = to_packet(seg);
-        self.drive(now_ns, Some(&p))
+        drive(&mut self.tx, now_ns, Some(&to_packet(seg)))
     }
 
     /// Fire the sender's timers at `now_ns` (call at `poll_at()`); returns emitted segments.
     fn on_timer(&mut self, now_ns: u64) -> Vec<Seg> {
-        self.drive(now_ns, None)
+        drive(&mut self.tx, now_ns, None)
     }
 
     /// Next time the sender wants `on_timer`, in ns, or None.
@@ -189,28 +212,12 @@ struct ScriptReceiver {
     rx: TcpReceiver,
 }
 
-impl ScriptReceiver {
-    fn drive(&mut self, now: u64, pkt: Option<&Packet>) -> Vec<Seg> {
-        let mut out = Vec::new();
-        let mut cx = Cx::new(now, &mut out, u32::MAX, 0);
-        match pkt {
-            Some(p) => self.rx.on_packet(p, &mut cx),
-            None => self.rx.on_timer(&mut cx),
-        }
-        out.iter().map(to_seg).collect()
-    }
-}
-
 #[pymethods]
 impl ScriptReceiver {
     #[new]
     #[pyo3(signature = (tcp_json, mtu=1500))]
     fn new(tcp_json: &str, mtu: u32) -> PyResult<Self> {
-        let cfg: TcpConfig = serde_json::from_str(tcp_json)
-            .map_err(|e| PyValueError::new_err(format!("tcp config: {e}")))?;
-        if mtu < 576 {
-            return Err(PyValueError::new_err(format!("mtu {mtu} < 576")));
-        }
+        let cfg = tcp_config(tcp_json, mtu)?;
         Ok(ScriptReceiver {
             rx: TcpReceiver::new(0, 0, 1, 0, 1, cfg, mtu, Rng::new(0)),
         })
@@ -218,13 +225,12 @@ impl ScriptReceiver {
 
     /// Deliver the peer's segment at `now_ns`; returns the segments the receiver emits.
     fn on_packet(&mut self, now_ns: u64, seg: Seg) -> Vec<Seg> {
-        let p = to_packet(seg);
-        self.drive(now_ns, Some(&p))
+        drive(&mut self.rx, now_ns, Some(&to_packet(seg)))
     }
 
     /// Fire the receiver's timers (the delayed-ACK timer) at `now_ns`.
     fn on_timer(&mut self, now_ns: u64) -> Vec<Seg> {
-        self.drive(now_ns, None)
+        drive(&mut self.rx, now_ns, None)
     }
 
     fn poll_at(&self) -> Option<u64> {

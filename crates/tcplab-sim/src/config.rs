@@ -102,7 +102,7 @@ pub struct ChanCfg {
     pub schedule: Vec<crate::link::Step>,
 }
 
-#[derive(Clone, Debug, Deserialize, Default)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueCfg {
     /// Only "droptail" for now; other disciplines (RED, ...) slot in here.
@@ -112,6 +112,17 @@ pub struct QueueCfg {
     pub limit_pkts: Option<u32>,
     #[serde(default)]
     pub limit_bytes: Option<u64>,
+}
+
+/// A missing `queue`: drop-tail without limits.
+impl Default for QueueCfg {
+    fn default() -> Self {
+        QueueCfg {
+            kind: droptail(),
+            limit_pkts: None,
+            limit_bytes: None,
+        }
+    }
 }
 
 fn droptail() -> String {
@@ -140,6 +151,38 @@ pub enum LossCfg {
     /// direction, in the order offered; like ns-2's deterministic error model). For tests and
     /// for reproducing a particular loss pattern.
     List { packets: Vec<u64> },
+}
+
+impl LossCfg {
+    /// Every probability within [0, 1] (both engines: the simulator's links and the kernel
+    /// engine's link emulator); the error names the field below the direction (`loss.p`).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        let prob = |name: &str, p: f64| {
+            if (0.0..=1.0).contains(&p) {
+                Ok(())
+            } else {
+                Err((
+                    format!("loss.{name}"),
+                    format!("probability {p} is outside [0, 1]"),
+                ))
+            }
+        };
+        match *self {
+            LossCfg::None | LossCfg::List { .. } => Ok(()),
+            LossCfg::Bernoulli { p } => prob("p", p),
+            LossCfg::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => {
+                prob("p_gb", p_gb)?;
+                prob("p_bg", p_bg)?;
+                prob("loss_good", loss_good)?;
+                prob("loss_bad", loss_bad)
+            }
+        }
+    }
 }
 
 fn one() -> f64 {
@@ -180,84 +223,85 @@ impl Default for CcaCfg {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowCfg {
-    pub name: String,
-    #[serde(default)]
-    pub group: Option<String>,
-    pub kind: FlowKind,
-    pub src: String,
-    pub dst: String,
-    #[serde(default)]
-    pub start_ns: u64,
-    #[serde(default)]
-    pub stop_ns: Option<u64>,
-    /// Sized transfer (iperf -n): stop after this many bytes.
-    #[serde(default)]
-    pub bytes: Option<u64>,
-    #[serde(default)]
-    pub cca: CcaCfg,
-    /// Knobs of the data sender's stack.
-    #[serde(default)]
-    pub tcp: TcpConfig,
-    /// Knobs of the data receiver's stack (default: same as `tcp`).
-    #[serde(default)]
-    pub receiver_tcp: Option<TcpConfig>,
-    /// UDP constant bit rate (IP-layer payload rate as iperf -u -b counts it).
-    #[serde(default)]
-    pub rate_bps: Option<u64>,
-    #[serde(default = "default_udp_payload")]
-    pub payload_bytes: u32,
+/// Declares a traffic source's config struct: the fields every flow and background source has
+/// (written once here), then its own. A macro rather than `#[serde(flatten)]`, which serde does
+/// not support together with `deny_unknown_fields`.
+macro_rules! traffic_cfg {
+    ($(#[$m:meta])* pub struct $name:ident { $($own:tt)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            pub name: String,
+            pub kind: FlowKind,
+            pub src: String,
+            pub dst: String,
+            #[serde(default)]
+            pub start_ns: u64,
+            #[serde(default)]
+            pub stop_ns: Option<u64>,
+            /// TCP: the data sender's congestion control.
+            #[serde(default)]
+            pub cca: CcaCfg,
+            /// TCP: knobs of the data sender's stack.
+            #[serde(default)]
+            pub tcp: TcpConfig,
+            /// TCP: knobs of the data receiver's stack (default: same as `tcp`).
+            #[serde(default)]
+            pub receiver_tcp: Option<TcpConfig>,
+            /// UDP payload per datagram.
+            #[serde(default = "default_udp_payload")]
+            pub payload_bytes: u32,
+            $($own)*
+        }
+    };
+}
+
+traffic_cfg! {
+    /// A flow (docs/design.md §3, "flows"): one TCP connection or UDP stream.
+    pub struct FlowCfg {
+        #[serde(default)]
+        pub group: Option<String>,
+        /// Sized transfer (iperf -n): stop after this many bytes.
+        #[serde(default)]
+        pub bytes: Option<u64>,
+        /// UDP constant bit rate (IP-layer payload rate as iperf -u -b counts it).
+        #[serde(default)]
+        pub rate_bps: Option<u64>,
+    }
 }
 
 fn default_udp_payload() -> u32 {
     1470
 }
 
-/// A background source (docs/design.md §3, "background"): many short TCP connections ("tcp")
-/// or on-off UDP ("udp") between one host pair, reported in aggregate.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BackgroundCfg {
-    pub name: String,
-    pub kind: FlowKind,
-    pub src: String,
-    pub dst: String,
-    #[serde(default)]
-    pub start_ns: u64,
-    #[serde(default)]
-    pub stop_ns: Option<u64>,
-    /// Offered load: application (payload) bits per second, averaged over the run.
-    pub load_bps: u64,
-    // TCP mice.
-    /// Transfer sizes: bounded Pareto with this shape on [size_min, size_max] bytes.
-    #[serde(default)]
-    pub size_shape: Option<f64>,
-    #[serde(default)]
-    pub size_min: Option<u64>,
-    #[serde(default)]
-    pub size_max: Option<u64>,
-    #[serde(default)]
-    pub cca: CcaCfg,
-    #[serde(default)]
-    pub tcp: TcpConfig,
-    #[serde(default)]
-    pub receiver_tcp: Option<TcpConfig>,
-    // On-off UDP.
-    /// Sending rate during on periods.
-    #[serde(default)]
-    pub peak_bps: Option<u64>,
-    #[serde(default = "default_udp_payload")]
-    pub payload_bytes: u32,
-    /// Mean on period; the mean off period follows from load and peak.
-    #[serde(default)]
-    pub on_mean_ns: Option<u64>,
-    /// "exponential" (default) or "pareto" (with `period_shape`).
-    #[serde(default)]
-    pub periods: Option<String>,
-    #[serde(default)]
-    pub period_shape: Option<f64>,
+traffic_cfg! {
+    /// A background source (docs/design.md §3, "background"): many short TCP connections
+    /// ("tcp") or on-off UDP ("udp") between one host pair, reported in aggregate.
+    pub struct BackgroundCfg {
+        /// Offered load: application (payload) bits per second, averaged over the run.
+        pub load_bps: u64,
+        // TCP mice.
+        /// Transfer sizes: bounded Pareto with this shape on [size_min, size_max] bytes.
+        #[serde(default)]
+        pub size_shape: Option<f64>,
+        #[serde(default)]
+        pub size_min: Option<u64>,
+        #[serde(default)]
+        pub size_max: Option<u64>,
+        // On-off UDP.
+        /// Sending rate during on periods.
+        #[serde(default)]
+        pub peak_bps: Option<u64>,
+        /// Mean on period; the mean off period follows from load and peak.
+        #[serde(default)]
+        pub on_mean_ns: Option<u64>,
+        /// "exponential" (default) or "pareto" (with `period_shape`).
+        #[serde(default)]
+        pub periods: Option<String>,
+        #[serde(default)]
+        pub period_shape: Option<f64>,
+    }
 }
 
 /// A config problem, naming the field by its dotted path.
@@ -285,5 +329,51 @@ pub fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError 
 impl Config {
     pub fn from_json(s: &str) -> Result<Config, ConfigError> {
         serde_json::from_str(s).map_err(|e| err("config", e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_flow_and_background_share_fields_and_reject_unknown_keys() {
+        let common =
+            r#""name":"x","kind":"tcp","src":"a","dst":"b","start_ns":5,"cca":{"name":"reno"}"#;
+        let f: FlowCfg = serde_json::from_str(&format!("{{{common},\"bytes\":9}}")).unwrap();
+        let b: BackgroundCfg =
+            serde_json::from_str(&format!("{{{common},\"load_bps\":1000}}")).unwrap();
+        for (name, start, cca, payload) in [
+            (&f.name, f.start_ns, &f.cca.name, f.payload_bytes),
+            (&b.name, b.start_ns, &b.cca.name, b.payload_bytes),
+        ] {
+            assert_eq!(
+                (name.as_str(), start, cca.as_str(), payload),
+                ("x", 5, "reno", 1470)
+            );
+        }
+        assert_eq!((f.bytes, b.load_bps), (Some(9), 1000));
+        // Each keeps its own keys to itself.
+        assert!(serde_json::from_str::<FlowCfg>(&format!("{{{common},\"load_bps\":1}}")).is_err());
+        assert!(serde_json::from_str::<BackgroundCfg>(&format!(
+            "{{{common},\"load_bps\":1,\"bytes\":9}}"
+        ))
+        .is_err());
+    }
+
+    #[test]
+    fn test_loss_check_names_the_probability_outside_0_1() {
+        let ge = |loss_bad| LossCfg::GilbertElliott {
+            p_gb: 0.01,
+            p_bg: 0.5,
+            loss_good: 0.0,
+            loss_bad,
+        };
+        assert!(ge(1.0).check().is_ok());
+        assert!(LossCfg::Bernoulli { p: 0.0 }.check().is_ok());
+        assert_eq!(ge(1.5).check().unwrap_err().0, "loss.loss_bad");
+        let e = LossCfg::Bernoulli { p: f64::NAN }.check().unwrap_err();
+        assert_eq!(e.0, "loss.p");
+        assert!(e.1.contains("outside [0, 1]"), "{}", e.1);
     }
 }

@@ -3,6 +3,7 @@
 //! column-wise (docs/design.md §4). Columns grow by amortised `Vec` pushes once per interval, not
 //! per packet.
 
+use crate::link::{LinkStats, QueueSample};
 use serde::Serialize;
 
 /// Per-flow samples, one row per flow per interval end.
@@ -97,11 +98,14 @@ impl FlowSeries {
     }
 }
 
-/// Monitored link samples, one row per channel per interval end.
+/// Monitored link samples, one row per channel per interval end (docs/design.md §4
+/// `queue_series`): the simulator's and the kernel engine's link emulator's (crate
+/// `tcplab-linkem`), so both report the same columns.
 #[derive(Default, Serialize)]
 pub struct QueueSeries {
     /// Link names, filled from `channel` when the run finishes (no per-sample strings).
     pub link: Vec<String>,
+    /// The caller's index of the sampled link direction.
     #[serde(skip)]
     pub channel: Vec<u32>,
     pub dir: Vec<&'static str>,
@@ -111,6 +115,75 @@ pub struct QueueSeries {
     pub drops: Vec<u64>,
     pub lost: Vec<u64>,
     pub utilization: Vec<f64>,
+}
+
+impl QueueSeries {
+    /// One sample `q` of link direction `channel` (`dir`) at time `t`.
+    pub fn push(&mut self, channel: u32, dir: &'static str, t: u64, q: &QueueSample) {
+        self.channel.push(channel);
+        self.dir.push(dir);
+        self.time_ns.push(t);
+        self.queue_pkts.push(q.queue_pkts);
+        self.queue_bytes.push(q.queue_bytes);
+        self.drops.push(q.drops);
+        self.lost.push(q.lost);
+        self.utilization.push(q.utilization);
+    }
+
+    /// Fill `link` with the name of each sample's link direction (`name(channel)`).
+    pub fn name_links(&mut self, name: impl Fn(u32) -> String) {
+        self.link = self.channel.iter().map(|&c| name(c)).collect();
+    }
+}
+
+/// A link direction's totals (docs/design.md §4 `links`), from its link model's counters; the
+/// kernel engine's link emulator reports the same fields (and more).
+#[derive(Serialize)]
+pub struct LinkTotals {
+    pub name: String,
+    pub dir: &'static str,
+    pub from: String,
+    pub to: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub drops: u64,
+    pub lost: u64,
+    pub busy_ns: u64,
+    pub max_queue_pkts: u32,
+    pub monitor: bool,
+}
+
+/// Which link direction [`LinkTotals::new`] describes.
+pub struct LinkId {
+    pub name: String,
+    pub dir: &'static str,
+    pub from: String,
+    pub to: String,
+    pub monitor: bool,
+}
+
+impl LinkTotals {
+    /// The totals of link direction `id`, configured with `rate_bps` and `delay_ns`, whose model
+    /// counted `s`.
+    pub fn new(id: LinkId, rate_bps: u64, delay_ns: u64, s: &LinkStats) -> LinkTotals {
+        LinkTotals {
+            name: id.name,
+            dir: id.dir,
+            from: id.from,
+            to: id.to,
+            rate_bps,
+            delay_ns,
+            packets: s.packets,
+            bytes: s.bytes,
+            drops: s.drops,
+            lost: s.lost,
+            busy_ns: s.busy_ps / 1000,
+            max_queue_pkts: s.max_queue_pkts,
+            monitor: id.monitor,
+        }
+    }
 }
 
 /// Every change of cwnd or ssthresh (when `record_changes`).

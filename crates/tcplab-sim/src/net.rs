@@ -303,6 +303,15 @@ impl Network {
                 }
                 check_schedule(&c.schedule, false)
                     .map_err(|(f, m)| err(format!("links[{li}].{dir}.{f}"), m))?;
+                let losses = std::iter::once((String::new(), &c.loss)).chain(
+                    c.schedule.iter().enumerate().filter_map(|(k, st)| {
+                        st.loss.as_ref().map(|l| (format!("schedule[{k}]."), l))
+                    }),
+                );
+                for (at, loss) in losses {
+                    loss.check()
+                        .map_err(|(f, m)| err(format!("links[{li}].{dir}.{at}{f}"), m))?;
+                }
                 if c.queue.kind != "droptail" {
                     return Err(err(
                         format!("links[{li}].{dir}.queue.kind"),

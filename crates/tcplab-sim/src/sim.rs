@@ -6,7 +6,7 @@ use crate::config::{err, BackgroundCfg, Config, ConfigError, FlowKind, NodeKind,
 use crate::endpoint::{Cx, Endpoint};
 use crate::event::{Class, EventQueue, Target};
 use crate::host::{Hold, HostTotals, TimerSlack};
-use crate::measure::{ChangeLog, FlowSeries, QueueSeries, SenderVars};
+use crate::measure::{ChangeLog, FlowSeries, LinkId, LinkTotals, QueueSeries, SenderVars};
 use crate::net::{Channel, Network, Offer, PacketId, NO_ROUTE};
 use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
@@ -122,31 +122,21 @@ struct MiceTemplate {
     rmtu: u32,
     tcp: TcpConfig,
     rtcp: TcpConfig,
-    cca_name: String,
-    cca_params: Vec<(String, tcplab_cc::ParamValue)>,
+    /// The next connection's flow description (its per-connection fields are set at arrival).
+    spec: FlowSpec,
+    /// A freshly built controller: each connection starts with a copy of it.
+    cc0: Box<dyn tcplab_cc::CongestionControl>,
+    /// The controller of the last connection retired, to hold the next one's copy.
+    spare_cc: Option<Box<dyn tcplab_cc::CongestionControl>>,
     isn_rng: Rng,
     rx_rng: Rng,
     /// Seeds of the connections' timer-slack streams (knob `timer_slack`).
     slack_rng: Rng,
-    /// Sender endpoint index of each free slot (its receiver is the next index).
+    /// Sender endpoint index of each free slot (its receiver is the next index). A free slot
+    /// keeps its finished sender and receiver: the next connection renews them in place
+    /// (`TcpSender::renew`, `TcpReceiver::renew`), so that after warm-up a connection allocates
+    /// nothing.
     free: Vec<u32>,
-}
-
-#[derive(Serialize)]
-pub struct LinkTotals {
-    pub name: String,
-    pub dir: &'static str,
-    pub from: String,
-    pub to: String,
-    pub rate_bps: u64,
-    pub delay_ns: u64,
-    pub packets: u64,
-    pub bytes: u64,
-    pub drops: u64,
-    pub lost: u64,
-    pub busy_ns: u64,
-    pub max_queue_pkts: u32,
-    pub monitor: bool,
 }
 
 /// The raw result of one trial (docs/design.md §4).
@@ -227,6 +217,24 @@ fn cc_params(cfg: &crate::config::CcaCfg) -> Vec<(String, tcplab_cc::ParamValue)
         .collect()
 }
 
+/// Whether a background connection renews its pool slot's finished endpoints in place (always,
+/// except in the test that compares renewal with endpoints built anew).
+#[cfg(not(test))]
+#[inline(always)]
+fn slot_renewal_enabled() -> bool {
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    static NO_SLOT_RENEWAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn slot_renewal_enabled() -> bool {
+    !NO_SLOT_RENEWAL.with(|c| c.get())
+}
+
 /// The window-growth rules a flow's TCP knobs select (also used by the script driver).
 pub fn growth_of(t: &TcpConfig) -> WindowGrowth {
     WindowGrowth {
@@ -236,6 +244,18 @@ pub fn growth_of(t: &TcpConfig) -> WindowGrowth {
         },
         abc_limit: t.abc,
         count_delivered: t.growth_credit == GrowthCreditCfg::Delivered,
+    }
+}
+
+/// The controller's initial values before the handshake, for a first hop of `mtu` (an MSS of
+/// `mtu` − 52: IPv4 and TCP headers with the timestamp option); the sender builds it again with
+/// the negotiated MSS when the handshake completes (also used by the script driver).
+pub fn initial_cc(t: &TcpConfig, mtu: u32) -> CcInit {
+    CcInit {
+        mss: mtu - 52,
+        initial_cwnd: t.initial_window.bytes(mtu - 52),
+        initial_ssthresh: t.initial_ssthresh.unwrap_or(u64::MAX),
+        growth: growth_of(t),
     }
 }
 
@@ -315,12 +335,7 @@ impl Simulation {
                     };
                     // Built here to validate the algorithm and its parameters; the sender rebuilds it
                     // with the negotiated MSS when the handshake completes.
-                    let init = CcInit {
-                        mss: mtu - 52,
-                        initial_cwnd: f.tcp.initial_window.bytes(mtu - 52),
-                        initial_ssthresh: f.tcp.initial_ssthresh.unwrap_or(u64::MAX),
-                        growth: growth_of(&f.tcp),
-                    };
+                    let init = initial_cc(&f.tcp, mtu);
                     let cc = tcplab_cc::build(&spec.cca_name, &spec.cca_params, init)
                         .map_err(|e| err(format!("flows[{fi}].cca"), e.to_string()))?;
                     eps.push(Endpoint::TcpSender(Box::new(TcpSender::new(
@@ -823,14 +838,7 @@ impl Simulation {
             // The link model's sample (src/link.rs), the same as the kernel engine's emulator.
             let c = &mut self.net.channels[ci];
             let q = c.model.sample(t, dt, &mut self.prev_link[ci]);
-            self.queues.channel.push(ci as u32);
-            self.queues.dir.push(c.dir);
-            self.queues.time_ns.push(t);
-            self.queues.queue_pkts.push(q.queue_pkts);
-            self.queues.queue_bytes.push(q.queue_bytes);
-            self.queues.drops.push(q.drops);
-            self.queues.lost.push(q.lost);
-            self.queues.utilization.push(q.utilization);
+            self.queues.push(ci as u32, c.dir, t, &q);
         }
         self.last_sample = t;
     }
@@ -931,32 +939,21 @@ impl Simulation {
                     .name
                     .rsplit_once('.')
                     .map_or(c.name.clone(), |(l, _)| l.to_string());
-                LinkTotals {
+                let id = LinkId {
                     name,
                     dir: c.dir,
                     from: self.net.nodes[c.from as usize].name.clone(),
                     to: self.net.nodes[c.to as usize].name.clone(),
-                    rate_bps: c.rate_bps,
-                    delay_ns: c.delay_ns,
-                    packets: c.stats().packets,
-                    bytes: c.stats().bytes,
-                    drops: c.stats().drops,
-                    lost: c.stats().lost,
-                    busy_ns: c.stats().busy_ps / 1000,
-                    max_queue_pkts: c.stats().max_queue_pkts,
                     monitor: c.monitor,
-                }
+                };
+                LinkTotals::new(id, c.rate_bps, c.delay_ns, c.stats())
             })
             .collect();
         let mut queues = self.queues;
-        queues.link = queues
-            .channel
-            .iter()
-            .map(|&c| {
-                let n = &self.net.channels[c as usize].name;
-                n.rsplit_once('.').map_or(n.clone(), |(l, _)| l.to_string())
-            })
-            .collect();
+        queues.name_links(|c| {
+            let n = &self.net.channels[c as usize].name;
+            n.rsplit_once('.').map_or(n.clone(), |(l, _)| l.to_string())
+        });
         RunResult {
             engine: "sim",
             sim_packets: self.data_delivered,
@@ -977,6 +974,11 @@ impl Simulation {
                 .filter_map(|n| n.rx_irq.as_ref().map(|c| c.totals.clone()))
                 .collect(),
         }
+    }
+
+    /// Connections the background sources have started so far (TCP mice).
+    pub fn background_connections(&self) -> u64 {
+        self.bg.iter().map(|b| b.totals.flows_started).sum()
     }
 
     /// Start the background connections that arrive now (endpoint `id` is a mice source's
@@ -1031,32 +1033,28 @@ impl Simulation {
             }
         };
         let isn = m.isn_rng.next_u64() as u32;
-        let spec = FlowSpec {
-            flow,
-            me: s as u32,
-            peer: s as u32 + 1,
-            src: m.src,
-            dst: m.dst,
-            start: now,
-            stop: None,
-            bytes: Some(size),
-            mtu: m.mtu,
-            isn,
-            cca_name: m.cca_name.clone(),
-            cca_params: m.cca_params.clone(),
-            growth: growth_of(&m.tcp),
-        };
-        let init = CcInit {
-            mss: m.mtu - 52,
-            initial_cwnd: m.tcp.initial_window.bytes(m.mtu - 52),
-            initial_ssthresh: m.tcp.initial_ssthresh.unwrap_or(u64::MAX),
-            growth: growth_of(&m.tcp),
-        };
-        // Validated when the simulation was built (same name, parameters and knobs).
-        let Ok(cc) = tcplab_cc::build(&spec.cca_name, &spec.cca_params, init) else {
-            st.totals.flows_started += 1;
-            st.totals.flows_failed += 1;
-            return;
+        let spec = &mut m.spec;
+        spec.flow = flow;
+        spec.me = s as u32;
+        spec.peer = s as u32 + 1;
+        spec.start = now;
+        spec.bytes = Some(size);
+        spec.isn = isn;
+        // A copy of the fresh controller, in the retired connection's (validated when the
+        // simulation was built: same name, parameters and knobs).
+        let mut spare = m.spare_cc.take();
+        let copied = spare.as_mut().is_some_and(|cc| cc.copy_state_from(&*m.cc0));
+        let cc = match spare {
+            Some(cc) if copied => cc,
+            _ => {
+                let init = initial_cc(&m.tcp, m.mtu);
+                let Ok(cc) = tcplab_cc::build(&spec.cca_name, &spec.cca_params, init) else {
+                    st.totals.flows_started += 1;
+                    st.totals.flows_failed += 1;
+                    return;
+                };
+                cc
+            }
         };
         let rng = Rng::new(m.rx_rng.next_u64());
         let mut rx = TcpReceiver::new(
@@ -1070,15 +1068,37 @@ impl Simulation {
             rng,
         );
         rx.set_target(Some(size));
-        self.eps[s] = Endpoint::TcpSender(Box::new(TcpSender::new(spec, m.tcp.clone(), cc)));
-        self.eps[s + 1] = Endpoint::TcpReceiver(Box::new(rx));
+        if !slot_renewal_enabled() {
+            // Tests: every connection built anew, to compare with renewed slots.
+            self.eps[s] = Endpoint::Vacant;
+            self.eps[s + 1] = Endpoint::Vacant;
+            self.ep_slack[s] = None;
+            self.ep_slack[s + 1] = None;
+        }
+        match &mut self.eps[s] {
+            Endpoint::TcpSender(snd) => m.spare_cc = Some(snd.renew(spec, cc)),
+            e => {
+                *e = Endpoint::TcpSender(Box::new(TcpSender::new(spec.clone(), m.tcp.clone(), cc)))
+            }
+        }
+        match &mut self.eps[s + 1] {
+            Endpoint::TcpReceiver(r) => r.renew(rx),
+            e => *e = Endpoint::TcpReceiver(Box::new(rx)),
+        }
         self.ep_node[s] = m.src;
         self.ep_node[s + 1] = m.dst;
         self.ep_flow[s] = flow;
         self.ep_flow[s + 1] = flow;
         for (e, slack) in [(s, m.tcp.timer_slack), (s + 1, m.rtcp.timer_slack)] {
-            self.ep_slack[e] = (slack > 0)
-                .then(|| Box::new(TimerSlack::new(slack, Rng::new(m.slack_rng.next_u64()))));
+            if slack == 0 {
+                self.ep_slack[e] = None;
+                continue;
+            }
+            let t = TimerSlack::new(slack, Rng::new(m.slack_rng.next_u64()));
+            match &mut self.ep_slack[e] {
+                Some(b) => **b = t,
+                none => *none = Some(Box::new(t)),
+            }
         }
         self.ep_mouse[s] = (now, size);
         st.totals.flows_started += 1;
@@ -1105,8 +1125,8 @@ impl Simulation {
         let bi = self.ep_bg[s] as usize;
         let completed = snd.established();
         self.harvest(bi, s, completed);
-        self.eps[s] = Endpoint::Vacant;
-        self.eps[s + 1] = Endpoint::Vacant;
+        // The finished endpoints stay for the next connection of the slot (`start_mouse`);
+        // packets still in flight for them are discarded on arrival (`deliver`).
         self.ep_flow[s] = u32::MAX;
         self.ep_flow[s + 1] = u32::MAX;
         // Timer events already queued for the old connection find no schedule and are skipped.
@@ -1149,7 +1169,8 @@ impl Simulation {
     fn background_totals(&mut self) -> Vec<BgTotals> {
         // Connections still open: their bytes so far.
         for s in self.fg_eps..self.eps.len() {
-            if matches!(self.eps[s], Endpoint::TcpSender(_)) && self.ep_bg[s] != u32::MAX {
+            let open = self.ep_flow[s] != u32::MAX;
+            if open && matches!(self.eps[s], Endpoint::TcpSender(_)) && self.ep_bg[s] != u32::MAX {
                 let bi = self.ep_bg[s] as usize;
                 self.harvest(bi, s, false);
             }
@@ -1232,14 +1253,8 @@ fn build_background(
                     format!("first-hop MTU {mtu} < 576"),
                 ));
             }
-            let init = CcInit {
-                mss: mtu - 52,
-                initial_cwnd: b.tcp.initial_window.bytes(mtu - 52),
-                initial_ssthresh: b.tcp.initial_ssthresh.unwrap_or(u64::MAX),
-                growth: growth_of(&b.tcp),
-            };
             let params = cc_params(&b.cca);
-            tcplab_cc::build(&b.cca.name, &params, init)
+            let cc0 = tcplab_cc::build(&b.cca.name, &params, initial_cc(&b.tcp, mtu))
                 .map_err(|e| err(f("cca"), e.to_string()))?;
             let rtcp = b.receiver_tcp.clone().unwrap_or_else(|| b.tcp.clone());
             if let Some(cap) = rtcp.rx_capacity {
@@ -1272,10 +1287,25 @@ fn build_background(
                     dst,
                     mtu,
                     rmtu,
+                    spec: FlowSpec {
+                        flow: 0,
+                        me: 0,
+                        peer: 0,
+                        src,
+                        dst,
+                        start: 0,
+                        stop: None,
+                        bytes: None,
+                        mtu,
+                        isn: 0,
+                        cca_name: b.cca.name.clone(),
+                        cca_params: params,
+                        growth: growth_of(&b.tcp),
+                    },
+                    cc0,
+                    spare_cc: None,
                     tcp: b.tcp.clone(),
                     rtcp,
-                    cca_name: b.cca.name.clone(),
-                    cca_params: params,
                     isn_rng: Rng::for_entity(cfg.seed, "bg-isn", &b.name),
                     rx_rng: Rng::for_entity(cfg.seed, "bg-receiver", &b.name),
                     slack_rng: Rng::for_entity(cfg.seed, "bg-timer-slack", &b.name),
@@ -1388,6 +1418,41 @@ mod tests {
             r#"[{{"name":"web","kind":"tcp","src":"b","dst":"d","load_bps":{load_bps},"stop_ns":{},"size_shape":1.2,"size_min":8000,"size_max":1000000,"cca":{{"name":"reno"}}}}]"#,
             stop_s * 1_000_000_000
         )
+    }
+
+    #[test]
+    fn test_renewed_slots_run_as_endpoints_built_anew() {
+        // A pool slot's finished sender and receiver renewed in place for the next connection
+        // (controller copied from a fresh one, buffers kept) give the run of endpoints built
+        // anew for every connection: every total, sample and counter. Congested (drops, so
+        // recovery, SACK and out-of-order state are used and must not leak into the next
+        // connection), with and without SACK, timer slack, RACK, undo and F-RTO.
+        for (cca, tcp) in [
+            ("reno", r#"{"sack":false}"#),
+            (
+                "cubic",
+                r#"{"sack":true,"timer_slack":1000000,"rack":true}"#,
+            ),
+            ("bbr", r#"{"sack":true}"#),
+            ("ctcp", r#"{"sack":true,"undo":true,"frto":true}"#),
+        ] {
+            let bg = format!(
+                r#"[{{"name":"web","kind":"tcp","src":"b","dst":"d","load_bps":60000000,"size_shape":1.2,"size_min":4000,"size_max":3000000,"cca":{{"name":"{cca}"}},"tcp":{tcp}}}]"#
+            );
+            let cfg = config(&bg, true, 20);
+            let renewed = run_json(&cfg).unwrap();
+            NO_SLOT_RENEWAL.with(|c| c.set(true));
+            let built = run_json(&cfg);
+            NO_SLOT_RENEWAL.with(|c| c.set(false));
+            let b = &renewed.background[0];
+            assert!(b.flows_started > 10 * b.pool_slots, "{cca}: {b:?}");
+            assert!(b.retransmits > 100, "{cca}: {b:?}");
+            let json = |r: &RunResult| serde_json::to_string(r).unwrap();
+            assert!(
+                json(&renewed) == json(&built.unwrap()),
+                "{cca}: runs differ"
+            );
+        }
     }
 
     #[test]

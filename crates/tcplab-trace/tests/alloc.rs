@@ -1,37 +1,17 @@
-#![allow(unsafe_code)] // the counting allocator below
 //! The capture writing path allocates nothing per packet: frames built by `emit_tcp_ipv4` into a
 //! reused buffer, written by `PcapWriter` (what the simulator does per captured packet) and by
-//! `PcapngWriter`. Counted with a counting global allocator after a warm-up, into an `io::sink`.
+//! `PcapngWriter`. Counted with a counting global allocator (crate `tcplab-testalloc`) after a
+//! warm-up, into an `io::sink`.
 //! This is the condition for writing through the pcap-file crate (src/pcap/writer.rs).
 //! Only this test lives in this binary, so no other thread allocates while it counts.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::Ipv4Addr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use tcplab_testalloc::allocations;
 use tcplab_trace::pcap::{emit_tcp_ipv4, PcapWriter, PcapngWriter, TcpPacketRepr};
 use tcplab_trace::wire::{EthernetAddress, TcpFlags, TcpOptions, TcpRepr};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards every call unchanged to the system allocator; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static A: Counting = Counting;
+static A: tcplab_testalloc::Counting = tcplab_testalloc::Counting;
 
 fn repr(i: u32) -> TcpPacketRepr<'static> {
     let (src, dst) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 1, 1));
@@ -77,12 +57,12 @@ fn test_capture_writers_allocate_nothing_per_packet() {
     for i in 0..1000 {
         write(i);
     }
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocations();
     let n = 200_000;
     for i in 1000..1000 + n {
         write(i);
     }
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = allocations() - before;
     assert_eq!(
         allocs, 0,
         "{allocs} allocations for {n} packets in two formats"

@@ -365,6 +365,16 @@ impl<C: CongestionControl> Bottleneck<C> {
     }
 }
 
+/// The boxed controller's own (a `Box<dyn CongestionControl>` is not `Clone`).
+impl crate::CopyState for Box<dyn CongestionControl> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        (**self).as_any()
+    }
+    fn copy_state_from(&mut self, src: &dyn CongestionControl) -> bool {
+        (**self).copy_state_from(src)
+    }
+}
+
 /// Lets the model run boxed controllers (e.g. from the registry) next to concrete ones.
 impl CongestionControl for Box<dyn CongestionControl> {
     fn name(&self) -> &'static str {
@@ -431,6 +441,7 @@ pub(crate) fn mean(xs: impl IntoIterator<Item = f64>) -> f64 {
 
 /// A controller whose window stays where it is set (a cross flow, or a probe of the model);
 /// it keeps the delivery-rate samples its ACKs carry.
+#[derive(Clone)]
 pub(crate) struct FixedWindow {
     pub cwnd: u64,
     pub rates: Vec<f64>,

@@ -121,8 +121,31 @@ pub struct RackOutcome {
 
 impl Scoreboard {
     pub fn new(dupthresh: u32) -> Self {
+        Self::with_buffers(
+            dupthresh,
+            VecDeque::with_capacity(1024),
+            VecDeque::with_capacity(64),
+        )
+    }
+
+    /// A fresh scoreboard (as [`Scoreboard::new`]) in this one's buffers, emptied: a pooled
+    /// background connection reuses its predecessor's allocations. This one is left without
+    /// buffers, to be dropped.
+    pub fn take_renewed(&mut self, dupthresh: u32) -> Scoreboard {
+        let mut segs = std::mem::take(&mut self.segs);
+        let mut retx_order = std::mem::take(&mut self.retx_order);
+        segs.clear();
+        retx_order.clear();
+        Self::with_buffers(dupthresh, segs, retx_order)
+    }
+
+    fn with_buffers(
+        dupthresh: u32,
+        segs: VecDeque<Seg>,
+        retx_order: VecDeque<(u64, Nanos)>,
+    ) -> Self {
         Scoreboard {
-            segs: VecDeque::with_capacity(1024),
+            segs,
             out_bytes: 0,
             sacked_bytes: 0,
             lost_bytes: 0,
@@ -135,7 +158,7 @@ impl Scoreboard {
             retx_hint: u64::MAX,
             rate: RateSampler::default(),
             rack_scan: 0,
-            retx_order: VecDeque::with_capacity(64),
+            retx_order,
         }
     }
 

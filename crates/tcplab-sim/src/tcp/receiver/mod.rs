@@ -13,6 +13,7 @@ use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::rng::Rng;
 use crate::time::Nanos;
 use recv_core::{RecvCore, RecvCoreConfig};
+use std::collections::VecDeque;
 
 pub struct TcpReceiver {
     flow: u32,
@@ -42,6 +43,8 @@ pub struct TcpReceiver {
     tune_bytes: u64,
     /// Stream for `quirk_invalid_sack_fraction`.
     rng: Rng,
+    /// A previous connection's out-of-order buffer, for the next `RecvCore` ([`Self::renew`]).
+    spare_buf: VecDeque<(u64, u64)>,
 }
 
 impl TcpReceiver {
@@ -80,7 +83,20 @@ impl TcpReceiver {
             tune_at: 0,
             tune_bytes: 0,
             rng,
+            spare_buf: VecDeque::new(),
         }
+    }
+
+    /// Become `fresh` (another connection in this receiver's place: a pooled background slot),
+    /// keeping this one's out-of-order buffer for the new connection's receive half, so that it
+    /// allocates nothing.
+    pub fn renew(&mut self, fresh: TcpReceiver) {
+        let buf = match self.rx.take() {
+            Some(core) => core.into_buffer(),
+            None => std::mem::take(&mut self.spare_buf),
+        };
+        *self = fresh;
+        self.spare_buf = buf;
     }
 
     /// Record the completion time once `bytes` have been delivered.
@@ -188,7 +204,7 @@ impl TcpReceiver {
             };
             let irs = h.seq.wrapping_add(1);
             self.seg_mss = rcfg.mss;
-            match RecvCore::new(rcfg, irs) {
+            match RecvCore::new_in(rcfg, irs, std::mem::take(&mut self.spare_buf)) {
                 Ok(mut r) => {
                     if self.cfg.rwnd_initial_segments > 0 {
                         // Linux: the offered window starts small (rcv_ssthresh) and grows.

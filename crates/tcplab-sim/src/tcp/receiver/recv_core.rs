@@ -360,17 +360,29 @@ impl RecvCore {
     /// Until the first ACK is sent the peer may use the window of the SYN exchange,
     /// [`RecvCore::syn_window`].
     pub fn new(cfg: RecvCoreConfig, irs: u32) -> Result<RecvCore, RecvCoreConfigError> {
+        Self::new_in(cfg, irs, VecDeque::new())
+    }
+
+    /// As [`RecvCore::new`], with `buf` (emptied) as the out-of-order list: a pooled background
+    /// connection reuses its predecessor's ([`RecvCore::into_buffer`]).
+    pub fn new_in(
+        cfg: RecvCoreConfig,
+        irs: u32,
+        mut buf: VecDeque<(u64, u64)>,
+    ) -> Result<RecvCore, RecvCoreConfigError> {
         cfg.validate()?;
         // Room for a whole window of alternating segments and holes, so the steady state never
         // reallocates.
         let cap = (cfg.rcvbuf / (2 * u64::from(cfg.mss))).clamp(8, 1 << 16) as usize + 1;
+        buf.clear();
+        buf.reserve_exact(cap);
         let syn_window = cfg.rcvbuf.min(0xFFFF);
         Ok(RecvCore {
             irs: Seq(irs),
             rcv_nxt: 0,
             fin_done: false,
             fin_off: None,
-            ooo: VecDeque::with_capacity(cap),
+            ooo: buf,
             ooo_bytes: 0,
             recent: [0; MAX_SACK_BLOCKS],
             n_recent: 0,
@@ -392,6 +404,11 @@ impl RecvCore {
             stats: ReceiverStats::default(),
             cfg,
         })
+    }
+
+    /// The out-of-order list's allocation, for [`RecvCore::new_in`].
+    pub fn into_buffer(self) -> VecDeque<(u64, u64)> {
+        self.ooo
     }
 
     /// Processes a data segment `[seq, seq + len)` (with `fin`, a FIN at `seq + len`) arriving

@@ -180,6 +180,10 @@ pub struct TcpSender {
     pub sb: Scoreboard,
     pub rtt: RttEstimator,
     pub cc: Box<dyn CongestionControl>,
+    /// The controller as built when the handshake fixed the MSS, for that `CcInit`: copied
+    /// into `cc` in place, so that the next connection of a renewed sender (a pooled background
+    /// slot, [`TcpSender::renew`]) builds nothing.
+    cc_fresh: Option<(tcplab_cc::CcInit, Box<dyn CongestionControl>)>,
     timers: Timers,
     ts_recent: u32,
     last_send: Nanos,
@@ -189,6 +193,46 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(spec: FlowSpec, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let sb = Scoreboard::new(cfg.dupthresh);
+        Self::with_parts(spec, cfg, cc, sb)
+    }
+
+    /// Start another connection in this sender's place (a pooled background slot): afterwards
+    /// it is as `TcpSender::new(spec.clone(), cfg, cc)` with its own configuration, but keeps
+    /// its allocations (scoreboard buffers, the algorithm's name and parameters, the controller
+    /// built at the handshake). `cc` is the new connection's controller, fresh; the old one is
+    /// returned for the caller's next renewal. Allocates nothing when the algorithm and its
+    /// parameters are those of the previous connection.
+    pub fn renew(
+        &mut self,
+        spec: &FlowSpec,
+        cc: Box<dyn CongestionControl>,
+    ) -> Box<dyn CongestionControl> {
+        let sb = self.sb.take_renewed(self.cfg.dupthresh);
+        let mut fresh_spec = FlowSpec {
+            cca_name: std::mem::take(&mut self.spec.cca_name),
+            cca_params: std::mem::take(&mut self.spec.cca_params),
+            ..*spec
+        };
+        let same_cca =
+            fresh_spec.cca_name == spec.cca_name && fresh_spec.cca_params == spec.cca_params;
+        if !same_cca {
+            fresh_spec.cca_name.clone_from(&spec.cca_name);
+            fresh_spec.cca_params.clone_from(&spec.cca_params);
+        }
+        let cc_fresh = if same_cca { self.cc_fresh.take() } else { None };
+        let fresh = Self::with_parts(fresh_spec, self.cfg.clone(), cc, sb);
+        let old = std::mem::replace(self, fresh);
+        self.cc_fresh = cc_fresh;
+        old.cc
+    }
+
+    fn with_parts(
+        spec: FlowSpec,
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        sb: Scoreboard,
+    ) -> Self {
         let rtt = RttEstimator::with_bsd(
             cfg.initial_rto,
             cfg.min_rto,
@@ -227,9 +271,10 @@ impl TcpSender {
             bad_rexmt: None,
             fast_rexmit_due: false,
             frto: Frto::default(),
-            sb: Scoreboard::new(dupthresh),
+            sb,
             rtt,
             cc,
+            cc_fresh: None,
             timers: Timers::default(),
             ts_recent: 0,
             last_send: 0,
@@ -399,9 +444,8 @@ impl TcpSender {
         // building fails anyway. The controller's own initial ssthresh wins over the
         // connection's (Linux tcp_init_congestion_control runs the module's init after
         // tcp_init_sock set TCP_INFINITE_SSTHRESH: BIC's and CUBIC v2.0's initial_ssthresh).
-        match tcplab_cc::build(&self.spec.cca_name, &self.spec.cca_params, init) {
-            Ok(cc) => {
-                self.cc = cc;
+        match self.fresh_controller(init) {
+            Ok(()) => {
                 // The controller's random stream (BBR's first PROBE_BW phase): derived from
                 // the ISN, itself drawn from the flow's own stream of the trial seed
                 // (docs/design.md §2), so it is deterministic and differs between flows.
@@ -417,6 +461,22 @@ impl TcpSender {
         // Third segment of the handshake: a pure ACK (data follows in try_send).
         self.send_ack(cx);
         self.try_send(cx);
+    }
+
+    /// Make `cc` a freshly built controller of the flow's algorithm for `init`: a copy, in
+    /// place, of the one kept in `cc_fresh` (built here the first time, or when `init`
+    /// changed).
+    fn fresh_controller(&mut self, init: tcplab_cc::CcInit) -> Result<(), tcplab_cc::CcError> {
+        let build = |spec: &FlowSpec| tcplab_cc::build(&spec.cca_name, &spec.cca_params, init);
+        let fresh = match &mut self.cc_fresh {
+            Some((i, cc)) if *i == init => cc,
+            slot => &mut slot.insert((init, build(&self.spec)?)).1,
+        };
+        if !self.cc.copy_state_from(&**fresh) {
+            // `cc` is of another algorithm than the flow's (built elsewhere): replace it.
+            self.cc = build(&self.spec)?;
+        }
+        Ok(())
     }
 
     // ---- Output ----
