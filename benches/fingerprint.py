@@ -58,6 +58,8 @@ RUNS: list[tuple[str, str, list[str]]] = [
     ("reverse-path", "reverse-path", ["duration=10s"]),
     ("J2-5pct-both", "studies/jansen2005/J2", ["duration=20s", "trials=2"]),
     ("J4", "studies/jansen2005/J4", ["duration=10s", "trials=1"]),
+    # [[background]] traffic: TCP mice from reused pool slots and on-off UDP (added 2026-11-26).
+    ("S2-background", "studies/slac2003/S2", ["duration=20s", "trials=1"]),
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
