@@ -88,6 +88,21 @@ def test_bbr_gain_cycle_shows_at_lag_eight(tmp_path):
     assert c8["cubic"] is None or c8["cubic"] < 0.2, c8
 
 
+def test_decrease_is_measured_before_the_detection_stall(tmp_path):
+    # the outstanding count grows while the cumulative ACK waits at the hole (SACK, RACK's
+    # reordering window): measured from before that, CUBIC's decrease reads its beta 0.7
+    # (RFC 9438 §4.6), Reno's 0.5 (RFC 5681) and BIC's 0.8 (Linux tcp_bic) or more (BIC grows
+    # fast in the round after recovery, far below W_max)
+    g = {"rate_bps": 30e6, "rtt_s": 0.03, "buffer_bdp": 0.5, "loss": 0.0, "duration_s": 10.0}
+    b = {
+        c: feats(capture(tmp_path, "linux-6", c, seed=5, grid=g)).features["beta"]
+        for c in ("reno", "cubic", "bic")
+    }
+    assert b["reno"] == pytest.approx(0.5, abs=0.06), b
+    assert b["cubic"] == pytest.approx(0.7, abs=0.06), b
+    assert b["bic"] > b["cubic"] + 0.08, b
+
+
 def test_post_loss_window_in_bdps_separates_westwood_from_reno(tmp_path):
     # Westwood+ sets ssthresh to its bandwidth estimate x RTTmin (about 1 BDP); Reno to half
     # the window, which a 2-BDP buffer makes about 1.5 BDP (log2 0.58)
@@ -203,3 +218,28 @@ def test_validation_holdout_set_is_fresh():
     assert V.test_paths(3, holdout=4242) == hold  # reproducible
     with pytest.raises(ValueError, match="default set"):
         V.test_paths(3, holdout=V.SEED)
+
+
+def test_cross_traffic_shows_as_a_share_of_the_busy_bottleneck(tmp_path):
+    # a lone loss-based flow gets the whole capacity while a queue stands; with UDP CBR at 20 %
+    # of the rate sharing the queue it gets about 80 %, and identify adds a reference variant
+    # at the packet-pair capacity with that cross traffic (references.cross_variant)
+    g = dict(GRID, loss=0.0, buffer_bdp=1.0, duration_s=10.0)
+    alone = capture(tmp_path, "linux-6", "reno", grid=g)
+    doc = R.scenario_doc(R.Candidate("linux-6", "reno"), dict(g, cross=0.2), 77)
+    assert doc["flow"][-1]["kind"] == "udp"
+    d = tmp_path / "cross"
+    d.mkdir()
+    shared = R.simulate_capture(doc, "sender", d)
+    a, s = feats(alone).path, feats(shared).path
+    assert a.busy_share == pytest.approx(1.0, abs=0.05), a
+    assert s.busy_share == pytest.approx(0.8, abs=0.06), s
+    assert s.pair_rate_bps == pytest.approx(g["rate_bps"], rel=0.1), s
+    grid = R.snap(s)
+    assert R.cross_variants(R.snap(a), a, 0.5) == []
+    xv = R.cross_variants(grid, s, 0.5)
+    assert [v.get("cross") for v in xv] == [0.2, None]
+    assert xv[0]["rate_bps"] == pytest.approx(g["rate_bps"], rel=0.1)
+    # the competing flow's window: 20 % of 12 Mbit/s x 47 ms x 1.5, about 11 packets
+    assert xv[1]["cross_window"] in (11 * 1500, 16 * 1500), xv[1]
+    assert R.scenario_doc(R.Candidate("linux-6", "reno"), xv[1], 1)["flow"][-1]["window"]

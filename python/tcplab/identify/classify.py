@@ -4,8 +4,10 @@
    duration) — :mod:`.features`.
 2. Snap the path to the reference grid and get (simulate or load from the cache) the features of
    every candidate on it and on two neighbouring variants (half the buffer, more random loss),
-   one vector per reference seed — :mod:`.references`. A candidate's distance is the smallest
-   over the variants (a profile likelihood over what the capture cannot pin down).
+   and, when the capture shows cross traffic, on two variants with it (UDP CBR, a
+   window-limited TCP flow), one vector per reference seed — :mod:`.references`. A
+   candidate's distance is the smallest over the variants (a profile likelihood over what the
+   capture cannot pin down).
 3. Re-extract the capture's features over the simulated duration (so both cover the same
    stretch of the transfer) and score every candidate by its nearest reference (1-nearest
    neighbour over seeds and path variants) under a normalised distance:
@@ -225,6 +227,7 @@ def identify(
                 ex.why_missing[f] = "the hosts' socket buffers were given (reference_knobs)"
     t_feat = time.perf_counter() - t0
     vars_ = refs_mod.variants(grid)
+    vars_ += refs_mod.cross_variants(grid, ex.path, ex.features.get("qdelay"))
     libs = [
         refs_mod.library(
             g,

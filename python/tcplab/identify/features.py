@@ -139,6 +139,14 @@ class Path:
     receiver_limited: bool = False
     lossy: bool = False
     notes: list[str] = field(default_factory=list)
+    #: the rate the flow itself reached (95th percentile over windows of 2 RTTs) and the
+    #: packet-pair estimate of the bottleneck (0: too few pairs)
+    flow_rate_bps: float = 0.0
+    pair_rate_bps: float = 0.0
+    #: the largest queueing delay seen over the base RTT (99th percentile; None near the
+    #: receiver)
+    queue_bdp: float | None = None
+    busy_share: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -149,6 +157,10 @@ class Path:
             "duration_s": round(self.duration_s, 3),
             "receiver_limited": self.receiver_limited,
             "lossy": self.lossy,
+            "flow_rate_mbps": round(self.flow_rate_bps / 1e6, 3),
+            "pair_rate_mbps": round(self.pair_rate_bps / 1e6, 3),
+            "queue_bdp": None if self.queue_bdp is None else round(self.queue_bdp, 3),
+            "busy_share": None if self.busy_share is None else round(self.busy_share, 3),
             "notes": list(self.notes),
         }
 
@@ -265,6 +277,41 @@ def _flight_per_round(
     idx = np.searchsorted(seg_t, edges)
     top = np.concatenate([[0], hi])[idx]
     return edges[:-1], np.diff(top).astype(float)
+
+
+def _busy_share(
+    vant: str,
+    rtt: float,
+    r_rtt: float,
+    rtt_t: np.ndarray,
+    rtt_ms: np.ndarray,
+    ack_t: np.ndarray,
+    amax: np.ndarray,
+    cap_payload: float,
+) -> float | None:
+    """The flow's share of the bottleneck while a queue stood there, or None.
+
+    A round in which every RTT sample is above the base RTT by more than two packet times had
+    a standing queue: the bottleneck was busy all through it (a drop-tail FIFO serves at line
+    rate while it holds packets). Over such rounds the flow alone gets the whole capacity
+    (its ACKed bytes / (packet-pair capacity x time) ~ 1), while cross traffic sharing the
+    queue takes the rest (UDP CBR: its rate; a competing TCP flow: its window per RTT).
+    Near the sender only (RTT samples)."""
+    if vant != "sender" or cap_payload <= 0 or len(rtt_ms) < 20 or len(ack_t) < 20:
+        return None
+    edges = _bins(float(rtt_t[0]), float(rtt_t[-1]), r_rtt)
+    if len(edges) < 4:
+        return None
+    lo = np.minimum.reduceat(rtt_ms, np.clip(np.searchsorted(rtt_t, edges[:-1]), 0, len(rtt_t) - 1))
+    n_in = np.diff(np.searchsorted(rtt_t, edges))
+    pkt_ms = 1e3 * 1.0 / max(cap_payload, 1.0) * 1500
+    busy = (n_in >= 2) & (lo > 1e3 * rtt + 2 * pkt_ms)
+    if busy.sum() < 5:
+        return None
+    # an RTT sample is timed at the arrival of its ACK: the bytes ACKed in the same round
+    ia = np.clip(np.searchsorted(ack_t, edges), 1, len(amax)) - 1
+    got = np.diff(amax[ia]).astype(float)
+    return float(got[busy].sum() / (cap_payload * r_rtt * busy.sum()))
 
 
 def _slope(y: np.ndarray) -> float:
@@ -419,6 +466,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     else:
         rate_payload = float((deq.max() - dsq.min()) / max(t_end - t_first, 1e-3))
     rate_bps = max(rate_payload * 8 * ip_size / mss, 64e3)
+    flow_rate_bps = rate_bps
     # Packet-pair dispersion (Keshav 1991; Jacobson 1988 §2): segments that leave back to back
     # are spaced by the bottleneck's serialisation time, and so are their ACKs (near the
     # sender) or their arrivals (near the receiver). The median over all pairs estimates the
@@ -434,6 +482,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         pair = (deq[1:] - dsq[1:])[ok] * ip_size / mss * 8 / gap[ok]
     else:
         pair = np.zeros(0)
+    pp = 0.0
     if len(pair) > 20:
         # near the sender the upper quartile: delayed ACKs of segments from different bursts
         # spread some ACK pairs wider than the bottleneck does
@@ -450,6 +499,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         feats["qdelay"] = (float(np.median(rtt_ms)) / 1e3 - rtt) / rtt
     else:
         why["qdelay"] = "no RTT samples at a receiver-side capture point"
+    busy_share = _busy_share(vant, rtt, r_rtt, rtt_t, rtt_ms, ack_t, amax, pp * mss / ip_size / 8)
     rwin = edge - ack
     receiver_limited = False
     if vant == "sender" and len(out_t) and len(ack_t):
@@ -490,6 +540,10 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         receiver_limited=receiver_limited,
         lossy=bool(episodes),
         notes=notes,
+        flow_rate_bps=flow_rate_bps,
+        pair_rate_bps=pp,
+        queue_bdp=q_ratio,
+        busy_share=busy_share,
     )
     bdp_seg = max(bdp_bytes / mss, 2.0)
 
@@ -513,7 +567,17 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     if episodes:
         betas, recnew, recl, posts = [], [], [], []
         for ep in episodes:
-            before = flight[(rt0 >= ep["t"] - 2 * r_rtt) & (rt0 < ep["t"])]
+            if vant == "sender" and len(out_t):
+                # the outstanding bytes before the loss was detected, not in the last half
+                # round: from the ACK before the hole on, the cumulative ACK stalls while SACKed
+                # data keeps leaving (RFC 6675 §5, RACK's reordering window of min_rtt/4, RFC
+                # 8985 §6.2), so the outstanding count grows past the window in use; that
+                # growth depends on the detection delay, not on the window, and made the
+                # measured decrease of CUBIC (0.7) read 0.55
+                a, b = np.searchsorted(out_t, [ep["t"] - 2.5 * r_rtt, ep["t"] - 0.5 * r_rtt])
+                before = out_v[a:b].astype(float)
+            else:
+                before = flight[(rt0 >= ep["t"] - 2 * r_rtt) & (rt0 < ep["t"])]
             after = flight[(rt0 >= ep["t_rec"]) & (rt0 < ep["t_rec"] + 1.01 * r_rtt)]
             if len(before) and len(after) and before.max() > 4 * mss and not ep["rto"]:
                 betas.append(after.max() / before.max())

@@ -11,7 +11,8 @@ Paths are snapped to a fixed grid (:func:`snap`) so that references are shared b
 captures: rate and RTT on a logarithmic grid of 16 steps per decade (a factor 1.155), the buffer
 on a factor-sqrt(2) grid from 1/8 to 8 BDP, random loss on {0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2},
 the duration on {5, 10, 20, 30} s; every candidate is also simulated on two neighbours of
-the point (:func:`variants`). A reference is the feature vector of one simulated capture of
+the point (:func:`variants`) and, when the capture shows cross traffic, on two variants with
+it (:func:`cross_variants`). A reference is the feature vector of one simulated capture of
 one candidate on one grid path with one of the reference seeds (:data:`REF_SEEDS`); it is computed
 on first use, deterministically (the simulator is deterministic for a seed), and cached as JSON
 under ``$TCPLAB_CACHE`` (default ``~/.cache/tcplab``)/``identify/``, keyed by the tcplab version,
@@ -37,7 +38,7 @@ from typing import Any
 from .features import Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 7
+FEATURE_VERSION = 8
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 #: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
@@ -116,6 +117,40 @@ def variants(grid: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+#: Shares of the bottleneck taken by cross traffic (:func:`cross_variant`), the grid for it.
+CROSS_LEVELS = (0.1, 0.15, 0.2, 0.3, 0.45, 0.6)
+#: A flow whose share of a busy bottleneck (features.Path.busy_share) is under this shares it.
+#: ``fitted`` on the tuning set: a lone flow measured 0.96-1.03 on its path 0 (the 17
+#: captures with a standing queue), flows sharing with UDP CBR at 10 % of the rate 0.89-0.93
+#: on its path 1; the threshold is the midpoint.
+CROSS_SHARE_MAX = 0.945
+
+
+def cross_variants(grid: dict[str, Any], p: Path, qdelay: float | None) -> list[dict[str, Any]]:
+    """Variants of *grid* with cross traffic, when the capture shows some, else none.
+
+    Cross traffic that shares the bottleneck queue shows as a flow that gets less than the
+    packet-pair capacity while a queue stands (:attr:`features.Path.busy_share`). The variants
+    run at that capacity with the rest taken by (1) a UDP CBR flow at that share (snapped to
+    :data:`CROSS_LEVELS`), and (2) a window-limited CUBIC flow (Linux's default algorithm)
+    whose window carries that share at the capture's median RTT (``qdelay``), snapped to a
+    factor-sqrt(2) grid in packets, both starting with the flow: which kind it is, and when it
+    started, a capture of one flow does not show. Cross traffic changes what a candidate shows:
+    its queue is shared, its losses come sooner, its rate samples fall below the capacity."""
+    bs = p.busy_share
+    if bs is None or bs >= CROSS_SHARE_MAX or p.pair_rate_bps <= 0:
+        return []
+    share = 1.0 - bs
+    level = min(CROSS_LEVELS, key=lambda v: abs(math.log(v) - math.log(max(share, 0.01))))
+    rate = _log_snap(min(max(p.pair_rate_bps, 100e3), 2e9), 16)
+    out = [dict(grid, rate_bps=rate, cross=level)]
+    w_pkts = share * rate / (1500 * 8) * p.rtt_s * (1.0 + max(qdelay or 0.0, 0.0))
+    if w_pkts >= 2:
+        k = round(2 * math.log2(w_pkts))
+        out.append(dict(grid, rate_bps=rate, cross_window=int(2.0 ** (k / 2)) * 1500))
+    return out
+
+
 def scenario_doc(
     cand: Candidate,
     grid: dict[str, Any],
@@ -148,6 +183,14 @@ def scenario_doc(
     }
     if grid.get("loss"):
         doc["path"]["loss"] = grid["loss"]
+    if grid.get("cross"):
+        # cross traffic of a cross_variant: UDP CBR at that share of the capacity
+        doc["flow"].append(
+            {"name": "xt", "kind": "udp", "rate": f"{grid['cross'] * grid['rate_bps']:.0f}bit"}
+        )
+    if grid.get("cross_window"):
+        # a window-limited competing TCP flow of a cross_variants
+        doc["flow"].append({"name": "xt", "cca": "cubic", "window": f"{grid['cross_window']}B"})
     return doc
 
 

@@ -369,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="identify-validation.json")
     ap.add_argument("--only", help="comma-separated labels (stack/cca) to test")
+    ap.add_argument("--only-paths", help="comma-separated path indices (of --paths N) to test")
     ap.add_argument(
         "--kernel", type=int, metavar="TRIALS", help="real-kernel validation, TRIALS per cell"
     )
@@ -398,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if f"{c['stack']}/{c['cca']}" in keep]
+    if args.only_paths:
+        keep_i = {int(i) for i in args.only_paths.split(",")}
+        cases = [c for c in cases if c["i"] in keep_i]
     # one grid point's references are computed by one process: order by path
     rows: list[dict[str, Any]] = []
     t0 = time.time()
