@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from ..errors import EngineUnavailable, UserError
+from ..errors import UserError
 
 
 def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
@@ -50,41 +49,37 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def main_identify(args: argparse.Namespace) -> int:
-    try:
-        if args.probe:
-            from .probe import probe
+    # Errors (UserError, EngineUnavailable) reach the user through tcplab.cli's run_command.
+    if args.probe:
+        from .probe import probe
 
-            if args.capture:
-                raise UserError("identify --probe takes no CAPTURE (it makes its own)")
-            r = probe(
-                args.cca,
-                rate=args.rate,
-                rtt=args.rtt,
-                drops=args.drops,
-                duration=args.duration,
+        if args.capture:
+            raise UserError("identify --probe takes no CAPTURE (it makes its own)")
+        r = probe(
+            args.cca,
+            rate=args.rate,
+            rtt=args.rtt,
+            drops=args.drops,
+            duration=args.duration,
+            jobs=args.jobs,
+        )
+    else:
+        if not args.capture:
+            raise UserError("identify needs a CAPTURE file (or --probe)")
+        from .classify import identify
+
+        try:
+            r = identify(
+                args.capture,
+                conn=args.conn,
                 jobs=args.jobs,
+                use_cache=not args.no_cache,
+                top=args.top,
             )
-        else:
-            if not args.capture:
-                raise UserError("identify needs a CAPTURE file (or --probe)")
-            from .classify import identify
-
-            try:
-                r = identify(
-                    args.capture,
-                    conn=args.conn,
-                    jobs=args.jobs,
-                    use_cache=not args.no_cache,
-                    top=args.top,
-                )
-            except ValueError as e:
-                raise UserError(f"{args.capture}: {e}") from e
-    except UserError as e:
-        print(f"tcplab: error: {e}", file=sys.stderr)
-        return 2
-    except EngineUnavailable as e:
-        print(f"tcplab: {e}", file=sys.stderr)
-        return 1
+        except ValueError as e:
+            # The trace reader's messages already start with the file name.
+            msg = str(e) if str(e).startswith(str(args.capture)) else f"{args.capture}: {e}"
+            raise UserError(msg) from e
     if args.json:
         print(json.dumps(r, indent=1, allow_nan=False))
     else:
