@@ -243,3 +243,17 @@ def test_cross_traffic_shows_as_a_share_of_the_busy_bottleneck(tmp_path):
     # the competing flow's window: 20 % of 12 Mbit/s x 47 ms x 1.5, about 11 packets
     assert xv[1]["cross_window"] in (11 * 1500, 16 * 1500), xv[1]
     assert R.scenario_doc(R.Candidate("linux-6", "reno"), xv[1], 1)["flow"][-1]["window"]
+
+
+def test_reference_cache_key_follows_the_personality_files(tmp_path, monkeypatch):
+    # A personality's knobs can change without a new simulator build; the cached references of
+    # a grid point must not survive such a change.
+    stacks = tmp_path / "tcplab" / "stacks"
+    stacks.mkdir(parents=True)
+    (stacks / "a.toml").write_text('name = "a"\n')
+    monkeypatch.setattr(R, "__file__", str(tmp_path / "tcplab" / "identify" / "references.py"))
+    args = ({"rate": 1}, "sender", (11,), [R.Candidate("a", "reno")], None)
+    before = R._key(*args)
+    assert R._key(*args) == before
+    (stacks / "a.toml").write_text('name = "a"\n[knobs.frto]\nvalue = true\n')
+    assert R._key(*args) != before

@@ -16,8 +16,8 @@ it (:func:`cross_variants`). A reference is the feature vector of one simulated 
 one candidate on one grid path with one of the reference seeds (:data:`REF_SEEDS`); it is computed
 on first use, deterministically (the simulator is deterministic for a seed), and cached as JSON
 under ``$TCPLAB_CACHE`` (default ``~/.cache/tcplab``)/``identify/``, keyed by the tcplab version,
-the simulator build, the feature-extractor version and the grid point. Nothing is committed: a
-rebuilt simulator gets fresh references.
+the simulator build, the personality files, the feature-extractor version and the grid point.
+Nothing is committed: a rebuilt simulator or a changed personality gets fresh references.
 """
 
 from __future__ import annotations
@@ -295,6 +295,17 @@ def cache_dir() -> FsPath:
     return FsPath(base) / "identify"
 
 
+def _stacks_digest() -> str:
+    """A digest of the shipped personality files: a reference depends on the knobs they set,
+    which can change without a new simulator build."""
+    h = hashlib.sha256()
+    stacks_dir = FsPath(__file__).resolve().parent.parent / "stacks"
+    for f in sorted(stacks_dir.glob("*.toml")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _key(
     grid: dict[str, Any],
     vantage: str,
@@ -309,6 +320,7 @@ def _key(
         {
             "v": __version__,
             "build": build_id("sim"),
+            "stacks": _stacks_digest(),
             "features": FEATURE_VERSION,
             "grid": grid,
             "vantage": vantage,
