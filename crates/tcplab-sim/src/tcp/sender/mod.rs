@@ -29,6 +29,7 @@ pub mod handshake;
 pub mod loss;
 pub mod send;
 pub mod timers;
+pub mod tso;
 pub mod undo;
 
 pub use handshake::wscale_for;
@@ -188,6 +189,8 @@ pub struct TcpSender {
     ts_recent: u32,
     last_send: Nanos,
     cwnd_limited: bool,
+    /// Knob `tso`: when the last send decision deferred a frame ([`tso::next_frame`]).
+    tso_deferred_at: Option<Nanos>,
     pub stats: SenderStats,
 }
 
@@ -279,6 +282,7 @@ impl TcpSender {
             ts_recent: 0,
             last_send: 0,
             cwnd_limited: false,
+            tso_deferred_at: None,
             stats: SenderStats::default(),
             spec,
             cfg,
@@ -587,6 +591,8 @@ impl TcpSender {
         // Stopped before any send opportunity: waiting for the pacing slot or for room in the
         // host queue.
         let mut no_opportunity = false;
+        // Knob `tso`: payload bytes left in the frame being sent (tso.rs).
+        let mut frame_left = 0u64;
         self.timers.pace_blocked = false;
         loop {
             if self.timers.pace_next > now && self.pacing_rate().is_some() {
@@ -659,6 +665,16 @@ impl TcpSender {
                 stopped_by_cwnd = true;
                 break;
             }
+            if self.cfg.tso && frame_left < len {
+                match self.tso_frame(now, pipe, len) {
+                    tso::Frame::Defer => {
+                        stopped_by_cwnd = tso::deferred_cwnd_limited(wnd, pipe);
+                        break;
+                    }
+                    tso::Frame::Send(n) => frame_left = n.max(len),
+                }
+            }
+            frame_left = frame_left.saturating_sub(len);
             self.maybe_idle_restart(now);
             let off = self.snd_nxt;
             if off + len > self.snd_una + self.rwnd {
@@ -689,6 +705,28 @@ impl TcpSender {
         }
         self.cwnd_limited = stopped_by_cwnd;
         self.maybe_send_fin(cx);
+    }
+
+    /// Knob `tso`: send the next frame of new data (of how many bytes) or defer it
+    /// ([`tso::next_frame`], Linux `tcp_tso_should_defer`); remembers a deferral.
+    fn tso_frame(&mut self, now: Nanos, pipe: u64, len: u64) -> tso::Frame {
+        let open = !self.rec.active
+            && self.loss_point.is_none()
+            && self.cwr_point.is_none()
+            && self.acks.dupacks == 0;
+        let f = tso::next_frame(&tso::DeferInput {
+            open,
+            ends_data: self.app_end.is_some_and(|e| self.snd_nxt + len >= e),
+            cwnd: self.send_window(),
+            in_flight: pipe,
+            rwnd: self.rwnd,
+            rwnd_left: (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt),
+            now,
+            deferred_at: self.tso_deferred_at,
+            tick: self.cfg.clock_granularity,
+        });
+        self.tso_deferred_at = (f == tso::Frame::Defer).then_some(now);
+        f
     }
 
     /// Whether `try_send` would put a segment on the wire now if the host's queue had room:
