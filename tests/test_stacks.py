@@ -225,9 +225,10 @@ def test_key_facts_of_each_personality():
     # CUBIC v2.0 with the 2.6.18 scaling error for 2.6.16; 2.6.24's v2.1 for 2.6.25.
     for name, version in (("linux-2.6.16", "2.0"), ("linux-2.6.25", "2.1")):
         assert stacks.get(name, cat).params_for("cubic")["version"] == version, name
-    for name in ("linux-2.6.29", "linux-2.6.39", "linux-6"):
+    # HyStart's pacing-aware ACK-train allowance came with Linux 5.7 (tcp_cubic.c).
+    for name, ack_delay in (("linux-2.6.29", False), ("linux-2.6.39", False), ("linux-6", True)):
         p = stacks.get(name, cat).params_for("cubic")
-        assert p == {"version": "rfc9438", "hystart": "linux"}, name
+        assert p == {"version": "rfc9438", "hystart": "linux", "hystart_ack_delay": ack_delay}, name
 
 
 GOOD_FILE = """

@@ -169,6 +169,10 @@ pub struct CubicParams {
     pub hystart_low_window: u32,
     /// Linux HyStart ACK-train spacing (`hystart_ack_delta_us`, 2 ms).
     pub hystart_ack_delta: Nanos,
+    /// Linux ≥ 5.7: the ACK train must also outlast half the TSO/GRO allowance
+    /// `min(1 ms, 4·64 KiB/pacing rate)` ([`crate::hystart::linux_ack_delay`]); false for the
+    /// 2.6.29–5.6 rule (train longer than `delay_min/2`).
+    pub hystart_ack_delay: bool,
     /// Fast convergence (RFC 9438 §4.7; Linux `fast_convergence` = 1).
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
@@ -198,6 +202,7 @@ impl Default for CubicParams {
             hystart_detect: HystartDetect::Both,
             hystart_low_window: crate::hystart::HYSTART_LOW_WINDOW,
             hystart_ack_delta: crate::hystart::HYSTART_ACK_DELTA,
+            hystart_ack_delay: true,
             fast_convergence: true,
             tcp_friendliness: true,
             beta: 0.7,
@@ -396,6 +401,19 @@ impl Cubic {
     /// Minimum RTT seen by CUBIC (Linux `delay_min`; 0 before the first sample).
     pub fn delay_min(&self) -> Nanos {
         self.delay_min
+    }
+    /// The ACK-train allowance of Linux ≥ 5.7 for this ACK (0 with `hystart_ack_delay` off).
+    fn hystart_ack_delay(&self, srtt: Nanos) -> Nanos {
+        if !self.p.hystart_ack_delay {
+            return 0;
+        }
+        let mss = self.win.mss();
+        crate::hystart::linux_ack_delay(
+            self.win.cwnd_segments(),
+            self.win.ssthresh() / mss.max(1),
+            mss,
+            srtt,
+        )
     }
     /// Linux HyStart state.
     pub fn hystart(&self) -> &HyStartLinux {
@@ -676,6 +694,7 @@ impl CongestionControl for Cubic {
                         ev.now,
                         delay,
                         self.delay_min,
+                        self.hystart_ack_delay(ev.srtt),
                         self.win.cwnd_segments(),
                         self.acked_total,
                         ev.in_flight,
@@ -826,6 +845,14 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         doc: "Linux HyStart: largest ACK spacing that continues an ACK train, µs",
     },
     ParamInfo {
+        name: "hystart_ack_delay",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "Linux HyStart (kernels ≥ 5.7): the ACK train must outlast (delay_min + \
+              min(1 ms, 4·64 KiB/pacing rate))/2, not delay_min/2 (tcp_cubic.c \
+              hystart_ack_delay); false for 2.6.29-5.6",
+    },
+    ParamInfo {
         name: "fast_convergence",
         kind: ParamKind::Bool,
         default: "true",
@@ -905,6 +932,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         hystart_detect: HystartDetect::from_name(p.choice("hystart_detect")).unwrap_or_default(),
         hystart_low_window: low,
         hystart_ack_delta: delta_ns,
+        hystart_ack_delay: p.bool("hystart_ack_delay"),
         fast_convergence: p.bool("fast_convergence"),
         tcp_friendliness: p.bool("tcp_friendliness"),
         beta,
@@ -1328,20 +1356,23 @@ mod tests {
 
     /// Slow start from 10 segments at RTT `base` for `rounds`, with RTT `late` from round
     /// `from`, ACKs `gap` apart. Returns (round at which slow start ended, cwnd then).
+    /// CUBIC parameters with the given HyStart mode and detectors.
+    fn hy(mode: HystartMode, detect: HystartDetect) -> CubicParams {
+        CubicParams {
+            hystart: mode,
+            hystart_detect: detect,
+            ..Default::default()
+        }
+    }
+
     fn slow_start_exit(
-        mode: HystartMode,
-        detect: HystartDetect,
+        p: CubicParams,
         base: Nanos,
         late: Nanos,
         from: u32,
         gap: Nanos,
         rounds: u32,
     ) -> Option<(u32, f64)> {
-        let p = CubicParams {
-            hystart: mode,
-            hystart_detect: detect,
-            ..Default::default()
-        };
         let mut cc = Cubic::new(&cc_init(MSS, CwndUnit::Packets, u32::MAX, 10, u64::MAX), p);
         let mut d = Driver::new(MSS);
         for r in 0..rounds {
@@ -1360,8 +1391,7 @@ mod tests {
         // exit in that round at its ninth sample (the first eight only fill the round minimum),
         // ssthresh = cwnd then: 80 + the 8 ACKs before it.
         let got = slow_start_exit(
-            HystartMode::Linux,
-            HystartDetect::Both,
+            hy(HystartMode::Linux, HystartDetect::Both),
             100 * MS,
             120 * MS,
             3,
@@ -1377,8 +1407,7 @@ mod tests {
     fn test_hystart_linux_no_exit_below_threshold() {
         // +12 ms < 12.5 ms: slow start continues (ACK train spans < 50 ms up to 640 segments).
         let got = slow_start_exit(
-            HystartMode::Linux,
-            HystartDetect::Both,
+            hy(HystartMode::Linux, HystartDetect::Both),
             100 * MS,
             112 * MS,
             3,
@@ -1388,8 +1417,7 @@ mod tests {
         assert_eq!(got, None);
         // And HyStart off never exits early even with a large increase.
         let got = slow_start_exit(
-            HystartMode::Off,
-            HystartDetect::Both,
+            hy(HystartMode::Off, HystartDetect::Both),
             100 * MS,
             200 * MS,
             3,
@@ -1401,22 +1429,32 @@ mod tests {
 
     #[test]
     fn test_hystart_linux_ack_train_exits_near_half_delay_min() {
-        // ACKs 0.2 ms apart, delay_min 100 ms: the train passes 50 ms at its 251st ACK, first
-        // possible in the 320-segment round (round 5): ssthresh = 320 + 251 = 571 segments.
+        // ACKs 0.2 ms apart, delay_min 100 ms, first possible in the 320-segment round (round
+        // 5). Linux ≥ 5.7: the train must outlast (delay_min + ack_delay)/2 with ack_delay =
+        // min(1 ms, 4·64 KiB/pacing rate); the pacing rate 2·320·1000 B/100 ms = 6.4 MB/s
+        // gives 41 ms, capped at 1 ms: 50.5 ms, passed by the ACK 50.6 ms after the round's
+        // first (index 253): ssthresh = 320 + 253 = 573 segments.
         let got = slow_start_exit(
-            HystartMode::Linux,
-            HystartDetect::Both,
+            hy(HystartMode::Linux, HystartDetect::Both),
             100 * MS,
             100 * MS,
             0,
             200_000,
             10,
         );
-        assert_eq!(got, Some((5, 571.0)));
+        assert_eq!(got, Some((5, 573.0)));
+        // The 2.6.29-5.6 rule, delay_min/2 = 50 ms: the ACK at 50.2 ms (index 251).
+        let p = CubicParams {
+            hystart_ack_delay: false,
+            ..Default::default()
+        };
+        assert_eq!(
+            slow_start_exit(p, 100 * MS, 100 * MS, 0, 200_000, 10),
+            Some((5, 571.0))
+        );
         // The delay detector alone ignores the train.
         let got = slow_start_exit(
-            HystartMode::Linux,
-            HystartDetect::Delay,
+            hy(HystartMode::Linux, HystartDetect::Delay),
             100 * MS,
             100 * MS,
             0,
@@ -1460,8 +1498,7 @@ mod tests {
     fn test_hystartpp_no_exit_below_threshold() {
         // +10 ms < 12.5 ms: neither CSS nor an exit.
         let got = slow_start_exit(
-            HystartMode::Rfc9406,
-            HystartDetect::Both,
+            hy(HystartMode::Rfc9406, HystartDetect::Both),
             100 * MS,
             110 * MS,
             3,

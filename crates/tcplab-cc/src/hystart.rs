@@ -52,6 +52,44 @@ pub const HYSTART_DELAY_MAX: Nanos = 16 * MS;
 pub const HYSTART_LOW_WINDOW: u32 = 16;
 pub const HYSTART_ACK_DELTA: Nanos = 2 * MS;
 
+/// Linux ≥ 5.7 ACK-train allowance (`hystart_ack_delay`, L: net/ipv4/tcp_cubic.c, added by
+/// "tcp_cubic: make Hystart aware of pacing", 5.7; GSO size per socket since 5.19): the train
+/// must outlast `(delay_min + ack_delay) / 2` where `ack_delay = min(1 ms, 4·gso_max_size /
+/// sk_pacing_rate)` (0 without a pacing rate), to cover TSO/GRO aggregation. The cap is
+/// `USEC_PER_MSEC`.
+pub const HYSTART_ACK_DELAY_CAP: Nanos = MS;
+/// `sk_gso_max_size`: the device's GSO limit, 64 KiB by default (`GSO_LEGACY_MAX_SIZE`), less a
+/// header reserve of a few hundred bytes (`MAX_TCP_HEADER + 1`; under 0.5 %, not modelled). TCP
+/// sockets always use GSO (net/core/sock.c `sk_setup_caps`), so this holds with offloads off too.
+pub const HYSTART_GSO_MAX_SIZE: u64 = 65_536;
+/// Linux's pacing rate is `ratio · mss · max(cwnd, packets_out) / srtt` with `ratio` =
+/// `tcp_pacing_ss_ratio` (200 %) while `cwnd < ssthresh/2`, else `tcp_pacing_ca_ratio` (120 %)
+/// (net/ipv4/tcp_input.c `tcp_update_pacing_rate`; ip-sysctl). Set on every ACK whether or not
+/// the fq qdisc paces, so `hystart_ack_delay` is non-zero on every Linux ≥ 5.7 connection.
+pub const PACING_SS_RATIO_PCT: u64 = 200;
+pub const PACING_CA_RATIO_PCT: u64 = 120;
+
+/// Linux's `hystart_ack_delay` for a window of `cwnd` segments of `mss` bytes, slow-start
+/// threshold `ssthresh` segments and smoothed RTT `srtt`: `min(1 ms, 4·gso_max_size/rate)` with
+/// the pacing rate above. 0 before the first RTT sample (Linux's rate is then unbounded).
+pub fn linux_ack_delay(cwnd: u64, ssthresh: u64, mss: u64, srtt: Nanos) -> Nanos {
+    if srtt == 0 || cwnd == 0 || mss == 0 {
+        return 0;
+    }
+    let ratio = if cwnd < ssthresh / 2 {
+        PACING_SS_RATIO_PCT
+    } else {
+        PACING_CA_RATIO_PCT
+    };
+    // 4·gso / (ratio/100 · mss · cwnd / srtt), in ns; u128 keeps large srtt·gso exact.
+    let num = 4 * u128::from(HYSTART_GSO_MAX_SIZE) * u128::from(srtt) * 100;
+    let den = u128::from(ratio) * u128::from(mss) * u128::from(cwnd);
+    let d = num / den;
+    Nanos::try_from(d)
+        .unwrap_or(Nanos::MAX)
+        .min(HYSTART_ACK_DELAY_CAP)
+}
+
 /// Linux-style HyStart state (`struct bictcp` fields `found`, `round_start`, `end_seq`,
 /// `last_ack`, `curr_rtt`, `sample_cnt`).
 #[derive(Clone, Copy, Debug)]
@@ -103,13 +141,16 @@ impl HyStartLinux {
     }
 
     /// One RTT sample `delay` (≥ 1 ns) taken in slow start, with `delay_min` already updated to
-    /// include it. Returns true when slow start should end now; the caller then sets
+    /// include it; `ack_delay` is the ACK-train allowance ([`linux_ack_delay`] for Linux ≥ 5.7,
+    /// 0 before). Returns true when slow start should end now; the caller then sets
     /// `ssthresh = cwnd` (Linux `hystart_update`).
+    #[allow(clippy::too_many_arguments)]
     pub fn on_sample(
         &mut self,
         now: Nanos,
         delay: Nanos,
         delay_min: Nanos,
+        ack_delay: Nanos,
         cwnd_segments: u64,
         acked_total: u64,
         in_flight: u64,
@@ -127,10 +168,10 @@ impl HyStartLinux {
         }
         if self.detect.ack_train() && now.saturating_sub(self.last_ack) <= self.ack_delta {
             // ACKs closer than ack_delta continue the train. When the train since the round's
-            // first ACK is longer than delay_min/2, the pipe is judged full (no pacing: Linux
-            // halves `delay_min + ack_delay`, with ack_delay 0 without a pacing rate).
+            // first ACK is longer than (delay_min + ack_delay)/2, the pipe is judged full
+            // (Linux halves the sum when the socket is not paced by fq: SK_PACING_NONE).
             self.last_ack = now;
-            if now.saturating_sub(self.round_start) > delay_min / 2 {
+            if now.saturating_sub(self.round_start) > delay_min.saturating_add(ack_delay) / 2 {
                 self.found = true;
             }
         }
@@ -306,8 +347,9 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    /// Feeds one round of `n` samples of `rtt`, ACKs `gap` apart, to Linux HyStart; returns
-    /// whether it fired and at which ACK.
+    /// Feeds one round of `n` samples of `rtt`, ACKs `gap` apart, to Linux HyStart with the
+    /// ACK-train allowance `ack_delay`; returns whether it fired and at which ACK.
+    #[allow(clippy::too_many_arguments)]
     fn linux_round(
         h: &mut HyStartLinux,
         now: &mut Nanos,
@@ -315,17 +357,70 @@ mod tests {
         n: u64,
         rtt: Nanos,
         delay_min: Nanos,
+        ack_delay: Nanos,
         gap: Nanos,
     ) -> Option<u64> {
         for i in 0..n {
             *acked += MSS;
             let in_flight = (n - 1 - i) * MSS;
-            if h.on_sample(*now, rtt, delay_min, n, *acked, in_flight) {
+            if h.on_sample(*now, rtt, delay_min, ack_delay, n, *acked, in_flight) {
                 return Some(i);
             }
             *now += gap;
         }
         None
+    }
+
+    #[test]
+    fn test_linux_ack_delay_is_capped_gso_over_pacing_rate() {
+        const US: Nanos = MS / 1000;
+        // Scenario C of the kernel validation: cwnd 160 × 1448 B, SRTT 20.5 ms, slow start
+        // (pacing ratio 200 %): 22.6 MB/s, 4·64 KiB / rate = 11.6 ms, capped at 1 ms.
+        assert_eq!(linux_ack_delay(160, u64::MAX, 1448, 20_500 * US), MS);
+        // A fast path: 10 000 × 1448 B per 1 ms at 200 %: 4·65 536·1 ms·100/(200·1448·10 000).
+        assert_eq!(linux_ack_delay(10_000, u64::MAX, 1448, MS), 9_051);
+        // At or above ssthresh/2 Linux paces at 120 %: a longer allowance.
+        assert_eq!(linux_ack_delay(10_000, 20_000, 1448, MS), 15_086);
+        // No RTT sample yet: Linux's rate is unbounded, the allowance 0.
+        assert_eq!(linux_ack_delay(160, u64::MAX, 1448, 0), 0);
+    }
+
+    #[test]
+    fn test_linux_ack_train_threshold_adds_half_the_ack_delay() {
+        // delay_min 20 ms, ACKs 0.25 ms apart in a 200-segment round (after a first round whose
+        // ACKs, 3 ms apart, form no train).
+        // Without the allowance the train must exceed 10 ms: the ACK at 10.25 ms (index 41);
+        // with 1 ms (Linux ≥ 5.7 below about 2 Gbit/s of pacing rate) 10.5 ms: index 43.
+        // Measured on this machine's 6.18 kernel (validation scenario C, two runs): the
+        // kernel's TCPHystartTrainCwnd matched the 1 ms threshold replayed on its own capture.
+        let gap = MS / 4;
+        for (ack_delay, want) in [(0, 41), (MS, 43)] {
+            let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
+            let (mut now, mut acked) = (0, 0);
+            let first = linux_round(
+                &mut h,
+                &mut now,
+                &mut acked,
+                20,
+                20 * MS,
+                20 * MS,
+                0,
+                3 * MS,
+            );
+            assert_eq!(first, None);
+            now += 20 * MS;
+            let hit = linux_round(
+                &mut h,
+                &mut now,
+                &mut acked,
+                200,
+                20 * MS,
+                20 * MS,
+                ack_delay,
+                gap,
+            );
+            assert_eq!(hit, Some(want), "ack_delay {ack_delay}");
+        }
     }
 
     #[test]
@@ -335,7 +430,7 @@ mod tests {
         let (mut now, mut acked) = (0, 0);
         let base = 100 * MS;
         assert_eq!(
-            linux_round(&mut h, &mut now, &mut acked, 32, base, base, 3 * MS),
+            linux_round(&mut h, &mut now, &mut acked, 32, base, base, 0, 3 * MS),
             None
         );
         let hit = linux_round(
@@ -345,6 +440,7 @@ mod tests {
             32,
             base + 13 * MS,
             base,
+            0,
             3 * MS,
         );
         // Samples 1..8 only fill the round minimum; the ninth (index 8) checks it.
@@ -357,17 +453,28 @@ mod tests {
         let (mut now, mut acked) = (0, 0);
         let base = 100 * MS;
         for _ in 0..20 {
-            let hit = linux_round(&mut h, &mut now, &mut acked, 64, base + 12 * MS, base, MS);
+            let hit = linux_round(
+                &mut h,
+                &mut now,
+                &mut acked,
+                64,
+                base + 12 * MS,
+                base,
+                0,
+                MS,
+            );
             assert_eq!(hit, None);
         }
         // The clamp: with delay_min 10 ms the threshold is 4 ms, not 1.25 ms.
         let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
         let base = 10 * MS;
         assert_eq!(
-            linux_round(&mut h, &mut now, &mut acked, 32, base + 3 * MS, base, MS),
+            linux_round(&mut h, &mut now, &mut acked, 32, base + 3 * MS, base, 0, MS),
             None
         );
-        assert!(linux_round(&mut h, &mut now, &mut acked, 32, base + 5 * MS, base, MS).is_some());
+        assert!(
+            linux_round(&mut h, &mut now, &mut acked, 32, base + 5 * MS, base, 0, MS).is_some()
+        );
     }
 
     #[test]
@@ -378,7 +485,7 @@ mod tests {
         // 15-segment rounds with a large delay increase and a tight ACK train.
         for _ in 0..5 {
             assert_eq!(
-                linux_round(&mut h, &mut now, &mut acked, 15, base * 2, base, 0),
+                linux_round(&mut h, &mut now, &mut acked, 15, base * 2, base, 0, 0),
                 None
             );
         }
@@ -391,18 +498,27 @@ mod tests {
         let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
         let (mut now, mut acked) = (0, 0);
         assert_eq!(
-            linux_round(&mut h, &mut now, &mut acked, 20, 40 * MS, 40 * MS, MS),
+            linux_round(&mut h, &mut now, &mut acked, 20, 40 * MS, 40 * MS, 0, MS),
             None
         );
         now += 40 * MS;
         assert_eq!(
-            linux_round(&mut h, &mut now, &mut acked, 40, 40 * MS, 40 * MS, MS),
+            linux_round(&mut h, &mut now, &mut acked, 40, 40 * MS, 40 * MS, 0, MS),
             Some(21)
         );
         // A train broken by gaps above ack_delta never fires.
         let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
         assert_eq!(
-            linux_round(&mut h, &mut now, &mut acked, 200, 40 * MS, 40 * MS, 3 * MS),
+            linux_round(
+                &mut h,
+                &mut now,
+                &mut acked,
+                200,
+                40 * MS,
+                40 * MS,
+                0,
+                3 * MS
+            ),
             None
         );
     }
