@@ -267,6 +267,7 @@ impl Episodes {
     /// 2. leave the recovery, loss and CWR states whose point the ACK covers;
     /// 3. outside recovery and loss, enter recovery when due ([`Episodes::recovery_due`]);
     ///    in recovery, the window rule's per-ACK step ([`Recovery::on_ack`]).
+    #[inline]
     pub fn on_ack(&mut self, p: &mut Parts, s: Seq, a: &EpisodeAck) -> EpisodeOutcome {
         let res = &a.res;
         let mut dupacks = a.dupacks;

@@ -42,11 +42,11 @@
 //!    §7.2);
 //! 8. the send loop.
 //!
-//! The send loop (`try_send`): [`send::next_step`] until a step sends nothing; the sender sends
-//! what a step names (a retransmission, or new data after RFC 5681 §4.1's idle restart); then
-//! it re-arms the probe timeout if new data left, ends what recovery entry or F-RTO released
-//! ([`episode::Episodes::send_opportunity_passed`]) unless pacing or the host queue stopped it
-//! first, and sends the FIN once all data is acknowledged.
+//! The send loop (`try_send`): [`send::gate`] then [`send::next_segment`] until a step sends
+//! nothing; the sender sends what a step names (a retransmission, or new data after RFC 5681
+//! §4.1's idle restart); then it re-arms the probe timeout if new data left, ends what recovery
+//! entry or F-RTO released ([`episode::Episodes::send_opportunity_passed`]) unless pacing or
+//! the host queue stopped it first, and sends the FIN once all data is acknowledged.
 //!
 //! A timer (`on_timer`): the application's stop time, the host-queue wake-up, the
 //! retransmission timeout ([`episode::Episodes::on_timeout`], then the send loop), the persist
@@ -555,23 +555,26 @@ impl TcpSender {
         });
         // RFC 6298 §5.1: start the timer when sending data if it is not running.
         self.timers.start_rto_if_idle(now, self.rtt.rto());
-        if let Some(at) = self
-            .pacing_rate()
-            .and_then(|r| send::next_departure(now, len, r))
-        {
-            self.timers.pace_next = at;
+        // Pacing: the next departure is one segment's payload at the pacing rate later (rates,
+        // like delivery-rate samples, count payload bytes, as Linux's do).
+        if let Some(rate) = self.pacing_rate() {
+            if let Some(gap) = (len as u64 * 8 * 1_000_000_000).checked_div(rate) {
+                self.timers.pace_next = now + gap;
+            }
         }
     }
 
-    /// The pacing rate now, if the flow is paced (see [`send::pacing_rate`]).
-    #[inline]
+    /// The pacing rate in bit/s of payload, if the flow is paced: the controller's own (BBR's),
+    /// else with knob `pacing`, once an RTT is measured, one window per smoothed RTT.
     fn pacing_rate(&self) -> Option<u64> {
-        send::pacing_rate(
-            self.cc.pacing_rate(),
-            self.cfg.pacing && self.rtt.has_sample(),
-            self.rtt.srtt,
-            || self.cwnd(),
-        )
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r);
+        }
+        if self.cfg.pacing && self.rtt.has_sample() {
+            // Spread one window over one smoothed RTT.
+            return Some((self.cwnd() * 8 * 1_000_000_000) / self.rtt.srtt.max(1));
+        }
+        None
     }
 
     /// What the send loop knows once its gates are open (see [`send::next_segment`]).
@@ -603,11 +606,20 @@ impl TcpSender {
         let now = cx.now;
         let mut sent_new = false;
         self.timers.pace_blocked = false;
+        // Built once: sending changes only the window, snd_nxt and fast_rexmit_due, refreshed
+        // before each step (checked against a fresh state in debug builds).
+        let mut st = self.send_state();
         let stop = loop {
             let pacing_wait = self.timers.pace_next > now && self.pacing_rate().is_some();
             let step = match send::gate(pacing_wait, cx.nic_has_room()) {
                 Some(closed) => closed,
-                None => send::next_segment(&self.send_state(), &mut self.sb),
+                None => {
+                    st.window = self.cwnd();
+                    st.snd_nxt = self.snd_nxt;
+                    st.fast_rexmit_due = self.ep.fast_rexmit_due;
+                    debug_assert_eq!(st, self.send_state());
+                    send::next_segment(&st, &mut self.sb)
+                }
             };
             match step {
                 Step::Retransmit(i) => {

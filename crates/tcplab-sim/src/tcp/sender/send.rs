@@ -1,6 +1,6 @@
 //! Send scheduling, sans I/O: one step of the send loop — the pacing and host-queue gates
-//! ([`gate`]), then ([`next_segment`]) RFC 6675 §4 NextSeg: a lost segment first (rule 1), else new data
-//! (rule 2) within the congestion window or by limited transmit. For new data: how much room
+//! ([`gate`]), then RFC 6675 §4 NextSeg ([`next_segment`]): a lost segment first (rule 1),
+//! else new data (rule 2) within the congestion window or by limited transmit. For new data: how much room
 //! the application, the peer's window and the send buffer leave ([`Room`]), the size of the
 //! next segment with sender-side silly window avoidance (RFC 9293 §3.8.6.2.1, [`next_new`]),
 //! and limited transmit (RFC 3042 §2, [`limited_transmit_allows`]).
@@ -9,37 +9,6 @@
 //! the timers a step arms and the state it changes are [`super::TcpSender`]'s send loop.
 
 use crate::tcp::scoreboard::Scoreboard;
-use crate::time::Nanos;
-
-/// The pacing rate in bit/s of payload: the controller's own (`cc_rate`, BBR's), else with
-/// knob `pacing`, once an RTT is measured (`paced_by_knob`), one window per smoothed RTT
-/// (`cwnd` is read only then).
-#[inline]
-pub fn pacing_rate(
-    cc_rate: Option<u64>,
-    paced_by_knob: bool,
-    srtt: Nanos,
-    cwnd: impl FnOnce() -> u64,
-) -> Option<u64> {
-    if cc_rate.is_some() {
-        return cc_rate;
-    }
-    if paced_by_knob {
-        // Spread one window over one smoothed RTT.
-        return Some((cwnd() * 8 * 1_000_000_000) / srtt.max(1));
-    }
-    None
-}
-
-/// The next paced departure after a segment of `len` payload bytes left at `now`: one
-/// segment's payload at the pacing rate `rate` later (rates, like delivery-rate samples, count
-/// payload bytes, as Linux's do); None for a zero rate.
-#[inline]
-pub fn next_departure(now: Nanos, len: u32, rate: u64) -> Option<Nanos> {
-    (len as u64 * 8 * 1_000_000_000)
-        .checked_div(rate)
-        .map(|gap| now + gap)
-}
 
 /// Room for new data beyond snd_nxt, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,7 +110,7 @@ pub fn rwnd_for_new_data(rwnd: u64, quirk_ignore_rwnd: bool, loss_period: bool) 
 }
 
 /// What the send loop knows before each segment, once the gates ([`gate`]) are open.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendState {
     /// The congestion window as the stack uses it now (recovery's window rule included).
     pub window: u64,
@@ -572,23 +541,6 @@ mod tests {
             full.would_send(&sb),
             "a lost segment fits (pipe 2 segments)"
         );
-    }
-
-    #[test]
-    fn test_pacing_rate_controller_first_then_window_per_srtt() {
-        const MS: Nanos = 1_000_000;
-        let unread = || -> u64 { panic!("cwnd read") };
-        assert_eq!(pacing_rate(Some(5), true, 100 * MS, unread), Some(5));
-        assert_eq!(pacing_rate(None, false, 100 * MS, unread), None);
-        // 10 segments of 1000 bytes per 100 ms: 800 kbit/s.
-        assert_eq!(pacing_rate(None, true, 100 * MS, || 10_000), Some(800_000));
-    }
-
-    #[test]
-    fn test_next_departure_one_segment_later() {
-        // 1000 bytes at 8 Mbit/s: 1 ms.
-        assert_eq!(next_departure(5, 1000, 8_000_000), Some(5 + 1_000_000));
-        assert_eq!(next_departure(5, 1000, 0), None);
     }
 
     #[test]
