@@ -1067,6 +1067,7 @@ impl TcpSender {
         (&mut self.ep, parts, seq)
     }
 
+    /// Enter fast recovery (see [`Episodes::enter_recovery`]).
     fn enter_recovery(&mut self, now: Nanos, lost_new: u64, delivered: u64) {
         let (ep, mut parts, seq) = self.episode_parts(now);
         ep.enter_recovery(&mut parts, seq, lost_new, delivered);
