@@ -1010,3 +1010,39 @@ fn test_frto_keeps_real_losses_real() {
         "no timeout here is spurious"
     );
 }
+
+#[test]
+fn test_tso_sends_deferred_frames_back_to_back() {
+    // Knob `tso` (Linux tcp_tso_should_defer, src/tcp/sender/tso.rs): with a window far above
+    // 3 × 64 KB, new data leaves in 64-KB frames (45 segments of 1448 B) sent back to back, so
+    // the sender's 1 Gbit/s access link queues a whole frame; without TSO the ACK clock releases
+    // two or three segments at a time. A 1 500-segment receive window (BDP 833 segments, queue
+    // 2 000) keeps both loss-free, and the pipe is filled either way.
+    let run = |tso: bool| {
+        let d = Dumbbell::new(100_000_000, 100 * MS, 2000, 20 * SEC)
+            .tcp(
+                "t",
+                "reno",
+                0,
+                json!({"tso": tso, "clock_granularity": 4 * MS}),
+            )
+            .flow_field(0, "receiver_tcp", json!({"rcvbuf": 1500 * 1448}));
+        let r = d.run();
+        let access = r
+            .links
+            .iter()
+            .find(|l| l.from == "s0" && l.to == "r1")
+            .expect("access link");
+        assert_eq!(r.flows[0].retransmits, 0, "tso {tso}");
+        (
+            access.max_queue_pkts,
+            mean_goodput(&r, 0, 10 * SEC, 20 * SEC),
+        )
+    };
+    let (q_off, g_off) = run(false);
+    let (q_on, g_on) = run(true);
+    eprintln!("access queue max {q_off} / {q_on} packets, goodput {g_off:.0} / {g_on:.0} bit/s (TSO off / on)");
+    assert!(q_off <= 4, "without TSO: {q_off}");
+    assert!((40..=45).contains(&q_on), "with TSO: {q_on}");
+    assert!(g_off > 90e6 && g_on > 90e6, "{g_off} / {g_on} bit/s");
+}

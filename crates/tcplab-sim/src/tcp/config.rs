@@ -246,6 +246,12 @@ knobs! {
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.
     local_congestion_cwr: bool = false; kind "bool";
+    /// TCP segmentation offload as Linux 2.6 drives it: new data leaves in frames of up to
+    /// 64 KB sent back to back, and a frame is deferred while less than min(64 KB, a third of
+    /// the window) is open, for less than two clock ticks (`clock_granularity`) — Linux
+    /// `tcp_tso_should_defer` (src/tcp/sender/tso.rs). A property of the host's NIC and driver
+    /// (ethtool -K tso), so scenarios set it; off: segments leave as the window opens.
+    tso: bool = false; kind "bool";
     /// Undo a congestion reduction shown to be spurious: by the timestamp echoed on an ACK
     /// older than the episode's first retransmission (Eifel detection, RFC 3522) or by D-SACKs
     /// for every retransmission (RFC 3708), restore cwnd and ssthresh and stop resending —

@@ -63,6 +63,7 @@ pub mod handshake;
 pub mod loss;
 pub mod send;
 pub mod timers;
+pub mod tso;
 pub mod undo;
 
 pub use handshake::wscale_for;
@@ -205,6 +206,8 @@ pub struct TcpSender {
     ts_recent: u32,
     last_send: Nanos,
     cwnd_limited: bool,
+    /// Knob `tso`: when the last send decision deferred a frame ([`tso::next_frame`]).
+    tso_deferred_at: Option<Nanos>,
     pub stats: SenderStats,
 }
 
@@ -293,6 +296,7 @@ impl TcpSender {
             ts_recent: 0,
             last_send: 0,
             cwnd_limited: false,
+            tso_deferred_at: None,
             stats: SenderStats::default(),
             spec,
             cfg,
@@ -605,6 +609,8 @@ impl TcpSender {
     fn try_send(&mut self, cx: &mut Cx) {
         let now = cx.now;
         let mut sent_new = false;
+        // Knob `tso`: payload bytes left in the frame being sent (tso.rs).
+        let mut frame_left = 0u64;
         self.timers.pace_blocked = false;
         // Built once: sending changes only the window, snd_nxt and fast_rexmit_due, refreshed
         // before each step (checked against a fresh state in debug builds).
@@ -628,6 +634,17 @@ impl TcpSender {
                     self.send_segment(cx, start, len, true);
                 }
                 Step::New(len) => {
+                    if self.cfg.tso && frame_left < len {
+                        let pipe = self.sb.pipe();
+                        match self.tso_frame(now, pipe, len, st.window) {
+                            tso::Frame::Defer => {
+                                let cwnd_limited = tso::deferred_cwnd_limited(st.window, pipe);
+                                break Step::Deferred { cwnd_limited };
+                            }
+                            tso::Frame::Send(n) => frame_left = n.max(len),
+                        }
+                    }
+                    frame_left = frame_left.saturating_sub(len);
                     self.maybe_idle_restart(now);
                     let off = self.snd_nxt;
                     if off + len > self.snd_una + self.rwnd {
@@ -671,7 +688,7 @@ impl TcpSender {
                     }
                     break step;
                 }
-                Step::CwndLimited => break step,
+                Step::CwndLimited | Step::Deferred { .. } => break step,
             }
         };
         if sent_new {
@@ -684,8 +701,30 @@ impl TcpSender {
         if !stop.no_opportunity() {
             self.ep.send_opportunity_passed();
         }
-        self.cwnd_limited = stop == Step::CwndLimited;
+        self.cwnd_limited = matches!(
+            stop,
+            Step::CwndLimited | Step::Deferred { cwnd_limited: true }
+        );
         self.maybe_send_fin(cx);
+    }
+
+    /// Knob `tso`: send the next frame of new data (of how many bytes) or defer it
+    /// ([`tso::next_frame`], Linux `tcp_tso_should_defer`); remembers a deferral.
+    fn tso_frame(&mut self, now: Nanos, pipe: u64, len: u64, cwnd: u64) -> tso::Frame {
+        let open = self.ep.open() && self.ep.cwr_point.is_none() && self.acks.dupacks == 0;
+        let f = tso::next_frame(&tso::DeferInput {
+            open,
+            ends_data: self.app_end.is_some_and(|e| self.snd_nxt + len >= e),
+            cwnd,
+            in_flight: pipe,
+            rwnd: self.rwnd,
+            rwnd_left: (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt),
+            now,
+            deferred_at: self.tso_deferred_at,
+            tick: self.cfg.clock_granularity,
+        });
+        self.tso_deferred_at = (f == tso::Frame::Defer).then_some(now);
+        f
     }
 
     /// Local congestion (knob `local_congestion_cwr`; see [`Episodes::enter_local_cwr`]).

@@ -152,6 +152,9 @@ pub enum Step {
     CwndLimited,
     /// No new data goes now (see [`NewData::Hold`]).
     Hold { persist: bool, app_limited: bool },
+    /// Knob `tso`: the sender deferred the next frame of new data (`super::tso::next_frame`;
+    /// never returned by [`next_segment`]); `cwnd_limited` as `super::tso::deferred_cwnd_limited`.
+    Deferred { cwnd_limited: bool },
 }
 
 impl Step {
