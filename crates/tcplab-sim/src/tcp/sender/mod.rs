@@ -7,24 +7,58 @@
 //! * [`ack`]: an incoming ACK turned into an [`ack::AckOutcome`] — cumulative advance, window,
 //!   SACK and D-SACK blocks, RTT sample, duplicate ACKs (RFC 5681 §2, RFC 6675 §2, RFC 2883);
 //! * [`loss`]: SACK-based loss marking and RACK-TLP (RFC 6675, RFC 8985);
-//! * [`undo`]: undo of spurious reductions — D-SACK (RFC 3708), Eifel (RFC 3522), F-RTO
-//!   (RFC 5682), FreeBSD's bad-retransmit window;
-//! * [`send`]: room for new data, the next segment's size with SWS avoidance, limited transmit
-//!   (RFC 6675 §4, RFC 9293 §3.8.6.2.1, RFC 3042);
-//! * [`timers`]: the deadlines and `poll_at`;
+//! * [`undo`]: the detectors of spurious reductions — D-SACK (RFC 3708), Eifel (RFC 3522),
+//!   F-RTO (RFC 5682), FreeBSD's bad-retransmit window;
+//! * [`episode`]: recovery, loss (after a timeout) and local-congestion (CWR) episodes — when
+//!   one begins, ends or is undone, and what that does to the controller and the scoreboard
+//!   (RFC 5681 §3, RFC 6675 §5, RFC 6582, RFC 6298 §5.4–5.6, Linux CWR);
+//! * [`send`]: one step of the send loop — the pacing and host-queue gates, NextSeg (RFC 6675
+//!   §4), room for new data, SWS avoidance (RFC 9293 §3.8.6.2.1), limited transmit (RFC 3042);
+//! * [`timers`]: the deadlines, `poll_at`, the retransmission timer on an advancing ACK;
 //! * window growth and reduction: the [`CongestionControl`] object (crate `tcplab-cc`);
 //! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582) when
 //!   SACK is off or not negotiated; the window during recovery: [`Recovery`];
 //! * RTT and RTO: [`RttEstimator`] (RFC 6298); delivery rate: `RateSampler`.
 //!
-//! [`TcpSender`] wires them together: it keeps the connection state, runs the send loop, enters
-//! and leaves recovery, and does all I/O through [`Cx`].
+//! # Orchestration
+//!
+//! [`TcpSender`] keeps the connection state and the public API, does all I/O through [`Cx`]
+//! and calls the parts in this order.
+//!
+//! An ACK (`on_packet` → `on_ack`):
+//! 1. [`ack`]: acceptability, window, SACK and D-SACK blocks, RTT sample, duplicate-ACK count;
+//!    or the fast path (`on_in_order_ack`: an ACK that only advances snd_una,
+//!    [`ack::AckProcessor::in_order`], while [`episode::Episodes::quiet`]), which runs steps
+//!    4–7 without the episode rules, none of which can fire then;
+//! 2. the connection's bookkeeping: FIN, peer window (persist timer), `ts_recent`, snd_una,
+//!    a D-SACK to [`undo`];
+//! 3. [`episode`]'s bad-retransmit undo (before the RTT sample resets the backoff), then the
+//!    RTT sample;
+//! 4. [`loss`]: SACK or FACK marking, then RACK;
+//! 5. [`episode`]: undo (D-SACK, Eifel, F-RTO), leaving recovery, loss and CWR, then entering
+//!    recovery or recovery's per-ACK window rule;
+//! 6. the congestion controller's `on_ack` (then `on_cwr_complete` on the ACK ending CWR);
+//! 7. [`timers`]: the retransmission timer (RFC 6298 §5.2–5.3), the probe timeout (RFC 8985
+//!    §7.2);
+//! 8. the send loop.
+//!
+//! The send loop (`try_send`): [`send::gate`] then [`send::next_segment`] until a step sends
+//! nothing; the sender sends what a step names (a retransmission, or new data after RFC 5681
+//! §4.1's idle restart); then it re-arms the probe timeout if new data left, ends what recovery
+//! entry or F-RTO released ([`episode::Episodes::send_opportunity_passed`]) unless pacing or
+//! the host queue stopped it first, and sends the FIN once all data is acknowledged.
+//!
+//! A timer (`on_timer`): the application's stop time, the host-queue wake-up, the
+//! retransmission timeout ([`episode::Episodes::on_timeout`], then the send loop), the persist
+//! probe, RACK's reordering timer (recovery entry if it finds a loss), the tail-loss probe, and
+//! the send loop.
 //!
 //! Sequence numbers are kept as 64-bit offsets from the first data byte and converted to 32-bit
 //! wire numbers (ISN + 1 + offset, wrapping) only when a segment is built, so transfers beyond
 //! 4 GiB never compare wrapped numbers.
 
 pub mod ack;
+pub mod episode;
 pub mod handshake;
 pub mod loss;
 pub mod send;
@@ -35,19 +69,19 @@ pub mod undo;
 pub use handshake::wscale_for;
 
 use super::config::{CwndUnitCfg, TcpConfig};
-use super::recovery::{AckInfo, Mode, Recovery};
+use super::recovery::{Mode, Recovery};
 use super::rtt::{BsdTimer, RttEstimator, RttSample};
-use super::scoreboard::{self, AckResult, Scoreboard, LOST};
+use super::scoreboard::{AckResult, Scoreboard};
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::time::Nanos;
 use ack::{AckCx, AckProcessor};
+use episode::{EpisodeAck, Episodes, Parts, Seq};
 use handshake::Handshake;
 use loss::{Probe, RackTlp};
-use send::{NewData, Room};
-use tcplab_cc::{AckEvent, CongestionControl, CongestionEvent, RtoEvent, SentEvent};
-use timers::{due, Timers};
-use undo::{BadRexmt, Frto, FrtoAck, Undo};
+use send::{Room, SendState, Step};
+use tcplab_cc::{AckEvent, CongestionControl, SentEvent};
+use timers::{due, RtoOnAck, Timers};
 
 /// Whether [`TcpSender::on_in_order_ack`] may be taken (always, except in the tests that
 /// compare it with the full ACK path).
@@ -156,28 +190,11 @@ pub struct TcpSender {
     pub rwnd: u64,
     /// ACK processing: duplicate-ACK count, last window field.
     acks: AckProcessor,
-    // Recovery.
-    /// Loss-recovery part (RFC 6675, NewReno, PRR, rate-halving).
-    rec: Recovery,
-    /// Last recovery point ("recover", RFC 6582 §3.2), guarding NewReno re-entry.
-    recover: Option<u64>,
+    /// Recovery, loss and CWR episodes and their undo.
+    ep: Episodes,
     /// RACK-TLP (RFC 8985): send time and RTT of the most recently sent delivered segment and
     /// whether a probe is out (the reordering timer and the probe timeout are in `timers`).
     rack: RackTlp,
-    /// After an RTO, until this offset is acknowledged (Linux "Loss" state; RFC 6582 recover).
-    loss_point: Option<u64>,
-    /// Local congestion (knob `local_congestion_cwr`): the CWR state lasts until this offset
-    /// (Linux `high_seq`) is acknowledged.
-    cwr_point: Option<u64>,
-    /// Undo (knob `undo`): the state saved when a recovery or loss episode began.
-    undo: Undo,
-    /// Knob `undo_bad_rexmt`: set by the first timeout of an episode.
-    bad_rexmt: Option<BadRexmt>,
-    /// The fast retransmit of the recovery just entered has not left yet: it goes out whatever
-    /// the window (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.3).
-    fast_rexmit_due: bool,
-    /// Knob `frto`: F-RTO (RFC 5682) is deciding whether the last timeout was spurious.
-    frto: Frto,
     pub sb: Scoreboard,
     pub rtt: RttEstimator,
     pub cc: Box<dyn CongestionControl>,
@@ -265,15 +282,12 @@ impl TcpSender {
             fin_acked: false,
             rwnd: 0,
             acks: AckProcessor::default(),
-            rec: Recovery::new(Mode::select(cfg.recovery, false), 0, dupthresh),
-            recover: None,
+            ep: Episodes::new(Recovery::new(
+                Mode::select(cfg.recovery, false),
+                0,
+                dupthresh,
+            )),
             rack: RackTlp::default(),
-            loss_point: None,
-            cwr_point: None,
-            undo: Undo::default(),
-            bad_rexmt: None,
-            fast_rexmit_due: false,
-            frto: Frto::default(),
             sb,
             rtt,
             cc,
@@ -315,13 +329,13 @@ impl TcpSender {
     }
 
     pub fn in_recovery(&self) -> bool {
-        self.rec.active
+        self.ep.rec.active
     }
 
     /// Congestion window in bytes as the stack uses it now (NewReno inflation included).
     pub fn cwnd(&self) -> u64 {
-        if self.rec.active && !self.cc.governs_recovery() {
-            self.rec.window(self.cc.cwnd())
+        if self.ep.rec.active && !self.cc.governs_recovery() {
+            self.ep.rec.window(self.cc.cwnd())
         } else {
             self.cc.cwnd()
         }
@@ -378,7 +392,7 @@ impl TcpSender {
         }
         if due(&mut self.timers.rack, now) {
             let lost = self.rack_detect(now);
-            if lost > 0 && !self.rec.active && self.loss_point.is_none() {
+            if lost > 0 && self.ep.open() {
                 self.enter_recovery(now, lost, 0);
             }
         }
@@ -421,12 +435,12 @@ impl TcpSender {
         self.sack_on = n.sack_on;
         self.snd_wscale = n.snd_wscale;
         self.smss = n.smss;
-        self.rec = Recovery::new(
+        self.ep.rec = Recovery::new(
             Mode::select(self.cfg.recovery, self.sack_on),
             self.smss,
             self.cfg.dupthresh,
         );
-        self.rec.ssrb_on_advance = self.cfg.prr_ssrb_on_advance;
+        self.ep.rec.ssrb_on_advance = self.cfg.prr_ssrb_on_advance;
         self.rwnd = n.rwnd;
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
@@ -530,10 +544,10 @@ impl TcpSender {
         self.emit(cx, hdr, len, wire);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
-        self.rec.on_sent(len);
+        self.ep.rec.on_sent(len);
         if retransmit {
             self.stats.retransmits += 1;
-            self.undo.on_retransmit(hdr.ts_val);
+            self.ep.undo.on_retransmit(hdr.ts_val);
         }
         self.last_send = now;
         self.cc.on_packet_sent(&SentEvent {
@@ -554,6 +568,8 @@ impl TcpSender {
         }
     }
 
+    /// The pacing rate in bit/s of payload, if the flow is paced: the controller's own (BBR's),
+    /// else with knob `pacing`, once an RTT is measured, one window per smoothed RTT.
     fn pacing_rate(&self) -> Option<u64> {
         if let Some(r) = self.cc.pacing_rate() {
             return Some(r);
@@ -565,87 +581,99 @@ impl TcpSender {
         None
     }
 
-    /// The window the send loop may fill now.
-    fn send_window(&self) -> u64 {
-        self.cwnd()
+    /// What the send loop knows once its gates are open (see [`send::next_segment`]).
+    #[inline]
+    fn send_state(&self) -> SendState {
+        SendState {
+            window: self.cwnd(),
+            smss: self.smss,
+            fast_rexmit_due: self.ep.fast_rexmit_due,
+            frto_send_new: self.ep.frto.send_new,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            app_end: self.app_end,
+            rwnd: send::rwnd_for_new_data(
+                self.rwnd,
+                self.cfg.quirk_ignore_rwnd_in_recovery,
+                self.ep.rec.active || self.acks.dupacks > 0,
+            ),
+            sndbuf: self.cfg.sndbuf,
+            limited_transmit: self.cfg.limited_transmit,
+            open: self.ep.open(),
+            dupacks: self.acks.dupacks,
+            dupthresh: self.cfg.dupthresh,
+        }
     }
 
-    /// Limited transmit (RFC 3042 §2; see [`send::limited_transmit_allows`]).
-    fn limited_transmit_allows(&self, len: u64) -> bool {
-        send::limited_transmit_allows(
-            self.cfg.limited_transmit,
-            !self.rec.active && self.loss_point.is_none(),
-            self.acks.dupacks,
-            self.cfg.dupthresh,
-            self.snd_nxt - self.snd_una,
-            len,
-            self.cwnd(),
-            self.smss,
-        )
-    }
-
+    /// The send loop: the gates and the next segment ([`send`]) until a step sends nothing.
     fn try_send(&mut self, cx: &mut Cx) {
         let now = cx.now;
-        let mut stopped_by_cwnd = false;
         let mut sent_new = false;
-        // Stopped before any send opportunity: waiting for the pacing slot or for room in the
-        // host queue.
-        let mut no_opportunity = false;
         // Knob `tso`: payload bytes left in the frame being sent (tso.rs).
         let mut frame_left = 0u64;
         self.timers.pace_blocked = false;
-        loop {
-            if self.timers.pace_next > now && self.pacing_rate().is_some() {
-                self.timers.pace_blocked = true;
-                no_opportunity = true;
-                break;
-            }
-            if !cx.nic_has_room() {
-                no_opportunity = true;
-                self.timers.nic_wake = Some(cx.nic_free_at.max(now + 1));
-                if self.cfg.local_congestion_cwr && self.would_send() {
-                    self.enter_local_cwr(now);
+        // Built once: sending changes only the window, snd_nxt and fast_rexmit_due, refreshed
+        // before each step (checked against a fresh state in debug builds).
+        let mut st = self.send_state();
+        let stop = loop {
+            let pacing_wait = self.timers.pace_next > now && self.pacing_rate().is_some();
+            let step = match send::gate(pacing_wait, cx.nic_has_room()) {
+                Some(closed) => closed,
+                None => {
+                    st.window = self.cwnd();
+                    st.snd_nxt = self.snd_nxt;
+                    st.fast_rexmit_due = self.ep.fast_rexmit_due;
+                    debug_assert_eq!(st, self.send_state());
+                    send::next_segment(&st, &mut self.sb)
                 }
-                break;
-            }
-            let pipe = self.sb.pipe();
-            let wnd = self.send_window();
-            // NextSeg() rule 1 (RFC 6675 §4): retransmit the first lost segment (not while
-            // F-RTO probes with new data, RFC 5682 §2.1 step 2b).
-            if self.sb.lost_bytes > self.sb.retrans_bytes && !self.frto.send_new {
-                if let Some(i) = self.sb.next_lost() {
-                    let len = self.sb.seg(i).len;
-                    let forced = std::mem::take(&mut self.fast_rexmit_due);
-                    if pipe + len as u64 > wnd && !forced {
-                        stopped_by_cwnd = true;
-                        break;
-                    }
+            };
+            match step {
+                Step::Retransmit(i) => {
+                    self.ep.fast_rexmit_due = false;
                     let (start, len) = self.sb.on_retransmit(i, now);
                     self.send_segment(cx, start, len, true);
-                    continue;
                 }
-            }
-            // NextSeg() rule 2: new data.
-            // Quirk (Windows XP, Jansen & McGregor 2005): during loss periods — from the first
-            // duplicate ACK until recovery ends — new data goes out beyond the receiver's window;
-            // what arrives before the hole is repaired is discarded and sent again later.
-            let loss_period = self.rec.active || self.acks.dupacks > 0;
-            let rwnd = if self.cfg.quirk_ignore_rwnd_in_recovery && loss_period {
-                u64::MAX / 4
-            } else {
-                self.rwnd
-            };
-            let room = Room::new(
-                self.snd_una,
-                self.snd_nxt,
-                self.app_end,
-                rwnd,
-                self.cfg.sndbuf,
-            );
-            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): no small segment unless it ends the data.
-            let len = match send::next_new(self.smss, room, self.sb.is_empty()) {
-                NewData::Segment(len) => len,
-                NewData::Hold {
+                Step::New(len) => {
+                    if self.cfg.tso && frame_left < len {
+                        let pipe = self.sb.pipe();
+                        match self.tso_frame(now, pipe, len, st.window) {
+                            tso::Frame::Defer => {
+                                let cwnd_limited = tso::deferred_cwnd_limited(st.window, pipe);
+                                break Step::Deferred { cwnd_limited };
+                            }
+                            tso::Frame::Send(n) => frame_left = n.max(len),
+                        }
+                    }
+                    frame_left = frame_left.saturating_sub(len);
+                    self.maybe_idle_restart(now);
+                    let off = self.snd_nxt;
+                    if off + len > self.snd_una + self.rwnd {
+                        self.stats.sent_beyond_rwnd += 1;
+                    }
+                    self.sb.on_send_new(off, len as u32, now);
+                    self.snd_nxt += len;
+                    self.send_segment(cx, off, len as u32, false);
+                    sent_new = true;
+                }
+                Step::PacingWait => {
+                    self.timers.pace_blocked = true;
+                    break step;
+                }
+                Step::HostQueueFull => {
+                    self.timers.nic_wake = Some(cx.nic_free_at.max(now + 1));
+                    if self.cfg.local_congestion_cwr {
+                        // Under the peer's own window (not the quirk's).
+                        let unquirked = SendState {
+                            rwnd: self.rwnd,
+                            ..self.send_state()
+                        };
+                        if unquirked.would_send(&self.sb) {
+                            self.enter_local_cwr(now);
+                        }
+                    }
+                    break step;
+                }
+                Step::Hold {
                     persist,
                     app_limited,
                 } => {
@@ -656,35 +684,13 @@ impl TcpSender {
                             .arm_persist(now, self.rtt.base_rto(), self.cfg.max_rto);
                     }
                     if app_limited {
-                        self.sb.rate.mark_app_limited(pipe);
+                        self.sb.rate.mark_app_limited(self.sb.pipe());
                     }
-                    break;
+                    break step;
                 }
-            };
-            if pipe + len > wnd && !self.limited_transmit_allows(len) {
-                stopped_by_cwnd = true;
-                break;
+                Step::CwndLimited | Step::Deferred { .. } => break step,
             }
-            if self.cfg.tso && frame_left < len {
-                match self.tso_frame(now, pipe, len) {
-                    tso::Frame::Defer => {
-                        stopped_by_cwnd = tso::deferred_cwnd_limited(wnd, pipe);
-                        break;
-                    }
-                    tso::Frame::Send(n) => frame_left = n.max(len),
-                }
-            }
-            frame_left = frame_left.saturating_sub(len);
-            self.maybe_idle_restart(now);
-            let off = self.snd_nxt;
-            if off + len > self.snd_una + self.rwnd {
-                self.stats.sent_beyond_rwnd += 1;
-            }
-            self.sb.on_send_new(off, len as u32, now);
-            self.snd_nxt += len;
-            self.send_segment(cx, off, len as u32, false);
-            sent_new = true;
-        }
+        };
         if sent_new {
             // RFC 8985 §7.2: the PTO is (re)scheduled when new data is sent, not only on ACKs
             // (Linux `tcp_schedule_loss_probe` from `tcp_write_xmit`); measured on this
@@ -692,32 +698,24 @@ impl TcpSender {
             // although no ACK came.
             self.arm_tlp(now);
         }
-        // What recovery entry or an F-RTO ACK released holds for the sends it allows: the fast
-        // retransmit goes out in the first send opportunity after recovery starts — the next
-        // pacing slot or the first room in the host queue, as RFC 6675 §5 step 4.3 and RFC 5681
-        // §3.2 step 2 retransmit on entry whatever the window — or, once that opportunity has
-        // passed, waits for the window like any other (a stale flag would send it beyond the
-        // window much later); F-RTO's new segments (RFC 5682 §2.1 step 2b: up to two) are not
-        // turned into retransmissions by a pacing gap between them.
-        if !no_opportunity {
-            self.fast_rexmit_due = false;
-            self.frto.send_new = false;
+        if !stop.no_opportunity() {
+            self.ep.send_opportunity_passed();
         }
-        self.cwnd_limited = stopped_by_cwnd;
+        self.cwnd_limited = matches!(
+            stop,
+            Step::CwndLimited | Step::Deferred { cwnd_limited: true }
+        );
         self.maybe_send_fin(cx);
     }
 
     /// Knob `tso`: send the next frame of new data (of how many bytes) or defer it
     /// ([`tso::next_frame`], Linux `tcp_tso_should_defer`); remembers a deferral.
-    fn tso_frame(&mut self, now: Nanos, pipe: u64, len: u64) -> tso::Frame {
-        let open = !self.rec.active
-            && self.loss_point.is_none()
-            && self.cwr_point.is_none()
-            && self.acks.dupacks == 0;
+    fn tso_frame(&mut self, now: Nanos, pipe: u64, len: u64, cwnd: u64) -> tso::Frame {
+        let open = self.ep.open() && self.ep.cwr_point.is_none() && self.acks.dupacks == 0;
         let f = tso::next_frame(&tso::DeferInput {
             open,
             ends_data: self.app_end.is_some_and(|e| self.snd_nxt + len >= e),
-            cwnd: self.send_window(),
+            cwnd,
             in_flight: pipe,
             rwnd: self.rwnd,
             rwnd_left: (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt),
@@ -729,47 +727,10 @@ impl TcpSender {
         f
     }
 
-    /// Whether `try_send` would put a segment on the wire now if the host's queue had room:
-    /// a lost segment to resend, or new data, within the send window.
-    fn would_send(&self) -> bool {
-        let fits = self.sb.pipe() + self.smss as u64 <= self.send_window();
-        if self.sb.lost_bytes > self.sb.retrans_bytes {
-            return fits;
-        }
-        let fits = fits || self.limited_transmit_allows(self.smss as u64);
-        fits && self.room().any()
-    }
-
-    /// Local congestion: the host's transmit queue refused a segment. Linux before TCP small
-    /// queues (3.6) got NET_XMIT_DROP from the qdisc in `tcp_transmit_skb` and called
-    /// `tcp_enter_cwr` (net/ipv4/tcp_output.c, 2.4 and 2.6): ssthresh from the congestion
-    /// control's `ssthresh()`, cwnd = min(cwnd, in flight + 1), CWR state until everything sent
-    /// so far is acknowledged (`high_seq`); the segment was not lost and is sent when the queue
-    /// has room. Approximation: cwnd goes to min(ssthresh, in flight + 1 segment) at once,
-    /// where Linux lowers it by one segment every second ACK (`tcp_cwnd_down`) to the same end.
+    /// Local congestion (knob `local_congestion_cwr`; see [`Episodes::enter_local_cwr`]).
     fn enter_local_cwr(&mut self, now: Nanos) {
-        if self.rec.active || self.loss_point.is_some() || self.cwr_point.is_some() {
-            return; // Linux enters CWR only from the Open and Disorder states
-        }
-        let in_flight = self.sb.pipe();
-        self.cc.on_congestion_event(&CongestionEvent {
-            now,
-            in_flight: self.sb.out_bytes,
-            lost_bytes: 0,
-            srtt: self.rtt.srtt,
-            min_rtt: self.rtt.min_rtt,
-            mss: self.smss,
-        });
-        if !self.cc.governs_recovery() {
-            let w = self
-                .cc
-                .ssthresh()
-                .min(in_flight + self.smss as u64)
-                .max(self.smss as u64);
-            self.cc.set_cwnd(w);
-        }
-        self.stats.local_cwr += 1;
-        self.cwr_point = Some(self.snd_nxt);
+        let (ep, mut parts, seq) = self.episode_parts(now);
+        ep.enter_local_cwr(&mut parts, seq);
     }
 
     fn maybe_idle_restart(&mut self, now: Nanos) {
@@ -860,7 +821,7 @@ impl TcpSender {
         let h = &p.tcp;
         // A NewReno sender ignores SACK information even when SACK was negotiated (RFC 6582
         // recovery works from duplicate ACKs and the cumulative ACK only); blocks are counted.
-        let use_sack = self.sack_on && self.rec.mode != Mode::NewReno;
+        let use_sack = self.sack_on && self.ep.rec.mode != Mode::NewReno;
         let acx = AckCx {
             now,
             isn: self.spec.isn,
@@ -872,8 +833,9 @@ impl TcpSender {
             use_sack,
             clock_granularity: self.cfg.clock_granularity,
         };
+        // 1. The ACK part (the fast path when it only advances snd_una and no episode is on).
         if let Some(ack) = AckProcessor::in_order(&acx, h, p.payload, &self.sb) {
-            if self.quiet() && fast_ack_enabled() {
+            if self.ep.quiet() && fast_ack_enabled() {
                 self.on_in_order_ack(&acx, h, ack, use_sack);
                 return;
             }
@@ -884,134 +846,89 @@ impl TcpSender {
         else {
             return;
         };
+        // 2. The connection's bookkeeping.
         if a.fin_acked {
             self.fin_acked = true;
         }
-        self.rwnd = a.rwnd;
-        if a.rwnd > 0 {
-            self.timers.window_opened();
-        }
-        if self.ts_on {
-            self.ts_recent = h.ts_val;
-        }
-        self.snd_una = a.snd_una;
+        self.take_ack_fields(a.rwnd, h.ts_val, a.snd_una);
         if let Some(right) = a.dsack_end {
-            self.undo.on_dsack(right);
+            self.ep.undo.on_dsack(right);
         }
         let advanced = a.advanced;
         let res = a.res;
-        let is_dup = a.is_dup;
-        let prior_in_flight = a.prior_in_flight;
+        // 3. Bad-retransmit undo, before the RTT sample resets the backoff; the RTT sample.
         if advanced {
-            self.try_undo_bad_rexmt(now);
+            let (ep, mut parts, _) = self.episode_parts(now);
+            if ep.on_advance(&mut parts, now) {
+                self.acks.dupacks = 0;
+            }
         }
         if let Some(m) = a.rtt_sample {
             self.rtt.on_measurement(m);
         }
-
+        // 4. Loss marking.
         let lost_new = self.mark_losses(&res, now, use_sack);
         if advanced {
             self.rack.tlp_out = false;
         }
-
-        if self.undo.active()
-            && (advanced || h.n_sack > 0)
-            && self.undo.spurious(self.ts_on, h.ts_ecr, advanced)
-        {
-            self.undo_now(now);
+        // 5. The episode rules: undo, leaving and entering recovery, loss and CWR.
+        let ea = EpisodeAck {
+            advanced,
+            is_dup: a.is_dup,
+            has_sack: h.n_sack > 0,
+            ts_on: self.ts_on,
+            ts_ecr: h.ts_ecr,
+            res,
+            lost_new,
+            dupacks: self.acks.dupacks,
+            can_send_new: self.app_end.is_none_or(|e| e > self.snd_nxt)
+                && self.snd_una + self.rwnd > self.snd_nxt,
+        };
+        let (ep, mut parts, seq) = self.episode_parts(now);
+        let out = ep.on_ack(&mut parts, seq, &ea);
+        self.acks.dupacks = out.dupacks;
+        if out.restart_rto {
+            self.timers.restart_rto(now, self.rtt.rto());
         }
-        if self.frto.running() {
-            let spurious = self.frto.on_ack(&FrtoAck {
-                in_loss: self.loss_point.is_some(),
-                advanced_below_loss_point: advanced
-                    && self.loss_point.is_some_and(|lp| self.snd_una < lp),
-                never_retransmitted_acked: res.rtt_xmit.is_some(),
-                sacked: res.bytes_sacked > 0,
-                dup: is_dup,
-                snd_nxt: self.snd_nxt,
-                can_send_new: self.app_end.is_none_or(|e| e > self.snd_nxt)
-                    && self.snd_una + self.rwnd > self.snd_nxt,
-            });
-            if spurious && self.undo.active() {
-                self.undo_now(now);
-            }
-        }
-
-        // Leave recovery states whose point is now acknowledged.
-        if self.rec.active && self.snd_una >= self.rec.point {
-            self.exit_recovery();
-        }
-        if self.loss_point.is_some_and(|lp| self.snd_una >= lp) {
-            self.loss_point = None;
-            if !self.rec.active {
-                self.undo.clear();
-            }
-        }
-        // A CWR episode (local congestion) holds the window until everything sent before it is
-        // acknowledged; Linux does not raise cwnd in CWR (`tcp_may_raise_cwnd`), and on the ACK
-        // that completes it calls `tcp_complete_cwr` and returns to Open (2.6 tcp_input.c).
-        let in_cwr = self.cwr_point.is_some();
-        let cwr_done = self.cwr_point.is_some_and(|p| self.snd_una >= p);
-        if cwr_done {
-            self.cwr_point = None;
-        }
-
-        // RFC 6937 DeliveredData: Δsnd.una + ΔSACKed, where ΔSACKed nets out data SACKed
-        // earlier and acknowledged cumulatively now (counted when it was SACKed).
-        let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
-        if !self.rec.active && self.loss_point.is_none() {
-            if self.recovery_due(self.acks.dupacks) && !self.sb.is_empty() {
-                self.enter_recovery(now, lost_new, delivered);
-            }
-        } else if self.rec.active {
-            let act = self.rec.on_ack(&AckInfo {
-                advanced,
-                newly_lost: lost_new > 0,
-                is_dup,
-                bytes_acked: res.bytes_acked,
-                delivered,
-                pipe: self.sb.pipe(),
-                ssthresh: self.cc.ssthresh(),
-                snd_una: self.snd_una,
-            });
-            if act.retransmit_head {
-                self.sb.mark_head_lost();
-            }
-            if act.restart_rto {
-                self.timers.restart_rto(now, self.rtt.rto());
-            }
-        }
-
-        // Inform the congestion controller.
-        if advanced || res.bytes_sacked > 0 || (self.rec.active && is_dup) {
-            let in_recovery = self.rec.active || (in_cwr && !self.cc.governs_recovery());
+        // 6. The congestion controller.
+        if advanced || res.bytes_sacked > 0 || (self.ep.rec.active && a.is_dup) {
             let ev = self.ack_event(
                 now,
                 &res,
-                prior_in_flight,
+                a.prior_in_flight,
                 a.rtt_sample,
-                in_recovery,
+                out.cc_in_recovery,
                 lost_new,
             );
             self.cc.on_ack(&ev);
         }
-        if cwr_done {
+        if out.cwr_done {
             self.cc.on_cwr_complete(now);
         }
-
-        // Retransmission timer (RFC 6298 §5.2–5.3).
+        // 7. Timers: retransmission (RFC 6298 §5.2–5.3), then the probe timeout.
         if advanced {
-            if self.sb.is_empty() && (!self.fin_sent || self.fin_acked) {
-                self.timers.rto = None;
-            } else if self.rec.restart_rto_on_ack() {
-                self.timers.restart_rto(now, self.rtt.rto());
-            }
+            let fin_out = self.fin_sent && !self.fin_acked;
+            self.rto_on_advance(now, self.sb.is_empty() && !fin_out);
         }
         self.arm_tlp(now);
         if self.fin_acked {
             self.state = State::Done;
             self.timers.rto = None;
         }
+    }
+
+    /// An acceptable ACK's fields for the connection: the peer's window (an open one stops
+    /// the persist timer), the timestamp to echo, snd_una.
+    #[inline]
+    fn take_ack_fields(&mut self, rwnd: u64, ts_val: u32, snd_una: u64) {
+        self.rwnd = rwnd;
+        if rwnd > 0 {
+            self.timers.window_opened();
+        }
+        if self.ts_on {
+            self.ts_recent = ts_val;
+        }
+        self.snd_una = snd_una;
     }
 
     /// Loss marking on one ACK, after the scoreboard took it; returns the bytes newly marked
@@ -1022,30 +939,12 @@ impl TcpSender {
         if !use_sack {
             return 0;
         }
-        let mut lost = loss::mark_lost_by_sack(&mut self.sb, self.rec.mode);
+        let mut lost = loss::mark_lost_by_sack(&mut self.sb, self.ep.rec.mode);
         if self.cfg.rack {
             self.rack.on_delivered(res, now);
             lost += self.rack_detect(now);
         }
         lost
-    }
-
-    /// Whether an ACK outside recovery and loss starts fast recovery, with `dupacks` duplicate
-    /// ACKs counted. SACK/FACK modes: RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b)
-    /// IsLost(HighACK + 1): the head marked lost, by this ACK or before. On the ACK that ends a
-    /// recovery (exit is checked first) a loss found during it starts the next at once, as
-    /// Linux's `tcp_fastretrans_alert` does (`tcp_time_to_recover`: `lost_out` > 0,
-    /// net/ipv4/tcp_input.c): a controller that governs recovery (BBR) then sees Recovery →
-    /// Recovery, with no restore and no new packet conservation between. NewReno: RFC 6582
-    /// §3.2 step 1, only if the ACK covers more than `recover`.
-    #[inline]
-    fn recovery_due(&self, dupacks: u32) -> bool {
-        if self.rec.mode != Mode::NewReno {
-            let head_lost = self.sb.front().is_some_and(|s| s.flags & LOST != 0);
-            dupacks >= self.cfg.dupthresh || head_lost
-        } else {
-            dupacks == self.cfg.dupthresh && self.recover.is_none_or(|r| self.snd_una > r)
-        }
     }
 
     /// What the congestion controller hears of one ACK (after loss marking and recovery
@@ -1080,18 +979,6 @@ impl TcpSender {
         }
     }
 
-    /// No recovery, loss (RTO) episode, local CWR, undo, F-RTO or bad-retransmit check is
-    /// pending: the states whose branches [`TcpSender::on_in_order_ack`] leaves out.
-    #[inline]
-    fn quiet(&self) -> bool {
-        !self.rec.active
-            && self.loss_point.is_none()
-            && self.cwr_point.is_none()
-            && !self.undo.active()
-            && !self.frto.running()
-            && self.bad_rexmt.is_none()
-    }
-
     /// The ACK fast path: an ACK that [`AckProcessor::in_order`] accepted (it only advances
     /// snd_una; nothing is SACKed, lost or retransmitted; no FIN) while [`TcpSender::quiet`].
     /// Does exactly what the full path (`on_ack`) does on such an ACK — the same state changes
@@ -1106,14 +993,7 @@ impl TcpSender {
         let a = self
             .acks
             .on_in_order_ack(acx, h, ack, &mut self.sb, &self.rtt);
-        self.rwnd = a.rwnd;
-        if a.rwnd > 0 {
-            self.timers.window_opened();
-        }
-        if self.ts_on {
-            self.ts_recent = h.ts_val;
-        }
-        self.snd_una = ack;
+        self.take_ack_fields(a.rwnd, h.ts_val, ack);
         let res = a.res;
         let prior_in_flight = a.prior_in_flight;
         if let Some(m) = a.rtt_sample {
@@ -1123,7 +1003,10 @@ impl TcpSender {
         self.rack.tlp_out = false;
         let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
         // Recovery entry as in the full path; the duplicate-ACK count is 0 after an advance.
-        if self.recovery_due(0) && !self.sb.is_empty() {
+        let due = self
+            .ep
+            .recovery_due(0, self.cfg.dupthresh, self.snd_una, &self.sb);
+        if due && !self.sb.is_empty() {
             self.enter_recovery(now, lost_new, delivered);
         }
         let ev = self.ack_event(
@@ -1131,16 +1014,23 @@ impl TcpSender {
             &res,
             prior_in_flight,
             a.rtt_sample,
-            self.rec.active,
+            self.ep.rec.active,
             lost_new,
         );
         self.cc.on_ack(&ev);
-        if self.sb.is_empty() {
-            self.timers.rto = None;
-        } else if self.rec.restart_rto_on_ack() {
-            self.timers.restart_rto(now, self.rtt.rto());
-        }
+        self.rto_on_advance(now, self.sb.is_empty()); // no FIN is out on this path
         self.arm_tlp(now);
+    }
+
+    /// The retransmission timer on an ACK that advanced snd_una (see
+    /// [`timers::rto_on_advance`]); `nothing_out`: no data or FIN unacknowledged.
+    #[inline]
+    fn rto_on_advance(&mut self, now: Nanos, nothing_out: bool) {
+        match timers::rto_on_advance(nothing_out, self.ep.rec.restart_rto_on_ack()) {
+            RtoOnAck::Stop => self.timers.rto = None,
+            RtoOnAck::Restart => self.timers.restart_rto(now, self.rtt.rto()),
+            RtoOnAck::Keep => {}
+        }
     }
 
     // ---- Loss detection beyond duplicate ACKs (RACK-TLP, the loss part) ----
@@ -1159,7 +1049,7 @@ impl TcpSender {
         let enabled = self.cfg.rack && self.cfg.tlp && self.sack_on;
         self.timers.tlp = self.rack.tlp_deadline(
             enabled,
-            self.rec.active,
+            self.ep.rec.active,
             &self.sb,
             &self.rtt,
             self.timers.rto,
@@ -1171,7 +1061,7 @@ impl TcpSender {
     /// The probe (RFC 8985 §7.3): one new segment if the receiver's window allows, else the last
     /// segment again; either way an ACK with SACK information follows if anything arrives.
     fn send_tail_probe(&mut self, cx: &mut Cx) {
-        if self.rec.active || self.sb.is_empty() || self.state != State::Established {
+        if self.ep.rec.active || self.sb.is_empty() || self.state != State::Established {
             return;
         }
         self.rack.tlp_out = true;
@@ -1195,107 +1085,31 @@ impl TcpSender {
         self.timers.restart_rto(cx.now, self.rtt.rto());
     }
 
-    // ---- Recovery and undo ----
+    // ---- Episodes: recovery, loss, CWR and undo (the episode part) ----
 
-    fn enter_recovery(&mut self, now: Nanos, lost_new: u64, delivered: u64) {
-        self.stats.fast_retransmits += 1;
-        let flight = self.sb.out_bytes;
-        let prior_cwnd = self.cc.cwnd();
-        self.begin_undo();
-        self.cc.on_congestion_event(&CongestionEvent {
+    /// What the episode part acts on, lent for one call, and the sequence state now.
+    #[inline]
+    fn episode_parts(&mut self, now: Nanos) -> (&mut Episodes, Parts<'_>, Seq) {
+        let seq = Seq {
             now,
-            in_flight: flight,
-            lost_bytes: lost_new.max(self.smss as u64),
-            srtt: self.rtt.srtt,
-            min_rtt: self.rtt.min_rtt,
-            mss: self.smss,
-        });
-        // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment,
-        // at once: neither rule makes it wait for the window (measured on this machine's kernel,
-        // scripts/linux-6/newreno-fast-retransmit.pkt, where limited transmit has left more
-        // in flight than the reduced window).
-        self.sb.mark_head_lost();
-        self.fast_rexmit_due = true;
-        let ssthresh = self.cc.ssthresh();
-        let set = self.rec.enter(
-            self.snd_nxt,
-            flight,
-            prior_cwnd,
-            ssthresh,
-            delivered,
-            self.sb.pipe(),
-        );
-        if let Some(w) = set {
-            if !self.cc.governs_recovery() {
-                self.cc.set_cwnd(w);
-            }
-        }
-    }
-
-    /// Knob `undo`: remember the window before a recovery or loss episode reduces it
-    /// (see [`Undo::begin`]).
-    fn begin_undo(&mut self) {
-        let head_retransmitted =
-            !self.sb.is_empty() && self.sb.seg(0).flags & scoreboard::EVER_RETRANS != 0;
-        self.undo.begin(
-            self.cfg.undo,
-            self.snd_una,
-            self.cc.cwnd(),
-            self.cc.ssthresh(),
-            self.sb.retrans_bytes.div_ceil(u64::from(self.smss.max(1))),
-            head_retransmitted,
-        );
-    }
-
-    /// Undo the current episode's reduction (knob `undo`; see [`Undo::spurious`]).
-    fn undo_now(&mut self, now: Nanos) {
-        let (cwnd, ssthresh) = self.undo.take(self.cc.cwnd(), self.cc.ssthresh());
-        self.stats.undos += 1;
-        // The controller restores its own state (`on_undo`: CUBIC's W_max, RFC 9438 §4.9;
-        // H-TCP's; BBR keeps its cwnd, Linux `bbr_undo_cwnd`), never below the current values
-        // (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh likewise).
-        self.cc.on_undo(now, cwnd, ssthresh);
-        if self.rec.active {
-            self.rec.abort();
-            self.recover = Some(self.snd_nxt);
-        }
-        if self.loss_point.take().is_some() {
-            self.sb.undo_lost();
-        }
-        self.acks.dupacks = 0;
-    }
-
-    /// Knob `undo_bad_rexmt` (see [`BadRexmt::proves_spurious`]): restore cwnd and ssthresh
-    /// exactly (`snd_cwnd_prev`, `snd_ssthresh_prev`) and send on from snd_max instead of going
-    /// back.
-    fn try_undo_bad_rexmt(&mut self, now: Nanos) {
-        let Some(b) = self.bad_rexmt.take() else {
-            return;
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            smss: self.smss,
         };
-        if !b.proves_spurious(self.rtt.backoff, now) {
-            return;
-        }
-        self.stats.undos += 1;
-        self.cc.on_undo(now, b.prior_cwnd, b.prior_ssthresh);
-        if self.loss_point.take().is_some() {
-            self.sb.undo_lost();
-        }
-        self.recover = b.prior_recover; // snd_recover_prev
-        self.acks.dupacks = 0;
+        let parts = Parts {
+            cfg: &self.cfg,
+            cc: &mut *self.cc,
+            sb: &mut self.sb,
+            rtt: &mut self.rtt,
+            stats: &mut self.stats,
+        };
+        (&mut self.ep, parts, seq)
     }
 
-    fn exit_recovery(&mut self) {
-        if self.loss_point.is_none() {
-            self.undo.clear(); // the episode ended without an undo
-        }
-        self.recover = Some(self.rec.point);
-        let set = self.rec.exit(self.cc.ssthresh(), self.sb.out_bytes);
-        self.cc.on_recovery_exit(0);
-        if let Some(w) = set {
-            if !self.cc.governs_recovery() {
-                self.cc.set_cwnd(w);
-            }
-        }
+    /// Enter fast recovery (see [`Episodes::enter_recovery`]).
+    fn enter_recovery(&mut self, now: Nanos, lost_new: u64, delivered: u64) {
+        let (ep, mut parts, seq) = self.episode_parts(now);
+        ep.enter_recovery(&mut parts, seq, lost_new, delivered);
     }
 
     fn on_rto(&mut self, cx: &mut Cx) {
@@ -1319,47 +1133,12 @@ impl TcpSender {
             }
             return;
         }
-        // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: retransmit the earliest segment, back off the timer,
-        // reduce the window; every outstanding segment is presumed lost (go-back-N from snd_una).
-        self.stats.timeouts += 1;
-        self.fast_rexmit_due = false;
-        self.begin_undo();
-        // FreeBSD tcp_timer_rexmt: on the first timeout (t_rxtshift becomes 1) remember the
-        // window and open the bad-retransmit window, SRTT/2 long (t_srtt >> (TCP_RTT_SHIFT + 1)).
-        // Approximation: FreeBSD re-enters a fast recovery the timeout interrupted
-        // (TF_WASFRECOVERY); here the undo restores the window and recovery point only.
-        self.bad_rexmt = BadRexmt::on_timeout(
-            self.cfg.undo_bad_rexmt,
-            self.rtt.backoff,
-            now,
-            self.rtt.srtt,
-            self.cc.cwnd(),
-            self.cc.ssthresh(),
-            self.recover,
-        );
-        self.cc.on_rto(&RtoEvent {
-            now,
-            in_flight: self.sb.out_bytes,
-            backoff_count: self.rtt.backoff + 1,
-            mss: self.smss,
-        });
-        let kept = self.sack_on && self.cfg.rto_keeps_sack && self.sb.on_rto_keep_sacked();
-        if !kept {
-            // SACK marks are forgotten; what they counted as delivered stays counted
-            // (scoreboard COUNTED).
-            self.sb.on_rto();
-        }
-        self.rtt.back_off();
-        let was_recovery = self.rec.active;
-        if self.rec.active {
-            self.rec.abort();
-        }
-        // F-RTO (RFC 5682; Linux `tcp_enter_loss`: on every timeout except the first one of a
-        // fast recovery, whose losses are known).
-        self.frto
-            .on_timeout(self.cfg.frto, was_recovery, self.rtt.backoff, self.snd_nxt);
-        self.loss_point = Some(self.snd_nxt);
-        self.recover = Some(self.snd_nxt);
+        // RFC 6298 §5.4–5.6 and RFC 5681 §3.1 (the episode part): reduce the window, back off
+        // the timer, presume everything outstanding lost; then restart the timer and
+        // retransmit the earliest segment.
+        let sack_on = self.sack_on;
+        let (ep, mut parts, seq) = self.episode_parts(now);
+        ep.on_timeout(&mut parts, seq, sack_on);
         self.acks.dupacks = 0;
         self.timers.restart_rto(now, self.rtt.rto());
         self.try_send(cx);
@@ -1391,27 +1170,9 @@ impl TcpSender {
         self.cfg.cwnd_unit == CwndUnitCfg::Packets
     }
 
-    /// Read-only, for behaviour scripts: the state as Linux's `tcpi_ca_state` names it
-    /// (include/uapi/linux/tcp.h `enum tcp_ca_state`): 4 Loss after an RTO until its recovery
-    /// point is acknowledged, 3 Recovery, 2 CWR, 1 Disorder (duplicate ACKs or SACKed data
-    /// seen, not yet in recovery), 0 Open.
+    /// Read-only, for behaviour scripts: Linux's `tcpi_ca_state` (see [`Episodes::ca_state`]).
     pub fn ca_state(&self) -> u8 {
-        if self.loss_point.is_some() {
-            4
-        } else if self.rec.active {
-            3
-        } else if self.cwr_point.is_some() {
-            2
-        } else if self.acks.dupacks > 0
-            || self
-                .sb
-                .iter()
-                .any(|s| s.flags & super::scoreboard::SACKED != 0)
-        {
-            1
-        } else {
-            0
-        }
+        self.ep.ca_state(self.acks.dupacks, &self.sb)
     }
 }
 

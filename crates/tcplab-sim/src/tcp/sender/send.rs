@@ -1,10 +1,14 @@
-//! Send scheduling of new data, sans I/O: how much room the application, the peer's window and
-//! the send buffer leave ([`Room`]), the size of the next new segment with sender-side silly
-//! window avoidance (RFC 9293 §3.8.6.2.1, RFC 6675 §4 NextSeg rule 2, [`next_new`]), and
-//! limited transmit (RFC 3042 §2, [`limited_transmit_allows`]).
+//! Send scheduling, sans I/O: one step of the send loop — the pacing and host-queue gates
+//! ([`gate`]), then RFC 6675 §4 NextSeg ([`next_segment`]): a lost segment first (rule 1),
+//! else new data (rule 2) within the congestion window or by limited transmit. For new data: how much room
+//! the application, the peer's window and the send buffer leave ([`Room`]), the size of the
+//! next segment with sender-side silly window avoidance (RFC 9293 §3.8.6.2.1, [`next_new`]),
+//! and limited transmit (RFC 3042 §2, [`limited_transmit_allows`]).
 //!
-//! The congestion window test, retransmissions first (NextSeg rule 1), pacing, the host queue
-//! and the actual sending are [`super::TcpSender`]'s send loop.
+//! Reads the [`Scoreboard`] (and moves its lost-segment cursor); sends nothing. The sending,
+//! the timers a step arms and the state it changes are [`super::TcpSender`]'s send loop.
+
+use crate::tcp::scoreboard::Scoreboard;
 
 /// Room for new data beyond snd_nxt, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +94,164 @@ pub fn limited_transmit_allows(
         && dupacks > 0
         && dupacks < dupthresh
         && flight_size + len <= cwnd + (dupacks.min(2) as u64) * smss as u64
+}
+
+/// Receive window for new data. Quirk (knob `quirk_ignore_rwnd_in_recovery`; Windows XP, Jansen
+/// & McGregor 2005): during loss periods — from the first duplicate ACK until recovery ends —
+/// new data goes out beyond the receiver's window; what arrives before the hole is repaired is
+/// discarded and sent again later.
+#[inline]
+pub fn rwnd_for_new_data(rwnd: u64, quirk_ignore_rwnd: bool, loss_period: bool) -> u64 {
+    if quirk_ignore_rwnd && loss_period {
+        u64::MAX / 4
+    } else {
+        rwnd
+    }
+}
+
+/// What the send loop knows before each segment, once the gates ([`gate`]) are open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendState {
+    /// The congestion window as the stack uses it now (recovery's window rule included).
+    pub window: u64,
+    /// Payload bytes per full segment.
+    pub smss: u32,
+    /// The recovery just entered still owes its fast retransmit, which goes out whatever the
+    /// window (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.3).
+    pub fast_rexmit_due: bool,
+    /// F-RTO releases new data instead of retransmissions (RFC 5682 §2.1 step 2b).
+    pub frto_send_new: bool,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Where the application's data ends, if known.
+    pub app_end: Option<u64>,
+    /// The peer's window for new data (see [`rwnd_for_new_data`]).
+    pub rwnd: u64,
+    pub sndbuf: u64,
+    /// Knob `limited_transmit`.
+    pub limited_transmit: bool,
+    /// Neither in recovery nor in the loss state after a timeout.
+    pub open: bool,
+    /// Duplicate ACKs counted.
+    pub dupacks: u32,
+    pub dupthresh: u32,
+}
+
+/// One step of the send loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Wait for the next pacing slot (no send opportunity).
+    PacingWait,
+    /// The host's transmit queue is full (no send opportunity).
+    HostQueueFull,
+    /// Retransmit scoreboard record `i` (NextSeg rule 1).
+    Retransmit(usize),
+    /// Send this many bytes of new data (NextSeg rule 2).
+    New(u64),
+    /// The congestion window holds the next segment back.
+    CwndLimited,
+    /// No new data goes now (see [`NewData::Hold`]).
+    Hold { persist: bool, app_limited: bool },
+    /// Knob `tso`: the sender deferred the next frame of new data (`super::tso::next_frame`;
+    /// never returned by [`next_segment`]); `cwnd_limited` as `super::tso::deferred_cwnd_limited`.
+    Deferred { cwnd_limited: bool },
+}
+
+impl Step {
+    /// The loop stopped before a send opportunity: waiting for the pacing slot or for room in
+    /// the host queue.
+    pub fn no_opportunity(self) -> bool {
+        matches!(self, Step::PacingWait | Step::HostQueueFull)
+    }
+}
+
+impl SendState {
+    /// Room for new data.
+    #[inline]
+    pub fn room(&self) -> Room {
+        Room::new(
+            self.snd_una,
+            self.snd_nxt,
+            self.app_end,
+            self.rwnd,
+            self.sndbuf,
+        )
+    }
+
+    /// Limited transmit for a new segment of `len` bytes (RFC 3042 §2; see
+    /// [`limited_transmit_allows`]).
+    #[inline]
+    fn limited_transmit_allows(&self, len: u64) -> bool {
+        limited_transmit_allows(
+            self.limited_transmit,
+            self.open,
+            self.dupacks,
+            self.dupthresh,
+            self.snd_nxt - self.snd_una,
+            len,
+            self.window,
+            self.smss,
+        )
+    }
+
+    /// Whether the loop would put a segment on the wire now if the host's queue had room: a
+    /// lost segment to resend, or new data, within the window (ignores pacing and F-RTO).
+    pub fn would_send(&self, sb: &Scoreboard) -> bool {
+        let fits = sb.pipe() + self.smss as u64 <= self.window;
+        if sb.lost_bytes > sb.retrans_bytes {
+            return fits;
+        }
+        let fits = fits || self.limited_transmit_allows(self.smss as u64);
+        fits && self.room().any()
+    }
+}
+
+/// The gates before each send, in this order: the pacing slot (`pacing_wait`: paced, and the
+/// next slot is later than now), then room in the host's transmit queue. A closed gate is the
+/// loop's step; None when both are open.
+#[inline]
+pub fn gate(pacing_wait: bool, host_room: bool) -> Option<Step> {
+    if pacing_wait {
+        Some(Step::PacingWait)
+    } else if !host_room {
+        Some(Step::HostQueueFull)
+    } else {
+        None
+    }
+}
+
+/// The next segment once the gates are open: NextSeg() rule 1 (RFC 6675 §4): the first lost
+/// segment within the window (the due fast retransmit whatever the window; not while F-RTO
+/// probes with new data, RFC 5682 §2.1 step 2b); rule 2: new data ([`next_new`]) within the
+/// window or by limited transmit.
+#[inline]
+pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
+    let pipe = sb.pipe();
+    if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new {
+        if let Some(i) = sb.next_lost() {
+            let len = sb.seg(i).len as u64;
+            if pipe + len > s.window && !s.fast_rexmit_due {
+                return Step::CwndLimited;
+            }
+            return Step::Retransmit(i);
+        }
+    }
+    match next_new(s.smss, s.room(), sb.is_empty()) {
+        NewData::Segment(len) => {
+            if pipe + len > s.window && !s.limited_transmit_allows(len) {
+                Step::CwndLimited
+            } else {
+                Step::New(len)
+            }
+        }
+        NewData::Hold {
+            persist,
+            app_limited,
+        } => Step::Hold {
+            persist,
+            app_limited,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -206,5 +368,188 @@ mod tests {
         assert!(!limited_transmit_allows(
             false, true, 1, 3, 4000, 1000, 4000, MSS
         ));
+    }
+
+    /// `n` full segments outstanding from offset 0.
+    fn outstanding(n: u64) -> Scoreboard {
+        let mut sb = Scoreboard::new(3);
+        for i in 0..n {
+            sb.on_send_new(i * MSS as u64, MSS, i);
+        }
+        sb
+    }
+
+    /// An open connection with `sb`'s data outstanding, a window of `window` bytes and an
+    /// open-ended application with a large peer window.
+    fn state(sb: &Scoreboard, window: u64) -> SendState {
+        SendState {
+            window,
+            smss: MSS,
+            fast_rexmit_due: false,
+            frto_send_new: false,
+            snd_una: 0,
+            snd_nxt: sb.out_bytes,
+            app_end: None,
+            rwnd: 1 << 20,
+            sndbuf: 1 << 20,
+            limited_transmit: true,
+            open: true,
+            dupacks: 0,
+            dupthresh: 3,
+        }
+    }
+
+    /// The loop's step: the gates, then the next segment.
+    fn next_step(pacing_wait: bool, host_room: bool, s: &SendState, sb: &mut Scoreboard) -> Step {
+        gate(pacing_wait, host_room).unwrap_or_else(|| next_segment(s, sb))
+    }
+
+    #[test]
+    fn test_step_new_data_within_window_then_cwnd_limited() {
+        let mut sb = outstanding(3);
+        let s = state(&sb, 4000);
+        assert_eq!(next_step(false, true, &s, &mut sb), Step::New(1000));
+        let mut sb = outstanding(4);
+        let s = state(&sb, 4000);
+        assert_eq!(next_step(false, true, &s, &mut sb), Step::CwndLimited);
+    }
+
+    #[test]
+    fn test_paced_sender_with_lost_segment_retransmits_before_new_data() {
+        let mut sb = outstanding(5);
+        sb.mark_head_lost();
+        let s = state(&sb, 10_000);
+        assert_eq!(next_step(true, true, &s, &mut sb), Step::PacingWait);
+        assert!(Step::PacingWait.no_opportunity());
+        // The slot comes: NextSeg rule 1 before rule 2 (RFC 6675 §4).
+        assert_eq!(next_step(false, true, &s, &mut sb), Step::Retransmit(0));
+        let (start, len) = sb.on_retransmit(0, 100);
+        assert_eq!((start, len), (0, MSS));
+        let next = state(&sb, 10_000);
+        assert_eq!(
+            next_step(false, true, &next, &mut sb),
+            Step::New(1000),
+            "then new data"
+        );
+    }
+
+    #[test]
+    fn test_due_fast_retransmit_goes_beyond_window_not_before_pacing_slot() {
+        let mut sb = outstanding(5);
+        sb.mark_head_lost();
+        // Pipe 4 segments, window 3: a retransmission does not fit...
+        let s = state(&sb, 3000);
+        assert_eq!(next_step(false, true, &s, &mut sb), Step::CwndLimited);
+        // ...except the fast retransmit of the recovery just entered (RFC 5681 §3.2 step 2),
+        let due = SendState {
+            fast_rexmit_due: true,
+            ..s
+        };
+        assert_eq!(next_step(false, true, &due, &mut sb), Step::Retransmit(0));
+        // which still waits for its pacing slot and for room in the host queue.
+        assert_eq!(next_step(true, true, &due, &mut sb), Step::PacingWait);
+        assert_eq!(next_step(false, false, &due, &mut sb), Step::HostQueueFull);
+        assert!(Step::HostQueueFull.no_opportunity() && !Step::CwndLimited.no_opportunity());
+    }
+
+    #[test]
+    fn test_frto_release_sends_new_data_before_lost_segments() {
+        let mut sb = outstanding(5);
+        sb.on_rto();
+        let s = SendState {
+            frto_send_new: true,
+            ..state(&sb, 3000)
+        };
+        // RFC 5682 §2.1 step 2b: new data although everything is marked lost (the window is
+        // the pipe's: nothing is believed in flight).
+        assert_eq!(next_segment(&s, &mut sb), Step::New(1000));
+        let s = SendState {
+            frto_send_new: false,
+            ..s
+        };
+        assert_eq!(next_segment(&s, &mut sb), Step::Retransmit(0));
+    }
+
+    /// New segments the loop sends beyond a full window of 4 segments with `dupacks`
+    /// duplicate ACKs counted (no SACK: the pipe does not shrink).
+    fn sent_beyond_cwnd(dupacks: u32, dupthresh: u32) -> u32 {
+        let mut sb = outstanding(4);
+        let mut n = 0;
+        loop {
+            let s = SendState {
+                dupacks,
+                dupthresh,
+                ..state(&sb, 4000)
+            };
+            match next_segment(&s, &mut sb) {
+                Step::New(len) => {
+                    sb.on_send_new(sb.out_bytes, len as u32, 0);
+                    n += 1;
+                }
+                Step::CwndLimited => return n,
+                other => panic!("unexpected {other:?}"),
+            }
+            assert!(n < 10, "runaway");
+        }
+    }
+
+    #[test]
+    fn test_limited_transmit_allows_at_most_two_segments_beyond_cwnd() {
+        assert_eq!(sent_beyond_cwnd(0, 3), 0, "no duplicate ACK");
+        assert_eq!(sent_beyond_cwnd(1, 3), 1);
+        assert_eq!(sent_beyond_cwnd(2, 3), 2);
+        assert_eq!(
+            sent_beyond_cwnd(3, 3),
+            0,
+            "at DupThresh recovery takes over"
+        );
+        assert_eq!(sent_beyond_cwnd(5, 6), 2, "at most two (RFC 3042 §2)");
+    }
+
+    #[test]
+    fn test_step_holds_on_zero_window() {
+        let mut sb = Scoreboard::new(3);
+        let s = SendState {
+            rwnd: 0,
+            ..state(&sb, 10_000)
+        };
+        let held = Step::Hold {
+            persist: true,
+            app_limited: true,
+        };
+        assert_eq!(next_segment(&s, &mut sb), held);
+    }
+
+    #[test]
+    fn test_would_send_for_local_congestion() {
+        let mut sb = outstanding(3);
+        assert!(state(&sb, 4000).would_send(&sb));
+        assert!(!state(&sb, 3000).would_send(&sb), "window full");
+        let lt = SendState {
+            dupacks: 1,
+            ..state(&sb, 3000)
+        };
+        assert!(lt.would_send(&sb), "limited transmit");
+        let no_data = SendState {
+            app_end: Some(3000),
+            ..state(&sb, 4000)
+        };
+        assert!(!no_data.would_send(&sb));
+        sb.mark_head_lost();
+        let full = SendState {
+            window: 3000,
+            ..no_data
+        };
+        assert!(
+            full.would_send(&sb),
+            "a lost segment fits (pipe 2 segments)"
+        );
+    }
+
+    #[test]
+    fn test_rwnd_quirk_only_in_loss_periods() {
+        assert_eq!(rwnd_for_new_data(5000, true, false), 5000);
+        assert_eq!(rwnd_for_new_data(5000, false, true), 5000);
+        assert!(rwnd_for_new_data(5000, true, true) > 1 << 60);
     }
 }

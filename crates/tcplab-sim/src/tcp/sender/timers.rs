@@ -39,6 +39,32 @@ pub fn due(slot: &mut Option<Nanos>, now: Nanos) -> bool {
     }
 }
 
+/// What an ACK that advances snd_una does to the retransmission timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoOnAck {
+    /// Nothing is outstanding any more: stop it (RFC 6298 §5.2).
+    Stop,
+    /// Restart it from now with the current RTO (RFC 6298 §5.3).
+    Restart,
+    /// Leave it running (NewReno recovery restarts it on the first partial ACK only, RFC 6582
+    /// §3.2 step 5).
+    Keep,
+}
+
+/// The retransmission timer on an ACK that advances snd_una: `nothing_outstanding` — no data
+/// and no FIN unacknowledged; `restart_on_ack` — the recovery mode lets every advancing ACK
+/// restart it ([`crate::tcp::recovery::Recovery::restart_rto_on_ack`]).
+#[inline]
+pub fn rto_on_advance(nothing_outstanding: bool, restart_on_ack: bool) -> RtoOnAck {
+    if nothing_outstanding {
+        RtoOnAck::Stop
+    } else if restart_on_ack {
+        RtoOnAck::Restart
+    } else {
+        RtoOnAck::Keep
+    }
+}
+
 impl Timers {
     /// Earliest armed deadline (the pacing time only while the send loop waits for it).
     #[inline]
@@ -150,6 +176,14 @@ mod tests {
         assert_eq!(at, vec![400, 800, 1000, 1000]);
         t.window_opened();
         assert_eq!((t.persist, t.persist_backoff), (None, 0));
+    }
+
+    #[test]
+    fn test_rto_on_advance() {
+        assert_eq!(rto_on_advance(true, true), RtoOnAck::Stop);
+        assert_eq!(rto_on_advance(true, false), RtoOnAck::Stop);
+        assert_eq!(rto_on_advance(false, true), RtoOnAck::Restart);
+        assert_eq!(rto_on_advance(false, false), RtoOnAck::Keep);
     }
 
     #[test]

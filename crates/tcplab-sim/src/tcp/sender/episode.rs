@@ -1,0 +1,766 @@
+//! Congestion episodes of the sending end, sans I/O: fast recovery (RFC 5681 §3.2, RFC 6675
+//! §5, RFC 6582), the loss state after a retransmission timeout (RFC 6298 §5.4–5.6, RFC 5681
+//! §3.1), local congestion (Linux's CWR state), and the undo of an episode found spurious.
+//!
+//! Owns the episode state: the window rule during recovery ([`Recovery`]), NewReno's recovery
+//! point, the loss and CWR points, the undo detectors of [`super::undo`] and whether the fast
+//! retransmit of the recovery just entered is still due. Decides, on each ACK and on each
+//! timeout, which episode begins, ends or is undone; applies the consequences to the congestion
+//! controller and the [`Scoreboard`] it is lent ([`Parts`]); returns what the sender must do
+//! with its duplicate-ACK count, its timers and the controller's ACK event
+//! ([`EpisodeOutcome`]). Sends nothing: the segments an episode releases go out in the sender's
+//! send loop.
+
+use super::undo::{BadRexmt, Frto, FrtoAck, Undo};
+use super::SenderStats;
+use crate::tcp::config::TcpConfig;
+use crate::tcp::recovery::{AckInfo, Mode, Recovery};
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::{self, AckResult, Scoreboard, LOST};
+use crate::time::Nanos;
+use tcplab_cc::{CongestionControl, CongestionEvent, RtoEvent};
+
+/// What an episode acts on, lent by the sender for one call.
+pub struct Parts<'a> {
+    pub cfg: &'a TcpConfig,
+    pub cc: &'a mut dyn CongestionControl,
+    pub sb: &'a mut Scoreboard,
+    pub rtt: &'a mut RttEstimator,
+    pub stats: &'a mut SenderStats,
+}
+
+/// The connection's sequence state at the call.
+#[derive(Clone, Copy, Debug)]
+pub struct Seq {
+    pub now: Nanos,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Payload bytes per full segment.
+    pub smss: u32,
+}
+
+/// What one acceptable ACK tells the episode rules, after the ACK part ([`super::ack`]) and
+/// loss marking ([`super::loss`]) have taken it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EpisodeAck {
+    /// snd_una moved.
+    pub advanced: bool,
+    /// A duplicate ACK (RFC 5681 §2, RFC 6675 §2).
+    pub is_dup: bool,
+    /// The ACK carried SACK blocks.
+    pub has_sack: bool,
+    /// Timestamps are on and this is the ACK's echo (RFC 7323).
+    pub ts_on: bool,
+    pub ts_ecr: u32,
+    /// Scoreboard changes of this ACK.
+    pub res: AckResult,
+    /// Bytes this ACK's loss marking newly marked lost.
+    pub lost_new: u64,
+    /// Duplicate ACKs counted so far, this one included.
+    pub dupacks: u32,
+    /// New, never-sent data exists and the peer's window allows some (F-RTO step 2b).
+    pub can_send_new: bool,
+}
+
+/// What the sender does after the episode rules took an ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EpisodeOutcome {
+    /// The duplicate-ACK count from now on (an undo resets it).
+    pub dupacks: u32,
+    /// Restart the retransmission timer now (NewReno's first partial ACK, RFC 6582 §3.2 step 5).
+    pub restart_rto: bool,
+    /// The controller hears this ACK as one in recovery: fast recovery, or a CWR episode for a
+    /// controller that does not govern its own recovery.
+    pub cc_in_recovery: bool,
+    /// This ACK completed a CWR episode: the controller's `on_cwr_complete` follows its
+    /// `on_ack`.
+    pub cwr_done: bool,
+}
+
+/// The episode state (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Episodes {
+    /// Loss-recovery window rule (RFC 6675, NewReno, PRR, rate-halving).
+    pub rec: Recovery,
+    /// Last recovery point ("recover", RFC 6582 §3.2), guarding NewReno re-entry.
+    pub recover: Option<u64>,
+    /// After an RTO, until this offset is acknowledged (Linux "Loss" state; RFC 6582 recover).
+    pub loss_point: Option<u64>,
+    /// Local congestion (knob `local_congestion_cwr`): the CWR state lasts until this offset
+    /// (Linux `high_seq`) is acknowledged.
+    pub cwr_point: Option<u64>,
+    /// Undo (knob `undo`): the state saved when a recovery or loss episode began.
+    pub undo: Undo,
+    /// Knob `undo_bad_rexmt`: set by the first timeout of an episode.
+    pub bad_rexmt: Option<BadRexmt>,
+    /// The fast retransmit of the recovery just entered has not left yet: it goes out whatever
+    /// the window (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.3).
+    pub fast_rexmit_due: bool,
+    /// Knob `frto`: F-RTO (RFC 5682) is deciding whether the last timeout was spurious.
+    pub frto: Frto,
+}
+
+impl Episodes {
+    pub fn new(rec: Recovery) -> Self {
+        Episodes {
+            rec,
+            recover: None,
+            loss_point: None,
+            cwr_point: None,
+            undo: Undo::default(),
+            bad_rexmt: None,
+            fast_rexmit_due: false,
+            frto: Frto::default(),
+        }
+    }
+
+    /// Neither in fast recovery nor in the loss state after a timeout (limited transmit's
+    /// condition, RFC 3042 §2).
+    #[inline]
+    pub fn open(&self) -> bool {
+        !self.rec.active && self.loss_point.is_none()
+    }
+
+    /// No recovery, loss (RTO) episode, local CWR, undo, F-RTO or bad-retransmit check is
+    /// pending: no episode rule can fire on an ACK that only advances snd_una (the sender's
+    /// ACK fast path).
+    #[inline]
+    pub fn quiet(&self) -> bool {
+        self.open()
+            && self.cwr_point.is_none()
+            && !self.undo.active()
+            && !self.frto.running()
+            && self.bad_rexmt.is_none()
+    }
+
+    /// Whether an ACK outside recovery and loss starts fast recovery, with `dupacks` duplicate
+    /// ACKs counted. SACK/FACK modes: RFC 6675 §5 (a) DupAcks ≥ DupThresh or (b)
+    /// IsLost(HighACK + 1): the head marked lost, by this ACK or before. On the ACK that ends a
+    /// recovery (exit is checked first) a loss found during it starts the next at once, as
+    /// Linux's `tcp_fastretrans_alert` does (`tcp_time_to_recover`: `lost_out` > 0,
+    /// net/ipv4/tcp_input.c): a controller that governs recovery (BBR) then sees Recovery →
+    /// Recovery, with no restore and no new packet conservation between. NewReno: RFC 6582
+    /// §3.2 step 1, only if the ACK covers more than `recover`.
+    #[inline]
+    pub fn recovery_due(
+        &self,
+        dupacks: u32,
+        dupthresh: u32,
+        snd_una: u64,
+        sb: &Scoreboard,
+    ) -> bool {
+        if self.rec.mode != Mode::NewReno {
+            let head_lost = sb.front().is_some_and(|s| s.flags & LOST != 0);
+            dupacks >= dupthresh || head_lost
+        } else {
+            dupacks == dupthresh && self.recover.is_none_or(|r| snd_una > r)
+        }
+    }
+
+    /// Enter fast recovery: `lost_new` bytes were just marked lost, `delivered` delivered by
+    /// the ACK (RFC 6937 DeliveredData).
+    pub fn enter_recovery(&mut self, p: &mut Parts, s: Seq, lost_new: u64, delivered: u64) {
+        p.stats.fast_retransmits += 1;
+        let flight = p.sb.out_bytes;
+        let prior_cwnd = p.cc.cwnd();
+        self.begin_undo(p, s);
+        p.cc.on_congestion_event(&CongestionEvent {
+            now: s.now,
+            in_flight: flight,
+            lost_bytes: lost_new.max(s.smss as u64),
+            srtt: p.rtt.srtt,
+            min_rtt: p.rtt.min_rtt,
+            mss: s.smss,
+        });
+        // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment,
+        // at once: neither rule makes it wait for the window (measured on this machine's kernel,
+        // scripts/linux-6/newreno-fast-retransmit.pkt, where limited transmit has left more
+        // in flight than the reduced window).
+        p.sb.mark_head_lost();
+        self.fast_rexmit_due = true;
+        let ssthresh = p.cc.ssthresh();
+        let set = self.rec.enter(
+            s.snd_nxt,
+            flight,
+            prior_cwnd,
+            ssthresh,
+            delivered,
+            p.sb.pipe(),
+        );
+        if let Some(w) = set {
+            if !p.cc.governs_recovery() {
+                p.cc.set_cwnd(w);
+            }
+        }
+    }
+
+    /// Knob `undo`: remember the window before a recovery or loss episode reduces it
+    /// (see [`Undo::begin`]).
+    fn begin_undo(&mut self, p: &Parts, s: Seq) {
+        let head_retransmitted =
+            !p.sb.is_empty() && p.sb.seg(0).flags & scoreboard::EVER_RETRANS != 0;
+        self.undo.begin(
+            p.cfg.undo,
+            s.snd_una,
+            p.cc.cwnd(),
+            p.cc.ssthresh(),
+            p.sb.retrans_bytes.div_ceil(u64::from(s.smss.max(1))),
+            head_retransmitted,
+        );
+    }
+
+    /// Undo the current episode's reduction (knob `undo`; see [`Undo::spurious`]). The caller
+    /// resets the duplicate-ACK count.
+    fn undo_now(&mut self, p: &mut Parts, s: Seq) {
+        let (cwnd, ssthresh) = self.undo.take(p.cc.cwnd(), p.cc.ssthresh());
+        p.stats.undos += 1;
+        // The controller restores its own state (`on_undo`: CUBIC's W_max, RFC 9438 §4.9;
+        // H-TCP's; BBR keeps its cwnd, Linux `bbr_undo_cwnd`), never below the current values
+        // (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh likewise).
+        p.cc.on_undo(s.now, cwnd, ssthresh);
+        if self.rec.active {
+            self.rec.abort();
+            self.recover = Some(s.snd_nxt);
+        }
+        if self.loss_point.take().is_some() {
+            p.sb.undo_lost();
+        }
+    }
+
+    /// An ACK advanced snd_una (before its RTT sample is taken). Knob `undo_bad_rexmt` (see
+    /// [`BadRexmt::proves_spurious`]): restore cwnd and ssthresh exactly (`snd_cwnd_prev`,
+    /// `snd_ssthresh_prev`) and send on from snd_max instead of going back. Returns whether it
+    /// undid the timeout (then the caller resets the duplicate-ACK count).
+    pub fn on_advance(&mut self, p: &mut Parts, now: Nanos) -> bool {
+        let Some(b) = self.bad_rexmt.take() else {
+            return false;
+        };
+        if !b.proves_spurious(p.rtt.backoff, now) {
+            return false;
+        }
+        p.stats.undos += 1;
+        p.cc.on_undo(now, b.prior_cwnd, b.prior_ssthresh);
+        if self.loss_point.take().is_some() {
+            p.sb.undo_lost();
+        }
+        self.recover = b.prior_recover; // snd_recover_prev
+        true
+    }
+
+    fn exit_recovery(&mut self, p: &mut Parts) {
+        if self.loss_point.is_none() {
+            self.undo.clear(); // the episode ended without an undo
+        }
+        self.recover = Some(self.rec.point);
+        let set = self.rec.exit(p.cc.ssthresh(), p.sb.out_bytes);
+        p.cc.on_recovery_exit(0);
+        if let Some(w) = set {
+            if !p.cc.governs_recovery() {
+                p.cc.set_cwnd(w);
+            }
+        }
+    }
+
+    /// The episode rules on one acceptable ACK, in this order:
+    /// 1. undo: every retransmission D-SACKed or an old timestamp echoed (knob `undo`), then
+    ///    F-RTO's verdict (knob `frto`);
+    /// 2. leave the recovery, loss and CWR states whose point the ACK covers;
+    /// 3. outside recovery and loss, enter recovery when due ([`Episodes::recovery_due`]);
+    ///    in recovery, the window rule's per-ACK step ([`Recovery::on_ack`]).
+    #[inline]
+    pub fn on_ack(&mut self, p: &mut Parts, s: Seq, a: &EpisodeAck) -> EpisodeOutcome {
+        let res = &a.res;
+        let mut dupacks = a.dupacks;
+        if self.undo.active()
+            && (a.advanced || a.has_sack)
+            && self.undo.spurious(a.ts_on, a.ts_ecr, a.advanced)
+        {
+            self.undo_now(p, s);
+            dupacks = 0;
+        }
+        if self.frto.running() {
+            let spurious = self.frto.on_ack(&FrtoAck {
+                in_loss: self.loss_point.is_some(),
+                advanced_below_loss_point: a.advanced
+                    && self.loss_point.is_some_and(|lp| s.snd_una < lp),
+                never_retransmitted_acked: res.rtt_xmit.is_some(),
+                sacked: res.bytes_sacked > 0,
+                dup: a.is_dup,
+                snd_nxt: s.snd_nxt,
+                can_send_new: a.can_send_new,
+            });
+            if spurious && self.undo.active() {
+                self.undo_now(p, s);
+                dupacks = 0;
+            }
+        }
+
+        // Leave recovery states whose point is now acknowledged.
+        if self.rec.active && s.snd_una >= self.rec.point {
+            self.exit_recovery(p);
+        }
+        if self.loss_point.is_some_and(|lp| s.snd_una >= lp) {
+            self.loss_point = None;
+            if !self.rec.active {
+                self.undo.clear();
+            }
+        }
+        // A CWR episode (local congestion) holds the window until everything sent before it is
+        // acknowledged; Linux does not raise cwnd in CWR (`tcp_may_raise_cwnd`), and on the ACK
+        // that completes it calls `tcp_complete_cwr` and returns to Open (2.6 tcp_input.c).
+        let in_cwr = self.cwr_point.is_some();
+        let cwr_done = self.cwr_point.is_some_and(|c| s.snd_una >= c);
+        if cwr_done {
+            self.cwr_point = None;
+        }
+
+        // RFC 6937 DeliveredData: Δsnd.una + ΔSACKed, where ΔSACKed nets out data SACKed
+        // earlier and acknowledged cumulatively now (counted when it was SACKed).
+        let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
+        let mut restart_rto = false;
+        if self.open() {
+            if self.recovery_due(dupacks, p.cfg.dupthresh, s.snd_una, p.sb) && !p.sb.is_empty() {
+                self.enter_recovery(p, s, a.lost_new, delivered);
+            }
+        } else if self.rec.active {
+            let act = self.rec.on_ack(&AckInfo {
+                advanced: a.advanced,
+                newly_lost: a.lost_new > 0,
+                is_dup: a.is_dup,
+                bytes_acked: res.bytes_acked,
+                delivered,
+                pipe: p.sb.pipe(),
+                ssthresh: p.cc.ssthresh(),
+                snd_una: s.snd_una,
+            });
+            if act.retransmit_head {
+                p.sb.mark_head_lost();
+            }
+            restart_rto = act.restart_rto;
+        }
+        EpisodeOutcome {
+            dupacks,
+            restart_rto,
+            cc_in_recovery: self.rec.active || (in_cwr && !p.cc.governs_recovery()),
+            cwr_done,
+        }
+    }
+
+    /// A retransmission timeout with data outstanding (RFC 6298 §5.4–5.6 and RFC 5681 §3.1):
+    /// reduce the window, back off the timer; every outstanding segment is presumed lost
+    /// (go-back-N from snd_una). The caller resets the duplicate-ACK count, restarts the timer
+    /// with the backed-off RTO and runs the send loop, which retransmits the earliest segment.
+    pub fn on_timeout(&mut self, p: &mut Parts, s: Seq, sack_on: bool) {
+        p.stats.timeouts += 1;
+        self.fast_rexmit_due = false;
+        self.begin_undo(p, s);
+        // FreeBSD tcp_timer_rexmt: on the first timeout (t_rxtshift becomes 1) remember the
+        // window and open the bad-retransmit window, SRTT/2 long (t_srtt >> (TCP_RTT_SHIFT + 1)).
+        // Approximation: FreeBSD re-enters a fast recovery the timeout interrupted
+        // (TF_WASFRECOVERY); here the undo restores the window and recovery point only.
+        self.bad_rexmt = BadRexmt::on_timeout(
+            p.cfg.undo_bad_rexmt,
+            p.rtt.backoff,
+            s.now,
+            p.rtt.srtt,
+            p.cc.cwnd(),
+            p.cc.ssthresh(),
+            self.recover,
+        );
+        p.cc.on_rto(&RtoEvent {
+            now: s.now,
+            in_flight: p.sb.out_bytes,
+            backoff_count: p.rtt.backoff + 1,
+            mss: s.smss,
+        });
+        let kept = sack_on && p.cfg.rto_keeps_sack && p.sb.on_rto_keep_sacked();
+        if !kept {
+            // SACK marks are forgotten; what they counted as delivered stays counted
+            // (scoreboard COUNTED).
+            p.sb.on_rto();
+        }
+        p.rtt.back_off();
+        let was_recovery = self.rec.active;
+        if self.rec.active {
+            self.rec.abort();
+        }
+        // F-RTO (RFC 5682; Linux `tcp_enter_loss`: on every timeout except the first one of a
+        // fast recovery, whose losses are known).
+        self.frto
+            .on_timeout(p.cfg.frto, was_recovery, p.rtt.backoff, s.snd_nxt);
+        self.loss_point = Some(s.snd_nxt);
+        self.recover = Some(s.snd_nxt);
+    }
+
+    /// Local congestion: the host's transmit queue refused a segment. Linux before TCP small
+    /// queues (3.6) got NET_XMIT_DROP from the qdisc in `tcp_transmit_skb` and called
+    /// `tcp_enter_cwr` (net/ipv4/tcp_output.c, 2.4 and 2.6): ssthresh from the congestion
+    /// control's `ssthresh()`, cwnd = min(cwnd, in flight + 1), CWR state until everything sent
+    /// so far is acknowledged (`high_seq`); the segment was not lost and is sent when the queue
+    /// has room. Approximation: cwnd goes to min(ssthresh, in flight + 1 segment) at once,
+    /// where Linux lowers it by one segment every second ACK (`tcp_cwnd_down`) to the same end.
+    pub fn enter_local_cwr(&mut self, p: &mut Parts, s: Seq) {
+        if self.rec.active || self.loss_point.is_some() || self.cwr_point.is_some() {
+            return; // Linux enters CWR only from the Open and Disorder states
+        }
+        let in_flight = p.sb.pipe();
+        p.cc.on_congestion_event(&CongestionEvent {
+            now: s.now,
+            in_flight: p.sb.out_bytes,
+            lost_bytes: 0,
+            srtt: p.rtt.srtt,
+            min_rtt: p.rtt.min_rtt,
+            mss: s.smss,
+        });
+        if !p.cc.governs_recovery() {
+            let w =
+                p.cc.ssthresh()
+                    .min(in_flight + s.smss as u64)
+                    .max(s.smss as u64);
+            p.cc.set_cwnd(w);
+        }
+        p.stats.local_cwr += 1;
+        self.cwr_point = Some(s.snd_nxt);
+    }
+
+    /// The send loop had a send opportunity (it was not stopped by pacing or the host queue):
+    /// what recovery entry or an F-RTO ACK released holds for the sends it allows. The fast
+    /// retransmit goes out in the first send opportunity after recovery starts — the next
+    /// pacing slot or the first room in the host queue, as RFC 6675 §5 step 4.3 and RFC 5681
+    /// §3.2 step 2 retransmit on entry whatever the window — or, once that opportunity has
+    /// passed, waits for the window like any other (a stale flag would send it beyond the
+    /// window much later); F-RTO's new segments (RFC 5682 §2.1 step 2b: up to two) are not
+    /// turned into retransmissions by a pacing gap between them.
+    #[inline]
+    pub fn send_opportunity_passed(&mut self) {
+        self.fast_rexmit_due = false;
+        self.frto.send_new = false;
+    }
+
+    /// The state as Linux's `tcpi_ca_state` names it (include/uapi/linux/tcp.h
+    /// `enum tcp_ca_state`): 4 Loss after an RTO until its recovery point is acknowledged,
+    /// 3 Recovery, 2 CWR, 1 Disorder (duplicate ACKs or SACKed data seen, not yet in
+    /// recovery), 0 Open.
+    pub fn ca_state(&self, dupacks: u32, sb: &Scoreboard) -> u8 {
+        if self.loss_point.is_some() {
+            4
+        } else if self.rec.active {
+            3
+        } else if self.cwr_point.is_some() {
+            2
+        } else if dupacks > 0 || sb.iter().any(|s| s.flags & scoreboard::SACKED != 0) {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::recovery::Mode;
+
+    const MSS: u32 = 1000;
+    const MS: Nanos = 1_000_000;
+
+    /// A sender's parts with `n` full segments outstanding, a Reno controller whose window is
+    /// 10 segments, and an RTT estimate of 100 ms.
+    struct Bench {
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        sb: Scoreboard,
+        rtt: RttEstimator,
+        stats: SenderStats,
+    }
+
+    impl Bench {
+        fn new(cfg: TcpConfig, n: u64) -> Self {
+            let init = tcplab_cc::CcInit {
+                mss: MSS,
+                initial_cwnd: 10 * MSS as u64,
+                initial_ssthresh: u64::MAX,
+                growth: tcplab_cc::WindowGrowth::default(),
+            };
+            let cc = tcplab_cc::build("reno", &[], init).unwrap();
+            let mut sb = Scoreboard::new(cfg.dupthresh);
+            for i in 0..n {
+                sb.on_send_new(i * MSS as u64, MSS, i);
+            }
+            let mut rtt = RttEstimator::new(1000 * MS, 200 * MS, 60_000 * MS, MS, false);
+            rtt.on_sample(100 * MS);
+            Bench {
+                cfg,
+                cc,
+                sb,
+                rtt,
+                stats: SenderStats::default(),
+            }
+        }
+
+        fn parts(&mut self) -> Parts<'_> {
+            Parts {
+                cfg: &self.cfg,
+                cc: &mut *self.cc,
+                sb: &mut self.sb,
+                rtt: &mut self.rtt,
+                stats: &mut self.stats,
+            }
+        }
+
+        /// The scoreboard takes a cumulative ACK up to `ack` and SACK blocks; returns what
+        /// the episode rules hear of it (the loss marking of RFC 6675 included).
+        fn ack(
+            &mut self,
+            snd_una: u64,
+            ack: u64,
+            sacks: &[(u64, u64)],
+            dupacks: u32,
+        ) -> EpisodeAck {
+            let mut res = AckResult::default();
+            if ack > snd_una {
+                self.sb.on_cum_ack(ack, 0, &mut res);
+            }
+            for &(l, r) in sacks {
+                self.sb.on_sack_block(l, r, 0, &mut res);
+            }
+            let lost_new = self.sb.mark_lost_by_sack();
+            EpisodeAck {
+                advanced: ack > snd_una,
+                is_dup: ack == snd_una,
+                has_sack: !sacks.is_empty(),
+                res,
+                lost_new,
+                dupacks,
+                ..EpisodeAck::default()
+            }
+        }
+    }
+
+    fn seq(snd_una: u64, snd_nxt: u64) -> Seq {
+        Seq {
+            now: 1000 * MS,
+            snd_una,
+            snd_nxt,
+            smss: MSS,
+        }
+    }
+
+    fn episodes(mode: Mode) -> Episodes {
+        Episodes::new(Recovery::new(mode, MSS, 3))
+    }
+
+    #[test]
+    fn test_third_dupack_enters_recovery_and_reduces_window() {
+        let mut b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::Rfc6675);
+        let s = seq(0, 10_000);
+        for (k, right) in [(1, 2000), (2, 3000)] {
+            let a = b.ack(0, 0, &[(1000, right)], k);
+            let out = ep.on_ack(&mut b.parts(), s, &a);
+            assert!(!ep.rec.active, "{k} duplicate ACKs");
+            assert_eq!(out.dupacks, k);
+        }
+        let a = b.ack(0, 0, &[(1000, 4000)], 3);
+        let out = ep.on_ack(&mut b.parts(), s, &a);
+        assert!(ep.rec.active && ep.fast_rexmit_due);
+        assert_eq!(
+            ep.rec.point, 10_000,
+            "RecoveryPoint = snd_nxt (RFC 6675 §5)"
+        );
+        assert!(out.cc_in_recovery);
+        assert_eq!(b.stats.fast_retransmits, 1);
+        // RFC 6675 §5 (4.2): cwnd = ssthresh = FlightSize / 2 (Reno).
+        assert_eq!((b.cc.cwnd(), b.cc.ssthresh()), (5000, 5000));
+        assert!(
+            b.sb.front().is_some_and(|s| s.flags & LOST != 0),
+            "head to resend"
+        );
+        assert!(!ep.quiet() && !ep.open());
+    }
+
+    #[test]
+    fn test_newreno_enters_once_per_window_of_data() {
+        let b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::NewReno);
+        assert!(!ep.recovery_due(2, 3, 0, &b.sb));
+        assert!(ep.recovery_due(3, 3, 0, &b.sb));
+        assert!(
+            !ep.recovery_due(4, 3, 0, &b.sb),
+            "only on the third (RFC 6582 §3.2 step 1)"
+        );
+        ep.recover = Some(5000);
+        assert!(!ep.recovery_due(3, 3, 5000, &b.sb), "not above recover");
+        assert!(ep.recovery_due(3, 3, 5001, &b.sb));
+    }
+
+    #[test]
+    fn test_ack_of_recovery_point_ends_recovery() {
+        let mut b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::Rfc6675);
+        ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 1000, 0);
+        // A partial ACK keeps recovery.
+        let a = b.ack(0, 4000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(4000, 10_000), &a);
+        assert!(ep.rec.active && out.cc_in_recovery);
+        // The ACK of the recovery point ends it; the controller hears it outside recovery.
+        let a = b.ack(4000, 10_000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+        assert!(!ep.rec.active && !out.cc_in_recovery);
+        assert_eq!(ep.recover, Some(10_000));
+        assert!(ep.quiet(), "no undo kept without the knob");
+        assert_eq!(
+            b.cc.cwnd(),
+            b.cc.ssthresh(),
+            "RFC 6675: cwnd = ssthresh on exit"
+        );
+    }
+
+    #[test]
+    fn test_newreno_partial_ack_resends_next_hole_and_restarts_timer_once() {
+        let mut b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::NewReno);
+        ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 0, 0);
+        let a = b.ack(0, 3000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(3000, 10_000), &a);
+        assert!(out.restart_rto, "first partial ACK (RFC 6582 §3.2 step 5)");
+        assert!(b
+            .sb
+            .front()
+            .is_some_and(|s| s.start == 3000 && s.flags & LOST != 0));
+        let a = b.ack(3000, 5000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(5000, 10_000), &a);
+        assert!(!out.restart_rto, "Impatient variant: only the first");
+        assert!(ep.rec.active);
+    }
+
+    #[test]
+    fn test_ack_of_cwr_point_reports_cwr_completion() {
+        let mut b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::Rfc6675);
+        ep.enter_local_cwr(&mut b.parts(), seq(0, 10_000));
+        assert_eq!(ep.cwr_point, Some(10_000));
+        assert_eq!(b.stats.local_cwr, 1);
+        // min(ssthresh 5000, in flight + 1 segment).
+        assert_eq!(b.cc.cwnd(), 5000);
+        ep.enter_local_cwr(&mut b.parts(), seq(0, 10_000));
+        assert_eq!(b.stats.local_cwr, 1, "already in CWR");
+        let a = b.ack(0, 6000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(6000, 10_000), &a);
+        assert!(out.cc_in_recovery && !out.cwr_done, "CWR holds the window");
+        let a = b.ack(6000, 10_000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+        assert!(out.cc_in_recovery && out.cwr_done, "completed by this ACK");
+        assert_eq!(ep.cwr_point, None);
+        let a = b.ack(10_000, 10_000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+        assert!(!out.cc_in_recovery && !out.cwr_done);
+    }
+
+    #[test]
+    fn test_all_retransmissions_dsacked_undo_recovery() {
+        let cfg = TcpConfig {
+            undo: true,
+            ..TcpConfig::default()
+        };
+        let mut b = Bench::new(cfg, 10);
+        let mut ep = episodes(Mode::Rfc6675);
+        ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 1000, 0);
+        assert_eq!(b.cc.cwnd(), 5000);
+        ep.undo.on_retransmit(77); // the fast retransmit
+        ep.undo.on_dsack(1000); // ...reported as a duplicate (RFC 3708 §3)
+        let a = b.ack(0, 1000, &[], 2);
+        let out = ep.on_ack(&mut b.parts(), seq(1000, 10_000), &a);
+        assert_eq!(b.stats.undos, 1);
+        assert!(!ep.rec.active && !ep.undo.active());
+        assert_eq!(out.dupacks, 0);
+        assert_eq!(ep.recover, Some(10_000));
+        assert_eq!(b.cc.cwnd(), 10_000, "the window before recovery");
+    }
+
+    #[test]
+    fn test_timeout_enters_loss_state_until_its_point_is_acked() {
+        let cfg = TcpConfig {
+            frto: true,
+            ..TcpConfig::default()
+        };
+        let mut b = Bench::new(cfg, 10);
+        let mut ep = episodes(Mode::Rfc6675);
+        ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 1000, 0);
+        ep.on_timeout(&mut b.parts(), seq(0, 10_000), true);
+        assert_eq!((b.stats.timeouts, b.rtt.backoff), (1, 1));
+        assert!(
+            !ep.rec.active && !ep.fast_rexmit_due,
+            "the timeout took over"
+        );
+        assert_eq!((ep.loss_point, ep.recover), (Some(10_000), Some(10_000)));
+        assert!(
+            !ep.frto.running(),
+            "not after the first timeout of a recovery (RFC 5682)"
+        );
+        assert_eq!(b.sb.lost_bytes, 10_000, "go-back-N from snd_una");
+        assert_eq!(b.cc.cwnd(), 1000, "RFC 5681 §3.1: loss window");
+        let a = b.ack(0, 4000, &[], 0);
+        ep.on_ack(&mut b.parts(), seq(4000, 10_000), &a);
+        assert_eq!(ep.loss_point, Some(10_000));
+        assert!(
+            !ep.open() && !ep.rec.active,
+            "no fast recovery in the loss state"
+        );
+        let a = b.ack(4000, 10_000, &[], 0);
+        ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+        assert!(ep.quiet());
+        // A second timeout outside recovery starts F-RTO.
+        let mut b = Bench::new(b.cfg.clone(), 10);
+        ep.on_timeout(&mut b.parts(), seq(0, 10_000), true);
+        assert_eq!(ep.frto.high_seq, Some(10_000));
+    }
+
+    #[test]
+    fn test_bad_retransmit_undone_by_early_ack() {
+        let cfg = TcpConfig {
+            undo_bad_rexmt: true,
+            ..TcpConfig::default()
+        };
+        let mut b = Bench::new(cfg.clone(), 10);
+        let mut ep = episodes(Mode::NewReno);
+        let s = seq(0, 10_000);
+        ep.on_timeout(&mut b.parts(), s, false);
+        assert_eq!(b.cc.cwnd(), 1000);
+        // Within SRTT/2 (50 ms) of the timeout: the original was acknowledged.
+        assert!(ep.on_advance(&mut b.parts(), s.now + 49 * MS));
+        assert_eq!((b.cc.cwnd(), b.stats.undos), (10_000, 1));
+        assert_eq!((ep.loss_point, ep.recover), (None, None));
+        assert_eq!(b.sb.lost_bytes, 0, "nothing resent");
+        assert!(!ep.on_advance(&mut b.parts(), s.now + 49 * MS), "once");
+        // Too late: the window stays reduced.
+        let mut b = Bench::new(cfg, 10);
+        let mut ep = episodes(Mode::NewReno);
+        ep.on_timeout(&mut b.parts(), s, false);
+        assert!(!ep.on_advance(&mut b.parts(), s.now + 50 * MS));
+        assert_eq!(b.cc.cwnd(), 1000);
+    }
+
+    #[test]
+    fn test_send_opportunity_ends_fast_retransmit_and_frto_release() {
+        let mut ep = episodes(Mode::Rfc6675);
+        ep.fast_rexmit_due = true;
+        ep.frto.send_new = true;
+        ep.send_opportunity_passed();
+        assert!(!ep.fast_rexmit_due && !ep.frto.send_new);
+    }
+
+    #[test]
+    fn test_ca_state_names() {
+        let mut b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::Rfc6675);
+        assert_eq!(ep.ca_state(0, &b.sb), 0);
+        assert_eq!(ep.ca_state(1, &b.sb), 1);
+        ep.cwr_point = Some(1);
+        assert_eq!(ep.ca_state(0, &b.sb), 2);
+        ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 0, 0);
+        assert_eq!(ep.ca_state(0, &b.sb), 3);
+        ep.on_timeout(&mut b.parts(), seq(0, 10_000), false);
+        assert_eq!(ep.ca_state(0, &b.sb), 4);
+    }
+}
