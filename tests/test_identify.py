@@ -257,3 +257,63 @@ def test_reference_cache_key_follows_the_personality_files(tmp_path, monkeypatch
     assert R._key(*args) == before
     (stacks / "a.toml").write_text('name = "a"\n[knobs.frto]\nvalue = true\n')
     assert R._key(*args) != before
+
+
+def test_seed_noise_and_the_indistinguishable_set():
+    # two seeds per candidate: a's distances to x are 1 and 3, b's 2 and 2 -> spreads 2 and 0,
+    # median 1; c is 5 away
+    x = {"iw": 0.0}
+    lib0 = {
+        "s/a": [{"iw": 0.5}, {"iw": math.sqrt(3) * 0.5}],
+        "s/b": [{"iw": math.sqrt(2) * 0.5}] * 2,
+        "s/c": [{"iw": math.sqrt(5) * 0.5}] * 2,
+    }
+    cands = [R.Candidate("s", n) for n in "abc"]
+    noise = classify.seed_noise(x, lib0, cands)
+    assert noise == pytest.approx(0.0)  # median of spreads 2, 0, 0
+    assert classify.indistinguishable({"s/a": 1.0, "s/b": 2.0, "s/c": 5.0}, 1.0) == ["s/a", "s/b"]
+    assert classify.indistinguishable({"s/a": 1.0, "s/b": 2.0, "s/c": 5.0}, 0.5) == ["s/a"]
+    # exact ties stay ties whatever the noise, ordered by name after distance
+    assert classify.indistinguishable({"s/b": 1.0, "s/a": 1.0, "s/c": 1.5}, 0.0) == ["s/a", "s/b"]
+    lib0["s/b"] = [{"iw": 0.5}, {"iw": 1.0}]  # spread 4 - 1 = 3
+    assert classify.seed_noise(x, lib0, cands) == pytest.approx(2.0)
+
+
+def test_tie_reasons_name_the_reno_region():
+    cands = {
+        f"linux-6/{c}": R.Candidate("linux-6", c) for c in ("hstcp", "reno", "newreno", "vegas")
+    }
+    labels = ["linux-6/hstcp", "linux-6/newreno", "linux-6/reno"]
+    dist = dict.fromkeys(labels, 2.0)
+    means = {k: {"beta": 0.5} for k in labels}
+    counts = {"max_window_seg": 25, "epoch_ms": 0}
+    path = {"rtt_ms": 20.0, "buffer_bdp": 1.0}
+    why = classify.tie_reasons(labels, cands, dist, means, 0.1, counts, path)
+    text = "\n".join(why)
+    assert "equal distances" in text
+    assert "max window 25 segments < its Low_Window 38" in text
+    assert "same window rules" in text
+    assert "identical nearest references" in text
+    # a window above the threshold is not given as a reason
+    why = classify.tie_reasons(
+        labels, cands, dist, means, 0.1, dict(counts, max_window_seg=60), path
+    )
+    assert not any("Low_Window" in w for w in why)
+    assert classify.tie_reasons(labels[:1], cands, dist, means, 0.1, counts, path) == []
+
+
+def test_identify_reports_reno_and_newreno_as_indistinguishable(tmp_path, capsys):
+    # reno and newreno are the same rules (crates/tcplab-cc/src/reno.rs): their references are
+    # identical, so neither can be the answer alone; BBR is not in the set
+    g = dict(GRID, duration_s=5.0)
+    cap = capture(tmp_path, "linux-6", "reno", grid=g, seed=321)
+    cands = [R.Candidate("linux-6", c) for c in ("reno", "newreno", "bbr")]
+    r = classify.identify(cap, cands=cands)
+    ind = r["indistinguishable"]
+    assert ind["candidates"] == ["linux-6/newreno", "linux-6/reno"], r["candidates"]
+    assert ind["cca"] == ["newreno", "reno"] and ind["stack"] == ["linux-6"]
+    assert any("same window rules" in w for w in ind["reasons"])
+    assert ind["seed_noise"] >= 0
+    assert r["decided_against"] == "linux-6/bbr"
+    text = classify.format_result(r)
+    assert "indistinguishable on this trace" in text and "newreno = reno" in text

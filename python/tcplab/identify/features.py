@@ -701,5 +701,10 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         "loss_episodes": len(episodes),
         "timeouts": int(sum(ep["rto"] for ep in episodes)),
         "rounds": len(flight),
+        # the largest window of a round, segments (classify's indistinguishable-set reasons:
+        # a window that never left an algorithm's Reno region)
+        "max_window_seg": round(float(flight_seg.max())) if len(flight_seg) else 0,
+        # the median time between loss episodes, ms (0: fewer than two episodes)
+        "epoch_ms": round(float(np.median(periods)) * r_rtt * 1e3) if periods else 0,
     }
     return Extracted(ci, vant, sender, receiver, mss, path, feats, why, counts)
