@@ -13,7 +13,7 @@ import pytest
 
 from tcplab import trace
 from tcplab.cli import main
-from tcplab.identify import classify
+from tcplab.identify import classify, tsrtt
 from tcplab.identify import references as R
 from tcplab.identify.features import Path as IPath
 from tcplab.identify.features import extract
@@ -34,7 +34,7 @@ def capture(tmp_path: Path, stack: str, cca: str, vantage="sender", seed=77, gri
 
 
 def feats(cap: Path):
-    return extract(trace.analyze(cap, graphs=True))
+    return extract(tsrtt.analyze(cap))  # the analyzer's series, as identify reads them
 
 
 def test_handshake_and_initial_window_features(tmp_path):
@@ -317,3 +317,48 @@ def test_identify_reports_reno_and_newreno_as_indistinguishable(tmp_path, capsys
     assert r["decided_against"] == "linux-6/bbr"
     text = classify.format_result(r)
     assert "indistinguishable on this trace" in text and "newreno = reno" in text
+
+
+def test_timestamp_echo_gives_rtt_samples_at_the_receiver(tmp_path):
+    # receiver 10.0.0.2 ACKs with TSval v; the sender's next data echoes v (RFC 7323 §4.3): a
+    # sample is that data's arrival minus the first ACK that carried v (Veal et al. 2005)
+    snd = {"src": "10.0.0.1", "dst": "10.0.0.2", "sport": 40000, "dport": 5001}
+    rcv = {"src": "10.0.0.2", "dst": "10.0.0.1", "sport": 5001, "dport": 40000}
+    pk = [
+        {**snd, "t": 0.0, "flags": "S", "seq": 0, "ts": (1, 0)},
+        {**rcv, "t": 0.04, "flags": "SA", "seq": 0, "ack": 1, "ts": (500, 1)},
+        {**snd, "t": 0.08, "seq": 1, "ack": 1, "ts": (2, 500), "len": 1000},
+        {**rcv, "t": 0.081, "seq": 1, "ack": 1001, "ts": (501, 2)},
+        {**rcv, "t": 0.0815, "seq": 1, "ack": 1001, "ts": (501, 2)},  # same TSval: not first
+        {**snd, "t": 0.121, "seq": 1001, "ack": 1, "ts": (3, 501), "len": 1000},
+        {**snd, "t": 0.122, "seq": 2001, "ack": 1, "ts": (3, 501), "len": 1000},  # echo seen
+        {**rcv, "t": 0.123, "seq": 1, "ack": 3001, "ts": (502, 3)},
+        {**snd, "t": 0.173, "seq": 3001, "ack": 1, "ts": (4, 502), "len": 1000},
+    ]
+    p = tmp_path / "ts.pcap"
+    trace._core().write_tcp_capture(str(p), pk)
+    rep = trace.analyze(p, graphs=True)
+    tsrtt.attach(rep, p)
+    c = rep["connections"][0]
+    d = "a2b" if c["a"].startswith("10.0.0.1") else "b2a"
+    # the SYN/ACK's TSval 500 is echoed by the first data (0.08 - 0.04), then 501 and 502
+    assert c[d]["ts_rtt_ms"] == pytest.approx([40.0, 40.0, 50.0], abs=1e-6)
+    assert c[d]["ts_rtt_t"] == pytest.approx([0.08, 0.121, 0.173], abs=1e-6)
+
+
+def test_receiver_side_capture_infers_queue_and_random_loss_from_timestamps(tmp_path):
+    # near the receiver the timestamp echo gives the round trips: base RTT, queue (buffer),
+    # random loss (holes while the queue is short) and the cross-traffic share, as near the
+    # sender; without timestamps (Windows XP) none of them
+    s = feats(capture(tmp_path, "linux-6", "reno"))
+    r = feats(capture(tmp_path, "linux-6", "reno", vantage="receiver"))
+    assert r.vantage == "receiver"
+    assert r.path.rtt_s == pytest.approx(GRID["rtt_s"], rel=0.05)
+    assert r.path.queue_bdp is not None and s.path.queue_bdp is not None
+    assert r.path.buffer_bdp == pytest.approx(s.path.buffer_bdp, abs=0.1)
+    assert r.path.loss > 0 and r.path.loss == pytest.approx(s.path.loss, rel=0.3)
+    assert r.features["qdelay"] == pytest.approx(s.features["qdelay"], abs=0.05)
+    assert r.path.busy_share == pytest.approx(1.0, abs=0.05)
+    x = feats(capture(tmp_path, "windows-xp", "newreno", vantage="receiver"))
+    assert x.features["qdelay"] is None and "without TCP timestamps" in x.why_missing["qdelay"]
+    assert x.path.loss == 0 and x.path.queue_bdp is None

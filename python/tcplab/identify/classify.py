@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import trace
 from . import references as refs_mod
+from . import tsrtt
 from .features import FEATURES, extract
 
 #: Measurement noise per feature (in the feature's units; see features.FEATURES): what two
@@ -332,12 +332,12 @@ def identify(
     Returns a JSON-ready dict (see ``tcplab identify --json``)."""
     t0 = time.perf_counter()
     cands = cands if cands is not None else refs_mod.candidates()
-    rep = trace.analyze(capture, time_to=refs_mod.MAX_SIM_S + 1.0, graphs=True)
+    rep = tsrtt.analyze(capture, time_to=refs_mod.MAX_SIM_S + 1.0)
     ex = extract(rep, conn)
     grid = refs_mod.snap(ex.path)
     conn_rep = next(c for c in rep["connections"] if c["index"] == ex.conn)
     if ex.path.duration_s > grid["duration_s"] + 0.5:
-        rep = trace.analyze(capture, time_to=conn_rep["first_s"] + grid["duration_s"], graphs=True)
+        rep = tsrtt.analyze(capture, time_to=conn_rep["first_s"] + grid["duration_s"])
         ex_w = extract(rep, ex.conn)
         ex_w.path = ex.path
         ex = ex_w

@@ -280,7 +280,7 @@ def _flight_per_round(
 
 
 def _busy_share(
-    vant: str,
+    timed: bool,
     rtt: float,
     r_rtt: float,
     rtt_t: np.ndarray,
@@ -296,8 +296,10 @@ def _busy_share(
     rate while it holds packets). Over such rounds the flow alone gets the whole capacity
     (its ACKed bytes / (packet-pair capacity x time) ~ 1), while cross traffic sharing the
     queue takes the rest (UDP CBR: its rate; a competing TCP flow: its window per RTT).
-    Near the sender only (RTT samples)."""
-    if vant != "sender" or cap_payload <= 0 or len(rtt_ms) < 20 or len(ack_t) < 20:
+    Needs round-trip samples (*timed*): near the sender, or near the receiver from the
+    timestamp echo, where the ACKs leave as the data arrives (the bytes ACKed in a round are
+    the bytes that arrived in it)."""
+    if not timed or cap_payload <= 0 or len(rtt_ms) < 20 or len(ack_t) < 20:
         return None
     edges = _bins(float(rtt_t[0]), float(rtt_t[-1]), r_rtt)
     if len(edges) < 4:
@@ -344,6 +346,16 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     rtt_ms = _arr(S, "rtt_ms", float)
     out_t = _arr(S, "out_t", float)
     out_v = _arr(S, "outstanding", np.int64)
+    # RTT samples: the analyzer's near the sender (an ACK's arrival minus its data's
+    # departure); near the receiver those measure only the receiver's ACK delay, and the
+    # timestamp echo gives the round trip instead when the connection uses timestamps
+    # (tsrtt.attach; Veal et al. 2005). *timed*: the RTT samples are round trips.
+    timed = vant == "sender"
+    ts_t = np.asarray(ds.get("ts_rtt_t", []), dtype=float)
+    ts_ms = np.asarray(ds.get("ts_rtt_ms", []), dtype=float)
+    if vant == "receiver" and len(ts_ms) >= 10:
+        rtt_t, rtt_ms = ts_t, ts_ms
+        timed = True
 
     datam = (kind != K_SYN) & (kind != K_FIN) & (seg_e > seg_s)
     dt, dsq, deq, dk = seg_t[datam], seg_s[datam], seg_e[datam], kind[datam]
@@ -358,7 +370,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         )
 
     # --- base RTT ---------------------------------------------------------------------------
-    if vant == "sender" and len(rtt_ms):
+    if timed and len(rtt_ms):
         rtt = float(np.min(rtt_ms)) / 1e3
         if hs_rtt is not None:
             rtt = min(rtt, hs_rtt) if hs_rtt > 0.3 * rtt else rtt
@@ -449,7 +461,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
 
     # --- per-round flight --------------------------------------------------------------------
     r_rtt = rtt
-    if vant == "sender" and len(rtt_ms):
+    if timed and len(rtt_ms):
         r_rtt = max(rtt, float(np.median(rtt_ms)) / 1e3)
     rt0, flight = _flight_per_round(vant, r_rtt, dt, deq, out_t, out_v, t_first, t_end)
     flight_seg = flight / mss
@@ -494,12 +506,14 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
             )
             rate_bps = pp
     q_ratio = None
-    if vant == "sender" and len(rtt_ms) > 10:
+    if timed and len(rtt_ms) > 10:
         q_ratio = (float(np.percentile(rtt_ms, 99)) / 1e3 - rtt) / rtt
         feats["qdelay"] = (float(np.median(rtt_ms)) / 1e3 - rtt) / rtt
     else:
-        why["qdelay"] = "no RTT samples at a receiver-side capture point"
-    busy_share = _busy_share(vant, rtt, r_rtt, rtt_t, rtt_ms, ack_t, amax, pp * mss / ip_size / 8)
+        why["qdelay"] = "no RTT samples at a receiver-side capture point without TCP timestamps"
+    if vant == "receiver" and timed:
+        notes.append(f"receiver-side capture: {len(rtt_ms)} RTT samples from the timestamp echo")
+    busy_share = _busy_share(timed, rtt, r_rtt, rtt_t, rtt_ms, ack_t, amax, pp * mss / ip_size / 8)
     rwin = edge - ack
     receiver_limited = False
     if vant == "sender" and len(out_t) and len(ack_t):
@@ -519,7 +533,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
             buffer_bdp = max(buffer_bdp, 1.0)
     else:
         buffer_bdp = 1.0
-        notes.append("receiver-side capture: buffer assumed 1 BDP")
+        notes.append("receiver-side capture without timestamps: buffer assumed 1 BDP")
     n_random = 0
     for ep in episodes:
         if len(rtt_t) and q_ratio is not None:

@@ -38,7 +38,7 @@ from typing import Any
 from .features import Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 8
+FEATURE_VERSION = 9
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 #: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
@@ -212,9 +212,9 @@ def simulate_capture(doc: dict[str, Any], vantage: str, out_dir: FsPath, sc: Any
 
 
 def features_of_capture(path: FsPath, time_to: float | None = None) -> tuple[dict, Any]:
-    from .. import trace
+    from . import tsrtt
 
-    rep = trace.analyze(path, time_to=time_to, graphs=True)
+    rep = tsrtt.analyze(path, time_to=time_to)
     return rep, extract(rep)
 
 
@@ -239,6 +239,10 @@ def reference_features(
             if len(_LOADED) > 256:
                 _LOADED.pop(next(iter(_LOADED)))
     keep = _report_path(doc, vantage)
+    if keep is not None and vantage == "receiver":
+        # receiver-side reports carry the timestamp RTT samples (tsrtt.attach) since
+        # FEATURE_VERSION 9; one kept before lacks them
+        keep = keep.with_name(keep.stem + "-ts.pkl")
     if keep is not None and keep.exists():
         with open(keep, "rb") as f:
             return extract(pickle.load(f)).features
