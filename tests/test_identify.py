@@ -319,14 +319,36 @@ def test_identify_reports_reno_and_newreno_as_indistinguishable(tmp_path, capsys
     assert "indistinguishable on this trace" in text and "newreno = reno" in text
 
 
-def test_timestamp_echo_gives_rtt_samples_at_the_receiver(tmp_path):
+@pytest.mark.parametrize(
+    ("fmt", "link", "v6"),
+    [
+        ("pcap", "ethernet", False),
+        ("pcapng", "sll", False),
+        ("pcap", "raw", True),
+        ("pcapng", "null", False),
+        ("pcap", "sll2", True),
+    ],
+)
+def test_timestamp_echo_gives_rtt_samples_at_the_receiver(tmp_path, fmt, link, v6):
     # receiver 10.0.0.2 ACKs with TSval v; the sender's next data echoes v (RFC 7323 §4.3): a
     # sample is that data's arrival minus the first ACK that carried v (Veal et al. 2005)
-    snd = {"src": "10.0.0.1", "dst": "10.0.0.2", "sport": 40000, "dport": 5001}
-    rcv = {"src": "10.0.0.2", "dst": "10.0.0.1", "sport": 5001, "dport": 40000}
+    a, b = ("fd00::1", "fd00::2") if v6 else ("10.0.0.1", "10.0.0.2")
+    snd = {"src": a, "dst": b, "sport": 40000, "dport": 5001}
+    rcv = {"src": b, "dst": a, "sport": 5001, "dport": 40000}
     pk = [
         {**snd, "t": 0.0, "flags": "S", "seq": 0, "ts": (1, 0)},
-        {**rcv, "t": 0.04, "flags": "SA", "seq": 0, "ack": 1, "ts": (500, 1)},
+        # the SYN/ACK's timestamp follows MSS and SACK-permitted: the option list is walked
+        {
+            **rcv,
+            "t": 0.04,
+            "flags": "SA",
+            "seq": 0,
+            "ack": 1,
+            "mss": 1460,
+            "sackok": True,
+            "ws": 7,
+            "ts": (500, 1),
+        },
         {**snd, "t": 0.08, "seq": 1, "ack": 1, "ts": (2, 500), "len": 1000},
         {**rcv, "t": 0.081, "seq": 1, "ack": 1001, "ts": (501, 2)},
         {**rcv, "t": 0.0815, "seq": 1, "ack": 1001, "ts": (501, 2)},  # same TSval: not first
@@ -334,16 +356,20 @@ def test_timestamp_echo_gives_rtt_samples_at_the_receiver(tmp_path):
         {**snd, "t": 0.122, "seq": 2001, "ack": 1, "ts": (3, 501), "len": 1000},  # echo seen
         {**rcv, "t": 0.123, "seq": 1, "ack": 3001, "ts": (502, 3)},
         {**snd, "t": 0.173, "seq": 3001, "ack": 1, "ts": (4, 502), "len": 1000},
+        {**rcv, "t": 0.174, "seq": 1, "ack": 4001, "sack": [(5001, 6001)], "ts": (503, 4)},
+        {**snd, "t": 0.2, "seq": 4001, "ack": 1, "ts": (5, 503), "len": 1000},
     ]
     p = tmp_path / "ts.pcap"
-    trace._core().write_tcp_capture(str(p), pk)
+    trace._core().write_tcp_capture(str(p), pk, format=fmt, link=link)
     rep = trace.analyze(p, graphs=True)
     tsrtt.attach(rep, p)
     c = rep["connections"][0]
-    d = "a2b" if c["a"].startswith("10.0.0.1") else "b2a"
-    # the SYN/ACK's TSval 500 is echoed by the first data (0.08 - 0.04), then 501 and 502
-    assert c[d]["ts_rtt_ms"] == pytest.approx([40.0, 40.0, 50.0], abs=1e-6)
-    assert c[d]["ts_rtt_t"] == pytest.approx([0.08, 0.121, 0.173], abs=1e-6)
+    d = "a2b" if c["a"].strip("[").startswith(a) else "b2a"
+    # the SYN/ACK's TSval 500 is echoed by the first data (0.08 - 0.04), then 501, 502 and
+    # 503 (an ACK with a SACK block)
+    assert c[d]["ts_rtt_ms"] == pytest.approx([40.0, 40.0, 50.0, 26.0], abs=1e-3)
+    assert c[d]["ts_rtt_t"] == pytest.approx([0.08, 0.121, 0.173, 0.2], abs=1e-6)
+    assert len(c["b2a" if d == "a2b" else "a2b"]["ts_rtt_ms"]) <= 1  # no data that way
 
 
 def test_receiver_side_capture_infers_queue_and_random_loss_from_timestamps(tmp_path):
