@@ -288,6 +288,7 @@ def _busy_share(
     ack_t: np.ndarray,
     amax: np.ndarray,
     cap_payload: float,
+    rec_iv: np.ndarray,
 ) -> float | None:
     """The flow's share of the bottleneck while a queue stood there, or None.
 
@@ -308,6 +309,12 @@ def _busy_share(
     n_in = np.diff(np.searchsorted(rtt_t, edges))
     pkt_ms = 1e3 * 1.0 / max(cap_payload, 1.0) * 1500
     busy = (n_in >= 2) & (lo > 1e3 * rtt + 2 * pkt_ms)
+    # rounds that overlap a loss recovery (*rec_iv*: its first retransmission to the ACK of
+    # its recovery point) are left out: the cumulative ACK jumps over what arrived before
+    if len(rec_iv):
+        k = np.searchsorted(rec_iv[:, 0], edges[:-1], side="right") - 1
+        inside = (k >= 0) & (edges[:-1] <= rec_iv[np.maximum(k, 0), 1])
+        busy &= ~inside & (np.diff(np.searchsorted(rec_iv[:, 0], edges)) == 0)
     if busy.sum() < 5:
         return None
     # an RTT sample is timed at the arrival of its ACK: the bytes ACKed in the same round
@@ -470,10 +477,25 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     win = max(2 * r_rtt, 0.05)
     edges = _bins(ack_t[0] if len(ack_t) else t_first, t_end, win)
     amax = np.maximum.accumulate(ack) if len(ack) else ack
+    # ACKs within a loss recovery (from its first retransmission to the ACK of its recovery
+    # point) advance by what arrived before them: a retransmission that fills a hole moves the
+    # cumulative ACK over every segment received after the hole, so neither their pairs nor
+    # the windows that hold them show the bottleneck's rate (measured: FAST on a tuning path
+    # that lost every other segment of a window read twice the path rate, both ways)
+    rec_iv = np.array([(ep["t"], ep["t_rec"]) for ep in episodes], dtype=float).reshape(-1, 2)
+
+    def in_recovery(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(rec_iv[:, 0], t, side="right") - 1
+        return (k >= 0) & (t <= rec_iv[np.maximum(k, 0), 1]) if len(rec_iv) else t < -1
+
     if len(ack) > 4 and len(edges) > 2:
         idx = np.searchsorted(ack_t, edges)
         idx = np.clip(idx, 1, len(ack)) - 1
         rates = np.diff(amax[idx]) / win
+        starts = np.diff(np.searchsorted(rec_iv[:, 0], edges))
+        clean = ~in_recovery(edges[:-1]) & (starts == 0)
+        if clean.any():  # else the whole capture is one recovery: every window counts
+            rates = rates[clean]
         rate_payload = float(np.percentile(rates, 95)) if len(rates) else 0.0
     else:
         rate_payload = float((deq.max() - dsq.min()) / max(t_end - t_first, 1e-3))
@@ -486,7 +508,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     if vant == "sender" and len(ack) > 20:
         adv_b = np.diff(amax).astype(float)
         gap = np.diff(ack_t)
-        ok = (adv_b >= mss) & (gap > 0) & (gap < 0.25 * rtt)
+        ok = (adv_b >= mss) & (gap > 0) & (gap < 0.25 * rtt) & ~in_recovery(ack_t[1:])
         pair = adv_b[ok] * ip_size / mss * 8 / gap[ok]
     elif len(dt) > 20:
         gap = np.diff(dt)
@@ -513,7 +535,9 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         why["qdelay"] = "no RTT samples at a receiver-side capture point without TCP timestamps"
     if vant == "receiver" and timed:
         notes.append(f"receiver-side capture: {len(rtt_ms)} RTT samples from the timestamp echo")
-    busy_share = _busy_share(timed, rtt, r_rtt, rtt_t, rtt_ms, ack_t, amax, pp * mss / ip_size / 8)
+    busy_share = _busy_share(
+        timed, rtt, r_rtt, rtt_t, rtt_ms, ack_t, amax, pp * mss / ip_size / 8, rec_iv
+    )
     rwin = edge - ack
     receiver_limited = False
     if vant == "sender" and len(out_t) and len(ack_t):
