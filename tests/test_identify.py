@@ -400,3 +400,43 @@ def test_rates_leave_out_the_acks_of_a_loss_recovery(tmp_path):
         assert p.pair_rate_bps == pytest.approx(g["rate_bps"], rel=0.05), (cca, p)
         assert p.flow_rate_bps < 1.05 * g["rate_bps"], (cca, p)
         assert p.busy_share is None or p.busy_share < 1.02, (cca, p)
+
+
+def test_validation_reports_set_accuracy_beside_top1_and_set_size(tmp_path, capsys):
+    from tcplab.identify import validate as V
+
+    base = {"i": 0, "vantage": "sender", "background": "none", "seconds": 1.0, "grid": GRID}
+    rows = [
+        # a tie of reno and newreno that sorts newreno first: not a top-1 win, a set hit
+        {
+            **base,
+            "stack": "linux-6",
+            "cca": "reno",
+            "in_cca_set": True,
+            "in_stack_set": False,
+            "top_cca": "newreno",
+            "top_stack": "linux-6",
+            "set_cca": ["newreno", "reno"],
+            "set_stack": ["linux-6"],
+        },
+        {
+            **base,
+            "stack": "linux-6",
+            "cca": "bbr",
+            "in_cca_set": True,
+            "in_stack_set": False,
+            "top_cca": "bbr",
+            "top_stack": "linux-6",
+            "set_cca": ["bbr"],
+            "set_stack": ["linux-6"],
+        },
+    ]
+    text = V.markdown(rows)
+    assert "CCA top-1 (13 CCAs on linux-6): 50.0% of 2" in text
+    assert "CCA set accuracy 2/2 (100.0%), mean set size 1.50, single answers 1 (1 right)" in text
+    assert "| reno | 1 | 0 | 1 | 2.00 | newreno 1 |" in text
+    # an unfinished run's .partial.jsonl prints the same tables
+    p = tmp_path / "run.json.partial.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert V.main(["--report", str(p)]) == 0
+    assert "CCA set accuracy 2/2" in capsys.readouterr().out

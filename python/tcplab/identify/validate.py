@@ -447,7 +447,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.report:
         with open(args.report) as f:
-            print(markdown(json.load(f)))
+            text = f.read()
+        # a finished run's JSON list, or the lines of an unfinished run's .partial.jsonl
+        saved = (
+            json.loads(text)
+            if text.lstrip().startswith("[")
+            else [json.loads(line) for line in text.splitlines() if line.strip()]
+        )
+        print(markdown(saved))
         return 0
     if args.kernel or args.kernel_dir:
         if args.capture_only and not args.keep:
@@ -470,9 +477,13 @@ def main(argv: list[str] | None = None) -> int:
     # one grid point's references are computed by one process: order by path
     rows: list[dict[str, Any]] = []
     t0 = time.time()
+    partial = FsPath(args.out + ".partial.jsonl")  # every finished case, as it comes
+    partial.unlink(missing_ok=True)
     with ProcessPoolExecutor(args.jobs) as ex:
         for k, r in enumerate(ex.map(run_case, cases, chunksize=4)):
             rows.append(r)
+            with open(partial, "a") as f:
+                f.write(json.dumps(r) + "\n")
             mark = (
                 "ok" if r.get("top") == f"{r['stack']}/{r['cca']}" else r.get("top", r.get("error"))
             )
