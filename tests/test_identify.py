@@ -286,7 +286,7 @@ def test_tie_reasons_name_the_reno_region():
     labels = ["linux-6/hstcp", "linux-6/newreno", "linux-6/reno"]
     dist = dict.fromkeys(labels, 2.0)
     means = {k: {"beta": 0.5} for k in labels}
-    counts = {"max_window_seg": 25, "epoch_ms": 0}
+    counts = {"max_window_seg": 25, "epoch_ms": 0, "loss_episodes": 3}
     path = {"rtt_ms": 20.0, "buffer_bdp": 1.0}
     why = classify.tie_reasons(labels, cands, dist, means, 0.1, counts, path)
     text = "\n".join(why)
@@ -299,6 +299,9 @@ def test_tie_reasons_name_the_reno_region():
         labels, cands, dist, means, 0.1, dict(counts, max_window_seg=60), path
     )
     assert not any("Low_Window" in w for w in why)
+    assert not any("no loss" in w for w in why)
+    why = classify.tie_reasons(labels, cands, dist, means, 0.1, dict(counts, loss_episodes=0), path)
+    assert any("no loss in the capture" in w for w in why)
     assert classify.tie_reasons(labels[:1], cands, dist, means, 0.1, counts, path) == []
 
 

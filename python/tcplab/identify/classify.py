@@ -265,6 +265,12 @@ def tie_reasons(
         if len(g) > 1:
             out.append(f"{', '.join(g)}: identical nearest references (the same rule on this path)")
     ccas = {label_of[k].cca for k in labels}
+    if counts.get("loss_episodes", 0) == 0:
+        out.append(
+            "no loss in the capture: the reaction to loss and the growth between losses, where "
+            "loss-based algorithms differ, are not shown"
+            + (" (the receive window held the flow)" if path.get("receiver_limited") else "")
+        )
     if {"reno", "newreno"} <= ccas:
         out.append(
             "reno and newreno are the same window rules in tcplab-cc (crates/tcplab-cc/src/reno.rs)"
