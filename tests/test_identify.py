@@ -302,6 +302,13 @@ def test_tie_reasons_name_the_reno_region():
     assert not any("no loss" in w for w in why)
     why = classify.tie_reasons(labels, cands, dist, means, 0.1, dict(counts, loss_episodes=0), path)
     assert any("no loss in the capture" in w for w in why)
+    # Westwood+'s window after a loss is a reason only when the capture has losses
+    ww = [*labels, "linux-6/westwood"]
+    cands["linux-6/westwood"] = R.Candidate("linux-6", "westwood")
+    args = (ww, cands, dict.fromkeys(ww, 2.0), {k: {"beta": 0.5} for k in ww}, 0.1)
+    assert any(w.startswith("westwood:") for w in classify.tie_reasons(*args, counts, path))
+    nl = classify.tie_reasons(*args, dict(counts, loss_episodes=0), path)
+    assert not any(w.startswith("westwood:") for w in nl)
     assert classify.tie_reasons(labels[:1], cands, dist, means, 0.1, counts, path) == []
 
 

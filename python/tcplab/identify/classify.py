@@ -288,7 +288,9 @@ def tie_reasons(
             f"htcp: losses every {ep} ms <= Delta_L 1 s (Leith & Shorten 2004): alpha 1, Reno's "
             "increase"
         )
-    if "cubic" in ccas and w > 0:
+    lossy = counts.get("loss_episodes", 0) > 0
+    # the next two concern the epochs after a loss: not given for a capture without one
+    if "cubic" in ccas and w > 0 and lossy:
         # RFC 9438 §4.3: the Reno estimate grows alpha = 3(1-beta)/(1+beta) per RTT from
         # beta·W_max; CUBIC returns to W_max after K = cbrt(W_max(1-beta)/C) s. When the
         # estimate gets there first, the end of every epoch is the Reno-friendly AIMD.
@@ -302,7 +304,7 @@ def tie_reasons(
                 f"{path['rtt_ms']:.3g} ms its Reno estimate regains W_max in {t_est:.2f} s, "
                 f"before K = {k:.2f} s"
             )
-    if "westwood" in ccas and {"reno", "newreno"} & ccas:
+    if "westwood" in ccas and {"reno", "newreno"} & ccas and lossy:
         b = path["buffer_bdp"]
         # Westwood+ sets the window to ~1 BDP after a loss, Reno to (1 + buffer)/2 BDP: equal
         # within the post_bdp feature's scale (FLOORS, log2 units)
