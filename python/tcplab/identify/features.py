@@ -559,11 +559,27 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         buffer_bdp = 1.0
         notes.append("receiver-side capture without timestamps: buffer assumed 1 BDP")
     n_random = 0
+    # When the queue is read: near the sender at the first retransmission (the RTT samples
+    # before it are of segments sent before the loss, which crossed the queue the loss came
+    # from). Near the receiver an episode begins when the retransmission arrives, one RTT or
+    # more after the drop, when the sender has cut its window and the queue has drained; the
+    # drop showed earlier, as a hole: the first arrival beyond the highest byte received so far
+    # (a gap in the sequence), one packet time after the drop. The queue is read there.
+    holes = np.zeros(0)
+    if vant == "receiver" and len(dt) > 1:
+        prev_hi = np.maximum.accumulate(deq)[:-1]
+        holes = dt[1:][dsq[1:] > prev_hi]
     for ep in episodes:
         if len(rtt_t) and q_ratio is not None:
-            r = int(np.searchsorted(rtt_t, ep["t"]))
+            t_q = ep["t"]
+            if len(holes):
+                h = int(np.searchsorted(holes, ep["t"], side="right")) - 1
+                t_q = float(holes[h]) if h >= 0 else t_q
+            r = int(np.searchsorted(rtt_t, t_q))
             recent = rtt_ms[max(0, r - 4) : r]
-            if len(recent):
+            # four samples before it, or the queue is not known (a drop of the initial window's
+            # burst comes before the samples that crossed the queue it filled)
+            if len(recent) == 4:
                 ep["q"] = (float(np.max(recent)) / 1e3 - rtt) / rtt
                 if ep["q"] < 0.5 * q_ratio and not ep["rto"]:
                     n_random += 1
