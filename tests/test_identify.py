@@ -13,7 +13,7 @@ import pytest
 
 from tcplab import trace
 from tcplab.cli import main
-from tcplab.identify import classify
+from tcplab.identify import classify, tsrtt
 from tcplab.identify import references as R
 from tcplab.identify.features import Path as IPath
 from tcplab.identify.features import extract
@@ -34,7 +34,7 @@ def capture(tmp_path: Path, stack: str, cca: str, vantage="sender", seed=77, gri
 
 
 def feats(cap: Path):
-    return extract(trace.analyze(cap, graphs=True))
+    return extract(tsrtt.analyze(cap))  # the analyzer's series, as identify reads them
 
 
 def test_handshake_and_initial_window_features(tmp_path):
@@ -257,3 +257,208 @@ def test_reference_cache_key_follows_the_personality_files(tmp_path, monkeypatch
     assert R._key(*args) == before
     (stacks / "a.toml").write_text('name = "a"\n[knobs.frto]\nvalue = true\n')
     assert R._key(*args) != before
+
+
+def test_seed_noise_and_the_indistinguishable_set():
+    # two seeds per candidate: a's distances to x are 1 and 3, b's 2 and 2 -> spreads 2 and 0,
+    # median 1; c is 5 away
+    x = {"iw": 0.0}
+    lib0 = {
+        "s/a": [{"iw": 0.5}, {"iw": math.sqrt(3) * 0.5}],
+        "s/b": [{"iw": math.sqrt(2) * 0.5}] * 2,
+        "s/c": [{"iw": math.sqrt(5) * 0.5}] * 2,
+    }
+    cands = [R.Candidate("s", n) for n in "abc"]
+    noise = classify.seed_noise(x, lib0, cands)
+    assert noise == pytest.approx(0.0)  # median of spreads 2, 0, 0
+    assert classify.indistinguishable({"s/a": 1.0, "s/b": 2.0, "s/c": 5.0}, 1.0) == ["s/a", "s/b"]
+    assert classify.indistinguishable({"s/a": 1.0, "s/b": 2.0, "s/c": 5.0}, 0.5) == ["s/a"]
+    # exact ties stay ties whatever the noise, ordered by name after distance
+    assert classify.indistinguishable({"s/b": 1.0, "s/a": 1.0, "s/c": 1.5}, 0.0) == ["s/a", "s/b"]
+    lib0["s/b"] = [{"iw": 0.5}, {"iw": 1.0}]  # spread 4 - 1 = 3
+    assert classify.seed_noise(x, lib0, cands) == pytest.approx(2.0)
+
+
+def test_tie_reasons_name_the_reno_region():
+    cands = {
+        f"linux-6/{c}": R.Candidate("linux-6", c) for c in ("hstcp", "reno", "newreno", "vegas")
+    }
+    labels = ["linux-6/hstcp", "linux-6/newreno", "linux-6/reno"]
+    dist = dict.fromkeys(labels, 2.0)
+    means = {k: {"beta": 0.5} for k in labels}
+    counts = {"max_window_seg": 25, "epoch_ms": 0, "loss_episodes": 3}
+    path = {"rtt_ms": 20.0, "buffer_bdp": 1.0}
+    why = classify.tie_reasons(labels, cands, dist, means, 0.1, counts, path)
+    text = "\n".join(why)
+    assert "equal distances" in text
+    assert "max window 25 segments < its Low_Window 38" in text
+    assert "same window rules" in text
+    assert "identical nearest references" in text
+    # a window above the threshold is not given as a reason
+    why = classify.tie_reasons(
+        labels, cands, dist, means, 0.1, dict(counts, max_window_seg=60), path
+    )
+    assert not any("Low_Window" in w for w in why)
+    assert not any("no loss" in w for w in why)
+    why = classify.tie_reasons(labels, cands, dist, means, 0.1, dict(counts, loss_episodes=0), path)
+    assert any("no loss in the capture" in w for w in why)
+    # Westwood+'s window after a loss is a reason only when the capture has losses
+    ww = [*labels, "linux-6/westwood"]
+    cands["linux-6/westwood"] = R.Candidate("linux-6", "westwood")
+    args = (ww, cands, dict.fromkeys(ww, 2.0), {k: {"beta": 0.5} for k in ww}, 0.1)
+    assert any(w.startswith("westwood:") for w in classify.tie_reasons(*args, counts, path))
+    nl = classify.tie_reasons(*args, dict(counts, loss_episodes=0), path)
+    assert not any(w.startswith("westwood:") for w in nl)
+    assert classify.tie_reasons(labels[:1], cands, dist, means, 0.1, counts, path) == []
+
+
+def test_identify_reports_reno_and_newreno_as_indistinguishable(tmp_path, capsys):
+    # reno and newreno are the same rules (crates/tcplab-cc/src/reno.rs): their references are
+    # identical, so neither can be the answer alone; BBR is not in the set
+    g = dict(GRID, duration_s=5.0)
+    cap = capture(tmp_path, "linux-6", "reno", grid=g, seed=321)
+    cands = [R.Candidate("linux-6", c) for c in ("reno", "newreno", "bbr")]
+    r = classify.identify(cap, cands=cands)
+    ind = r["indistinguishable"]
+    assert ind["candidates"] == ["linux-6/newreno", "linux-6/reno"], r["candidates"]
+    assert ind["cca"] == ["newreno", "reno"] and ind["stack"] == ["linux-6"]
+    assert any("same window rules" in w for w in ind["reasons"])
+    assert ind["seed_noise"] >= 0
+    assert r["decided_against"] == "linux-6/bbr"
+    text = classify.format_result(r)
+    assert "indistinguishable on this trace" in text and "newreno = reno" in text
+
+
+@pytest.mark.parametrize(
+    ("fmt", "link", "v6"),
+    [
+        ("pcap", "ethernet", False),
+        ("pcapng", "sll", False),
+        ("pcap", "raw", True),
+        ("pcapng", "null", False),
+        ("pcap", "sll2", True),
+    ],
+)
+def test_timestamp_echo_gives_rtt_samples_at_the_receiver(tmp_path, fmt, link, v6):
+    # receiver 10.0.0.2 ACKs with TSval v; the sender's next data echoes v (RFC 7323 §4.3): a
+    # sample is that data's arrival minus the first ACK that carried v (Veal et al. 2005)
+    a, b = ("fd00::1", "fd00::2") if v6 else ("10.0.0.1", "10.0.0.2")
+    snd = {"src": a, "dst": b, "sport": 40000, "dport": 5001}
+    rcv = {"src": b, "dst": a, "sport": 5001, "dport": 40000}
+    pk = [
+        {**snd, "t": 0.0, "flags": "S", "seq": 0, "ts": (1, 0)},
+        # the SYN/ACK's timestamp follows MSS and SACK-permitted: the option list is walked
+        {
+            **rcv,
+            "t": 0.04,
+            "flags": "SA",
+            "seq": 0,
+            "ack": 1,
+            "mss": 1460,
+            "sackok": True,
+            "ws": 7,
+            "ts": (500, 1),
+        },
+        {**snd, "t": 0.08, "seq": 1, "ack": 1, "ts": (2, 500), "len": 1000},
+        {**rcv, "t": 0.081, "seq": 1, "ack": 1001, "ts": (501, 2)},
+        {**rcv, "t": 0.0815, "seq": 1, "ack": 1001, "ts": (501, 2)},  # same TSval: not first
+        {**snd, "t": 0.121, "seq": 1001, "ack": 1, "ts": (3, 501), "len": 1000},
+        {**snd, "t": 0.122, "seq": 2001, "ack": 1, "ts": (3, 501), "len": 1000},  # echo seen
+        {**rcv, "t": 0.123, "seq": 1, "ack": 3001, "ts": (502, 3)},
+        {**snd, "t": 0.173, "seq": 3001, "ack": 1, "ts": (4, 502), "len": 1000},
+        {**rcv, "t": 0.174, "seq": 1, "ack": 4001, "sack": [(5001, 6001)], "ts": (503, 4)},
+        {**snd, "t": 0.2, "seq": 4001, "ack": 1, "ts": (5, 503), "len": 1000},
+    ]
+    p = tmp_path / "ts.pcap"
+    trace._core().write_tcp_capture(str(p), pk, format=fmt, link=link)
+    rep = trace.analyze(p, graphs=True)
+    tsrtt.attach(rep, p)
+    c = rep["connections"][0]
+    d = "a2b" if c["a"].strip("[").startswith(a) else "b2a"
+    # the SYN/ACK's TSval 500 is echoed by the first data (0.08 - 0.04), then 501, 502 and
+    # 503 (an ACK with a SACK block)
+    assert c[d]["ts_rtt_ms"] == pytest.approx([40.0, 40.0, 50.0, 26.0], abs=1e-3)
+    assert c[d]["ts_rtt_t"] == pytest.approx([0.08, 0.121, 0.173, 0.2], abs=1e-6)
+    assert len(c["b2a" if d == "a2b" else "a2b"]["ts_rtt_ms"]) <= 1  # no data that way
+
+
+def test_receiver_side_capture_infers_queue_and_random_loss_from_timestamps(tmp_path):
+    # near the receiver the timestamp echo gives the round trips: base RTT, queue (buffer),
+    # random loss (holes while the queue is short) and the cross-traffic share, as near the
+    # sender; without timestamps (Windows XP) none of them
+    s = feats(capture(tmp_path, "linux-6", "reno"))
+    r = feats(capture(tmp_path, "linux-6", "reno", vantage="receiver"))
+    assert r.vantage == "receiver"
+    assert r.path.rtt_s == pytest.approx(GRID["rtt_s"], rel=0.05)
+    assert r.path.queue_bdp is not None and s.path.queue_bdp is not None
+    assert r.path.buffer_bdp == pytest.approx(s.path.buffer_bdp, abs=0.1)
+    assert r.path.loss > 0 and r.path.loss == pytest.approx(s.path.loss, rel=0.3)
+    assert r.features["qdelay"] == pytest.approx(s.features["qdelay"], abs=0.05)
+    assert r.path.busy_share == pytest.approx(1.0, abs=0.05)
+    x = feats(capture(tmp_path, "windows-xp", "newreno", vantage="receiver"))
+    assert x.features["qdelay"] is None and "without TCP timestamps" in x.why_missing["qdelay"]
+    assert x.path.loss == 0 and x.path.queue_bdp is None
+
+
+def test_rates_leave_out_the_acks_of_a_loss_recovery(tmp_path):
+    # a retransmission that fills a hole moves the cumulative ACK over every segment that
+    # arrived after the hole: such ACKs showed FAST at 3x the path rate in packet pairs and
+    # BBR at 1.26x in the flow's 95th-percentile rate on a small-window path
+    g = {"rate_bps": 10.46e6, "rtt_s": 0.0132, "buffer_bdp": 0.83, "loss": 2e-4, "duration_s": 20.0}
+    for cca in ("fast", "bbr", "reno"):
+        p = feats(capture(tmp_path, "linux-6", cca, seed=1000, grid=g)).path
+        assert p.pair_rate_bps == pytest.approx(g["rate_bps"], rel=0.05), (cca, p)
+        assert p.flow_rate_bps < 1.05 * g["rate_bps"], (cca, p)
+        assert p.busy_share is None or p.busy_share < 1.02, (cca, p)
+
+
+def test_validation_reports_set_accuracy_beside_top1_and_set_size(tmp_path, capsys):
+    from tcplab.identify import validate as V
+
+    base = {"i": 0, "vantage": "sender", "background": "none", "seconds": 1.0, "grid": GRID}
+    rows = [
+        # a tie of reno and newreno that sorts newreno first: not a top-1 win, a set hit
+        {
+            **base,
+            "stack": "linux-6",
+            "cca": "reno",
+            "in_cca_set": True,
+            "in_stack_set": False,
+            "top_cca": "newreno",
+            "top_stack": "linux-6",
+            "set_cca": ["newreno", "reno"],
+            "set_stack": ["linux-6"],
+        },
+        {
+            **base,
+            "stack": "linux-6",
+            "cca": "bbr",
+            "in_cca_set": True,
+            "in_stack_set": False,
+            "top_cca": "bbr",
+            "top_stack": "linux-6",
+            "set_cca": ["bbr"],
+            "set_stack": ["linux-6"],
+        },
+    ]
+    text = V.markdown(rows)
+    assert "CCA top-1 (13 CCAs on linux-6): 50.0% of 2" in text
+    assert "CCA set accuracy 2/2 (100.0%), mean set size 1.50, single answers 1 (1 right)" in text
+    assert "| reno | 1 | 0 | 1 | 2.00 | newreno 1 |" in text
+    # an unfinished run's .partial.jsonl prints the same tables
+    p = tmp_path / "run.json.partial.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert V.main(["--report", str(p)]) == 0
+    assert "CCA set accuracy 2/2" in capsys.readouterr().out
+
+
+def test_receiver_reads_the_queue_when_the_hole_appears(tmp_path):
+    # near the receiver a retransmission arrives an RTT or more after the drop, when the queue
+    # has drained: read there, every drop-tail loss of a small-window path looked random
+    # (0.5 % inferred on a lossless 7 Mbit/s x 14 ms path); the hole shows the drop at once
+    g = {"rate_bps": 7.15e6, "rtt_s": 0.0144, "buffer_bdp": 0.81, "loss": 0.0, "duration_s": 20.0}
+    for cca in ("cubic", "reno"):
+        r = feats(capture(tmp_path, "linux-6", cca, vantage="receiver", seed=1000, grid=g))
+        assert r.counts["loss_episodes"] > 10 and r.path.queue_bdp is not None, r.counts
+        assert r.path.loss == 0, (cca, r.path)
+        assert r.path.buffer_bdp == pytest.approx(0.81, abs=0.15), r.path

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import trace
 from . import references as refs_mod
+from . import tsrtt
 from .features import FEATURES, extract
 
 #: Measurement noise per feature (in the feature's units; see features.FEATURES): what two
@@ -174,6 +174,149 @@ def rank(
     return dist, contribs, means, chosen
 
 
+def seed_noise(
+    x: dict[str, float | None],
+    lib0: dict[str, list[dict[str, float | None]]],
+    cands: list[refs_mod.Candidate],
+) -> float:
+    """How much a candidate's distance to this capture moves with the reference seed alone.
+
+    Every candidate is simulated on the grid point with two seeds (:data:`references.REF_SEEDS`);
+    the two are the same stack on the same path, so the difference of their distances to the
+    capture, ``|d(x, r_seed1) - d(x, r_seed2)|``, is what the simulation's randomness alone does
+    to a distance. Under Gaussian noise of standard deviation s per distance, that difference
+    has standard deviation s·sqrt(2), and so does the gap between two candidates' distances:
+    the median over the candidates of ``|d1 - d2|`` is one standard deviation of a gap (an
+    estimate from this trace's references, not a threshold chosen on accuracy; no knob).
+    0 when no candidate has two seeds."""
+    spreads = []
+    for c in cands:
+        refs = lib0.get(c.label, [])
+        if len(refs) >= 2:
+            d = [_score_one(x, r)[0] for r in refs]
+            spreads.append(max(d) - min(d))
+    return float(np.median(spreads)) if spreads else 0.0
+
+
+#: Distances closer than this are equal (float summation order), whatever the seed noise.
+EXACT = 1e-6
+
+
+def indistinguishable(dist: dict[str, float], noise: float) -> list[str]:
+    """The candidates whose distance is within *noise* of the smallest: on this trace none of
+    them can be preferred to another (ordered by distance, then name)."""
+    m = min(dist.values())
+    return sorted(
+        (k for k, v in dist.items() if v - m <= noise + EXACT), key=lambda k: (dist[k], k)
+    )
+
+
+#: Windows (segments) under which an algorithm runs Reno's rule, or part of it, from its source.
+RENO_REGION: dict[str, tuple[float, str]] = {
+    "hstcp": (38, "its Low_Window 38 (RFC 3649 §5): Reno's increase and halving"),
+    "ctcp": (
+        41,
+        "its low_window 41: the delay window stays 0 (draft-sridharan-tcpm-ctcp-02; "
+        "crates/tcplab-cc/src/ctcp.rs)",
+    ),
+    "bic": (15, "its low_window 14 (Linux tcp_bic.c): Reno's increase and halving at or below"),
+    "illinois": (15, "its win_thresh 15 (Linux tcp_illinois.c): alpha 1, beta 1/2"),
+    "scalable": (
+        100,
+        "its ai_cnt 100 (Linux tcp_scalable.c since 5.7): Reno's increase (its decrease stays 1/8)",
+    ),
+}
+#: H-TCP's alpha is 1 (Reno's increase) for the first Delta_L = 1 s after a congestion event
+#: (Leith & Shorten 2004 §3; crates/tcplab-cc/src/htcp.rs DELTA_L).
+HTCP_DELTA_L_MS = 1000
+
+
+def tie_reasons(
+    labels: list[str],
+    label_of: dict[str, refs_mod.Candidate],
+    dist: dict[str, float],
+    means: dict[str, dict[str, float | None]],
+    noise: float,
+    counts: dict[str, int],
+    path: dict[str, Any],
+) -> list[str]:
+    """Why the candidates of an indistinguishable set (:func:`indistinguishable`) cannot be
+    told apart on this trace: equal distances, the seed noise, and for each algorithm in the set
+    whose rule on this path is Reno's (a window that never left its Reno region) the window and
+    the threshold, from the algorithm's source."""
+    if len(labels) < 2:
+        return []
+    out = []
+    lo, hi = dist[labels[0]], dist[labels[-1]]
+    if hi - lo <= EXACT:
+        out.append(f"equal distances ({lo:.3f})")
+    else:
+        out.append(
+            f"distances {lo:.3f}-{hi:.3f} differ by less than the reference seeds' noise on this "
+            f"trace ({noise:.3f}: the median change of a candidate's distance between its two "
+            "reference seeds)"
+        )
+    # nearest references with the same features: the same rules on this path
+    groups: dict[str, list[str]] = {}
+    for k in labels:
+        key = repr(sorted((f, None if v is None else round(v, 9)) for f, v in means[k].items()))
+        groups.setdefault(key, []).append(k)
+    for g in groups.values():
+        if len(g) > 1:
+            out.append(f"{', '.join(g)}: identical nearest references (the same rule on this path)")
+    ccas = {label_of[k].cca for k in labels}
+    if counts.get("loss_episodes", 0) == 0:
+        out.append(
+            "no loss in the capture: the reaction to loss and the growth between losses, where "
+            "loss-based algorithms differ, are not shown"
+            + (" (the receive window held the flow)" if path.get("receiver_limited") else "")
+        )
+    if {"reno", "newreno"} <= ccas:
+        out.append(
+            "reno and newreno are the same window rules in tcplab-cc (crates/tcplab-cc/src/reno.rs)"
+        )
+    w = counts.get("max_window_seg", 0)
+    for cca in sorted(ccas):
+        if cca in RENO_REGION and 0 < w < RENO_REGION[cca][0]:
+            out.append(
+                f"{cca}: window never left Reno's region: max window {w} segments < "
+                f"{RENO_REGION[cca][1]}"
+            )
+    ep = counts.get("epoch_ms", 0)
+    if "htcp" in ccas and 0 < ep <= HTCP_DELTA_L_MS:
+        out.append(
+            f"htcp: losses every {ep} ms <= Delta_L 1 s (Leith & Shorten 2004): alpha 1, Reno's "
+            "increase"
+        )
+    lossy = counts.get("loss_episodes", 0) > 0
+    # the next two concern the epochs after a loss: not given for a capture without one
+    if "cubic" in ccas and w > 0 and lossy:
+        # RFC 9438 §4.3: the Reno estimate grows alpha = 3(1-beta)/(1+beta) per RTT from
+        # beta·W_max; CUBIC returns to W_max after K = cbrt(W_max(1-beta)/C) s. When the
+        # estimate gets there first, the end of every epoch is the Reno-friendly AIMD.
+        beta, c = 0.7, 0.4
+        alpha = 3 * (1 - beta) / (1 + beta)
+        t_est = (1 - beta) * w / alpha * path["rtt_ms"] / 1e3
+        k = (w * (1 - beta) / c) ** (1 / 3)
+        if t_est <= k:
+            out.append(
+                f"cubic: Reno-friendly region (RFC 9438 §4.3): at W_max {w} segments and RTT "
+                f"{path['rtt_ms']:.3g} ms its Reno estimate regains W_max in {t_est:.2f} s, "
+                f"before K = {k:.2f} s"
+            )
+    if "westwood" in ccas and {"reno", "newreno"} & ccas and lossy:
+        b = path["buffer_bdp"]
+        # Westwood+ sets the window to ~1 BDP after a loss, Reno to (1 + buffer)/2 BDP: equal
+        # within the post_bdp feature's scale (FLOORS, log2 units)
+        if abs(math.log2((1 + b) / 2)) < FLOORS["post_bdp"]:
+            out.append(
+                f"westwood: with a buffer of {b:.2g} BDP its window after a loss (bandwidth x "
+                f"RTTmin, 1 BDP) is Reno's half window ({(1 + b) / 2:.2g} BDP) within the "
+                "feature's scale"
+            )
+    return out
+
+
 def _shares(d: dict[str, float]) -> dict[str, float]:
     m = min(d.values())
     w = {k: math.exp(-(v - m) / 2) for k, v in d.items()}
@@ -197,12 +340,12 @@ def identify(
     Returns a JSON-ready dict (see ``tcplab identify --json``)."""
     t0 = time.perf_counter()
     cands = cands if cands is not None else refs_mod.candidates()
-    rep = trace.analyze(capture, time_to=refs_mod.MAX_SIM_S + 1.0, graphs=True)
+    rep = tsrtt.analyze(capture, time_to=refs_mod.MAX_SIM_S + 1.0)
     ex = extract(rep, conn)
     grid = refs_mod.snap(ex.path)
     conn_rep = next(c for c in rep["connections"] if c["index"] == ex.conn)
     if ex.path.duration_s > grid["duration_s"] + 0.5:
-        rep = trace.analyze(capture, time_to=conn_rep["first_s"] + grid["duration_s"], graphs=True)
+        rep = tsrtt.analyze(capture, time_to=conn_rep["first_s"] + grid["duration_s"])
         ex_w = extract(rep, ex.conn)
         ex_w.path = ex.path
         ex = ex_w
@@ -255,7 +398,12 @@ def identify(
         best_cca[c.cca] = min(best_cca.get(c.cca, math.inf), dist[c.label])
     stacks_rank = sorted(by_stack, key=lambda s: (-by_stack[s], best_stack[s], s))
     cca_rank = sorted(by_cca, key=lambda s: (-by_cca[s], best_cca[s], s))
-    first, second = order[0], order[1] if len(order) > 1 else order[0]
+    noise = seed_noise(ex.features, libs[0], cands)
+    tied = indistinguishable(dist, noise)
+    label_of = {c.label: c for c in cands}
+    # what separated the best candidate from the nearest one outside the indistinguishable set
+    first = order[0]
+    second = next((k for k in order if k not in tied), order[-1])
     decided = []
     for f in contribs[first]:
         gain = contribs[second].get(f, 0.0) - contribs[first][f]
@@ -270,14 +418,16 @@ def identify(
                 }
             )
     decided.sort(key=lambda d: -d["weight"])
-    label_of = {c.label: c for c in cands}
+    tie_ccas = sorted({label_of[k].cca for k in tied})
+    tie_stacks = sorted({label_of[k].stack for k in tied})
+    path_d = ex.path.as_dict()
     return {
         "capture": str(capture),
         "conn": ex.conn,
         "sender": ex.sender,
         "receiver": ex.receiver,
         "vantage": ex.vantage,
-        "path": ex.path.as_dict(),
+        "path": path_d,
         "grid": grid,
         "features": {k: v for k, v in ex.features.items() if v is not None},
         "not_measured": {k: ex.why_missing.get(k, "") for k, v in ex.features.items() if v is None},
@@ -296,7 +446,15 @@ def identify(
         ],
         "stack": [{"stack": s, "confidence": round(by_stack[s], 4)} for s in stacks_rank[:top]],
         "cca": [{"cca": s, "confidence": round(by_cca[s], 4)} for s in cca_rank[:top]],
+        "indistinguishable": {
+            "candidates": tied,
+            "cca": tie_ccas,
+            "stack": tie_stacks,
+            "seed_noise": round(noise, 3),
+            "reasons": tie_reasons(tied, label_of, dist, means, noise, ex.counts, path_d),
+        },
         "decided_by": decided[:6],
+        "decided_against": second,
         "seconds": {
             "features": round(t_feat, 3),
             "references": round(t_lib, 3),
@@ -319,9 +477,26 @@ def format_result(r: dict[str, Any]) -> str:
     ]
     lines += [f"  note: {n}" for n in p["notes"]]
     lines.append("")
-    lines.append("candidates (personality/CCA)      distance  confidence")
+    ind = r["indistinguishable"]
+    if len(ind["candidates"]) > 1:
+        lines.append(
+            f"indistinguishable on this trace ({len(ind['candidates'])} candidates; no single "
+            "answer): algorithm "
+            + " = ".join(ind["cca"])
+            + "; personality "
+            + " = ".join(ind["stack"])
+        )
+        lines += [f"  because: {why}" for why in ind["reasons"]]
+    else:
+        lines.append(
+            f"identified: {ind['candidates'][0]} (the next candidate is farther than the "
+            f"reference seeds' noise, {ind['seed_noise']:.3g})"
+        )
+    lines.append("")
+    lines.append("candidates (personality/CCA)      distance  confidence   (= indistinguishable)")
     for c in r["candidates"]:
-        lines.append(f"  {c['label']:<32}{c['distance']:>8.1f}  {c['confidence']:>9.1%}")
+        mark = "=" if c["label"] in ind["candidates"] else " "
+        lines.append(f"{mark} {c['label']:<32}{c['distance']:>8.1f}  {c['confidence']:>9.1%}")
     lines.append(
         "personality: " + ", ".join(f"{s['stack']} {s['confidence']:.0%}" for s in r["stack"][:3])
     )
@@ -329,7 +504,7 @@ def format_result(r: dict[str, Any]) -> str:
         "algorithm:   " + ", ".join(f"{s['cca']} {s['confidence']:.0%}" for s in r["cca"][:3])
     )
     if r["decided_by"]:
-        first, second = r["candidates"][0]["label"], r["candidates"][1]["label"]
+        first, second = r["candidates"][0]["label"], r["decided_against"]
         lines.append("")
         lines.append(f"decided by (capture | {first} | {second}):")
         for d in r["decided_by"]:

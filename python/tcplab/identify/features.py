@@ -280,7 +280,7 @@ def _flight_per_round(
 
 
 def _busy_share(
-    vant: str,
+    timed: bool,
     rtt: float,
     r_rtt: float,
     rtt_t: np.ndarray,
@@ -288,6 +288,7 @@ def _busy_share(
     ack_t: np.ndarray,
     amax: np.ndarray,
     cap_payload: float,
+    rec_iv: np.ndarray,
 ) -> float | None:
     """The flow's share of the bottleneck while a queue stood there, or None.
 
@@ -296,8 +297,10 @@ def _busy_share(
     rate while it holds packets). Over such rounds the flow alone gets the whole capacity
     (its ACKed bytes / (packet-pair capacity x time) ~ 1), while cross traffic sharing the
     queue takes the rest (UDP CBR: its rate; a competing TCP flow: its window per RTT).
-    Near the sender only (RTT samples)."""
-    if vant != "sender" or cap_payload <= 0 or len(rtt_ms) < 20 or len(ack_t) < 20:
+    Needs round-trip samples (*timed*): near the sender, or near the receiver from the
+    timestamp echo, where the ACKs leave as the data arrives (the bytes ACKed in a round are
+    the bytes that arrived in it)."""
+    if not timed or cap_payload <= 0 or len(rtt_ms) < 20 or len(ack_t) < 20:
         return None
     edges = _bins(float(rtt_t[0]), float(rtt_t[-1]), r_rtt)
     if len(edges) < 4:
@@ -306,6 +309,12 @@ def _busy_share(
     n_in = np.diff(np.searchsorted(rtt_t, edges))
     pkt_ms = 1e3 * 1.0 / max(cap_payload, 1.0) * 1500
     busy = (n_in >= 2) & (lo > 1e3 * rtt + 2 * pkt_ms)
+    # rounds that overlap a loss recovery (*rec_iv*: its first retransmission to the ACK of
+    # its recovery point) are left out: the cumulative ACK jumps over what arrived before
+    if len(rec_iv):
+        k = np.searchsorted(rec_iv[:, 0], edges[:-1], side="right") - 1
+        inside = (k >= 0) & (edges[:-1] <= rec_iv[np.maximum(k, 0), 1])
+        busy &= ~inside & (np.diff(np.searchsorted(rec_iv[:, 0], edges)) == 0)
     if busy.sum() < 5:
         return None
     # an RTT sample is timed at the arrival of its ACK: the bytes ACKed in the same round
@@ -344,6 +353,16 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     rtt_ms = _arr(S, "rtt_ms", float)
     out_t = _arr(S, "out_t", float)
     out_v = _arr(S, "outstanding", np.int64)
+    # RTT samples: the analyzer's near the sender (an ACK's arrival minus its data's
+    # departure); near the receiver those measure only the receiver's ACK delay, and the
+    # timestamp echo gives the round trip instead when the connection uses timestamps
+    # (tsrtt.attach; Veal et al. 2005). *timed*: the RTT samples are round trips.
+    timed = vant == "sender"
+    ts_t = np.asarray(ds.get("ts_rtt_t", []), dtype=float)
+    ts_ms = np.asarray(ds.get("ts_rtt_ms", []), dtype=float)
+    if vant == "receiver" and len(ts_ms) >= 10:
+        rtt_t, rtt_ms = ts_t, ts_ms
+        timed = True
 
     datam = (kind != K_SYN) & (kind != K_FIN) & (seg_e > seg_s)
     dt, dsq, deq, dk = seg_t[datam], seg_s[datam], seg_e[datam], kind[datam]
@@ -358,7 +377,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         )
 
     # --- base RTT ---------------------------------------------------------------------------
-    if vant == "sender" and len(rtt_ms):
+    if timed and len(rtt_ms):
         rtt = float(np.min(rtt_ms)) / 1e3
         if hs_rtt is not None:
             rtt = min(rtt, hs_rtt) if hs_rtt > 0.3 * rtt else rtt
@@ -449,7 +468,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
 
     # --- per-round flight --------------------------------------------------------------------
     r_rtt = rtt
-    if vant == "sender" and len(rtt_ms):
+    if timed and len(rtt_ms):
         r_rtt = max(rtt, float(np.median(rtt_ms)) / 1e3)
     rt0, flight = _flight_per_round(vant, r_rtt, dt, deq, out_t, out_v, t_first, t_end)
     flight_seg = flight / mss
@@ -458,10 +477,25 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     win = max(2 * r_rtt, 0.05)
     edges = _bins(ack_t[0] if len(ack_t) else t_first, t_end, win)
     amax = np.maximum.accumulate(ack) if len(ack) else ack
+    # ACKs within a loss recovery (from its first retransmission to the ACK of its recovery
+    # point) advance by what arrived before them: a retransmission that fills a hole moves the
+    # cumulative ACK over every segment received after the hole, so neither their pairs nor
+    # the windows that hold them show the bottleneck's rate (measured: FAST on a tuning path
+    # that lost every other segment of a window read twice the path rate, both ways)
+    rec_iv = np.array([(ep["t"], ep["t_rec"]) for ep in episodes], dtype=float).reshape(-1, 2)
+
+    def in_recovery(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(rec_iv[:, 0], t, side="right") - 1
+        return (k >= 0) & (t <= rec_iv[np.maximum(k, 0), 1]) if len(rec_iv) else t < -1
+
     if len(ack) > 4 and len(edges) > 2:
         idx = np.searchsorted(ack_t, edges)
         idx = np.clip(idx, 1, len(ack)) - 1
         rates = np.diff(amax[idx]) / win
+        starts = np.diff(np.searchsorted(rec_iv[:, 0], edges))
+        clean = ~in_recovery(edges[:-1]) & (starts == 0)
+        if clean.any():  # else the whole capture is one recovery: every window counts
+            rates = rates[clean]
         rate_payload = float(np.percentile(rates, 95)) if len(rates) else 0.0
     else:
         rate_payload = float((deq.max() - dsq.min()) / max(t_end - t_first, 1e-3))
@@ -474,7 +508,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     if vant == "sender" and len(ack) > 20:
         adv_b = np.diff(amax).astype(float)
         gap = np.diff(ack_t)
-        ok = (adv_b >= mss) & (gap > 0) & (gap < 0.25 * rtt)
+        ok = (adv_b >= mss) & (gap > 0) & (gap < 0.25 * rtt) & ~in_recovery(ack_t[1:])
         pair = adv_b[ok] * ip_size / mss * 8 / gap[ok]
     elif len(dt) > 20:
         gap = np.diff(dt)
@@ -494,12 +528,16 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
             )
             rate_bps = pp
     q_ratio = None
-    if vant == "sender" and len(rtt_ms) > 10:
+    if timed and len(rtt_ms) > 10:
         q_ratio = (float(np.percentile(rtt_ms, 99)) / 1e3 - rtt) / rtt
         feats["qdelay"] = (float(np.median(rtt_ms)) / 1e3 - rtt) / rtt
     else:
-        why["qdelay"] = "no RTT samples at a receiver-side capture point"
-    busy_share = _busy_share(vant, rtt, r_rtt, rtt_t, rtt_ms, ack_t, amax, pp * mss / ip_size / 8)
+        why["qdelay"] = "no RTT samples at a receiver-side capture point without TCP timestamps"
+    if vant == "receiver" and timed:
+        notes.append(f"receiver-side capture: {len(rtt_ms)} RTT samples from the timestamp echo")
+    busy_share = _busy_share(
+        timed, rtt, r_rtt, rtt_t, rtt_ms, ack_t, amax, pp * mss / ip_size / 8, rec_iv
+    )
     rwin = edge - ack
     receiver_limited = False
     if vant == "sender" and len(out_t) and len(ack_t):
@@ -519,13 +557,29 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
             buffer_bdp = max(buffer_bdp, 1.0)
     else:
         buffer_bdp = 1.0
-        notes.append("receiver-side capture: buffer assumed 1 BDP")
+        notes.append("receiver-side capture without timestamps: buffer assumed 1 BDP")
     n_random = 0
+    # When the queue is read: near the sender at the first retransmission (the RTT samples
+    # before it are of segments sent before the loss, which crossed the queue the loss came
+    # from). Near the receiver an episode begins when the retransmission arrives, one RTT or
+    # more after the drop, when the sender has cut its window and the queue has drained; the
+    # drop showed earlier, as a hole: the first arrival beyond the highest byte received so far
+    # (a gap in the sequence), one packet time after the drop. The queue is read there.
+    holes = np.zeros(0)
+    if vant == "receiver" and len(dt) > 1:
+        prev_hi = np.maximum.accumulate(deq)[:-1]
+        holes = dt[1:][dsq[1:] > prev_hi]
     for ep in episodes:
         if len(rtt_t) and q_ratio is not None:
-            r = int(np.searchsorted(rtt_t, ep["t"]))
+            t_q = ep["t"]
+            if len(holes):
+                h = int(np.searchsorted(holes, ep["t"], side="right")) - 1
+                t_q = float(holes[h]) if h >= 0 else t_q
+            r = int(np.searchsorted(rtt_t, t_q))
             recent = rtt_ms[max(0, r - 4) : r]
-            if len(recent):
+            # four samples before it, or the queue is not known (a drop of the initial window's
+            # burst comes before the samples that crossed the queue it filled)
+            if len(recent) == 4:
                 ep["q"] = (float(np.max(recent)) / 1e3 - rtt) / rtt
                 if ep["q"] < 0.5 * q_ratio and not ep["rto"]:
                     n_random += 1
@@ -701,5 +755,10 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         "loss_episodes": len(episodes),
         "timeouts": int(sum(ep["rto"] for ep in episodes)),
         "rounds": len(flight),
+        # the largest window of a round, segments (classify's indistinguishable-set reasons:
+        # a window that never left an algorithm's Reno region)
+        "max_window_seg": round(float(flight_seg.max())) if len(flight_seg) else 0,
+        # the median time between loss episodes, ms (0: fewer than two episodes)
+        "epoch_ms": round(float(np.median(periods)) * r_rtt * 1e3) if periods else 0,
     }
     return Extracted(ci, vant, sender, receiver, mss, path, feats, why, counts)

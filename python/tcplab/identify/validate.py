@@ -133,7 +133,20 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         "top3": [c["label"] for c in r["candidates"][:3]],
         "top3_cca": [c["cca"] for c in r["cca"][:3]],
         "top3_stack": [c["stack"] for c in r["stack"][:3]],
+        **_set_fields(r),
         "features": r["features"],
+    }
+
+
+def _set_fields(r: dict[str, Any]) -> dict[str, Any]:
+    """The indistinguishable set of an identify result (classify.indistinguishable)."""
+    ind = r["indistinguishable"]
+    return {
+        "set": ind["candidates"],
+        "set_cca": ind["cca"],
+        "set_stack": ind["stack"],
+        "set_reasons": ind["reasons"],
+        "seed_noise": ind["seed_noise"],
     }
 
 
@@ -158,6 +171,29 @@ def _bdp(r: dict[str, Any]) -> float:
     if not g:
         return math.nan
     return float(g["rate_bps"] * g["rtt_s"] / (1500 * 8))
+
+
+def _set_line(cca_rows: list[dict[str, Any]], st_rows: list[dict[str, Any]]) -> str:
+    """Set accuracy (the truth inside the indistinguishable set) beside the mean set size, and
+    how many answers were a single candidate: a set of every candidate would score 100 %, so
+    the one is never read without the other, nor instead of the top-1."""
+    parts = []
+    for name, rows, t, k in (
+        ("CCA", cca_rows, "cca", "set_cca"),
+        ("personality", st_rows, "stack", "set_stack"),
+    ):
+        rs = [r for r in rows if k in r]
+        if not rs:
+            continue
+        hit = sum(r[t] in r[k] for r in rs)
+        size = float(np.mean([len(r[k]) for r in rs]))
+        single = [r for r in rs if len(r[k]) == 1]
+        ok1 = sum(r[t] in r[k] for r in single)
+        parts.append(
+            f"{name} set accuracy {hit}/{len(rs)} ({hit / len(rs):.1%}), mean set size "
+            f"{size:.2f}, single answers {len(single)} ({ok1} right)"
+        )
+    return "indistinguishable sets (not top-1): " + ("; ".join(parts) or "-")
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
@@ -189,6 +225,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             f"in the top 3: CCA {np.mean(t3c) if t3c else math.nan:.1%}, personality "
             f"{np.mean(t3s) if t3s else math.nan:.1%}"
         )
+    out.append(_set_line(cca_rows, st_rows))
     for name, key in (("vantage", "vantage"), ("background", "background")):
         parts = []
         for v in sorted({str(r.get(key)) for r in ok}):
@@ -224,6 +261,33 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         for i, lb in enumerate(labels):
             cells = [str(v) if v else "·" for v in m[i]]
             out.append(f"| {lb} | " + " | ".join(cells) + " |")
+    for title, sub, t, p, k in (
+        ("CCA", cca_rows, "cca", "top_cca", "set_cca"),
+        ("personality", st_rows, "stack", "top_stack", "set_stack"),
+    ):
+        sub = [r for r in sub if k in r]
+        if not sub:
+            continue
+        out.append(f"\n{title} indistinguishable sets, per truth\n")
+        out.append(
+            "| truth | captures | top-1 right | truth in set | mean set size | most often with |"
+        )
+        out.append("|---|---|---|---|---|---|")
+        for lb in sorted({r[t] for r in sub}):
+            rs = [r for r in sub if r[t] == lb]
+            with_: dict[str, int] = {}
+            for r in rs:
+                for o in r[k]:
+                    if o != lb:
+                        with_[o] = with_.get(o, 0) + 1
+            common = ", ".join(
+                f"{o} {n}" for o, n in sorted(with_.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+            )
+            out.append(
+                f"| {lb} | {len(rs)} | {sum(r[p] == lb for r in rs)} | "
+                f"{sum(lb in r[k] for r in rs)} | {np.mean([len(r[k]) for r in rs]):.2f} | "
+                f"{common or '-'} |"
+            )
     secs = [r["seconds"] for r in ok]
     if secs:
         out.append(
@@ -328,6 +392,7 @@ def _kernel_identify(row: dict[str, Any]) -> dict[str, Any]:
         "top_stack": r["stack"][0]["stack"],
         "top3": [c["label"] for c in r["candidates"][:3]],
         "top3_cca": [c["cca"] for c in r["cca"][:3]],
+        **_set_fields(r),
         "inferred": r["path"],
         "features": r["features"],
         "seconds": r["seconds"]["total"],
@@ -382,7 +447,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.report:
         with open(args.report) as f:
-            print(markdown(json.load(f)))
+            text = f.read()
+        # a finished run's JSON list, or the lines of an unfinished run's .partial.jsonl
+        saved = (
+            json.loads(text)
+            if text.lstrip().startswith("[")
+            else [json.loads(line) for line in text.splitlines() if line.strip()]
+        )
+        print(markdown(saved))
         return 0
     if args.kernel or args.kernel_dir:
         if args.capture_only and not args.keep:
@@ -405,9 +477,13 @@ def main(argv: list[str] | None = None) -> int:
     # one grid point's references are computed by one process: order by path
     rows: list[dict[str, Any]] = []
     t0 = time.time()
+    partial = FsPath(args.out + ".partial.jsonl")  # every finished case, as it comes
+    partial.unlink(missing_ok=True)
     with ProcessPoolExecutor(args.jobs) as ex:
         for k, r in enumerate(ex.map(run_case, cases, chunksize=4)):
             rows.append(r)
+            with open(partial, "a") as f:
+                f.write(json.dumps(r) + "\n")
             mark = (
                 "ok" if r.get("top") == f"{r['stack']}/{r['cca']}" else r.get("top", r.get("error"))
             )
