@@ -439,8 +439,11 @@ impl Episodes {
 
     /// The state as Linux's `tcpi_ca_state` names it (include/uapi/linux/tcp.h
     /// `enum tcp_ca_state`): 4 Loss after an RTO until its recovery point is acknowledged,
-    /// 3 Recovery, 2 CWR, 1 Disorder (duplicate ACKs or SACKed data seen, not yet in
-    /// recovery), 0 Open.
+    /// 3 Recovery, 2 CWR, 1 Disorder (duplicate ACKs counted or SACKed data outstanding, not
+    /// yet in recovery; Linux 2.6 `tcp_try_to_open` enters Disorder while `tcp_left_out` —
+    /// SACKed plus lost — is non-zero), 0 Open. O(1): the scoreboard keeps the SACKed bytes.
+    /// Also the Open test of TSO deferral (`tcp_tso_should_defer`).
+    #[inline]
     pub fn ca_state(&self, dupacks: u32, sb: &Scoreboard) -> u8 {
         if self.loss_point.is_some() {
             4
@@ -448,7 +451,7 @@ impl Episodes {
             3
         } else if self.cwr_point.is_some() {
             2
-        } else if dupacks > 0 || sb.iter().any(|s| s.flags & scoreboard::SACKED != 0) {
+        } else if dupacks > 0 || sb.sacked_bytes > 0 {
             1
         } else {
             0
@@ -756,6 +759,15 @@ mod tests {
         let mut ep = episodes(Mode::Rfc6675);
         assert_eq!(ep.ca_state(0, &b.sb), 0);
         assert_eq!(ep.ca_state(1, &b.sb), 1);
+        // SACKed data outstanding with no duplicate ACK counted (e.g. the ACK that ended a
+        // recovery left SACKed segments above snd_una): still Disorder.
+        b.sb.on_sack_block(
+            u64::from(MSS),
+            2 * u64::from(MSS),
+            1,
+            &mut AckResult::default(),
+        );
+        assert_eq!(ep.ca_state(0, &b.sb), 1);
         ep.cwr_point = Some(1);
         assert_eq!(ep.ca_state(0, &b.sb), 2);
         ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 0, 0);

@@ -711,9 +711,8 @@ impl TcpSender {
     /// Knob `tso`: send the next frame of new data (of how many bytes) or defer it
     /// ([`tso::next_frame`], Linux `tcp_tso_should_defer`); remembers a deferral.
     fn tso_frame(&mut self, now: Nanos, pipe: u64, len: u64, cwnd: u64) -> tso::Frame {
-        let open = self.ep.open() && self.ep.cwr_point.is_none() && self.acks.dupacks == 0;
         let f = tso::next_frame(&tso::DeferInput {
-            open,
+            open: self.ep.ca_state(self.acks.dupacks, &self.sb) == 0,
             ends_data: self.app_end.is_some_and(|e| self.snd_nxt + len >= e),
             cwnd,
             in_flight: pipe,

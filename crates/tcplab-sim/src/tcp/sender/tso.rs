@@ -5,7 +5,8 @@
 //!
 //! The rules, from Linux 2.6.2x net/ipv4/tcp_output.c (`tcp_tso_should_defer`,
 //! `tcp_write_xmit`, `tcp_is_cwnd_limited`; read for the facts, nothing copied):
-//! * no deferral outside the Open state (recovery, loss, CWR, duplicate ACKs), for the segment
+//! * no deferral outside the Open state (recovery, loss, CWR, and Disorder: duplicate ACKs or
+//!   SACKed data outstanding — `Episodes::ca_state`), for the segment
 //!   that ends the data (FIN), or when the previous deferral decision lies two or more clock
 //!   ticks back (jiffies; the tick is the personality's `clock_granularity`, HZ);
 //! * `limit` = min(receive window left, (cwnd − in flight)): send when `limit` ≥ 64 KB (a full
@@ -31,7 +32,7 @@ pub const WIN_DIVISOR: u64 = 3;
 /// What the deferral decision looks at, in bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct DeferInput {
-    /// Open state: no recovery, loss, CWR or duplicate ACKs (Linux `TCP_CA_Open`).
+    /// Open state: no recovery, loss, CWR, duplicate ACKs or SACKed data (Linux `TCP_CA_Open`).
     pub open: bool,
     /// The next new segment ends the application's data (it carries the FIN in Linux).
     pub ends_data: bool,
