@@ -27,11 +27,12 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// Hand a packet to the host's NIC.
+    /// Hand a packet to the host's NIC (a TSO frame's later segments take no room of their own:
+    /// [`Packet::frame_cont`]).
     #[inline]
     pub fn send(&mut self, p: Packet) {
+        self.nic_room = self.nic_room.saturating_sub(u32::from(!p.frame_cont));
         self.out.push(p);
-        self.nic_room = self.nic_room.saturating_sub(1);
     }
 
     /// Whether the host's transmit ring can take another packet now.

@@ -17,6 +17,12 @@
 //! * Drop-tail: an arriving packet is dropped if the packets (or bytes) *waiting* — not counting
 //!   the one being serialised — would exceed the limit (Linux `pfifo`/`bfifo` semantics,
 //!   tc-pfifo(8); Dummynet queue slots).
+//! * TSO frames at a sending host ([`Link::offer_frame_tagged`]): Linux queues a TSO frame as
+//!   one buffer (`sk_buff`) that the NIC cuts into segments after it has left the qdisc, so the
+//!   host's `txqueuelen` counts frames, not segments. A segment marked as the continuation of a
+//!   frame is not checked against the limits (its frame was admitted whole with its first
+//!   segment) and does not count as waiting; the frame stops waiting when its first segment
+//!   starts serialisation. Packet counts of the queue samples stay in segments.
 //! * Random loss ([`LossModel`]) applies to packets that won a place in the queue: they are
 //!   serialised (they use capacity, like a corrupted frame on the wire) but never arrive.
 //! * Queue samples ([`Link::sample`]): queue length in packets and bytes at the sample time,
@@ -248,6 +254,8 @@ struct Entry<T> {
     arrival_ns: u64,
     len: u32,
     lost: bool,
+    /// A TSO frame's later segment: not counted against the packet limit (module docs).
+    cont: bool,
     tag: T,
 }
 
@@ -285,6 +293,8 @@ pub struct Link<T: Copy + Default = ()> {
     end: u64,
     /// Bytes of the virtual queue.
     backlog_bytes: u64,
+    /// Entries of the virtual queue that continue a TSO frame (module docs).
+    cont_unfinished: u64,
     /// Keep entries until taken (see the type's docs).
     retain: bool,
     /// The next entry to arrive (first not taken, not lost), or `end` when none (always `end`
@@ -322,6 +332,7 @@ impl<T: Copy + Default> Link<T> {
             done: 0,
             end: 0,
             backlog_bytes: 0,
+            cont_unfinished: 0,
             retain: false,
             next_arr: 0,
             last_arrival_ns: 0,
@@ -394,6 +405,7 @@ impl<T: Copy + Default> Link<T> {
                 break;
             }
             self.backlog_bytes -= e.len as u64;
+            self.cont_unfinished -= e.cont as u64;
             self.done += 1;
         }
     }
@@ -461,13 +473,34 @@ impl<T: Copy + Default> Link<T> {
         }
     }
 
-    /// How many more packets the queue accepts now (`u32::MAX` when unlimited in packets).
+    /// Unfinished entries that count against the packet limit (TSO frames once).
+    #[inline]
+    fn counted_unfinished(&self) -> u64 {
+        self.unfinished() - self.cont_unfinished
+    }
+
+    /// Packets (TSO frames counted once) waiting at the last drain: the counted unfinished
+    /// entries except the one being serialised when it counts (a frame whose first segment is
+    /// on the wire has left the queue).
+    #[inline]
+    fn waiting_counted(&self) -> u32 {
+        let head = self.serialising().map_or(0, |e| u64::from(!e.cont));
+        (self.counted_unfinished() - head) as u32
+    }
+
+    /// How many more packets (TSO frames counted once) the queue accepts now (`u32::MAX` when
+    /// unlimited in packets).
     pub fn room(&mut self, now: u64) -> u32 {
         match self.limit_pkts {
-            // `backlog.len() − 1` bounds the waiting packets from above, so this is exact enough
-            // while far from full; only a nearly full queue needs the finished entries dropped.
-            Some(l) if (self.unfinished() as u32) < l / 2 => l - self.unfinished() as u32,
-            Some(l) => l.saturating_sub(self.queue_pkts(now)),
+            // The counted unfinished entries bound the waiting ones from above, so this is exact
+            // enough while far from full; only a nearly full queue needs finished entries dropped.
+            Some(l) if (self.counted_unfinished() as u32) < l / 2 => {
+                l - self.counted_unfinished() as u32
+            }
+            Some(l) => {
+                self.drain(now);
+                l.saturating_sub(self.waiting_counted())
+            }
             None => u32::MAX,
         }
     }
@@ -501,24 +534,42 @@ impl<T: Copy + Default> Link<T> {
     /// [`Link::offer`] with the owner's `tag`, returned by [`Link::take_arrival`].
     #[inline]
     pub fn offer_tagged(&mut self, now: u64, len: u32, lossy: bool, down: bool, tag: T) -> Admit {
+        self.offer_frame_tagged(now, len, lossy, down, false, tag)
+    }
+
+    /// [`Link::offer_tagged`] for a segment of a TSO frame at its sending host: `cont` marks
+    /// a segment after the frame's first, admitted with its frame (module docs).
+    #[inline]
+    pub fn offer_frame_tagged(
+        &mut self,
+        now: u64,
+        len: u32,
+        lossy: bool,
+        down: bool,
+        cont: bool,
+        tag: T,
+    ) -> Admit {
         if self.next_step < self.schedule.len() {
             self.apply_schedule(now);
         }
         self.drain(now);
         let waiting = self.unfinished().saturating_sub(1) as u32;
-        if let Some(l) = self.limit_pkts {
-            if waiting >= l {
-                self.stats.drops += 1;
-                return Admit::Dropped;
+        if !cont {
+            if let Some(l) = self.limit_pkts {
+                if self.waiting_counted() >= l {
+                    self.stats.drops += 1;
+                    return Admit::Dropped;
+                }
+            }
+            if let Some(lb) = self.limit_bytes {
+                let head = self.serialising().map_or(0, |e| e.len as u64);
+                if self.backlog_bytes - head + len as u64 > lb {
+                    self.stats.drops += 1;
+                    return Admit::Dropped;
+                }
             }
         }
-        if let Some(lb) = self.limit_bytes {
-            let head = self.serialising().map_or(0, |e| e.len as u64);
-            if self.backlog_bytes - head + len as u64 > lb {
-                self.stats.drops += 1;
-                return Admit::Dropped;
-            }
-        }
+        self.cont_unfinished += cont as u64;
         let was_busy = self.unfinished() > 0;
         let start = self.start_time_ps(now);
         let tx = match self.ps_per_byte {
@@ -542,6 +593,7 @@ impl<T: Copy + Default> Link<T> {
                 arrival_ns: 0,
                 len,
                 lost: true,
+                cont,
                 tag,
             });
             return Admit::Lost { was_busy };
@@ -554,6 +606,7 @@ impl<T: Copy + Default> Link<T> {
             arrival_ns,
             len,
             lost: false,
+            cont,
             tag,
         });
         if !self.retain {
@@ -638,6 +691,38 @@ mod tests {
             Admit::Queued { arrival_ns, .. } => arrival_ns,
             o => panic!("not queued: {o:?}"),
         }
+    }
+
+    #[test]
+    fn test_tso_frame_counts_once_against_the_packet_limit() {
+        // 1500 B at 12 Mbit/s = 1 ms each. Limit 2 waiting packets. Three frames of 4 segments
+        // offered at once: the first frame's head is on the wire at once (not waiting), its
+        // three later segments do not count, so frames 2 and 3 both fit; a fourth frame head is
+        // dropped (2 frames waiting); its continuation segments are not checked again.
+        let mut l = link(12_000_000, 0, Some(2));
+        let queued = |a: Admit| matches!(a, Admit::Queued { .. });
+        for f in 0..3 {
+            for k in 0..4 {
+                assert!(
+                    queued(l.offer_frame_tagged(0, 1500, true, false, k > 0, ())),
+                    "{f}/{k}"
+                );
+            }
+        }
+        assert_eq!(l.queue_pkts(0), 11, "segments waiting");
+        assert_eq!(l.room(0), 0, "two frames wait");
+        assert_eq!(
+            l.offer_frame_tagged(0, 1500, true, false, false, ()),
+            Admit::Dropped
+        );
+        // After 4 ms the first frame is gone and frame 2's head is on the wire: one frame waits.
+        assert_eq!(l.room(4_000_000), 1);
+        // Counted in segments (no frames), the same burst fills the limit after 3 packets.
+        let mut p = link(12_000_000, 0, Some(2));
+        let n = (0..12)
+            .filter(|_| queued(p.offer(0, 1500, true, false)))
+            .count();
+        assert_eq!(n, 3);
     }
 
     #[test]

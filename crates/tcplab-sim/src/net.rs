@@ -190,7 +190,8 @@ impl Channel {
 
     /// Offer packet `pkt` (of `wire_len` bytes) at `now`. Returns whether it was queued, dropped
     /// (queue full) or lost; only a queued packet is kept (the caller releases the others).
-    /// When nothing was on the wire, the head arrival event is scheduled.
+    /// When nothing was on the wire, the head arrival event is scheduled. `frame_cont`: the
+    /// packet continues a TSO frame and this is its sending host's queue ([`Link`]'s docs).
     #[inline]
     pub fn offer(
         &mut self,
@@ -198,6 +199,7 @@ impl Channel {
         now: Nanos,
         pkt: PacketId,
         wire_len: u32,
+        frame_cont: bool,
         ev: &mut EventQueue,
     ) -> Offer {
         let down =
@@ -209,7 +211,10 @@ impl Channel {
             seq: ev.peek_seq(),
             pkt,
         };
-        match self.model.offer_tagged(now, wire_len, true, down, tag) {
+        match self
+            .model
+            .offer_frame_tagged(now, wire_len, true, down, frame_cont, tag)
+        {
             Admit::Dropped => Offer::Dropped,
             Admit::Lost { .. } => Offer::Lost,
             Admit::Queued { arrival_ns, .. } => {
@@ -488,8 +493,8 @@ mod tests {
     fn test_serialisation_and_delay() {
         let mut ev = EventQueue::new();
         let mut c = chan(12_000_000, None, LossCfg::None); // 1500 B = 1 ms
-        assert_eq!(c.offer(0, 0, 0, 1500, &mut ev), Offer::Queued);
-        assert_eq!(c.offer(0, 0, 0, 1500, &mut ev), Offer::Queued);
+        assert_eq!(c.offer(0, 0, 0, 1500, false, &mut ev), Offer::Queued);
+        assert_eq!(c.offer(0, 0, 0, 1500, false, &mut ev), Offer::Queued);
         // Only the head is scheduled: arrives at 1 ms serialisation + 1 ms delay.
         assert_eq!(ev.len(), 1);
         assert_eq!(ev.peek().unwrap().time(), 2_000_000);
@@ -503,13 +508,16 @@ mod tests {
         let mut c = chan(12_000_000, Some(2), LossCfg::None);
         // One in service + two waiting fit; the fourth is dropped.
         for _ in 0..3 {
-            assert_eq!(c.offer(0, 0, 0, 1500, &mut ev), Offer::Queued);
+            assert_eq!(c.offer(0, 0, 0, 1500, false, &mut ev), Offer::Queued);
         }
-        assert_eq!(c.offer(0, 0, 0, 1500, &mut ev), Offer::Dropped);
+        assert_eq!(c.offer(0, 0, 0, 1500, false, &mut ev), Offer::Dropped);
         assert_eq!(c.queue_pkts(0), 2);
         // After the first finishes (1 ms) one slot frees.
         assert_eq!(c.queue_pkts(1_000_000), 1);
-        assert_eq!(c.offer(0, 1_000_000, 0, 1500, &mut ev), Offer::Queued);
+        assert_eq!(
+            c.offer(0, 1_000_000, 0, 1500, false, &mut ev),
+            Offer::Queued
+        );
         assert_eq!(c.stats().drops, 1);
     }
 
@@ -520,7 +528,7 @@ mod tests {
         let mut ev = EventQueue::new();
         let mut c = chan(7_000_000, None, LossCfg::None);
         for _ in 0..10_000 {
-            c.offer(0, 0, 0, 1500, &mut ev);
+            c.offer(0, 0, 0, 1500, false, &mut ev);
         }
         let mut last = 0;
         while let Some(e) = ev.peek() {
@@ -540,7 +548,7 @@ mod tests {
         let mut c = chan(1_000_000_000, None, LossCfg::Bernoulli { p: 0.05 });
         let n = 100_000;
         for i in 0..n {
-            c.offer(0, i * 20_000, 0, 1500, &mut ev);
+            c.offer(0, i * 20_000, 0, 1500, false, &mut ev);
         }
         let p = c.stats().lost as f64 / n as f64;
         // SD of the estimate: sqrt(.05·.95/1e5) ≈ 0.00069; 5 SD.

@@ -66,6 +66,10 @@ pub struct Packet {
     pub src: u16,
     pub dst: u16,
     pub proto: Proto,
+    /// Knob `tso`: a segment after the first of a TSO frame. Its sending host's queue counts the
+    /// frame once (Linux queues a frame as one `sk_buff`, segmented by the NIC after the qdisc;
+    /// src/link.rs); every later hop counts each segment.
+    pub frame_cont: bool,
     /// IP packet length in bytes (what link rates and byte-limited queues count).
     pub wire_len: u32,
     /// Payload bytes (TCP segment data or UDP datagram payload).

@@ -585,7 +585,7 @@ impl Simulation {
         }
         for p in out.drain(..) {
             let h = self.net.pool.alloc(p);
-            self.forward(node, h);
+            self.forward(node, h, true);
         }
         self.out = out;
         if id >= self.fg_eps {
@@ -621,25 +621,28 @@ impl Simulation {
 
     /// Put a packet on the channel from `node` towards its destination.
     #[inline]
-    fn forward(&mut self, node: u16, h: PacketId) {
+    /// `from_host`: `node` is the packet's sending host, whose queue counts a TSO frame once
+    /// ([`Packet::frame_cont`]).
+    fn forward(&mut self, node: u16, h: PacketId, from_host: bool) {
         let p = self.net.pool.get(h);
         let (dst, wire_len) = (p.dst, p.wire_len);
+        let cont = from_host && p.frame_cont;
         let ch = self.net.next_hop(node, dst);
         if ch == NO_ROUTE {
             self.net.pool.release(h);
             return;
         }
         if self.tap.is_some() && self.capture_of[ch as usize] != u32::MAX {
-            self.offer_captured(ch, h, wire_len);
+            self.offer_captured(ch, h, wire_len, cont);
             return;
         }
-        self.offer(ch, h, wire_len);
+        self.offer(ch, h, wire_len, cont);
     }
 
     /// Offer packet `h` to channel `ch`; its slot is released unless it was queued.
     #[inline]
-    fn offer(&mut self, ch: u32, h: PacketId, wire_len: u32) -> Offer {
-        let o = self.net.channels[ch as usize].offer(ch, self.now, h, wire_len, &mut self.ev);
+    fn offer(&mut self, ch: u32, h: PacketId, wire_len: u32, cont: bool) -> Offer {
+        let o = self.net.channels[ch as usize].offer(ch, self.now, h, wire_len, cont, &mut self.ev);
         if o != Offer::Queued {
             self.net.pool.release(h);
         }
@@ -648,10 +651,10 @@ impl Simulation {
 
     /// `offer` plus the capture record; kept out of the common path.
     #[cold]
-    fn offer_captured(&mut self, ch: u32, h: PacketId, wire_len: u32) {
+    fn offer_captured(&mut self, ch: u32, h: PacketId, wire_len: u32, cont: bool) {
         let c = &mut self.net.channels[ch as usize];
         let ts = c.start_time(self.now);
-        let o = c.offer(ch, self.now, h, wire_len, &mut self.ev);
+        let o = c.offer(ch, self.now, h, wire_len, cont, &mut self.ev);
         if o != Offer::Dropped {
             let cap = self.capture_of[ch as usize] as usize;
             if let Some(tap) = self.tap.as_mut() {
@@ -716,7 +719,7 @@ impl Simulation {
                             if ig != ch {
                                 // Through the host's receive processing first.
                                 let wire_len = p.wire_len;
-                                self.offer(ig, h, wire_len);
+                                self.offer(ig, h, wire_len, false);
                                 continue;
                             }
                         }
@@ -734,7 +737,7 @@ impl Simulation {
                         }
                         self.deliver(h);
                     } else {
-                        self.forward(at, h);
+                        self.forward(at, h, false);
                     }
                 }
                 Target::Host(node) => self.interrupt(node as usize),

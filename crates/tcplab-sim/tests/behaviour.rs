@@ -1017,9 +1017,14 @@ fn test_tso_sends_deferred_frames_back_to_back() {
     // 3 × 64 KB, new data leaves in 64-KB frames (45 segments of 1448 B) sent back to back, so
     // the sender's 1 Gbit/s access link queues a whole frame; without TSO the ACK clock releases
     // two or three segments at a time. A 1 500-segment receive window (BDP 833 segments, queue
-    // 2 000) keeps both loss-free, and the pipe is filled either way.
+    // 2 000) keeps both loss-free, and the pipe is filled either way. The sender's host queue
+    // holds 10 packets: Linux queues a TSO frame as one buffer (src/link.rs), so a whole frame
+    // still fits and nothing is dropped or held back at the host; counted in segments, at most
+    // 10 would wait.
     let run = |tso: bool| {
-        let d = Dumbbell::new(100_000_000, 100 * MS, 2000, 20 * SEC)
+        let mut d = Dumbbell::new(100_000_000, 100 * MS, 2000, 20 * SEC);
+        d.access_queue_pkts = 10;
+        let d = d
             .tcp(
                 "t",
                 "reno",
@@ -1034,6 +1039,7 @@ fn test_tso_sends_deferred_frames_back_to_back() {
             .find(|l| l.from == "s0" && l.to == "r1")
             .expect("access link");
         assert_eq!(r.flows[0].retransmits, 0, "tso {tso}");
+        assert_eq!(access.drops, 0, "tso {tso}");
         (
             access.max_queue_pkts,
             mean_goodput(&r, 0, 10 * SEC, 20 * SEC),

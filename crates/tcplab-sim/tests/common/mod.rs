@@ -15,6 +15,8 @@ pub struct Dumbbell {
     pub rtt_ns: u64,
     pub queue_pkts: u32,
     pub access_rate_bps: u64,
+    /// Packet limit of every host's access-link queue (the host's qdisc).
+    pub access_queue_pkts: u32,
     pub fwd_loss: Value,
     pub rev_loss: Value,
     pub fwd_outages: Vec<(u64, u64)>,
@@ -32,6 +34,7 @@ impl Dumbbell {
             rtt_ns,
             queue_pkts,
             access_rate_bps: (rate_bps * 10).max(1_000_000_000),
+            access_queue_pkts: 10_000,
             fwd_loss: json!({"model": "none"}),
             rev_loss: json!({"model": "none"}),
             fwd_outages: vec![],
@@ -94,7 +97,7 @@ impl Dumbbell {
         for i in 0..self.flows.len() {
             for (h, r) in [(format!("s{i}"), "r1"), (format!("d{i}"), "r2")] {
                 nodes.push(json!({"name": h, "kind": "host"}));
-                let ch = json!({"rate_bps": self.access_rate_bps, "delay_ns": access_delay, "queue": q(10000)});
+                let ch = json!({"rate_bps": self.access_rate_bps, "delay_ns": access_delay, "queue": q(self.access_queue_pkts)});
                 links.push(json!({"name": format!("{h}-{r}"), "a": h, "b": r, "mtu": 1500, "ab": ch, "ba": ch}));
             }
         }

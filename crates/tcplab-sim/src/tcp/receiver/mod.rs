@@ -153,6 +153,7 @@ impl TcpReceiver {
             src: self.node,
             dst: self.peer_node,
             proto: Proto::Tcp,
+            frame_cont: false,
             wire_len,
             payload: 0,
             udp_seq: 0,

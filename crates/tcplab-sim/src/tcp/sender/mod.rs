@@ -500,12 +500,25 @@ impl TcpSender {
     // ---- Output ----
 
     fn emit(&mut self, cx: &mut Cx, hdr: TcpHdr, payload: u32, wire_len: u32) {
+        self.emit_in_frame(cx, hdr, payload, wire_len, false);
+    }
+
+    /// [`Self::emit`]; `frame_cont`: a TSO frame's later segment ([`Packet::frame_cont`]).
+    fn emit_in_frame(
+        &mut self,
+        cx: &mut Cx,
+        hdr: TcpHdr,
+        payload: u32,
+        wire_len: u32,
+        frame_cont: bool,
+    ) {
         let pkt = Packet {
             ep: self.spec.peer,
             flow: self.spec.flow,
             src: self.spec.src,
             dst: self.spec.dst,
             proto: Proto::Tcp,
+            frame_cont,
             wire_len,
             payload,
             udp_seq: 0,
@@ -538,10 +551,22 @@ impl TcpSender {
     }
 
     fn send_segment(&mut self, cx: &mut Cx, off: u64, len: u32, retransmit: bool) {
+        self.send_segment_in_frame(cx, off, len, retransmit, false);
+    }
+
+    /// [`Self::send_segment`]; `frame_cont`: the segment continues a TSO frame.
+    fn send_segment_in_frame(
+        &mut self,
+        cx: &mut Cx,
+        off: u64,
+        len: u32,
+        retransmit: bool,
+        frame_cont: bool,
+    ) {
         let now = cx.now;
         let hdr = self.data_hdr(now, off, if len > 0 { flags::PSH } else { 0 });
         let wire = self.header_len() + len;
-        self.emit(cx, hdr, len, wire);
+        self.emit_in_frame(cx, hdr, len, wire, frame_cont);
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.ep.rec.on_sent(len);
@@ -617,7 +642,9 @@ impl TcpSender {
         let mut st = self.send_state();
         let stop = loop {
             let pacing_wait = self.timers.pace_next > now && self.pacing_rate().is_some();
-            let step = match send::gate(pacing_wait, cx.nic_has_room()) {
+            // A frame being sent was admitted whole to the host's queue (knob `tso`).
+            let host_room = cx.nic_has_room() || frame_left >= u64::from(self.smss);
+            let step = match send::gate(pacing_wait, host_room) {
                 Some(closed) => closed,
                 None => {
                     st.window = self.cwnd();
@@ -634,6 +661,9 @@ impl TcpSender {
                     self.send_segment(cx, start, len, true);
                 }
                 Step::New(len) => {
+                    // Knob `tso`: a segment after its frame's first takes no room of its own in
+                    // the host's queue (Linux queues the frame as one buffer; src/link.rs).
+                    let frame_cont = self.cfg.tso && frame_left >= len;
                     if self.cfg.tso && frame_left < len {
                         let pipe = self.sb.pipe();
                         match self.tso_frame(now, pipe, len, st.window) {
@@ -652,7 +682,7 @@ impl TcpSender {
                     }
                     self.sb.on_send_new(off, len as u32, now);
                     self.snd_nxt += len;
-                    self.send_segment(cx, off, len as u32, false);
+                    self.send_segment_in_frame(cx, off, len as u32, false, frame_cont);
                     sent_new = true;
                 }
                 Step::PacingWait => {

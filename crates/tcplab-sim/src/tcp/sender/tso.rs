@@ -17,10 +17,12 @@
 //!   less than cwnd / `tcp_tso_win_divisor` is left (with TSO, `tcp_is_cwnd_limited`), not when
 //!   the receive window held the frame back.
 //!
-//! Modelled: the deferral and the frame-sized bursts it produces. Not modelled: the host queue
-//! counting a frame as one packet (the engine's host queue counts segments), GSO in software,
-//! and the NIC's own segmentation timing (segments of a frame leave at the NIC's line rate, as
-//! any back-to-back segments do here).
+//! Modelled: the deferral, the frame-sized bursts it produces, and the sending host's queue
+//! holding a frame as one packet (Linux queues the frame as one `sk_buff` in the qdisc, whose
+//! `txqueuelen` counts buffers; the NIC cuts it into segments after it has left the qdisc:
+//! `Packet::frame_cont`, src/link.rs). Not modelled: GSO in software, and the NIC's own
+//! segmentation timing (segments of a frame leave at the NIC's line rate, as any back-to-back
+//! segments do here).
 
 use crate::time::Nanos;
 
