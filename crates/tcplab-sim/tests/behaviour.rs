@@ -1052,3 +1052,41 @@ fn test_tso_sends_deferred_frames_back_to_back() {
     assert!((40..=45).contains(&q_on), "with TSO: {q_on}");
     assert!(g_off > 90e6 && g_on > 90e6, "{g_off} / {g_on} bit/s");
 }
+
+#[test]
+fn test_fack_finds_a_lost_retransmission_without_timeout() {
+    // Packet 40 on the forward bottleneck (segment 38 of a 200-segment transfer, in slow start)
+    // is lost, then packet 71, which is its fast retransmission. Linux's FACK recovery finds the
+    // retransmission lost once data sent after it is SACKed ("Event C", `tcp_mark_lost_retrans`;
+    // scoreboard.rs `mark_lost_retransmits`) and sends it again within the same recovery; RFC
+    // 6675's own rules (the `sack` mode) have no such step: the timeout repairs it.
+    let run = |recovery: &str| {
+        let mut d = Dumbbell::new(10_000_000, 50 * MS, 200, 5 * SEC);
+        d.fwd_loss = json!({"model": "list", "packets": [40, 71]});
+        let mut tcp = linux_like();
+        tcp["recovery"] = json!(recovery);
+        tcp["sack"] = json!(true);
+        tcp["initial_window"] = json!(10);
+        let r = d
+            .tcp("t", "reno", 0, tcp)
+            .flow_field(0, "bytes", json!(200 * 1448))
+            .run();
+        let f = &r.flows[0];
+        (
+            f.fast_retransmits,
+            f.timeouts,
+            f.retransmits,
+            f.completion_ns.unwrap(),
+        )
+    };
+    let fack = run("ratehalving");
+    let sack = run("sack");
+    eprintln!("lost retransmission: (fast rexmits, RTOs, retransmissions, completion ns) FACK {fack:?}, RFC 6675 {sack:?}");
+    assert_eq!(
+        (sack.1, sack.2),
+        (1, 2),
+        "packet 71 must be the retransmission"
+    );
+    assert_eq!((fack.0, fack.1, fack.2), (1, 0, 2));
+    assert!(fack.3 + 200 * MS < sack.3);
+}

@@ -105,9 +105,18 @@ pub struct Scoreboard {
     /// delivered; first transmissions are sent in sequence order, so their send times increase
     /// with the offset and the lost ones form a prefix (amortised O(1) per ACK).
     rack_scan: u64,
-    /// Outstanding retransmissions in the order sent: (offset, send time). Entries whose record
-    /// was acknowledged, SACKed or sent again are skipped when met.
-    retx_order: VecDeque<(u64, Nanos)>,
+    /// Outstanding retransmissions in the order sent. Entries whose record was acknowledged,
+    /// SACKed or sent again are skipped when met.
+    retx_order: VecDeque<Retx>,
+}
+
+/// One retransmission in [`Scoreboard`]'s send order.
+#[derive(Clone, Copy, Debug)]
+struct Retx {
+    start: u64,
+    xmit: Nanos,
+    /// The highest offset sent (snd_nxt) when it left: data beyond it left later.
+    nxt: u64,
 }
 
 /// Outcome of a RACK loss-detection pass.
@@ -139,11 +148,7 @@ impl Scoreboard {
         Self::with_buffers(dupthresh, segs, retx_order)
     }
 
-    fn with_buffers(
-        dupthresh: u32,
-        segs: VecDeque<Seg>,
-        retx_order: VecDeque<(u64, Nanos)>,
-    ) -> Self {
+    fn with_buffers(dupthresh: u32, segs: VecDeque<Seg>, retx_order: VecDeque<Retx>) -> Self {
         Scoreboard {
             segs,
             out_bytes: 0,
@@ -525,6 +530,7 @@ impl Scoreboard {
     /// Record a retransmission of record `i` at `now`. Returns (start, len).
     pub fn on_retransmit(&mut self, i: usize, now: Nanos) -> (u64, u32) {
         let empty = self.pipe() == 0;
+        let nxt = self.segs.back().map_or(0, |s| s.end());
         let snap = self.rate.on_send(now, empty);
         let s = &mut self.segs[i];
         debug_assert!(s.flags & LOST != 0 && s.flags & RETRANS == 0);
@@ -534,7 +540,11 @@ impl Scoreboard {
         s.snap = snap;
         self.retrans_bytes += s.len as u64;
         let out = (s.start, s.len);
-        self.retx_order.push_back((out.0, now));
+        self.retx_order.push_back(Retx {
+            start: out.0,
+            xmit: now,
+            nxt,
+        });
         out
     }
 
@@ -597,30 +607,67 @@ impl Scoreboard {
             i += 1;
         }
         // Outstanding retransmissions, in the order they were sent.
-        while let Some(&(start, xmit)) = self.retx_order.front() {
-            let live = self.segs.front().is_some_and(|f| start >= f.start) && {
-                let j = self.index_of(start);
-                j < self.segs.len()
-                    && self.segs[j].start == start
-                    && self.segs[j].xmit == xmit
-                    && self.segs[j].flags & (RETRANS | SACKED) == RETRANS
-            };
-            if !live {
-                self.retx_order.pop_front();
-                continue;
-            }
-            let j = self.index_of(start);
-            if !consider(xmit, self.segs[j].end(), &mut out) {
+        while let Some(r) = self.front_retransmission() {
+            let j = self.index_of(r.start);
+            if !consider(r.xmit, self.segs[j].end(), &mut out) {
                 break;
             }
-            // The retransmission is lost too: it leaves pipe and may be sent again.
-            self.segs[j].flags &= !RETRANS;
-            self.retrans_bytes -= self.segs[j].len as u64;
-            out.newly_lost += self.segs[j].len as u64;
-            self.retx_hint = self.retx_hint.min(start);
-            self.retx_order.pop_front();
+            out.newly_lost += self.retransmission_lost(j);
         }
         out
+    }
+
+    /// FACK's lost-retransmission detection (Linux 2.4–3.x, net/ipv4/tcp_input.c "Event C",
+    /// from rate-halving; `tcp_mark_lost_retrans` since 2.6.24; read for the facts, nothing
+    /// copied): a retransmission is lost once the receiver has SACKed data beyond what had been
+    /// sent when it left (the highest SACKed offset passes that retransmission's snd_nxt), since
+    /// it would otherwise have arrived first. Linux applies it in Recovery with FACK, the
+    /// caller's condition. Retransmissions leave in send order with a non-decreasing snd_nxt,
+    /// so the lost ones form a prefix of the queue (amortised O(1) per ACK). Returns the bytes
+    /// made eligible for another retransmission.
+    pub fn mark_lost_retransmits(&mut self) -> u64 {
+        let mut newly = 0;
+        while let Some(r) = self.front_retransmission() {
+            if self.high_sacked <= r.nxt {
+                break;
+            }
+            let j = self.index_of(r.start);
+            newly += self.retransmission_lost(j);
+        }
+        newly
+    }
+
+    /// The oldest retransmission still outstanding (its record neither acknowledged, SACKed nor
+    /// sent again); entries before it are dropped.
+    #[inline]
+    fn front_retransmission(&mut self) -> Option<Retx> {
+        while let Some(&r) = self.retx_order.front() {
+            let live = self.segs.front().is_some_and(|f| r.start >= f.start) && {
+                let j = self.index_of(r.start);
+                j < self.segs.len()
+                    && self.segs[j].start == r.start
+                    && self.segs[j].xmit == r.xmit
+                    && self.segs[j].flags & (RETRANS | SACKED) == RETRANS
+            };
+            if live {
+                return Some(r);
+            }
+            self.retx_order.pop_front();
+        }
+        None
+    }
+
+    /// The front retransmission, record `j`, is lost too: it leaves pipe and may be sent again.
+    /// Returns its length.
+    #[inline]
+    fn retransmission_lost(&mut self, j: usize) -> u64 {
+        let s = &mut self.segs[j];
+        s.flags &= !RETRANS;
+        let len = s.len as u64;
+        self.retrans_bytes -= len;
+        self.retx_hint = self.retx_hint.min(s.start);
+        self.retx_order.pop_front();
+        len
     }
 
     /// Iterate over records (for tests and invariant checks).
@@ -779,6 +826,41 @@ mod tests {
             Some(0),
             "the lost retransmission is eligible again"
         );
+        b.check_invariants();
+    }
+
+    #[test]
+    fn test_fack_finds_lost_retransmission_once_later_data_is_sacked() {
+        // Segments 0..10; 0 and 1 lost (FACK marks them on SACKs of 2..=9), both resent while
+        // snd_nxt is 10 000. SACKs up to snd_nxt prove nothing; once segment 10, sent after the
+        // retransmissions, is SACKed while 0 is still missing, both are lost again (in send
+        // order), and a retransmission that is acknowledged meanwhile is not.
+        let mut b = board(10, 1000);
+        let mut r = AckResult::default();
+        b.on_sack_block(2000, 10_000, 1, &mut r);
+        assert_eq!(b.mark_lost_fack(), 2000);
+        for _ in 0..2 {
+            let i = b.next_lost().unwrap();
+            b.on_retransmit(i, 2);
+        }
+        assert_eq!(b.next_lost(), None);
+        assert_eq!(
+            b.mark_lost_retransmits(),
+            0,
+            "nothing beyond snd_nxt is SACKed"
+        );
+        b.on_send_new(10_000, 1000, 3);
+        b.on_send_new(11_000, 1000, 3);
+        b.on_cum_ack(0, 4, &mut r);
+        b.on_sack_block(1000, 2000, 4, &mut r); // the retransmission of 1 arrived
+        b.on_sack_block(10_000, 11_000, 4, &mut r);
+        assert_eq!(
+            b.mark_lost_retransmits(),
+            1000,
+            "only segment 0's retransmission"
+        );
+        assert_eq!(b.next_lost(), Some(0));
+        assert_eq!(b.mark_lost_retransmits(), 0, "found once");
         b.check_invariants();
     }
 

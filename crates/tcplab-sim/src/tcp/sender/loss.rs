@@ -15,11 +15,17 @@ use crate::time::Nanos;
 /// Worst-case delayed-ACK time added to the PTO when one segment is in flight (RFC 8985 §7.2).
 pub const WC_DEL_ACK: Nanos = 200_000_000;
 
-/// Loss marking from SACK information: RFC 6675 IsLost, or FACK for rate-halving. Returns the
-/// bytes newly marked lost.
-pub fn mark_lost_by_sack(sb: &mut Scoreboard, mode: Mode) -> u64 {
+/// Loss marking from SACK information: RFC 6675 IsLost, or FACK for rate-halving, which in
+/// the Recovery state (`in_recovery`: fast recovery, not the loss state after a timeout) also
+/// finds lost retransmissions ([`Scoreboard::mark_lost_retransmits`]). Returns the bytes newly
+/// marked lost (or made eligible again).
+pub fn mark_lost_by_sack(sb: &mut Scoreboard, mode: Mode, in_recovery: bool) -> u64 {
     if mode.uses_fack() {
-        sb.mark_lost_fack()
+        let lost = sb.mark_lost_fack();
+        if in_recovery {
+            return lost + sb.mark_lost_retransmits();
+        }
+        lost
     } else {
         sb.mark_lost_by_sack()
     }

@@ -968,7 +968,8 @@ impl TcpSender {
         if !use_sack {
             return 0;
         }
-        let mut lost = loss::mark_lost_by_sack(&mut self.sb, self.ep.rec.mode);
+        let in_recovery = self.ep.rec.active && self.ep.loss_point.is_none();
+        let mut lost = loss::mark_lost_by_sack(&mut self.sb, self.ep.rec.mode, in_recovery);
         if self.cfg.rack {
             self.rack.on_delivered(res, now);
             lost += self.rack_detect(now);
