@@ -382,6 +382,38 @@ def test_timestamp_echo_gives_rtt_samples_at_the_receiver(tmp_path, fmt, link, v
     assert len(c["b2a" if d == "a2b" else "a2b"]["ts_rtt_ms"]) <= 1  # no data that way
 
 
+def test_timestamp_columns_are_those_written_per_connection_of_the_report(tmp_path):
+    # capture_timestamps (crates/tcplab-trace analysis::timestamps): per connection of the
+    # report and direction, every segment with the option: time, TSval, TSecr, carries data
+    a = {"src": "10.0.0.1", "dst": "10.0.0.2", "sport": 40000, "dport": 5001}
+    b = {"src": "10.0.0.2", "dst": "10.0.0.1", "sport": 5001, "dport": 40000}
+    pk = [
+        {**a, "t_ns": 1_000, "flags": "S", "ts": (7, 0)},
+        {**b, "t_ns": 2_000, "flags": "SA", "ack": 1, "ts": (4_000_000_000, 7)},
+        {**a, "t_ns": 3_000, "seq": 1, "ack": 1, "len": 100},  # no option: not listed
+        {**a, "t_ns": 4_000, "seq": 1, "ack": 1, "len": 100, "ts": (9, 4_000_000_000)},
+        {**b, "t_ns": 5_000, "seq": 1, "ack": 101, "ts": (4_000_000_001, 9)},
+        # the same four-tuple after tcptrace's 4-minute idle limit: a second connection
+        {**a, "t_ns": 300 * 10**9, "flags": "S", "seq": 5, "ts": (11, 0)},
+    ]
+    p = tmp_path / "cols.pcapng"
+    trace._core().write_tcp_capture(str(p), pk, format="pcapng", link="sll2")
+    assert len(trace.analyze(p)["connections"]) == 2
+    cols = [[tsrtt._columns(d) for d in conn] for conn in tsrtt._read(p)]
+    assert len(cols) == 2
+    (t, val, ecr, data), (bt, bval, becr, bdata) = cols[0]
+    assert t.tolist() == [1_000, 4_000] and bt.tolist() == [2_000, 5_000]
+    assert val.tolist() == [7, 9] and ecr.tolist() == [0, 4_000_000_000]
+    assert bval.tolist() == [4_000_000_000, 4_000_000_001] and becr.tolist() == [7, 9]
+    assert data.tolist() == [False, True] and bdata.tolist() == [False, False]
+    assert cols[1][0][1].tolist() == [11] and len(cols[1][1][0]) == 0
+    bad = tmp_path / "bad.pcap"
+    bad.write_bytes(b"not a capture at all")
+    rep = trace.analyze(p)
+    with pytest.raises(trace.TraceError, match=r"bad\.pcap"):
+        tsrtt.attach(rep, bad)
+
+
 def test_receiver_side_capture_infers_queue_and_random_loss_from_timestamps(tmp_path):
     # near the receiver the timestamp echo gives the round trips: base RTT, queue (buffer),
     # random loss (holes while the queue is short) and the cross-traffic share, as near the

@@ -1,15 +1,18 @@
-//! Packet-trace functions of `tcplab._core` (crates/tcplab-trace): analyse a capture, write a
-//! hand-built capture, write a synthetic bulk-transfer capture.
+//! Packet-trace functions of `tcplab._core` (crates/tcplab-trace): analyse a capture, read the
+//! TCP timestamp option of its segments, write a hand-built capture, write a synthetic
+//! bulk-transfer capture.
 //!
 //! Registered from lib.rs with `trace::register(m)?`.
 
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyModule, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyModule, PyString, PyTuple};
 use std::io::BufWriter;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use tcplab_trace::analysis::{analyze_path, AnalyzerConfig, NoSink, SeriesSink};
+use tcplab_trace::analysis::{
+    analyze_path, timestamps_path, AnalyzerConfig, DirTimestamps, NoSink, SeriesSink,
+};
 use tcplab_trace::pcap::{
     emit_tcp_frame, CaptureError, CaptureErrorKind, LinkKind, PcapWriter, PcapngWriter, TcpFrame,
 };
@@ -100,6 +103,55 @@ fn analyze_capture<'py>(
     });
     let value = value.map_err(|e| capture_err(&path, e))?;
     to_py(py, &value)
+}
+
+/// One column as `bytes` of native-order values of `N` bytes each (written in place: the only
+/// copy between Rust and numpy, whose `frombuffer` reads the bytes object without copying).
+fn column<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    v: &[T],
+    to_bytes: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, v.len() * N, |b| {
+        for (dst, &x) in b.chunks_exact_mut(N).zip(v) {
+            dst.copy_from_slice(&to_bytes(x));
+        }
+        Ok(())
+    })
+}
+
+fn dir_columns<'py>(py: Python<'py>, d: &DirTimestamps) -> PyResult<Bound<'py, PyTuple>> {
+    // Capture times stay below 2^63 ns (the year 2262), so they fit numpy's int64.
+    let t = column(py, &d.t_ns, |x| {
+        i64::try_from(x).unwrap_or(i64::MAX).to_ne_bytes()
+    })?;
+    let tsval = column(py, &d.tsval, u32::to_ne_bytes)?;
+    let tsecr = column(py, &d.tsecr, u32::to_ne_bytes)?;
+    let data = column(py, &d.data, |x| [u8::from(x)])?;
+    PyTuple::new(py, [t, tsval, tsecr, data])
+}
+
+/// The TCP timestamp option (RFC 7323 §3) of every segment of the capture at `path` that
+/// carries one, per connection and direction exactly as `analyze_capture` numbers them (the
+/// analyzer's own connection tracking runs alongside). Returns a list with one entry per
+/// connection, `(a2b, b2a)`; each direction is a tuple of four `bytes` in native byte order, for
+/// `numpy.frombuffer`, one value per segment in capture order: capture time (int64, ns since the
+/// epoch), TSval (uint32), TSecr (uint32), and whether the segment carries data (uint8, 0 or 1).
+/// Errors as `analyze_capture`'s. The GIL is released while reading.
+#[pyfunction]
+fn capture_timestamps(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyList>> {
+    let p = path.clone();
+    let conns = py
+        .allow_threads(move || timestamps_path(&p, AnalyzerConfig::default()))
+        .map_err(|e| capture_err(&path, e))?;
+    let out = PyList::empty(py);
+    for [a2b, b2a] in &conns {
+        out.append(PyTuple::new(
+            py,
+            [dir_columns(py, a2b)?, dir_columns(py, b2a)?],
+        )?)?;
+    }
+    Ok(out)
 }
 
 fn link_kind(name: &str) -> PyResult<LinkKind> {
@@ -353,6 +405,7 @@ fn synth_bulk_capture(
 /// Add the packet-trace functions to the `_core` module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
+    m.add_function(wrap_pyfunction!(capture_timestamps, m)?)?;
     m.add_function(wrap_pyfunction!(write_tcp_capture, m)?)?;
     m.add_function(wrap_pyfunction!(synth_bulk_capture, m)?)?;
     Ok(())

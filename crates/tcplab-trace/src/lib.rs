@@ -10,7 +10,9 @@
 //!   etherparse: its module docs say why).
 //! * [`analysis`]: a streaming, tcptrace-compatible per-connection analyzer with the anomaly
 //!   checks the studies needed (data beyond the advertised window, invalid SACK blocks,
-//!   zero-window probes) and time-sequence graph data.
+//!   zero-window probes) and time-sequence graph data; [`analysis::timestamps`] gives the TCP
+//!   timestamp option values of every segment per connection of the report (the timestamp-echo
+//!   RTT of python/tcplab/identify/tsrtt.py pairs them).
 //! * [`report`]: the analysis result as a plain value tree (JSON, Python dict).
 //! * [`synth`]: deterministic synthetic bulk transfers (benchmarks, tests, fuzz seeds).
 //!

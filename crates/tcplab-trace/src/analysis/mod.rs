@@ -26,6 +26,7 @@
 //!   receiver's last advertised window was zero).
 
 pub mod seqspace;
+pub mod timestamps;
 pub mod tsg;
 
 use crate::decode::{decode, Decoded, TcpSegment};
@@ -34,6 +35,7 @@ use seqspace::{RangeSet, SeqSpace};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
+pub use timestamps::{timestamps_path, timestamps_reader, DirTimestamps};
 pub use tsg::{Dir, DirSeries, NoSink, SegKind, SeriesSink, TsgSink};
 
 /// Analyzer settings.
@@ -769,14 +771,21 @@ impl Analyzer {
         self.cap.last_ts_ns = Some(self.cap.last_ts_ns.map_or(ts, |l| l.max(ts)));
     }
 
-    /// Feeds one decoded TCP segment captured at `ts_ns`.
-    pub fn feed_segment<S: TsgSink>(&mut self, ts_ns: u64, seg: &TcpSegment, sink: &mut S) {
+    /// Feeds one decoded TCP segment captured at `ts_ns`; returns the connection (its index, as
+    /// in the report) and the direction it was counted in.
+    pub fn feed_segment<S: TsgSink>(
+        &mut self,
+        ts_ns: u64,
+        seg: &TcpSegment,
+        sink: &mut S,
+    ) -> (usize, Dir) {
         self.note_time(ts_ns);
         let trel = ts_ns.saturating_sub(self.cap.first_ts_ns.unwrap_or(ts_ns));
         let in_window = self.cfg.tsg_from_ns.is_none_or(|f| trel >= f)
             && self.cfg.tsg_to_ns.is_none_or(|t| trel <= t);
         let (ci, d) = self.lookup(ts_ns, seg);
         self.conns[ci].process(d, ts_ns, seg, in_window.then_some(trel), sink);
+        (ci, d)
     }
 
     fn lookup(&mut self, ts: u64, seg: &TcpSegment) -> (usize, Dir) {
