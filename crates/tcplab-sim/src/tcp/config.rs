@@ -242,6 +242,11 @@ knobs! {
     /// the first unacknowledged segment is SACKed (reneging) — Linux (net/ipv4/tcp_input.c
     /// `tcp_enter_loss`). Off: forget them as RFC 2018 §8 recommends (BSD, Windows).
     rto_keeps_sack: bool = false; kind "bool";
+    /// Linux 2.4–3.x cwnd moderation (`tcp_moderate_cwnd`): on a dubious ACK (duplicate,
+    /// SACKing new data, or outside Open) that leaves the sender in Open or Disorder, cwnd is
+    /// cut to in flight + `dupthresh` segments; after a recovery or loss episode ended without
+    /// an undo the sender stays in Disorder until everything then sent is acknowledged.
+    cwnd_moderation: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

@@ -98,6 +98,11 @@ pub struct Episodes {
     pub fast_rexmit_due: bool,
     /// Knob `frto`: F-RTO (RFC 5682) is deciding whether the last timeout was spurious.
     pub frto: Frto,
+    /// Knob `cwnd_moderation`: after a recovery or loss episode that ended without an undo,
+    /// Linux 2.4–3.x stays in the Disorder state (`undo_marker` still set, `tcp_try_to_open`)
+    /// until snd_una passes the snd_nxt of that moment (`high_seq`); every ACK is then
+    /// "dubious" and moderates cwnd ([`Episodes::moderation_cap`]).
+    pub disorder_point: Option<u64>,
 }
 
 impl Episodes {
@@ -111,6 +116,7 @@ impl Episodes {
             bad_rexmt: None,
             fast_rexmit_due: false,
             frto: Frto::default(),
+            disorder_point: None,
         }
     }
 
@@ -128,6 +134,7 @@ impl Episodes {
     pub fn quiet(&self) -> bool {
         self.open()
             && self.cwr_point.is_none()
+            && self.disorder_point.is_none()
             && !self.undo.active()
             && !self.frto.running()
             && self.bad_rexmt.is_none()
@@ -197,6 +204,7 @@ impl Episodes {
     /// Knob `undo`: remember the window before a recovery or loss episode reduces it
     /// (see [`Undo::begin`]).
     fn begin_undo(&mut self, p: &Parts, s: Seq) {
+        self.disorder_point = None;
         let head_retransmitted =
             !p.sb.is_empty() && p.sb.seg(0).flags & scoreboard::EVER_RETRANS != 0;
         self.undo.begin(
@@ -214,9 +222,10 @@ impl Episodes {
     fn undo_now(&mut self, p: &mut Parts, s: Seq) {
         let (cwnd, ssthresh) = self.undo.take(p.cc.cwnd(), p.cc.ssthresh());
         p.stats.undos += 1;
-        // The controller restores its own state (`on_undo`: CUBIC's W_max, RFC 9438 §4.9;
-        // H-TCP's; BBR keeps its cwnd, Linux `bbr_undo_cwnd`), never below the current values
-        // (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh likewise).
+        self.disorder_point = None; // Linux clears undo_marker with the undo
+                                    // The controller restores its own state (`on_undo`: CUBIC's W_max, RFC 9438 §4.9;
+                                    // H-TCP's; BBR keeps its cwnd, Linux `bbr_undo_cwnd`), never below the current values
+                                    // (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh likewise).
         p.cc.on_undo(s.now, cwnd, ssthresh);
         if self.rec.active {
             self.rec.abort();
@@ -247,9 +256,10 @@ impl Episodes {
         true
     }
 
-    fn exit_recovery(&mut self, p: &mut Parts) {
+    fn exit_recovery(&mut self, p: &mut Parts, s: Seq) {
         if self.loss_point.is_none() {
             self.undo.clear(); // the episode ended without an undo
+            self.enter_disorder(p, s);
         }
         self.recover = Some(self.rec.point);
         let set = self.rec.exit(p.cc.ssthresh(), p.sb.out_bytes);
@@ -296,13 +306,17 @@ impl Episodes {
         }
 
         // Leave recovery states whose point is now acknowledged.
+        if self.disorder_point.is_some_and(|d| s.snd_una >= d) {
+            self.disorder_point = None;
+        }
         if self.rec.active && s.snd_una >= self.rec.point {
-            self.exit_recovery(p);
+            self.exit_recovery(p, s);
         }
         if self.loss_point.is_some_and(|lp| s.snd_una >= lp) {
             self.loss_point = None;
             if !self.rec.active {
                 self.undo.clear();
+                self.enter_disorder(p, s);
             }
         }
         // A CWR episode (local congestion) holds the window until everything sent before it is
@@ -437,6 +451,28 @@ impl Episodes {
         self.frto.send_new = false;
     }
 
+    /// Knob `cwnd_moderation`: an episode ended without an undo; Disorder until everything
+    /// sent so far is acknowledged (see [`Episodes::disorder_point`]).
+    fn enter_disorder(&mut self, p: &Parts, s: Seq) {
+        if p.cfg.cwnd_moderation {
+            self.disorder_point = Some(s.snd_nxt);
+        }
+    }
+
+    /// Knob `cwnd_moderation` (Linux 2.4–3.x `tcp_moderate_cwnd`, "preventing bursts due to too
+    /// big ACKs in dubious situations"; net/ipv4/tcp_input.c, read for the facts): on a dubious
+    /// ACK — a duplicate, one that SACKs new data, or any ACK outside the Open state
+    /// (`tcp_ack_is_dubious`, `dubious`) — that leaves the sender in Open or Disorder
+    /// (`tcp_try_to_open`), cwnd is cut to what is in flight plus `tcp_max_burst`, which is
+    /// `tp->reordering` (the duplicate-ACK threshold) segments. Returns that cap, if it
+    /// applies. Linux applies it after the controller's growth on the same ACK
+    /// (`tcp_cong_avoid` runs before `tcp_fastretrans_alert`).
+    #[inline]
+    pub fn moderation_cap(&self, p: &Parts, dupacks: u32, dubious: bool, smss: u32) -> Option<u64> {
+        (p.cfg.cwnd_moderation && dubious && self.ca_state(dupacks, p.sb) <= 1)
+            .then(|| p.sb.pipe() + u64::from(p.cfg.dupthresh) * u64::from(smss))
+    }
+
     /// The state as Linux's `tcpi_ca_state` names it (include/uapi/linux/tcp.h
     /// `enum tcp_ca_state`): 4 Loss after an RTO until its recovery point is acknowledged,
     /// 3 Recovery, 2 CWR, 1 Disorder (duplicate ACKs counted or SACKed data outstanding, not
@@ -451,7 +487,7 @@ impl Episodes {
             3
         } else if self.cwr_point.is_some() {
             2
-        } else if dupacks > 0 || sb.sacked_bytes > 0 {
+        } else if dupacks > 0 || sb.sacked_bytes > 0 || self.disorder_point.is_some() {
             1
         } else {
             0
@@ -617,6 +653,50 @@ mod tests {
             b.cc.ssthresh(),
             "RFC 6675: cwnd = ssthresh on exit"
         );
+    }
+
+    #[test]
+    fn test_cwnd_moderation_after_recovery_until_its_data_is_acked() {
+        // Knob `cwnd_moderation` (Linux 2.4–3.x): a recovery that ends without an undo leaves
+        // the sender in Disorder until what was sent by then (snd_nxt 14 000) is acknowledged;
+        // a dubious ACK there caps cwnd at in flight + 3 segments; an ACK in Open is not capped.
+        let cfg = TcpConfig {
+            cwnd_moderation: true,
+            ..TcpConfig::default()
+        };
+        let mut b = Bench::new(cfg, 10);
+        for i in 10..14u64 {
+            b.sb.on_send_new(i * u64::from(MSS), MSS, i);
+        }
+        let mut ep = episodes(Mode::RateHalving);
+        ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 1000, 0);
+        let a = b.ack(0, 10_000, &[], 0);
+        ep.on_ack(&mut b.parts(), seq(10_000, 14_000), &a);
+        assert!(!ep.rec.active);
+        assert_eq!(ep.disorder_point, Some(14_000));
+        assert_eq!(ep.ca_state(0, &b.sb), 1, "Disorder");
+        assert!(!ep.quiet(), "no fast path in Disorder");
+        // In flight: the 4 segments above 10 000.
+        assert_eq!(ep.moderation_cap(&b.parts(), 0, true, MSS), Some(7000));
+        assert_eq!(ep.moderation_cap(&b.parts(), 0, false, MSS), None);
+        let a = b.ack(10_000, 14_000, &[], 0);
+        ep.on_ack(&mut b.parts(), seq(14_000, 14_000), &a);
+        assert_eq!(ep.disorder_point, None);
+        assert_eq!(ep.ca_state(0, &b.sb), 0, "Open");
+        assert_eq!(
+            ep.moderation_cap(&b.parts(), 1, true, MSS),
+            Some(3000),
+            "a duplicate ACK"
+        );
+        assert_eq!(ep.moderation_cap(&b.parts(), 0, false, MSS), None);
+        // Without the knob nothing of this happens.
+        let mut b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::RateHalving);
+        ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 1000, 0);
+        let a = b.ack(0, 10_000, &[], 0);
+        ep.on_ack(&mut b.parts(), seq(10_000, 14_000), &a);
+        assert_eq!(ep.disorder_point, None);
+        assert_eq!(ep.moderation_cap(&b.parts(), 1, true, MSS), None);
     }
 
     #[test]

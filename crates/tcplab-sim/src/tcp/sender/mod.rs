@@ -862,9 +862,13 @@ impl TcpSender {
             use_sack,
             clock_granularity: self.cfg.clock_granularity,
         };
+        // Knob `cwnd_moderation`: an ACK outside the Open state is dubious (Linux
+        // `tcp_ack_is_dubious`); such an ACK takes the full path.
+        let not_open =
+            self.cfg.cwnd_moderation && self.ep.ca_state(self.acks.dupacks, &self.sb) != 0;
         // 1. The ACK part (the fast path when it only advances snd_una and no episode is on).
         if let Some(ack) = AckProcessor::in_order(&acx, h, p.payload, &self.sb) {
-            if self.ep.quiet() && fast_ack_enabled() {
+            if self.ep.quiet() && !not_open && fast_ack_enabled() {
                 self.on_in_order_ack(&acx, h, ack, use_sack);
                 return;
             }
@@ -933,6 +937,17 @@ impl TcpSender {
         }
         if out.cwr_done {
             self.cc.on_cwr_complete(now);
+        }
+        // 6b. Linux 2.4–3.x cwnd moderation on a dubious ACK ([`Episodes::moderation_cap`]).
+        if self.cfg.cwnd_moderation {
+            let dubious = not_open || a.is_dup || res.bytes_sacked > 0;
+            let (dupacks, smss) = (self.acks.dupacks, self.smss);
+            let (ep, parts, _) = self.episode_parts(now);
+            if let Some(cap) = ep.moderation_cap(&parts, dupacks, dubious, smss) {
+                if parts.cc.cwnd() > cap {
+                    parts.cc.set_cwnd(cap);
+                }
+            }
         }
         // 7. Timers: retransmission (RFC 6298 §5.2–5.3), then the probe timeout.
         if advanced {
