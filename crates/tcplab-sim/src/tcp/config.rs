@@ -254,8 +254,9 @@ knobs! {
     /// TCP segmentation offload as Linux 2.6 drives it: new data leaves in frames of up to
     /// 64 KB sent back to back, and a frame is deferred while less than min(64 KB, a third of
     /// the window) is open, for less than two clock ticks (`clock_granularity`) — Linux
-    /// `tcp_tso_should_defer` (src/tcp/sender/tso.rs). A property of the host's NIC and driver
-    /// (ethtool -K tso), so scenarios set it; off: segments leave as the window opens.
+    /// `tcp_tso_should_defer` (src/tcp/sender/tso.rs); the sending host's queue counts a frame
+    /// as one packet, as Linux's qdisc holds it as one buffer. A property of the host's NIC and
+    /// driver (ethtool -K tso), so scenarios set it; off: segments leave as the window opens.
     tso: bool = false; kind "bool";
     /// Undo a congestion reduction shown to be spurious: by the timestamp echoed on an ACK
     /// older than the episode's first retransmission (Eifel detection, RFC 3522) or by D-SACKs
