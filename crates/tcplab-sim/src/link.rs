@@ -484,6 +484,10 @@ impl<T: Copy + Default> Link<T> {
     /// on the wire has left the queue).
     #[inline]
     fn waiting_counted(&self) -> u32 {
+        if self.cont_unfinished == 0 {
+            // No TSO frame queued (every link but a TSO sender's own): the plain count.
+            return self.unfinished().saturating_sub(1) as u32;
+        }
         let head = self.serialising().map_or(0, |e| u64::from(!e.cont));
         (self.counted_unfinished() - head) as u32
     }
