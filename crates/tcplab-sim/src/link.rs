@@ -17,12 +17,15 @@
 //! * Drop-tail: an arriving packet is dropped if the packets (or bytes) *waiting* — not counting
 //!   the one being serialised — would exceed the limit (Linux `pfifo`/`bfifo` semantics,
 //!   tc-pfifo(8); Dummynet queue slots).
-//! * TSO frames at a sending host ([`Link::offer_frame_tagged`]): Linux queues a TSO frame as
+//! * TSO frames at a sending host ([`Link::count_frames`], [`Link::offer_frame_tagged`]):
+//!   Linux queues a TSO frame as
 //!   one buffer (`sk_buff`) that the NIC cuts into segments after it has left the qdisc, so the
 //!   host's `txqueuelen` counts frames, not segments. A segment marked as the continuation of a
 //!   frame is not checked against the limits (its frame was admitted whole with its first
 //!   segment) and does not count as waiting; the frame stops waiting when its first segment
-//!   starts serialisation. Packet counts of the queue samples stay in segments.
+//!   starts serialisation. Packet counts of the queue samples stay in segments. Only a link
+//!   set to [`Link::count_frames`] (the egress of a host with a TSO sender) keeps this bookkeeping; every
+//!   other link runs the plain drop-tail path, without its per-packet cost.
 //! * Random loss ([`LossModel`]) applies to packets that won a place in the queue: they are
 //!   serialised (they use capacity, like a corrupted frame on the wire) but never arrive.
 //! * Queue samples ([`Link::sample`]): queue length in packets and bytes at the sample time,
@@ -295,6 +298,8 @@ pub struct Link<T: Copy + Default = ()> {
     backlog_bytes: u64,
     /// Entries of the virtual queue that continue a TSO frame (module docs).
     cont_unfinished: u64,
+    /// Count TSO frames once ([`Link::count_frames`]).
+    frames: bool,
     /// Keep entries until taken (see the type's docs).
     retain: bool,
     /// The next entry to arrive (first not taken, not lost), or `end` when none (always `end`
@@ -333,6 +338,7 @@ impl<T: Copy + Default> Link<T> {
             end: 0,
             backlog_bytes: 0,
             cont_unfinished: 0,
+            frames: false,
             retain: false,
             next_arr: 0,
             last_arrival_ns: 0,
@@ -345,6 +351,13 @@ impl<T: Copy + Default> Link<T> {
     pub fn retaining(mut self) -> Link<T> {
         self.retain = true;
         self
+    }
+
+    /// Count a TSO frame once against the packet limit from now on (the egress queue of a host
+    /// with a TSO sender; module docs). Without it [`Link::offer_frame_tagged`] treats every
+    /// segment as a packet.
+    pub fn count_frames(&mut self) {
+        self.frames = true;
     }
 
     /// Give the link a schedule (sorted by time; see [`check_schedule`]) whose times count from
@@ -398,6 +411,16 @@ impl<T: Copy + Default> Link<T> {
     /// Forget packets whose serialisation finished by `now`.
     #[inline]
     fn drain(&mut self, now: u64) {
+        if self.frames {
+            self.drain_counting::<true>(now)
+        } else {
+            self.drain_counting::<false>(now)
+        }
+    }
+
+    /// [`Link::drain`]; `FRAMES`: keep the count of queued frame continuations.
+    #[inline(always)]
+    fn drain_counting<const FRAMES: bool>(&mut self, now: u64) {
         let now_ps = now.saturating_mul(1000);
         while self.done < self.end {
             let e = &self.ring[(self.done & self.mask) as usize];
@@ -405,7 +428,9 @@ impl<T: Copy + Default> Link<T> {
                 break;
             }
             self.backlog_bytes -= e.len as u64;
-            self.cont_unfinished -= e.cont as u64;
+            if FRAMES {
+                self.cont_unfinished -= e.cont as u64;
+            }
             self.done += 1;
         }
     }
@@ -541,10 +566,43 @@ impl<T: Copy + Default> Link<T> {
         self.offer_frame_tagged(now, len, lossy, down, false, tag)
     }
 
-    /// [`Link::offer_tagged`] for a segment of a TSO frame at its sending host: `cont` marks
-    /// a segment after the frame's first, admitted with its frame (module docs).
+    /// [`Link::offer_tagged`] for a segment of a TSO frame: on a link
+    /// [`Link::count_frames`], `cont` marks a segment after the frame's first, admitted with
+    /// its frame (module docs); on any other link `cont` is ignored.
     #[inline]
     pub fn offer_frame_tagged(
+        &mut self,
+        now: u64,
+        len: u32,
+        lossy: bool,
+        down: bool,
+        cont: bool,
+        tag: T,
+    ) -> Admit {
+        if self.frames {
+            self.admit_frames(now, len, lossy, down, cont, tag)
+        } else {
+            self.admit::<false>(now, len, lossy, down, false, tag)
+        }
+    }
+
+    /// The offer on a link that counts frames, out of line so that the plain path stays small.
+    #[inline(never)]
+    fn admit_frames(
+        &mut self,
+        now: u64,
+        len: u32,
+        lossy: bool,
+        down: bool,
+        cont: bool,
+        tag: T,
+    ) -> Admit {
+        self.admit::<true>(now, len, lossy, down, cont, tag)
+    }
+
+    /// The offer; `FRAMES`: this link counts TSO frames once (`cont` is false otherwise).
+    #[inline(always)]
+    fn admit<const FRAMES: bool>(
         &mut self,
         now: u64,
         len: u32,
@@ -556,11 +614,16 @@ impl<T: Copy + Default> Link<T> {
         if self.next_step < self.schedule.len() {
             self.apply_schedule(now);
         }
-        self.drain(now);
+        self.drain_counting::<FRAMES>(now);
         let waiting = self.unfinished().saturating_sub(1) as u32;
         if !cont {
             if let Some(l) = self.limit_pkts {
-                if self.waiting_counted() >= l {
+                let counted = if FRAMES {
+                    self.waiting_counted()
+                } else {
+                    waiting
+                };
+                if counted >= l {
                     self.stats.drops += 1;
                     return Admit::Dropped;
                 }
@@ -573,7 +636,9 @@ impl<T: Copy + Default> Link<T> {
                 }
             }
         }
-        self.cont_unfinished += cont as u64;
+        if FRAMES {
+            self.cont_unfinished += cont as u64;
+        }
         let was_busy = self.unfinished() > 0;
         let start = self.start_time_ps(now);
         let tx = match self.ps_per_byte {
@@ -704,6 +769,7 @@ mod tests {
         // three later segments do not count, so frames 2 and 3 both fit; a fourth frame head is
         // dropped (2 frames waiting); its continuation segments are not checked again.
         let mut l = link(12_000_000, 0, Some(2));
+        l.count_frames();
         let queued = |a: Admit| matches!(a, Admit::Queued { .. });
         for f in 0..3 {
             for k in 0..4 {
@@ -721,10 +787,11 @@ mod tests {
         );
         // After 4 ms the first frame is gone and frame 2's head is on the wire: one frame waits.
         assert_eq!(l.room(4_000_000), 1);
-        // Counted in segments (no frames), the same burst fills the limit after 3 packets.
+        // A link that does not count frames (a router's) takes the same burst, continuation
+        // marks and all, as segments: the limit is full after 3 packets.
         let mut p = link(12_000_000, 0, Some(2));
         let n = (0..12)
-            .filter(|_| queued(p.offer(0, 1500, true, false)))
+            .filter(|k| queued(p.offer_frame_tagged(0, 1500, true, false, k % 4 > 0, ())))
             .count();
         assert_eq!(n, 3);
     }

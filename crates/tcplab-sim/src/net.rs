@@ -191,7 +191,8 @@ impl Channel {
     /// Offer packet `pkt` (of `wire_len` bytes) at `now`. Returns whether it was queued, dropped
     /// (queue full) or lost; only a queued packet is kept (the caller releases the others).
     /// When nothing was on the wire, the head arrival event is scheduled. `frame_cont`: the
-    /// packet continues a TSO frame and this is its sending host's queue ([`Link`]'s docs).
+    /// packet continues a TSO frame and this is its sending host's queue (counted only on the
+    /// egress of a host with a TSO sender, [`Network::count_frames_at`]; [`Link`]'s docs).
     #[inline]
     pub fn offer(
         &mut self,
@@ -384,6 +385,14 @@ impl Network {
             if node.egress.is_none() {
                 node.egress = Some(ci as u32);
             }
+        }
+    }
+
+    /// Host `node` has a TSO sender: its egress queues hold a TSO frame whole and count it once
+    /// ([`Link::count_frames`]; src/link.rs module docs). Other links keep the plain count.
+    pub fn count_frames_at(&mut self, node: u16) {
+        for c in self.channels.iter_mut().filter(|c| c.from == node) {
+            c.model.count_frames();
         }
     }
 

@@ -343,6 +343,9 @@ impl Simulation {
                         f.tcp.clone(),
                         cc,
                     ))));
+                    if f.tcp.tso {
+                        net.count_frames_at(src);
+                    }
                     let rcfg = f.receiver_tcp.clone().unwrap_or_else(|| f.tcp.clone());
                     let rmtu = net.channels[net.next_hop(dst, src) as usize].mtu;
                     if let Some(cap) = rcfg.rx_capacity {
@@ -1259,6 +1262,9 @@ fn build_background(
             let params = cc_params(&b.cca);
             let cc0 = tcplab_cc::build(&b.cca.name, &params, initial_cc(&b.tcp, mtu))
                 .map_err(|e| err(f("cca"), e.to_string()))?;
+            if b.tcp.tso {
+                net.count_frames_at(src);
+            }
             let rtcp = b.receiver_tcp.clone().unwrap_or_else(|| b.tcp.clone());
             if let Some(cap) = rtcp.rx_capacity {
                 net.add_ingress(dst, cap, rtcp.rx_ring, rmtu);
