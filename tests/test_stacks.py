@@ -1092,14 +1092,49 @@ def test_syn_retransmissions_at_the_initial_rto_then_doubled(stack):
     """The SYN and its first retry are lost: retries leave after the initial RTO (3 s on the
     2004-era stacks, 1 s on Linux ≥ 3.1, RFC 6298 §2.1) and then twice that — except that
     recent Linux waits the initial RTO again for its first `tcp_syn_linear_timeouts` (4)
-    retries (ip-sysctl.rst; measured on the kernel by scripts/linux-6/syn-linear-timeouts.pkt)."""
+    retries (ip-sysctl.rst; measured on the kernel by scripts/linux-6/syn-linear-timeouts.pkt),
+    and so does FreeBSD (tcp_syn_backoff[] = {1, 1, 1, 1, 1, 2, …}), whose re-armed timer also
+    carries its 200 ms tcp_rexmit_slop."""
     k = knobs_of(stack)
     rto = k["initial_rto"] / 1e9
     syns, _ = _timeouts(stack, [0, 1])
     assert len(syns) == 3, syns
     assert syns[1] - syns[0] == pytest.approx(rto, abs=1e-6)
-    second = rto if k["syn_linear_timeouts"] >= 1 else 2 * rto
+    second = (rto if k["syn_linear_timeouts"] >= 1 else 2 * rto) + k["rto_slop"] / 1e9
     assert syns[2] - syns[1] == pytest.approx(second, abs=1e-6)
+
+
+def _syns_when_all_lost(stack: str, seconds: int) -> list[float]:
+    """Send times (s) of the SYNs of a J1 flow whose first 40 forward packets are lost, over
+    *seconds*; checks that no data was sent (the connection never opened)."""
+    doc = j1_doc(stack)
+    doc["duration"] = f"{seconds}s"
+    doc["path"]["loss"] = {"model": "list", "packets": list(range(40))}
+    rows = simulate(doc, ["host:f.snd"], seconds)["packets"]
+    sport = rows[0][1]
+    assert all(p[8] == 0 for p in rows), f"{stack}: data sent without a connection"
+    return [p[0] / 1e9 for p in rows if p[1] == sport and p[5] & 0x02]
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("stack", "expected"),
+    [
+        # tcp_syn_backoff × 3 s + 200 ms slop after the first SYN; keep-init at 75 s.
+        ("freebsd-5.3", [0, 3, 6.2, 9.4, 12.6, 15.8, 22.0, 34.2, 58.4]),
+        ("freebsd-5.2.1", [0, 3, 6.2, 9.4, 12.6, 15.8, 22.0, 34.2, 58.4]),
+        # tcp_backoff[] from 3 s, no slop; keep-init at 75 s.
+        ("openbsd-3.5", [0, 3, 9, 21, 45]),
+        # XNU: tcp_syn_backoff × 1 s; keep-init at 75 s.
+        ("macos", [0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67]),
+    ],
+)
+def test_bsd_connect_attempt_ends_at_the_keepinit_timer(stack, expected):
+    """Every SYN is lost for 120 s: a BSD-derived stack sends its SYNs on its own schedule and
+    abandons the attempt 75 s after the first (TCPTV_KEEP_INIT, tcp_timer_keep), long before its
+    12 retries (TCP_MAXRXTSHIFT) are used up; no data is ever sent."""
+    syns = _syns_when_all_lost(stack, 120)
+    assert syns == pytest.approx(expected, abs=1e-6), f"{stack}: SYNs at {syns}"
 
 
 @needs_core
@@ -1110,13 +1145,7 @@ def test_connect_gives_up_after_the_stacks_syn_retries(stack):
     registry reference); Linux 2.6 keeps retrying (tcp_syn_retries 5 by default, the engine's
     6 here) with the delay doubling, so within 60 s it sends more SYNs and no data either way."""
     k = knobs_of(stack)
-    doc = j1_doc(stack)
-    doc["duration"] = "60s"
-    doc["path"]["loss"] = {"model": "list", "packets": list(range(20))}
-    rows = simulate(doc, ["host:f.snd"], 60)["packets"]
-    sport = rows[0][1]
-    syns = [p[0] / 1e9 for p in rows if p[1] == sport and p[5] & 0x02]
-    assert all(p[8] == 0 for p in rows), f"{stack}: data sent without a connection"
+    syns = _syns_when_all_lost(stack, 60)
     gaps = [round(b - a, 6) for a, b in itertools.pairwise(syns)]
     rto = k["initial_rto"] / 1e9
     assert gaps == [rto * 2**i for i in range(len(gaps))], f"{stack}: SYNs at {syns}"

@@ -283,6 +283,10 @@ knobs! {
     /// backoff doubles (Linux `tcp_syn_linear_timeouts`, default 4 in recent 6.x); 0 = RFC 6298
     /// §5.7 doubling from the first.
     syn_linear_timeouts: u32 = 0; kind "int";
+    /// Connection-establishment timer: the attempt is abandoned this long after the first SYN
+    /// even if SYN retries remain (BSD `tcp_keepinit`, TCPTV_KEEP_INIT = 75 s: `tcp_timer_keep`
+    /// drops a connection not yet established); 0 = none, `syn_retries` alone decides.
+    syn_give_up: u64 = 0; kind "duration";
     /// Pace segments at cwnd/SRTT (× 1.0) even if the controller does not ask for pacing.
     pacing: bool = false; kind "bool";
     /// Rate at which the receiving application reads, bit/s; null = reads at once (iperf).

@@ -1,8 +1,10 @@
 //! Connection establishment of the sending end (active open, RFC 9293 §3.5), sans I/O.
 //!
 //! Owns the SYN (its options and window, RFC 7323 §2.2–2.3), the SYN retransmission schedule
-//! (exponential backoff from the initial RTO, RFC 6298 §5.7, after Linux's
-//! `syn_linear_timeouts` linear retries), giving up after `syn_retries`, and the processing of
+//! (exponential backoff from the initial RTO, RFC 6298 §5.7, after `syn_linear_timeouts` linear
+//! retries: Linux's `tcp_syn_linear_timeouts`, BSD's `tcp_syn_backoff[]`; BSD adds its RTO slop
+//! to each re-armed SYN timer), giving up after `syn_retries` or, with `syn_give_up`, at the
+//! connection-establishment timer (BSD `tcp_keepinit`), and the processing of
 //! the SYN-ACK: which options are on (timestamps RFC 7323, SACK RFC 2018, window scaling
 //! RFC 7323 §2.3), the segment size (RFC 9293 §3.7.1) and the handshake RTT sample (Karn,
 //! RFC 6298 §2). It builds headers and returns times; [`super::TcpSender`] puts them on the
@@ -19,6 +21,8 @@ pub struct Handshake {
     pub tries: u32,
     /// When the last SYN was sent.
     pub sent_at: Nanos,
+    /// When the first SYN was sent (the connection-establishment timer starts then).
+    pub first_at: Nanos,
     /// Window-scale shift we announce (0 when the peer does not scale).
     pub rcv_wscale: u8,
 }
@@ -79,6 +83,9 @@ impl Handshake {
         let retransmit = self.tries > 0;
         self.tries += 1;
         self.sent_at = now;
+        if !retransmit {
+            self.first_at = now;
+        }
         // Window scale: the smallest shift that lets the receive buffer be advertised (RFC 7323 §2.3).
         self.rcv_wscale = if cfg.window_scaling {
             wscale_for(cfg.rcvbuf)
@@ -109,21 +116,37 @@ impl Handshake {
         };
         let wire_len = packet::IPV4_HEADER + packet::TCP_HEADER + packet::SYN_OPTIONS_LEN;
         // SYN retransmission with exponential backoff from the initial RTO (RFC 6298 §5.7),
-        // after `syn_linear_timeouts` retries without backoff (Linux; ip-sysctl.rst's example:
-        // SYN timeouts 1, 1, 1, 1, 1, 2, 4 s with the default 4).
+        // after `syn_linear_timeouts` retries without backoff: Linux's tcp_syn_linear_timeouts
+        // (ip-sysctl.rst's example: SYN timeouts 1, 1, 1, 1, 1, 2, 4 s with the default 4) and
+        // BSD's tcp_syn_backoff[] = {1, 1, 1, 1, 1, 2, 4, 8, …} for SYN_SENT in tcp_timer_rexmt
+        // (FreeBSD, XNU; the same schedule as 4). A BSD timer re-armed there goes through
+        // TCPT_RANGESET, which adds tcp_rexmit_slop (`rto_slop`) before clamping; the first
+        // SYN's timer is t_rxtcur = TCPTV_RTOBASE as set at creation, without it.
         let doublings = (self.tries - 1).saturating_sub(cfg.syn_linear_timeouts);
-        let rto = cfg.initial_rto.saturating_mul(1 << doublings.min(20));
+        let slop = if retransmit { cfg.rto_slop } else { 0 };
+        let rto = cfg
+            .initial_rto
+            .saturating_mul(1 << doublings.min(20))
+            .saturating_add(slop)
+            .min(cfg.max_rto);
+        let mut retry_at = now + rto;
+        if cfg.syn_give_up > 0 {
+            retry_at = retry_at.min(self.first_at + cfg.syn_give_up);
+        }
         Syn {
             hdr,
             wire_len,
             retransmit,
-            retry_at: now + rto.min(cfg.max_rto),
+            retry_at,
         }
     }
 
-    /// SYN retries are exhausted: the connection fails instead of sending another SYN.
-    pub fn gave_up(&self, cfg: &TcpConfig) -> bool {
+    /// At `now`, when the SYN timer fires: the attempt is over (SYN retries exhausted, or the
+    /// connection-establishment timer has run out) and the connection fails instead of
+    /// sending another SYN.
+    pub fn gave_up(&self, cfg: &TcpConfig, now: Nanos) -> bool {
         self.tries > cfg.syn_retries
+            || (cfg.syn_give_up > 0 && now >= self.first_at + cfg.syn_give_up)
     }
 
     /// Process a SYN-ACK; `None` if it does not acknowledge our SYN.
@@ -193,7 +216,7 @@ mod tests {
             let syn = hs.syn(cfg, 1460, 0, 0, now);
             gaps.push(syn.retry_at - now);
             now = syn.retry_at;
-            if hs.gave_up(cfg) {
+            if hs.gave_up(cfg, now) {
                 return gaps;
             }
         }
@@ -217,6 +240,49 @@ mod tests {
             ..TcpConfig::default()
         };
         assert_eq!(retry_gaps(&cfg), vec![S, S, S, S, S, 2 * S, 4 * S]);
+    }
+
+    #[test]
+    fn test_syn_sent_bsd_schedule_with_slop_and_keepinit() {
+        // FreeBSD 5.x: TCPTV_RTOBASE 3 s, tcp_syn_backoff {1, 1, 1, 1, 1, 2, 4, …}, 200 ms
+        // tcp_rexmit_slop on every re-armed timer, TCP_MAXRXTSHIFT 12 retries, keep-init 75 s:
+        // SYNs at 0, 3, 6.2, 9.4, 12.6, 15.8, 22.0, 34.2 and 58.4 s; abandoned at 75 s.
+        let ms = S / 1000;
+        let cfg = TcpConfig {
+            initial_rto: 3 * S,
+            max_rto: 64 * S,
+            rto_slop: 200 * ms,
+            syn_linear_timeouts: 4,
+            syn_retries: 12,
+            syn_give_up: 75 * S,
+            ..TcpConfig::default()
+        };
+        let r = 3200 * ms;
+        let gaps = retry_gaps(&cfg);
+        assert_eq!(
+            gaps,
+            vec![
+                3 * S,
+                r,
+                r,
+                r,
+                r,
+                6200 * ms,
+                12_200 * ms,
+                24_200 * ms,
+                16_600 * ms
+            ]
+        );
+        assert_eq!(gaps.iter().sum::<Nanos>(), 75 * S, "given up at keep-init");
+        // Without the give-up timer the ninth SYN waits 48.2 s and retries go on.
+        let open = TcpConfig {
+            syn_give_up: 0,
+            ..cfg
+        };
+        let gaps = retry_gaps(&open);
+        assert_eq!(gaps.len(), 13);
+        assert_eq!(gaps[8], 48_200 * ms);
+        assert_eq!(gaps[9], 64 * S, "slop added before the 64 s clamp");
     }
 
     #[test]

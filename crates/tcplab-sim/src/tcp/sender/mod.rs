@@ -1160,7 +1160,7 @@ impl TcpSender {
     fn on_rto(&mut self, cx: &mut Cx) {
         let now = cx.now;
         if self.state == State::SynSent {
-            if self.hs.gave_up(&self.cfg) {
+            if self.hs.gave_up(&self.cfg, now) {
                 self.state = State::Failed;
                 return;
             }
