@@ -81,7 +81,7 @@ use handshake::Handshake;
 use loss::{Probe, RackTlp};
 use send::{Room, SendState, Step};
 use tcplab_cc::{AckEvent, CongestionControl, SentEvent};
-use timers::{due, RtoOnAck, Timers};
+use timers::{due, PersistProbe, RtoOnAck, Timers};
 
 /// Whether [`TcpSender::on_in_order_ack`] may be taken (always, except in the tests that
 /// compare it with the full ACK path).
@@ -499,20 +499,10 @@ impl TcpSender {
 
     // ---- Output ----
 
-    fn emit(&mut self, cx: &mut Cx, hdr: TcpHdr, payload: u32, wire_len: u32) {
-        self.emit_in_frame(cx, hdr, payload, wire_len, false);
-    }
-
-    /// [`Self::emit`]; `frame_cont`: a TSO frame's later segment ([`Packet::frame_cont`]).
-    fn emit_in_frame(
-        &mut self,
-        cx: &mut Cx,
-        hdr: TcpHdr,
-        payload: u32,
-        wire_len: u32,
-        frame_cont: bool,
-    ) {
-        let pkt = Packet {
+    /// A segment of this connection to the peer; `frame_cont`: a TSO frame's later segment
+    /// ([`Packet::frame_cont`]).
+    fn packet(&self, hdr: TcpHdr, payload: u32, wire_len: u32, frame_cont: bool) -> Packet {
+        Packet {
             ep: self.spec.peer,
             flow: self.spec.flow,
             src: self.spec.src,
@@ -523,8 +513,12 @@ impl TcpSender {
             payload,
             udp_seq: 0,
             tcp: hdr,
-        };
-        cx.send(pkt);
+        }
+    }
+
+    /// Send a segment without data (SYN, pure ACK, FIN, zero-window probe).
+    fn emit(&mut self, cx: &mut Cx, hdr: TcpHdr, payload: u32, wire_len: u32) {
+        cx.send(self.packet(hdr, payload, wire_len, false));
     }
 
     fn data_hdr(&self, now: Nanos, off: u64, fl: u8) -> TcpHdr {
@@ -550,12 +544,8 @@ impl TcpSender {
         self.emit(cx, hdr, 0, wire);
     }
 
-    fn send_segment(&mut self, cx: &mut Cx, off: u64, len: u32, retransmit: bool) {
-        self.send_segment_in_frame(cx, off, len, retransmit, false);
-    }
-
-    /// [`Self::send_segment`]; `frame_cont`: the segment continues a TSO frame.
-    fn send_segment_in_frame(
+    /// Send `len` bytes from offset `off`; `frame_cont`: the segment continues a TSO frame.
+    fn send_segment(
         &mut self,
         cx: &mut Cx,
         off: u64,
@@ -566,7 +556,7 @@ impl TcpSender {
         let now = cx.now;
         let hdr = self.data_hdr(now, off, if len > 0 { flags::PSH } else { 0 });
         let wire = self.header_len() + len;
-        self.emit_in_frame(cx, hdr, len, wire, frame_cont);
+        cx.send(self.packet(hdr, len, wire, frame_cont));
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.ep.rec.on_sent(len);
@@ -658,7 +648,7 @@ impl TcpSender {
                 Step::Retransmit(i) => {
                     self.ep.fast_rexmit_due = false;
                     let (start, len) = self.sb.on_retransmit(i, now);
-                    self.send_segment(cx, start, len, true);
+                    self.send_segment(cx, start, len, true, false);
                 }
                 Step::New(len) => {
                     // Knob `tso`: a segment after its frame's first takes no room of its own in
@@ -682,7 +672,7 @@ impl TcpSender {
                     }
                     self.sb.on_send_new(off, len as u32, now);
                     self.snd_nxt += len;
-                    self.send_segment_in_frame(cx, off, len as u32, false, frame_cont);
+                    self.send_segment(cx, off, len as u32, false, frame_cont);
                     sent_new = true;
                 }
                 Step::PacingWait => {
@@ -797,30 +787,26 @@ impl TcpSender {
         )
     }
 
+    /// The persist timer fired ([`timers::persist_probe`] chooses the probe).
     fn send_window_probe(&mut self, cx: &mut Cx) {
-        if !self.sb.is_empty() {
-            self.timers.persist_backoff = 0;
-            return;
-        }
         let room = self.room();
-        if room.rwnd > 0 && room.app > 0 {
-            // A window smaller than one segment: send what fits (the SWS override, RFC 9293
-            // §3.8.6.2.1; Linux `tcp_write_wakeup` does the same).
-            let len = room.rwnd.min(room.app).min(self.smss as u64) as u32;
-            let off = self.snd_nxt;
-            self.sb.on_send_new(off, len, cx.now);
-            self.snd_nxt += len as u64;
-            self.send_segment(cx, off, len, false);
-            return;
+        match timers::persist_probe(!self.sb.is_empty(), room.rwnd, room.app, self.smss) {
+            PersistProbe::Outstanding => self.timers.persist_backoff = 0,
+            PersistProbe::Partial(len) => {
+                let off = self.snd_nxt;
+                self.sb.on_send_new(off, len, cx.now);
+                self.snd_nxt += len as u64;
+                self.send_segment(cx, off, len, false, false);
+            }
+            PersistProbe::ZeroWindow => {
+                self.stats.zero_window_probes += 1;
+                let hdr = self.data_hdr(cx.now, self.snd_una.wrapping_sub(1), 0);
+                let wire = self.header_len();
+                self.emit(cx, hdr, 0, wire);
+                self.timers
+                    .persist_probe_sent(cx.now, self.rtt.base_rto(), self.cfg.max_rto);
+            }
         }
-        // A segment with an old sequence number elicits an ACK with the current window
-        // (RFC 9293 §3.10.7.4; the form Linux uses for zero-window probes).
-        self.stats.zero_window_probes += 1;
-        let hdr = self.data_hdr(cx.now, self.snd_una.wrapping_sub(1), 0);
-        let wire = self.header_len();
-        self.emit(cx, hdr, 0, wire);
-        self.timers
-            .persist_probe_sent(cx.now, self.rtt.base_rto(), self.cfg.max_rto);
     }
 
     // ---- Input ----
@@ -1117,11 +1103,11 @@ impl TcpSender {
                 let off = self.snd_nxt;
                 self.sb.on_send_new(off, len, cx.now);
                 self.snd_nxt += len as u64;
-                self.send_segment(cx, off, len, false);
+                self.send_segment(cx, off, len, false, false);
             }
             Probe::Retransmit => {
                 if let Some((start, len)) = self.sb.on_probe_retransmit(cx.now) {
-                    self.send_segment(cx, start, len, true);
+                    self.send_segment(cx, start, len, true, false);
                 }
             }
         }

@@ -65,6 +65,32 @@ pub fn rto_on_advance(nothing_outstanding: bool, restart_on_ack: bool) -> RtoOnA
     }
 }
 
+/// What the sender does when the persist timer fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PersistProbe {
+    /// Data is outstanding again: the retransmission timer covers it; the backoff is forgotten.
+    Outstanding,
+    /// A window smaller than a segment is open and data waits: send this many new bytes (the
+    /// SWS override, RFC 9293 §3.8.6.2.1; Linux `tcp_write_wakeup` does the same).
+    Partial(u32),
+    /// The window is closed (or nothing waits): a zero-window probe, a segment with an old
+    /// sequence number that elicits an ACK with the current window (RFC 9293 §3.10.7.4; the
+    /// form Linux uses), then back off (RFC 9293 §3.8.6.1).
+    ZeroWindow,
+}
+
+/// The persist timer fired: `outstanding` — data is unacknowledged; `rwnd_room` and `app_room`
+/// — bytes the peer's window and the application allow from snd_nxt.
+pub fn persist_probe(outstanding: bool, rwnd_room: u64, app_room: u64, smss: u32) -> PersistProbe {
+    if outstanding {
+        PersistProbe::Outstanding
+    } else if rwnd_room > 0 && app_room > 0 {
+        PersistProbe::Partial(rwnd_room.min(app_room).min(smss as u64) as u32)
+    } else {
+        PersistProbe::ZeroWindow
+    }
+}
+
 impl Timers {
     /// Earliest armed deadline (the pacing time only while the send loop waits for it).
     #[inline]
@@ -124,6 +150,32 @@ impl Timers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_persist_probe_choice() {
+        assert_eq!(
+            persist_probe(true, 0, 9000, 1448),
+            PersistProbe::Outstanding
+        );
+        assert_eq!(
+            persist_probe(false, 0, 9000, 1448),
+            PersistProbe::ZeroWindow
+        );
+        assert_eq!(persist_probe(false, 500, 0, 1448), PersistProbe::ZeroWindow);
+        // A sub-MSS window: what fits; never more than a segment or than the application has.
+        assert_eq!(
+            persist_probe(false, 500, 9000, 1448),
+            PersistProbe::Partial(500)
+        );
+        assert_eq!(
+            persist_probe(false, 9000, 9000, 1448),
+            PersistProbe::Partial(1448)
+        );
+        assert_eq!(
+            persist_probe(false, 9000, 300, 1448),
+            PersistProbe::Partial(300)
+        );
+    }
 
     #[test]
     fn test_poll_at_earliest_deadline() {
