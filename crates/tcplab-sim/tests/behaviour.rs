@@ -1090,3 +1090,36 @@ fn test_fack_finds_a_lost_retransmission_without_timeout() {
     assert_eq!((fack.0, fack.1, fack.2), (1, 0, 2));
     assert!(fack.3 + 200 * MS < sack.3);
 }
+
+#[test]
+fn test_rto_rearmed_by_the_head_retransmission_spares_a_spurious_timeout() {
+    // A 400-ms path with a steady RTT (window-limited below the 2 Mbit/s rate: no queue), so
+    // SRTT + 4·RTTVAR ends barely above the RTT (clock granularity 10 ms, 300-ms floor: the
+    // Windows values; an ACK per segment). Packet 400 of a 600-segment transfer is lost; the third duplicate ACK
+    // comes ≈ 20 ms after the ACK that last restarted the timer, so the fast retransmission's
+    // ACK arrives ≈ 20 ms after the timer set then. Strict RFC 6298 (timer restarted only by
+    // ACKs of new data) times out while the retransmission is in flight; re-arming the timer
+    // when the head is retransmitted (Linux, BSD, Windows: config.rs
+    // `rto_rearm_on_head_retransmit`) does not.
+    let run = |rearm: bool| {
+        let mut d = Dumbbell::new(2_000_000, 400 * MS, 100, 40 * SEC);
+        d.fwd_loss = json!({"model": "list", "packets": [400]});
+        let tcp = json!({
+            "cwnd_unit": "bytes", "min_rto": 300 * MS, "clock_granularity": 10 * MS,
+            "recovery": "sack", "sack": true, "rcvbuf": 20 * 1448, "initial_window": 2,
+            "delayed_ack": false, "rto_rearm_on_head_retransmit": rearm,
+        });
+        let d = d
+            .tcp("t", "newreno", 0, tcp)
+            .flow_field(0, "bytes", json!(600 * 1448));
+        let r = d.run();
+        let f = &r.flows[0];
+        (f.fast_retransmits, f.timeouts, f.completion_ns.unwrap())
+    };
+    let strict = run(false);
+    let rearm = run(true);
+    eprintln!("(fast rexmits, RTOs, completion ns): strict {strict:?}, rearmed {rearm:?}");
+    assert_eq!((strict.0, strict.1), (1, 1), "strict RFC 6298 times out");
+    assert_eq!((rearm.0, rearm.1), (1, 0));
+    assert!(rearm.2 < strict.2);
+}

@@ -202,6 +202,15 @@ knobs! {
     /// Back off by multiplying the unclamped RTO by BSD's `tcp_backoff[]` (1, 2, 4 … 64) and
     /// clamp afterwards (BSD `tcp_timer_rexmt`), instead of doubling the clamped RTO (RFC 6298 §5.5).
     rto_backoff_unclamped: bool = false; kind "bool";
+    /// Restart the retransmission timer from now whenever the segment at snd_una is
+    /// retransmitted (a fast retransmit, or a lost retransmission sent again), not only on ACKs
+    /// of new data (RFC 6298 §5.3). Linux `tcp_xmit_retransmit_queue` re-arms the timer when
+    /// it retransmits the queue head; BSD's fast retransmit clears the timer and `tcp_output`
+    /// arms it afresh (4.4BSD `tcp_input`, FreeBSD/OpenBSD); Windows starts a timer for each
+    /// segment handed to IP. Off: RFC 6298 strictly — the timer keeps running from the last
+    /// ACK that advanced snd_una, so on a path whose RTO barely exceeds its RTT a fast
+    /// retransmit that is still in flight times out.
+    rto_rearm_on_head_retransmit: bool = false; kind "bool";
     /// Drop the smoothed RTT on this many consecutive backoffs, so the next sample starts the
     /// estimator again (BSD: `t_rxtshift` > `TCP_MAXRXTSHIFT`/4, i.e. 4); 0 = never.
     rtt_forget_after_backoffs: u32 = 0; kind "int";

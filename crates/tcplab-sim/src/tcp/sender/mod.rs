@@ -563,6 +563,10 @@ impl TcpSender {
         if retransmit {
             self.stats.retransmits += 1;
             self.ep.undo.on_retransmit(hdr.ts_val);
+            if self.cfg.rto_rearm_on_head_retransmit && off == self.snd_una {
+                // Knob `rto_rearm_on_head_retransmit` (its sources in config.rs).
+                self.timers.restart_rto(now, self.rtt.rto());
+            }
         }
         self.last_send = now;
         self.cc.on_packet_sent(&SentEvent {
