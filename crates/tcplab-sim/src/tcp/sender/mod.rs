@@ -544,6 +544,15 @@ impl TcpSender {
         self.emit(cx, hdr, 0, wire);
     }
 
+    /// Send `len` bytes of new data at snd_nxt (recorded on the scoreboard, snd_nxt advanced).
+    #[inline]
+    fn send_new(&mut self, cx: &mut Cx, len: u32, frame_cont: bool) {
+        let off = self.snd_nxt;
+        self.sb.on_send_new(off, len, cx.now);
+        self.snd_nxt += len as u64;
+        self.send_segment(cx, off, len, false, frame_cont);
+    }
+
     /// Send `len` bytes from offset `off`; `frame_cont`: the segment continues a TSO frame.
     fn send_segment(
         &mut self,
@@ -670,13 +679,10 @@ impl TcpSender {
                     }
                     frame_left = frame_left.saturating_sub(len);
                     self.maybe_idle_restart(now);
-                    let off = self.snd_nxt;
-                    if off + len > self.snd_una + self.rwnd {
+                    if self.snd_nxt + len > self.snd_una + self.rwnd {
                         self.stats.sent_beyond_rwnd += 1;
                     }
-                    self.sb.on_send_new(off, len as u32, now);
-                    self.snd_nxt += len;
-                    self.send_segment(cx, off, len as u32, false, frame_cont);
+                    self.send_new(cx, len as u32, frame_cont);
                     sent_new = true;
                 }
                 Step::PacingWait => {
@@ -796,12 +802,7 @@ impl TcpSender {
         let room = self.room();
         match timers::persist_probe(!self.sb.is_empty(), room.rwnd, room.app, self.smss) {
             PersistProbe::Outstanding => self.timers.persist_backoff = 0,
-            PersistProbe::Partial(len) => {
-                let off = self.snd_nxt;
-                self.sb.on_send_new(off, len, cx.now);
-                self.snd_nxt += len as u64;
-                self.send_segment(cx, off, len, false, false);
-            }
+            PersistProbe::Partial(len) => self.send_new(cx, len, false),
             PersistProbe::ZeroWindow => {
                 self.stats.zero_window_probes += 1;
                 let hdr = self.data_hdr(cx.now, self.snd_una.wrapping_sub(1), 0);
@@ -1103,12 +1104,7 @@ impl TcpSender {
         self.stats.tlp_probes += 1;
         let room = self.room();
         match RackTlp::probe(self.smss, room.app, room.rwnd) {
-            Probe::New(len) => {
-                let off = self.snd_nxt;
-                self.sb.on_send_new(off, len, cx.now);
-                self.snd_nxt += len as u64;
-                self.send_segment(cx, off, len, false, false);
-            }
+            Probe::New(len) => self.send_new(cx, len, false),
             Probe::Retransmit => {
                 if let Some((start, len)) = self.sb.on_probe_retransmit(cx.now) {
                     self.send_segment(cx, start, len, true, false);
