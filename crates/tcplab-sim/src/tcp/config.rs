@@ -4,6 +4,7 @@
 //! entry (exported to Python through `tcplab._core.tcp_knobs()`), so the knob list lives in one place.
 //! Defaults are the IETF recommendations (a "generic RFC stack"); OS personalities override them.
 
+pub use super::receiver::autotune::RcvRttCfg;
 use serde::{Deserialize, Serialize};
 
 /// Initial window rule.
@@ -106,6 +107,7 @@ impl KnobRange for f64 {}
 impl KnobRange for CwndUnitCfg {}
 impl KnobRange for GrowthCreditCfg {}
 impl KnobRange for RecoveryCfg {}
+impl KnobRange for RcvRttCfg {}
 
 macro_rules! or_empty {
     () => {
@@ -309,6 +311,13 @@ knobs! {
     /// Windows Vista+ auto-tuning): once per round trip the buffer grows to twice the bytes
     /// delivered in the last round trip; null = fixed buffer.
     rcvbuf_autotune_max: Option<u64> = None; kind "bytes", optional true;
+    /// Receiver (autotuning): the round-trip time that paces it: "handshake" (the handshake's,
+    /// fixed), "linux-2.6" or "linux-6" (Linux `rcv_rtt_est` from timestamp echoes and
+    /// per-window samples, as those releases computed it; receiver/autotune.rs).
+    rcv_rtt: RcvRttCfg = RcvRttCfg::Handshake; kind "choice", choices &["handshake", "linux-2.6", "linux-6"];
+    /// Receiver (autotuning): when the bytes per round trip grew, add twice the window times
+    /// the growth and the out-of-order extent (Linux 6.18 `tcp_rcvbuf_grow`, slow start).
+    rcvbuf_autotune_boost: bool = false; kind "bool";
     /// Receiving host: bit/s the host can take off the wire and process; packets beyond `rx_ring` waiting are dropped before TCP sees them. Models the
     /// end-host receive limit of the Windows XP/Vista clients (Iwanaga et al.: capped throughput
     /// and duplicate ACKs on a clean path). Applies to the whole receiving host; null = unlimited.

@@ -3,6 +3,7 @@
 //! timestamp echo (RFC 7323 §4.3). The model does not send data or its own FIN; a FIN from the
 //! peer is acknowledged.
 
+pub mod autotune;
 pub mod recv_core;
 
 use super::config::TcpConfig;
@@ -12,6 +13,7 @@ use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::rng::Rng;
 use crate::time::Nanos;
+use autotune::{Autotune, RcvRttCfg};
 use recv_core::{RecvCore, RecvCoreConfig};
 use std::collections::VecDeque;
 
@@ -37,10 +39,10 @@ pub struct TcpReceiver {
     /// Payload bytes of a full segment from the peer.
     seg_mss: u32,
     synack_at: Nanos,
-    /// Round-trip time measured from the handshake (SYN-ACK sent → first ACK), for autotuning.
+    /// Round-trip time measured from the handshake (SYN-ACK sent → first data segment).
     rtt_est: Option<Nanos>,
-    tune_at: Nanos,
-    tune_bytes: u64,
+    /// Receive-buffer autotuning, once data flows (with `rcvbuf_autotune_max`).
+    tune: Option<Autotune>,
     /// Stream for `quirk_invalid_sack_fraction`.
     rng: Rng,
     /// A previous connection's out-of-order buffer, for the next `RecvCore` ([`Self::renew`]).
@@ -80,8 +82,7 @@ impl TcpReceiver {
             seg_mss: 536,
             synack_at: 0,
             rtt_est: None,
-            tune_at: 0,
-            tune_bytes: 0,
+            tune: None,
             rng,
             spare_buf: VecDeque::new(),
         }
@@ -305,11 +306,34 @@ impl TcpReceiver {
         if self.rtt_est.is_none() {
             let rtt = now.saturating_sub(self.synack_at).max(1);
             self.rtt_est = Some(rtt);
-            self.tune_at = now;
+            if let Some(max) = self.cfg.rcvbuf_autotune_max {
+                // Linux tcp_init_buffer_space: rcvq_space.space starts at the initial window,
+                // at most 10 segments in 6.x (TCP_INIT_CWND).
+                let wnd = rx.advertised_window();
+                let space = match self.cfg.rcv_rtt {
+                    RcvRttCfg::Linux6 => wnd.min(10 * self.seg_mss as u64),
+                    _ => wnd,
+                };
+                self.tune = Some(Autotune::new(
+                    self.cfg.rcv_rtt,
+                    self.cfg.rcvbuf_autotune_boost,
+                    max,
+                    self.cfg.clock_granularity,
+                    rtt,
+                    now,
+                    space,
+                ));
+            }
             // SACK compression timer: 5 % of the RTT, capped by `comp_sack_delay`
             // (ip-sysctl tcp_comp_sack_delay_ns); the handshake RTT stands for Linux's
             // min(rcv_rtt_est, srtt), both taken from the handshake on a passive opener.
             rx.set_comp_sack_delay((rtt / 20).min(self.cfg.comp_sack_delay));
+        }
+        if let (Some(t), true) = (self.tune.as_mut(), self.ts_on && p.payload > 0) {
+            if h.opts & opts::TS != 0 {
+                let ts_now = (now / self.cfg.clock_granularity.max(1)) as u32;
+                t.on_ts_echo(ts_now, h.ts_ecr, p.payload, self.seg_mss);
+            }
         }
         let out = rx.on_segment(now, h.seq, p.payload, fin);
         if out.delivered > 0 && !out.out_of_order {
@@ -318,14 +342,17 @@ impl TcpReceiver {
                 let c = rx.clamp() + 2 * self.seg_mss as u64;
                 rx.raise_clamp(c);
             }
-            if let (Some(max), Some(rtt)) = (self.cfg.rcvbuf_autotune_max, self.rtt_est) {
-                // Dynamic right-sizing (Fisher et al.; Linux `tcp_rcv_space_adjust`): once per
-                // round trip, the buffer grows to twice what the application took in that round.
-                if now >= self.tune_at + rtt {
-                    let d = rx.stats().bytes_delivered - self.tune_bytes;
-                    rx.grow_rcvbuf((2 * d).min(max));
-                    self.tune_bytes = rx.stats().bytes_delivered;
-                    self.tune_at = now;
+            if let Some(t) = self.tune.as_mut() {
+                // Dynamic right-sizing (autotune.rs): the round-trip estimate, then once per
+                // estimated round trip the buffer from what the application took in it.
+                t.on_in_order(now, rx.delivered_offset(), rx.advertised_window());
+                let s = rx.stats().bytes_delivered;
+                let copied = match self.cfg.rcv_rtt {
+                    RcvRttCfg::Handshake => s,
+                    _ => s - rx.unread_bytes(),
+                };
+                if let Some(w) = t.on_copied(now, copied, rx.ooo_extent()) {
+                    rx.grow_rcvbuf(w);
                 }
             }
         }

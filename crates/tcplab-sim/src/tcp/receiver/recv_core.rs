@@ -896,6 +896,11 @@ impl RecvCore {
         self.ooo_bytes
     }
 
+    /// Bytes from `rcv_nxt` to the end of the highest out-of-order range (0 when none).
+    pub fn ooo_extent(&self) -> u64 {
+        self.ooo.back().map_or(0, |r| r.1 - self.rcv_nxt)
+    }
+
     /// Number of disjoint out-of-order ranges currently held.
     pub fn ooo_ranges(&self) -> usize {
         self.ooo.len()
