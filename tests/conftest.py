@@ -104,6 +104,30 @@ if os.environ.get("CI") and not core_available():
 needs_core = pytest.mark.skipif(not core_available(), reason="tcplab._core is not built")
 
 
+def kernel_engine_skip_reason() -> str | None:
+    """Why the kernel engine cannot run here (root, the tools, ``ip netns``, the link
+    emulator), or None when it can."""
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0:
+        return "the kernel engine needs root"
+    for tool in ("ip", "iperf3", "ethtool", "tc", "ss"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    try:
+        subprocess.run(["ip", "netns", "list"], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "`ip netns` is not available"
+    try:
+        from tcplab.kernel import linkem
+    except ImportError as e:
+        return f"tcplab.kernel cannot be imported: {e}"
+    if linkem.available() is None:
+        return "the link emulator (tcplab._core.linkem_serve or tcplab-linkem) is not built"
+    return None
+
+
 @pytest.fixture
 def fake_catalog(monkeypatch: pytest.MonkeyPatch) -> Catalog:
     """Make FAKE_CATALOG the default catalog (as if the core provided it)."""

@@ -15,19 +15,18 @@ The kernel check at the end repeats that measurement (root, kernel engine).
 
 from __future__ import annotations
 
-import os
-import shutil
 from typing import Any
 
 import pytest
 
 import tcplab
-from conftest import needs_core
+from conftest import kernel_engine_skip_reason, needs_core
 
 RATE = 24.4e6
 RTT = 0.0225
 BDP = RATE * RTT / 8  # bytes
 BUFFER = 1.39  # BDP
+KERNEL_SKIP = kernel_engine_skip_reason()
 
 
 def bulk(receiver: str, duration: str = "4s", **receiver_tcp: Any) -> dict[str, Any]:
@@ -78,21 +77,8 @@ def test_with_the_handshake_rtt_the_window_stays_under_the_path() -> None:
     assert drops == 0
 
 
-def _kernel_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "the kernel engine needs root"
-    for tool in ("ip", "iperf3", "ethtool", "tc", "ss"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    from tcplab.kernel import linkem
-
-    if linkem.available() is None:
-        return "the link emulator is not built"
-    return None
-
-
 @needs_core
-@pytest.mark.skipif(_kernel_reason() is not None, reason=_kernel_reason() or "")
+@pytest.mark.skipif(KERNEL_SKIP is not None, reason=KERNEL_SKIP or "")
 def test_this_kernel_also_outgrows_the_queue(tmp_path) -> None:
     doc = bulk("linux-6", duration="4s")
     raw = tcplab.run(doc, engine="kernel").raw[0]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import kernel_engine_skip_reason
 from tcplab.errors import EngineError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,24 +25,7 @@ MS = 1_000_000
 S = 1_000_000_000
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "the kernel engine needs root"
-    for tool in ("ip", "iperf3", "ethtool", "tc", "ss"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    try:
-        subprocess.run(["ip", "netns", "list"], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):
-        return "`ip netns` is not available"
-    from tcplab.kernel import linkem
-
-    if linkem.available() is None:
-        return "the link emulator (tcplab._core.linkem_serve or tcplab-linkem) is not built"
-    return None
-
-
-_REASON = _skip_reason()
+_REASON = kernel_engine_skip_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
 
 

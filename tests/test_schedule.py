@@ -6,13 +6,11 @@ behind)."""
 from __future__ import annotations
 
 import copy
-import os
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import needs_core
+from conftest import kernel_engine_skip_reason, needs_core
 from tcplab import ScenarioError, engines
 from tcplab.scenario import load
 
@@ -193,21 +191,6 @@ def test_sim_loss_step_loses_from_its_time():
 # The kernel engine (root only)
 
 
-def _kernel_skip() -> str | None:
-    if os.geteuid() != 0:
-        return "the kernel engine needs root"
-    for tool in ("ip", "iperf3", "ethtool", "tc", "ss"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    try:
-        from tcplab.kernel import linkem
-    except ImportError as e:
-        return f"tcplab.kernel cannot be imported: {e}"
-    if linkem.available() is None:
-        return "the link emulator is not built"
-    return None
-
-
 def _namespaces() -> set[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return {line.split()[0] for line in out.splitlines() if line.startswith("tl-")}
@@ -215,7 +198,7 @@ def _namespaces() -> set[str]:
 
 @pytest.fixture
 def kernel_run(monkeypatch):
-    reason = _kernel_skip()
+    reason = kernel_engine_skip_reason()
     if reason:
         pytest.skip(reason)
     from tcplab import kernel
