@@ -279,6 +279,37 @@ def test_seed_noise_and_the_indistinguishable_set():
     assert classify.seed_noise(x, lib0, cands) == pytest.approx(2.0)
 
 
+def test_candidates_running_renos_rules_on_the_trace_join_the_set():
+    names = ("hstcp", "reno", "newreno", "ctcp", "bic", "illinois", "scalable", "htcp", "cubic")
+    cands = {f"linux-6/{c}": R.Candidate("linux-6", c) for c in names}
+    cands["windows-7/newreno"] = R.Candidate("windows-7", "newreno")
+    dist = {k: 1.0 + i / 100 for i, k in enumerate(cands)}
+    small = {"max_window_seg": 20}
+    # hstcp alone by distance (zero seed noise): with a window of 20 segments HSTCP (38) and
+    # Compound (41) run Reno's rules, BIC (15) and Illinois (15) do not; Scalable and H-TCP
+    # never count; another stack's Reno is another stack.
+    got = classify.with_reno_equivalents(["linux-6/hstcp"], cands, dist, small)
+    assert got == ["linux-6/hstcp", "linux-6/reno", "linux-6/newreno", "linux-6/ctcp"]
+    tiny = {"max_window_seg": 10}
+    got = classify.with_reno_equivalents(["linux-6/reno"], cands, dist, tiny)
+    assert set(got) == {
+        f"linux-6/{c}" for c in ("hstcp", "reno", "newreno", "ctcp", "bic", "illinois")
+    }
+    # a window above every threshold leaves only reno and newreno; a non-Reno winner adds nothing
+    big = {"max_window_seg": 60}
+    assert classify.with_reno_equivalents(["linux-6/hstcp"], cands, dist, big) == ["linux-6/hstcp"]
+    assert classify.with_reno_equivalents(["linux-6/newreno"], cands, dist, big) == [
+        "linux-6/reno",
+        "linux-6/newreno",
+    ]
+    assert classify.with_reno_equivalents(["linux-6/cubic"], cands, dist, tiny) == ["linux-6/cubic"]
+    # no window measured: only the always-equal pair
+    assert classify.with_reno_equivalents(["linux-6/reno"], cands, dist, {}) == [
+        "linux-6/reno",
+        "linux-6/newreno",
+    ]
+
+
 def test_tie_reasons_name_the_reno_region():
     cands = {
         f"linux-6/{c}": R.Candidate("linux-6", c) for c in ("hstcp", "reno", "newreno", "vegas")

@@ -226,6 +226,41 @@ RENO_REGION: dict[str, tuple[float, str]] = {
         "its ai_cnt 100 (Linux tcp_scalable.c since 5.7): Reno's increase (its decrease stays 1/8)",
     ),
 }
+
+
+def reno_on_trace(cca: str, counts: dict[str, int]) -> bool:
+    """Whether *cca*'s rules on this trace are Reno's, increase and decrease both, from the
+    algorithm's source: reno and newreno always (the same rules in tcplab-cc); HSTCP, Compound,
+    BIC and Illinois when the capture's largest window stayed under their threshold
+    (:data:`RENO_REGION`). Not Scalable (its decrease stays 1/8) nor H-TCP (its backoff
+    RTTmin/RTTmax is not Reno's halving)."""
+    if cca in ("reno", "newreno"):
+        return True
+    w = counts.get("max_window_seg", 0)
+    return cca in ("hstcp", "ctcp", "bic", "illinois") and 0 < w < RENO_REGION[cca][0]
+
+
+def with_reno_equivalents(
+    tied: list[str],
+    label_of: dict[str, refs_mod.Candidate],
+    dist: dict[str, float],
+    counts: dict[str, int],
+) -> list[str]:
+    """*tied* plus, for each stack with a member whose rules on this trace are Reno's
+    (:func:`reno_on_trace`), every candidate of that stack whose rules are Reno's too: they run
+    the same rules on this path, so nothing in the trace can separate them, whatever their
+    distances. The seed noise cannot show that where the references have no randomness (a grid
+    point without random loss: two reference seeds give the same trace) and one candidate's
+    path variant is nearer by a hair (ordered by distance, then name)."""
+    stacks = {label_of[k].stack for k in tied if reno_on_trace(label_of[k].cca, counts)}
+    extra = [
+        k
+        for k, c in label_of.items()
+        if k not in tied and c.stack in stacks and reno_on_trace(c.cca, counts)
+    ]
+    return sorted([*tied, *extra], key=lambda k: (dist[k], k))
+
+
 #: H-TCP's alpha is 1 (Reno's increase) for the first Delta_L = 1 s after a congestion event
 #: (Leith & Shorten 2004 §3; crates/tcplab-cc/src/htcp.rs DELTA_L).
 HTCP_DELTA_L_MS = 1000
@@ -250,6 +285,11 @@ def tie_reasons(
     lo, hi = dist[labels[0]], dist[labels[-1]]
     if hi - lo <= EXACT:
         out.append(f"equal distances ({lo:.3f})")
+    elif hi - lo > noise + EXACT:
+        out.append(
+            f"distances {lo:.3f}-{hi:.3f}; those beyond the reference seeds' noise ({noise:.3f}) "
+            "run Reno's rules on this trace, as the nearest does (below)"
+        )
     else:
         out.append(
             f"distances {lo:.3f}-{hi:.3f} differ by less than the reference seeds' noise on this "
@@ -399,8 +439,8 @@ def identify(
     stacks_rank = sorted(by_stack, key=lambda s: (-by_stack[s], best_stack[s], s))
     cca_rank = sorted(by_cca, key=lambda s: (-by_cca[s], best_cca[s], s))
     noise = seed_noise(ex.features, libs[0], cands)
-    tied = indistinguishable(dist, noise)
     label_of = {c.label: c for c in cands}
+    tied = with_reno_equivalents(indistinguishable(dist, noise), label_of, dist, ex.counts)
     # what separated the best candidate from the nearest one outside the indistinguishable set
     first = order[0]
     second = next((k for k in order if k not in tied), order[-1])
