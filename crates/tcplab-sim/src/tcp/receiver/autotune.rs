@@ -279,8 +279,9 @@ mod tests {
     #[test]
     fn linux6_boost_lets_the_sender_double_and_the_buffer_follows_growth_only() {
         let mut a = Autotune::new(RcvRttCfg::Linux6, true, 1 << 30, MS, 0, 0, 14_480);
-        a.on_ts_echo(20, 1, 1448, 1448); // 19 ms
-                                             // 28 960 copied in the first interval: twice the initial space → 2c + 2·2c·(c−old)/old.
+        // An RTT of 19 ms; 28 960 B copied in the first interval, twice the initial space:
+        // 2c + 2·2c·(c − old)/old.
+        a.on_ts_echo(20, 1, 1448, 1448);
         assert_eq!(
             a.on_copied(19 * MS, 28_960, 0),
             Some(2 * 28_960 + 2 * 2 * 28_960)
