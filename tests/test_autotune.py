@@ -56,8 +56,9 @@ def run(doc: dict[str, Any]) -> tuple[float, int]:
 
 
 def largest_window(raw: dict[str, Any]) -> float:
+    """The largest window offered to the only flow (index 0 in the raw series)."""
     s = raw["series"]
-    return max(w for f, w in zip(s["flow"], s["rwnd_bytes"], strict=True) if f in ("bulk", 0))
+    return max(w for f, w in zip(s["flow"], s["rwnd_bytes"], strict=True) if f == 0)
 
 
 @needs_core

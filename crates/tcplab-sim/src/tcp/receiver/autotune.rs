@@ -69,9 +69,10 @@ pub struct Autotune {
 }
 
 impl Autotune {
-    /// `handshake_rtt` seeds the `handshake` estimator only; `initial_space` is Linux's
-    /// `rcvq_space.space` at the start (6.x: min(initial window, 10 segments); 2.6: the
-    /// initial window).
+    /// `handshake_rtt` seeds the `handshake` estimator only; `initial_window` (bytes) and the
+    /// segment size `mss` give Linux's starting `rcvq_space.space` (`tcp_init_buffer_space`:
+    /// the initial window, in 6.x at most TCP_INIT_CWND = 10 segments).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         mode: RcvRttCfg,
         boost: bool,
@@ -79,8 +80,13 @@ impl Autotune {
         tick: Nanos,
         handshake_rtt: Nanos,
         now: Nanos,
-        initial_space: u64,
+        initial_window: u64,
+        mss: u32,
     ) -> Self {
+        let initial_space = match mode {
+            RcvRttCfg::Linux6 => initial_window.min(10 * mss as u64),
+            _ => initial_window,
+        };
         Autotune {
             mode,
             boost,
@@ -171,11 +177,23 @@ impl Autotune {
         self.win = Some((rcv_nxt + rcv_wnd, now));
     }
 
-    /// The application has now copied `copied_total` bytes; `ooo_extent` is the span of the
-    /// out-of-order queue above `rcv_nxt`. Returns the window (bytes) the buffer should grow to,
-    /// if this interval ended with growth (`tcp_rcv_space_adjust`).
-    pub fn on_copied(&mut self, now: Nanos, copied_total: u64, ooo_extent: u64) -> Option<u64> {
+    /// In-order data was delivered: `delivered` bytes so far, of which the application has not
+    /// read `unread`; `ooo_extent` is the span of the out-of-order queue above `rcv_nxt`.
+    /// Returns the window (bytes) the buffer should grow to, if this interval ended with growth
+    /// (`tcp_rcv_space_adjust`, which counts what the application copied).
+    pub fn on_copied(
+        &mut self,
+        now: Nanos,
+        delivered: u64,
+        unread: u64,
+        ooo_extent: u64,
+    ) -> Option<u64> {
         let rtt = self.rtt()?;
+        let copied_total = match self.mode {
+            // The engine's earlier model counted delivered bytes; kept for the receivers using it.
+            RcvRttCfg::Handshake => delivered,
+            _ => delivered - unread,
+        };
         if now < self.tune_at + rtt {
             return None;
         }
@@ -218,19 +236,37 @@ mod tests {
 
     #[test]
     fn handshake_mode_keeps_the_handshake_rtt_and_doubles_each_interval() {
-        let mut a = Autotune::new(RcvRttCfg::Handshake, false, 1 << 30, MS, 20 * MS, 0, 0);
+        let mut a = Autotune::new(
+            RcvRttCfg::Handshake,
+            false,
+            1 << 30,
+            MS,
+            20 * MS,
+            0,
+            0,
+            1448,
+        );
         a.on_ts_echo(500, 1, 1448, 1448);
         a.on_in_order(10 * MS, 1000, 65535);
         assert_eq!(a.rtt(), Some(20 * MS));
-        assert_eq!(a.on_copied(19 * MS, 50_000, 0), None);
-        assert_eq!(a.on_copied(20 * MS, 50_000, 0), Some(100_000));
+        assert_eq!(a.on_copied(19 * MS, 50_000, 0, 0), None);
+        assert_eq!(a.on_copied(20 * MS, 50_000, 0, 0), Some(100_000));
         // Less than before still returns twice it: the buffer ignores a smaller value.
-        assert_eq!(a.on_copied(40 * MS, 60_000, 0), Some(20_000));
+        assert_eq!(a.on_copied(40 * MS, 60_000, 0, 0), Some(20_000));
     }
 
     #[test]
     fn linux_timestamp_samples_include_queueing_and_smooth_with_gain_one_eighth() {
-        let mut a = Autotune::new(RcvRttCfg::Linux26, false, 1 << 30, 4 * MS, 20 * MS, 0, 0);
+        let mut a = Autotune::new(
+            RcvRttCfg::Linux26,
+            false,
+            1 << 30,
+            4 * MS,
+            20 * MS,
+            0,
+            0,
+            1448,
+        );
         assert_eq!(a.rtt(), None, "no estimate before a sample");
         a.on_ts_echo(15, 10, 1448, 1448); // 5 ticks = 20 ms
         assert_eq!(a.rtt(), Some(20 * MS));
@@ -245,7 +281,7 @@ mod tests {
 
     #[test]
     fn linux6_latches_a_lower_timestamp_sample_and_uses_each_echo_once() {
-        let mut a = Autotune::new(RcvRttCfg::Linux6, true, 1 << 30, MS, 20 * MS, 0, 0);
+        let mut a = Autotune::new(RcvRttCfg::Linux6, true, 1 << 30, MS, 20 * MS, 0, 0, 1448);
         a.on_ts_echo(140, 100, 1448, 1448);
         assert_eq!(a.rtt(), Some(40 * MS));
         a.on_ts_echo(160, 100, 1448, 1448); // same echo: ignored
@@ -261,7 +297,7 @@ mod tests {
     #[test]
     fn per_window_samples_only_lower_the_estimate_and_2_6_compares_them_unscaled() {
         // 6.x: a per-window sample replaces the estimate only if lower.
-        let mut a = Autotune::new(RcvRttCfg::Linux6, false, 1 << 30, MS, 0, 0, 0);
+        let mut a = Autotune::new(RcvRttCfg::Linux6, false, 1 << 30, MS, 0, 0, 0, 1448);
         a.on_in_order(0, 0, 10_000);
         a.on_in_order(30 * MS, 10_000, 10_000);
         assert_eq!(a.rtt(), Some(30 * MS));
@@ -269,7 +305,7 @@ mod tests {
         a.on_in_order(80 * MS, 20_000, 10_000); // 50 ms > 30 ms: kept
         assert_eq!(a.rtt(), Some(30 * MS));
         // 2.6: the unscaled sample against the ×8 estimate — 50 ms < 8 × 30 ms replaces it.
-        let mut b = Autotune::new(RcvRttCfg::Linux26, false, 1 << 30, MS, 0, 0, 0);
+        let mut b = Autotune::new(RcvRttCfg::Linux26, false, 1 << 30, MS, 0, 0, 0, 1448);
         b.on_in_order(0, 0, 10_000);
         b.on_in_order(30 * MS, 10_000, 10_000);
         b.on_in_order(80 * MS, 20_000, 10_000);
@@ -278,30 +314,30 @@ mod tests {
 
     #[test]
     fn linux6_boost_lets_the_sender_double_and_the_buffer_follows_growth_only() {
-        let mut a = Autotune::new(RcvRttCfg::Linux6, true, 1 << 30, MS, 0, 0, 14_480);
+        let mut a = Autotune::new(RcvRttCfg::Linux6, true, 1 << 30, MS, 0, 0, 14_480, 1448);
         // An RTT of 19 ms; 28 960 B copied in the first interval, twice the initial space:
         // 2c + 2·2c·(c − old)/old.
         a.on_ts_echo(20, 1, 1448, 1448);
         assert_eq!(
-            a.on_copied(19 * MS, 28_960, 0),
+            a.on_copied(19 * MS, 28_960, 0, 0),
             Some(2 * 28_960 + 2 * 2 * 28_960)
         );
         // No growth in copied bytes: nothing to do.
-        assert_eq!(a.on_copied(38 * MS, 2 * 28_960, 0), None);
+        assert_eq!(a.on_copied(38 * MS, 2 * 28_960, 0, 0), None);
         // Growth by half, with 3 000 B out of order.
-        let w = a.on_copied(57 * MS, 2 * 28_960 + 43_440, 3_000).unwrap();
+        let w = a.on_copied(57 * MS, 2 * 28_960 + 43_440, 0, 3_000).unwrap();
         assert_eq!(w, 2 * 43_440 + 2 * (2 * 43_440 * 14_480 / 28_960) + 3_000);
         // Without the boost (2.6 rule) the window is twice the bytes per interval.
-        let mut b = Autotune::new(RcvRttCfg::Linux26, false, 50_000, MS, 0, 0, 14_480);
+        let mut b = Autotune::new(RcvRttCfg::Linux26, false, 50_000, MS, 0, 0, 14_480, 1448);
         b.on_ts_echo(20, 1, 1448, 1448);
-        assert_eq!(b.on_copied(19 * MS, 20_000, 0), Some(40_000));
+        assert_eq!(b.on_copied(19 * MS, 20_000, 0, 0), Some(40_000));
         assert_eq!(
-            b.on_copied(38 * MS, 40_000, 0),
+            b.on_copied(38 * MS, 40_000, 0, 0),
             None,
             "2 × 20 000 is not more"
         );
         assert_eq!(
-            b.on_copied(57 * MS, 70_000, 0),
+            b.on_copied(57 * MS, 70_000, 0, 0),
             Some(50_000),
             "capped at the max"
         );

@@ -13,9 +13,14 @@ use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
 use crate::rng::Rng;
 use crate::time::Nanos;
-use autotune::{Autotune, RcvRttCfg};
+use autotune::Autotune;
 use recv_core::{RecvCore, RecvCoreConfig};
 use std::collections::VecDeque;
+
+/// The receiver's timestamp clock (RFC 7323 §5.4): `now` in ticks of `granularity`.
+fn ts_clock(now: Nanos, granularity: Nanos) -> u32 {
+    (now / granularity.max(1)) as u32
+}
 
 pub struct TcpReceiver {
     flow: u32,
@@ -130,7 +135,7 @@ impl TcpReceiver {
     }
 
     fn ts_now(&self, now: Nanos) -> u32 {
-        (now / self.cfg.clock_granularity.max(1)) as u32
+        ts_clock(now, self.cfg.clock_granularity)
     }
 
     pub fn poll_at(&self) -> Option<Nanos> {
@@ -263,7 +268,7 @@ impl TcpReceiver {
             flags: flags::ACK,
             opts: if self.ts_on { opts::TS } else { 0 },
             wnd: f.window.min(u16::MAX as u32) as u16,
-            ts_val: (cx.now / self.cfg.clock_granularity.max(1)) as u32,
+            ts_val: ts_clock(cx.now, self.cfg.clock_granularity),
             ts_ecr: self.ts_recent,
             n_sack: f.n_sack,
             ..TcpHdr::default()
@@ -307,13 +312,6 @@ impl TcpReceiver {
             let rtt = now.saturating_sub(self.synack_at).max(1);
             self.rtt_est = Some(rtt);
             if let Some(max) = self.cfg.rcvbuf_autotune_max {
-                // Linux tcp_init_buffer_space: rcvq_space.space starts at the initial window,
-                // at most 10 segments in 6.x (TCP_INIT_CWND).
-                let wnd = rx.advertised_window();
-                let space = match self.cfg.rcv_rtt {
-                    RcvRttCfg::Linux6 => wnd.min(10 * self.seg_mss as u64),
-                    _ => wnd,
-                };
                 self.tune = Some(Autotune::new(
                     self.cfg.rcv_rtt,
                     self.cfg.rcvbuf_autotune_boost,
@@ -321,7 +319,8 @@ impl TcpReceiver {
                     self.cfg.clock_granularity,
                     rtt,
                     now,
-                    space,
+                    rx.advertised_window(),
+                    self.seg_mss,
                 ));
             }
             // SACK compression timer: 5 % of the RTT, capped by `comp_sack_delay`
@@ -329,9 +328,9 @@ impl TcpReceiver {
             // min(rcv_rtt_est, srtt), both taken from the handshake on a passive opener.
             rx.set_comp_sack_delay((rtt / 20).min(self.cfg.comp_sack_delay));
         }
-        if let (Some(t), true) = (self.tune.as_mut(), self.ts_on && p.payload > 0) {
-            if h.opts & opts::TS != 0 {
-                let ts_now = (now / self.cfg.clock_granularity.max(1)) as u32;
+        if self.ts_on && p.payload > 0 && h.opts & opts::TS != 0 {
+            if let Some(t) = self.tune.as_mut() {
+                let ts_now = ts_clock(now, self.cfg.clock_granularity);
                 t.on_ts_echo(ts_now, h.ts_ecr, p.payload, self.seg_mss);
             }
         }
@@ -346,12 +345,8 @@ impl TcpReceiver {
                 // Dynamic right-sizing (autotune.rs): the round-trip estimate, then once per
                 // estimated round trip the buffer from what the application took in it.
                 t.on_in_order(now, rx.delivered_offset(), rx.advertised_window());
-                let s = rx.stats().bytes_delivered;
-                let copied = match self.cfg.rcv_rtt {
-                    RcvRttCfg::Handshake => s,
-                    _ => s - rx.unread_bytes(),
-                };
-                if let Some(w) = t.on_copied(now, copied, rx.ooo_extent()) {
+                let delivered = rx.stats().bytes_delivered;
+                if let Some(w) = t.on_copied(now, delivered, rx.unread_bytes(), rx.ooo_extent()) {
                     rx.grow_rcvbuf(w);
                 }
             }
