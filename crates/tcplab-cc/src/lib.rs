@@ -295,6 +295,12 @@ pub trait CongestionControl: Send + CopyState {
         None
     }
 
+    /// The fewest segments a paced send quantum may hold, if the controller sets it (Linux
+    /// `ca_ops->min_tso_segs`); None = the stack's default (`tcp_min_tso_segs`, 2).
+    fn min_tso_segs(&self) -> Option<u32> {
+        None
+    }
+
     /// True if this controller sets the window during recovery itself (BBR); then the stack's
     /// recovery part only chooses *what* to send, not *how much*.
     fn governs_recovery(&self) -> bool {

@@ -333,11 +333,7 @@ impl Bbr {
     /// Linux `bbr_tso_segs_goal`: ~1 ms of data at the pacing rate, 2 segments minimum (1 below
     /// 1.2 Mbit/s), at most 64 KB and 127 segments.
     fn send_quantum_segments(&self) -> u64 {
-        let min = if self.pacing_rate < MIN_TSO_RATE_BPS {
-            1
-        } else {
-            2
-        };
+        let min = u64::from(self.min_tso_segs().unwrap_or(2));
         let bytes = (self.pacing_rate / 8.0 * PACING_SHIFT_SECONDS).min(MAX_QUANTUM_BYTES);
         let segs = (bytes / self.mss as f64).floor() as u64;
         segs.max(min).min(MAX_QUANTUM_SEGMENTS)
@@ -612,6 +608,15 @@ impl CongestionControl for Bbr {
     }
 
     crate::growth::delegate_window!();
+
+    /// Linux `bbr_min_tso_segs`: 1 below `bbr_min_tso_rate` (1.2 Mbit/s), else 2.
+    fn min_tso_segs(&self) -> Option<u32> {
+        Some(if self.pacing_rate < MIN_TSO_RATE_BPS {
+            1
+        } else {
+            2
+        })
+    }
 
     fn pacing_rate(&self) -> Option<u64> {
         let r = self.pacing_rate;

@@ -416,6 +416,9 @@ impl CongestionControl for Box<dyn CongestionControl> {
     fn pacing_rate(&self) -> Option<u64> {
         (**self).pacing_rate()
     }
+    fn min_tso_segs(&self) -> Option<u32> {
+        (**self).min_tso_segs()
+    }
     fn governs_recovery(&self) -> bool {
         (**self).governs_recovery()
     }

@@ -5,6 +5,7 @@
 //! Defaults are the IETF recommendations (a "generic RFC stack"); OS personalities override them.
 
 pub use super::receiver::autotune::RcvRttCfg;
+pub use super::sender::pacing::PacingQuantumCfg;
 use serde::{Deserialize, Serialize};
 
 /// Initial window rule.
@@ -108,6 +109,7 @@ impl KnobRange for CwndUnitCfg {}
 impl KnobRange for GrowthCreditCfg {}
 impl KnobRange for RecoveryCfg {}
 impl KnobRange for RcvRttCfg {}
+impl KnobRange for PacingQuantumCfg {}
 
 macro_rules! or_empty {
     () => {
@@ -300,6 +302,10 @@ knobs! {
     syn_give_up: u64 = 0; kind "duration";
     /// Pace segments at cwnd/SRTT (× 1.0) even if the controller does not ask for pacing.
     pacing: bool = false; kind "bool";
+    /// What one pacing slot sends: "segment" (one segment), or "linux-tso-autosize" (Linux
+    /// ≥ 4.20: one buffer of about 1 ms of data at the pacing rate, 2 segments at least, the
+    /// first 10 segments unpaced; sender/pacing.rs). Acts only on paced flows.
+    pacing_quantum: PacingQuantumCfg = PacingQuantumCfg::Segment; kind "choice", choices &["segment", "linux-tso-autosize"];
     /// Rate at which the receiving application reads, bit/s; null = reads at once (iperf).
     app_read_rate: Option<u64> = None; kind "rate", optional true;
     /// Receiver: the advertised window starts at this many segments and grows by two segments

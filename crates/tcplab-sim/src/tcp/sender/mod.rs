@@ -61,6 +61,7 @@ pub mod ack;
 pub mod episode;
 pub mod handshake;
 pub mod loss;
+pub mod pacing;
 pub mod send;
 pub mod timers;
 pub mod tso;
@@ -203,6 +204,8 @@ pub struct TcpSender {
     /// slot, [`TcpSender::renew`]) builds nothing.
     cc_fresh: Option<(tcplab_cc::CcInit, Box<dyn CongestionControl>)>,
     timers: Timers,
+    /// Pacing slots and their buffers (knob `pacing_quantum`).
+    pacer: pacing::Pacer,
     ts_recent: u32,
     last_send: Nanos,
     cwnd_limited: bool,
@@ -293,6 +296,7 @@ impl TcpSender {
             cc,
             cc_fresh: None,
             timers: Timers::default(),
+            pacer: pacing::Pacer::new(cfg.pacing_quantum),
             ts_recent: 0,
             last_send: 0,
             cwnd_limited: false,
@@ -587,13 +591,30 @@ impl TcpSender {
         });
         // RFC 6298 §5.1: start the timer when sending data if it is not running.
         self.timers.start_rto_if_idle(now, self.rtt.rto());
-        // Pacing: the next departure is one segment's payload at the pacing rate later (rates,
-        // like delivery-rate samples, count payload bytes, as Linux's do).
+        // Pacing: the next departure is this slot's payload at the pacing rate later (rates,
+        // like delivery-rate samples, count payload bytes, as Linux's do); pacing.rs.
         if let Some(rate) = self.pacing_rate() {
-            if let Some(gap) = (len as u64 * 8 * 1_000_000_000).checked_div(rate) {
-                self.timers.pace_next = now + gap;
-            }
+            let (min_rtt, mss) = (self.rtt.min_rtt, self.smss);
+            let min_tso = self.cc.min_tso_segs().unwrap_or(pacing::MIN_TSO_SEGS);
+            self.timers.pace_next = self.pacer.on_send(
+                now,
+                self.timers.pace_next,
+                off,
+                len,
+                retransmit,
+                rate,
+                || pacing::autosize_segments(rate, min_rtt, mss, min_tso),
+            );
         }
+    }
+
+    /// Whether the segment at `off` may leave now: not paced, its slot has come, or it
+    /// continues the buffer of this slot (pacing.rs).
+    #[inline]
+    fn pace_allows(&self, now: Nanos, off: u64, retransmit: bool) -> bool {
+        self.pacer
+            .may_send(now, self.timers.pace_next, off, retransmit)
+            || self.pacing_rate().is_none()
     }
 
     /// The pacing rate in bit/s of payload, if the flow is paced: the controller's own (BBR's),
@@ -644,7 +665,8 @@ impl TcpSender {
         // before each step (checked against a fresh state in debug builds).
         let mut st = self.send_state();
         let stop = loop {
-            let pacing_wait = self.timers.pace_next > now && self.pacing_rate().is_some();
+            let pacing_wait =
+                !self.pacer.gate_open(now, self.timers.pace_next) && self.pacing_rate().is_some();
             // A frame being sent was admitted whole to the host's queue (knob `tso`).
             let host_room = cx.nic_has_room() || frame_left >= u64::from(self.smss);
             let step = match send::gate(pacing_wait, host_room) {
@@ -658,6 +680,14 @@ impl TcpSender {
                 }
             };
             match step {
+                Step::Retransmit(i) if !self.pace_allows(now, self.sb.seg(i).start, true) => {
+                    self.timers.pace_blocked = true;
+                    break Step::PacingWait;
+                }
+                Step::New(_) if !self.pace_allows(now, self.snd_nxt, false) => {
+                    self.timers.pace_blocked = true;
+                    break Step::PacingWait;
+                }
                 Step::Retransmit(i) => {
                     self.ep.fast_rexmit_due = false;
                     let (start, len) = self.sb.on_retransmit(i, now);
