@@ -41,6 +41,19 @@ pub struct RackTlp {
     pub rtt: Nanos,
     /// A probe is outstanding (TLP.is_retrans-like: no second probe until an ACK advances).
     pub tlp_out: bool,
+    /// An original transmission was delivered below the highest SACKed sequence
+    /// (RACK.reordering_seen, RFC 8985 §6.2 step 2; Linux `tp->reord_seen`).
+    pub reordering_seen: bool,
+}
+
+/// What the reordering window depends on besides the RTT (RFC 8985 §6.2 step 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReoState {
+    /// In fast recovery or in the loss state after a timeout (Linux `icsk_ca_state` ≥
+    /// `TCP_CA_Recovery`).
+    pub recovering: bool,
+    /// At least DupThresh segments are SACKed (Linux `sacked_out ≥ tp->reordering`).
+    pub dupthresh_sacked: bool,
 }
 
 /// What the tail loss probe sends (RFC 8985 §7.3).
@@ -64,20 +77,43 @@ impl RackTlp {
         }
     }
 
+    /// RFC 8985 §6.2 step 2: an ACK that newly delivers an original transmission (never
+    /// retransmitted) ending below the highest SACKed sequence shows reordering. Judged on the
+    /// newest such transmission of the ACK (`res.rtt_end`), against `high_sacked` after the
+    /// ACK: a late original fills a hole below data already SACKed, and a run of originals
+    /// SACKed in order ends at the highest SACKed sequence itself. (The simulator's links never
+    /// reorder, so on its paths this stays false; it matters for a trace-driven or reordering
+    /// path.)
+    pub fn note_reordering(&mut self, res: &AckResult, high_sacked: u64) {
+        if res.rtt_xmit.is_some() && res.rtt_end < high_sacked {
+            self.reordering_seen = true;
+        }
+    }
+
+    /// The reordering window (RFC 8985 §6.2 step 4, `RACK_update_reo_wnd`; Linux
+    /// `tcp_rack_reo_wnd`, "tcp: support DUPACK threshold in RACK", 4.18): while no reordering
+    /// has been seen, zero in recovery and once DupThresh segments are SACKed; otherwise
+    /// min_RTT/4, at most SRTT (the D-SACK-driven growth of the multiplier is not modelled).
+    pub fn reo_wnd(&self, rtt: &RttEstimator, st: ReoState) -> Nanos {
+        if !self.reordering_seen && (st.recovering || st.dupthresh_sacked) {
+            return 0;
+        }
+        (rtt.min_rtt / 4).min(rtt.srtt)
+    }
+
     /// Run RACK loss detection now. Returns bytes newly marked lost and the reordering timer's
     /// deadline (None: no timer).
     pub fn detect(
         &self,
         sb: &mut Scoreboard,
         rtt: &RttEstimator,
+        st: ReoState,
         now: Nanos,
     ) -> (u64, Option<Nanos>) {
         if self.xmit == 0 && self.rtt == 0 {
             return (0, None);
         }
-        // reo_wnd = min_RTT/4, at most SRTT (RFC 8985 §6.2; the D-SACK-driven adaptation of
-        // the multiplier is not modelled).
-        let reo = (rtt.min_rtt / 4).min(rtt.srtt);
+        let reo = self.reo_wnd(rtt, st);
         let o = sb.rack_detect(now, (self.xmit, self.end), self.rtt, reo);
         (o.newly_lost, o.timeout)
     }
@@ -226,13 +262,72 @@ mod tests {
         assert_eq!(t.end, 3000);
     }
 
+    /// Not recovering, fewer than DupThresh segments SACKed.
+    const OPEN: ReoState = ReoState {
+        recovering: false,
+        dupthresh_sacked: false,
+    };
+
+    #[test]
+    fn test_reo_wnd_zero_in_recovery_or_at_dupthresh_until_reordering_is_seen() {
+        let r = rtt_with(100 * MS);
+        let quarter = r.min_rtt / 4;
+        let mut t = RackTlp::default();
+        assert_eq!(t.reo_wnd(&r, OPEN), quarter);
+        let rec = ReoState {
+            recovering: true,
+            ..OPEN
+        };
+        let dup = ReoState {
+            dupthresh_sacked: true,
+            ..OPEN
+        };
+        assert_eq!(t.reo_wnd(&r, rec), 0);
+        assert_eq!(t.reo_wnd(&r, dup), 0);
+        t.reordering_seen = true;
+        assert_eq!(t.reo_wnd(&r, rec), quarter);
+        assert_eq!(t.reo_wnd(&r, dup), quarter);
+    }
+
+    #[test]
+    fn test_reordering_seen_when_an_original_fills_a_hole_below_sacked_data() {
+        let mut sb = sent(4, 0);
+        let mut t = RackTlp::default();
+        // Segments 2 and 3 SACKed in order: they end at the highest SACKed sequence.
+        let mut res = AckResult::default();
+        sb.on_sack_block(2000, 4000, 100 * MS, &mut res);
+        t.note_reordering(&res, sb.high_sacked);
+        assert!(!t.reordering_seen);
+        // The original of segment 1 (never retransmitted) arrives late and is SACKed.
+        let mut res = AckResult::default();
+        sb.on_sack_block(1000, 2000, 101 * MS, &mut res);
+        t.note_reordering(&res, sb.high_sacked);
+        assert!(t.reordering_seen);
+        // A retransmission filling a hole is not reordering: 5 sent, the last 3 SACKed, the
+        // first two marked lost (RFC 6675 IsLost) and retransmitted, then SACKed.
+        let mut sb = sent(5, 0);
+        let mut t = RackTlp::default();
+        let mut res = AckResult::default();
+        sb.on_sack_block(2000, 5000, 100 * MS, &mut res);
+        t.note_reordering(&res, sb.high_sacked);
+        assert_eq!(sb.mark_lost_by_sack(), 2000);
+        while let Some(i) = sb.next_lost() {
+            sb.on_retransmit(i, 110 * MS);
+        }
+        let mut res = AckResult::default();
+        sb.on_sack_block(1000, 2000, 210 * MS, &mut res);
+        assert!(res.bytes_sacked > 0 && res.rtt_xmit.is_none());
+        t.note_reordering(&res, sb.high_sacked);
+        assert!(!t.reordering_seen);
+    }
+
     #[test]
     fn test_rack_detect_marks_older_segments_lost() {
         let r = rtt_with(100 * MS);
         let mut sb = sent(3, 0);
         let t = RackTlp::default();
         assert_eq!(
-            t.detect(&mut sb, &r, 500 * MS),
+            t.detect(&mut sb, &r, OPEN, 500 * MS),
             (0, None),
             "nothing delivered yet"
         );
@@ -242,15 +337,15 @@ mod tests {
         let mut t = RackTlp::default();
         t.on_delivered(&res, 100 * MS);
         // Right away the older ones are within the reordering window: a timer, no loss.
-        let (lost, timer) = t.detect(&mut sb, &r, 100 * MS);
+        let (lost, timer) = t.detect(&mut sb, &r, OPEN, 100 * MS);
         assert_eq!(lost, 0);
         assert!(timer.is_some_and(|d| d > 100 * MS));
         // RACK.rtt + reo_wnd after its transmission each is lost (the first was sent 1 ns
         // before the second).
-        let (lost, next) = t.detect(&mut sb, &r, timer.unwrap());
+        let (lost, next) = t.detect(&mut sb, &r, OPEN, timer.unwrap());
         assert_eq!(lost, 1000);
         assert_eq!(next, Some(timer.unwrap() + 1));
-        let (lost, next) = t.detect(&mut sb, &r, timer.unwrap() + 1);
+        let (lost, next) = t.detect(&mut sb, &r, OPEN, timer.unwrap() + 1);
         assert_eq!((lost, next), (1000, None));
     }
 }

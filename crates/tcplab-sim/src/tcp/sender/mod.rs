@@ -1008,6 +1008,7 @@ impl TcpSender {
         let mut lost = loss::mark_lost_by_sack(&mut self.sb, self.ep.rec.mode, in_recovery);
         if self.cfg.rack {
             self.rack.on_delivered(res, now);
+            self.rack.note_reordering(res, self.sb.high_sacked);
             lost += self.rack_detect(now);
         }
         lost
@@ -1103,7 +1104,13 @@ impl TcpSender {
 
     /// Run RACK loss detection now; arms the reordering timer. Returns bytes newly marked lost.
     fn rack_detect(&mut self, now: Nanos) -> u64 {
-        let (lost, timer) = self.rack.detect(&mut self.sb, &self.rtt, now);
+        let st = loss::ReoState {
+            recovering: self.ep.rec.active || self.ep.loss_point.is_some(),
+            // SACKed bytes over full segments: the count of SACKed segments in a bulk flow
+            dupthresh_sacked: self.sb.sacked_bytes
+                >= u64::from(self.cfg.dupthresh) * u64::from(self.smss.max(1)),
+        };
+        let (lost, timer) = self.rack.detect(&mut self.sb, &self.rtt, st, now);
         if self.rack.xmit != 0 || self.rack.rtt != 0 {
             self.timers.rack = timer;
         }
