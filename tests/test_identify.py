@@ -66,10 +66,19 @@ def test_path_inference_and_vantage(tmp_path):
     assert "burst_frac" in r.why_missing  # departure spacing needs the sender's side
 
 
-def test_pacing_and_decrease_separate_bbr_from_cubic(tmp_path):
+def test_decrease_separates_bbr_from_cubic_and_pacing_shows_per_slot_size(tmp_path):
     b = feats(capture(tmp_path, "linux-6", "bbr"))
     c = feats(capture(tmp_path, "linux-6", "cubic"))
-    assert b.features["burst_frac"] < 0.1 < c.features["burst_frac"]
+    # BBR keeps its window through a loss (Cardwell et al. 2016); CUBIC cuts to 0.7 (RFC 9438)
+    assert c.features["beta"] < 0.8 < b.features["beta"]
+    # Linux paces BBR in buffers of >= 2 segments (tcp_tso_autosize; at 12 Mbit/s exactly 2),
+    # so half its departures are back to back, as CUBIC's ACK-clocked pairs are; a sender
+    # pacing one segment per slot (the generic stack's BBR, Windows 7's pacing) spreads them
+    assert abs(b.features["burst_frac"] - 0.5) < 0.05
+    g = feats(capture(tmp_path, "generic", "bbr"))
+    w7 = feats(capture(tmp_path, "windows-7", "ctcp"))
+    assert g.features["burst_frac"] < 0.1 and w7.features["burst_frac"] < 0.1
+    assert c.features["burst_frac"] > 0.4
 
 
 def test_bbr_gain_cycle_shows_at_lag_eight(tmp_path):
