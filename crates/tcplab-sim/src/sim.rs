@@ -715,6 +715,9 @@ impl Simulation {
             match target {
                 Target::Channel(ch) => {
                     let h = self.net.channels[ch as usize].take_arrival(ch, &mut self.ev);
+                    if self.net.channels[ch as usize].is_far() {
+                        self.net.channels[ch as usize].prefetch_arrivals(&self.net.pool);
+                    }
                     let at = self.net.channels[ch as usize].to;
                     let p = self.net.pool.get(h);
                     if at == p.dst {
