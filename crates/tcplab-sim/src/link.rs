@@ -687,6 +687,23 @@ impl<T: Copy + Default> Link<T> {
         }
     }
 
+    /// Entries from the next to arrive to the last admitted (retaining links): the packets on
+    /// their way, with any lost ones among them.
+    #[inline]
+    pub fn on_wire_len(&self) -> u64 {
+        self.end - self.next_arr
+    }
+
+    /// Start loading the entry `k` arrivals after the next and return its tag (a hint for the
+    /// owner, which may prefetch what the tag names; retaining links). The index wraps in the
+    /// ring, so the entry may be stale or unused: only a hint may depend on it.
+    #[inline]
+    pub fn prefetch_ahead(&self, k: u64) -> T {
+        let e = &self.ring[((self.next_arr + k) & self.mask) as usize];
+        crate::cache::prefetch(e);
+        e.tag
+    }
+
     /// Some packet is on its way to the far end (retaining links).
     #[inline]
     pub fn on_wire(&self) -> bool {

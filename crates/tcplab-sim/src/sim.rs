@@ -587,8 +587,9 @@ impl Simulation {
             }
         }
         for p in out.drain(..) {
+            let (dst, wire_len, cont) = (p.dst, p.wire_len, p.frame_cont);
             let h = self.net.pool.alloc(p);
-            self.forward(node, h, true);
+            self.forward_fields(node, h, dst, wire_len, cont);
         }
         self.out = out;
         if id >= self.fg_eps {
@@ -630,6 +631,15 @@ impl Simulation {
         let p = self.net.pool.get(h);
         let (dst, wire_len) = (p.dst, p.wire_len);
         let cont = from_host && p.frame_cont;
+        self.forward_fields(node, h, dst, wire_len, cont);
+    }
+
+    /// [`Simulation::forward`] with the packet's destination, length and TSO continuation
+    /// (`cont`, only on its sending host) given: a host sending a packet it has in hand does not
+    /// read back the pool slot it has just written (on a large-window run that read waited for
+    /// the slot's write, a third of `forward`'s samples).
+    #[inline]
+    fn forward_fields(&mut self, node: u16, h: PacketId, dst: u16, wire_len: u32, cont: bool) {
         let ch = self.net.next_hop(node, dst);
         if ch == NO_ROUTE {
             self.net.pool.release(h);
@@ -715,6 +725,9 @@ impl Simulation {
             match target {
                 Target::Channel(ch) => {
                     let h = self.net.channels[ch as usize].take_arrival(ch, &mut self.ev);
+                    if self.net.channels[ch as usize].is_far() {
+                        self.net.channels[ch as usize].prefetch_arrivals(&self.net.pool);
+                    }
                     let at = self.net.channels[ch as usize].to;
                     let p = self.net.pool.get(h);
                     if at == p.dst {

@@ -35,6 +35,10 @@ pub const COUNTED: u8 = 16;
 /// Flags a timeout keeps.
 const KEPT_ON_RTO: u8 = EVER_RETRANS | COUNTED;
 
+/// Records ahead of the front prefetched after a cumulative ACK (four 64-byte records: the
+/// two an ACK of a delayed-ACK receiver pops, and the next ACK's).
+const PREFETCH_AHEAD: usize = 4;
+
 /// Most DupThresh values the scoreboard tracks (Linux caps tcp_reordering at 300; the studies' stacks use 3).
 pub const MAX_DUPTHRESH: usize = 64;
 
@@ -266,6 +270,11 @@ impl Scoreboard {
             }
         }
         self.lost_scan = self.lost_scan.max(ack);
+        // The next ACKs pop the records behind the front, written a round trip ago: with a
+        // large window they have left the caches, so start loading a few (a hint).
+        if self.segs.len() as u64 >= crate::cache::FAR {
+            crate::cache::prefetch(&self.segs[PREFETCH_AHEAD]);
+        }
     }
 
     #[inline]

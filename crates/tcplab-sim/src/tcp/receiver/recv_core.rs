@@ -801,14 +801,20 @@ impl RecvCore {
     /// deadline, or the time the slow application will have read enough for a window update.
     /// May be in the past if a due event was not processed yet.
     pub fn poll_at(&self) -> Option<u64> {
-        [
-            self.delack_deadline,
-            self.window_update_at(),
-            self.comp_deadline,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // The earliest of the three, spelled out: the event loop asks after every segment, and
+        // `[..].into_iter().flatten().min()` cost ≈ 2 % of a large-window run's samples.
+        #[inline]
+        fn min(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            }
+        }
+        let t = min(self.delack_deadline, self.comp_deadline);
+        if self.cfg.app_read_bps.is_none() {
+            return t; // no slow application: no window update to wait for
+        }
+        min(t, self.window_update_at())
     }
 
     /// Advances time to `now`; returns `true` when an ACK must be sent now (delayed-ACK timer
