@@ -594,8 +594,12 @@ impl TcpSender {
         // Pacing: the next departure is this slot's payload at the pacing rate later (rates,
         // like delivery-rate samples, count payload bytes, as Linux's do); pacing.rs.
         if let Some(rate) = self.pacing_rate() {
-            let (min_rtt, mss) = (self.rtt.min_rtt, self.smss);
-            let min_tso = self.cc.min_tso_segs().unwrap_or(pacing::MIN_TSO_SEGS);
+            let (min_rtt, mss, cc) = (self.rtt.min_rtt, self.smss, &self.cc);
+            // The buffer size is asked only when a buffer starts (not per segment).
+            let quantum = || {
+                let min_tso = cc.min_tso_segs().unwrap_or(pacing::MIN_TSO_SEGS);
+                pacing::autosize_segments(rate, min_rtt, mss, min_tso)
+            };
             self.timers.pace_next = self.pacer.on_send(
                 now,
                 self.timers.pace_next,
@@ -603,7 +607,7 @@ impl TcpSender {
                 len,
                 retransmit,
                 rate,
-                || pacing::autosize_segments(rate, min_rtt, mss, min_tso),
+                quantum,
             );
         }
     }
