@@ -534,3 +534,33 @@ def test_receiver_reads_the_queue_when_the_hole_appears(tmp_path):
         assert r.counts["loss_episodes"] > 10 and r.path.queue_bdp is not None, r.counts
         assert r.path.loss == 0, (cca, r.path)
         assert r.path.buffer_bdp == pytest.approx(0.81, abs=0.15), r.path
+
+
+def test_ceiling_counts_identical_captures_as_one_answer():
+    # reno and newreno are the same rules (crates/tcplab-cc/src/reno.rs): on one loss-free path
+    # and seed their captures are the same packets, while BBR's differ; an oracle told the
+    # class can be right only half the time on the pair
+    from tcplab.identify import validate as V
+
+    g = {"rate_bps": 8e6, "rtt_s": 0.03, "buffer_bdp": 2.0, "loss": 0.0, "duration_s": 2.0}
+    base = {"holdout": None, "seed": 4321, "extra_flows": [], "vantage": "sender", "grid": g}
+    base |= {"stack": "linux-6", "in_cca_set": True, "in_stack_set": False}
+    rows = [V.run_ceiling_case({**base, "i": 0, "cca": c}) for c in ("reno", "newreno", "bbr")]
+    reno, newreno, bbr = rows
+    assert reno["trace_digest"] == newreno["trace_digest"] != bbr["trace_digest"]
+    assert reno["obs_digest"] == newreno["obs_digest"] != bbr["obs_digest"]
+    c = V.ceiling(rows, "cca", "in_cca_set", "trace_digest")
+    assert c["ceiling"] == pytest.approx((0.5 + 0.5 + 1.0) / 3)
+    assert c["unique"] == 1 and c["classes"] == [(0, ["newreno", "reno"])]
+    assert V.ceiling(rows, "cca", "in_cca_set", "trace_digest", {"newreno": "reno"})["ceiling"] == 1
+    # the same capture on another test path is another class: nothing is merged across paths
+    other = {**reno, "i": 1, "cca": "bbr"}
+    c2 = V.ceiling([*rows, other], "cca", "in_cca_set", "trace_digest")
+    assert c2["p"][3] == 1.0 and c2["ceiling"] == pytest.approx((0.5 + 0.5 + 1.0 + 1.0) / 4)
+    # a longer run of the same stack and seed: the same first second, not the same trace
+    longer = V.run_ceiling_case({**base, "i": 0, "cca": "reno", "grid": dict(g, duration_s=3.0)})
+    assert longer["trace_digest_1s"] == reno["trace_digest_1s"]
+    assert longer["trace_digest"] != reno["trace_digest"]
+    text = V.ceiling_markdown(rows)
+    assert "| CCA | 3 | identical traces | **66.7%** | 1/3 (33.3%) | - | - |" in text
+    assert "path 0: newreno = reno" in text

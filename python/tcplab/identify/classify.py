@@ -37,7 +37,7 @@ import numpy as np
 
 from . import references as refs_mod
 from . import tsrtt
-from .features import FEATURES, extract
+from .features import FEATURES, Extracted, extract
 
 #: Measurement noise per feature (in the feature's units; see features.FEATURES): what two
 #: captures of one candidate differ by. The loss-reaction and growth features depend on the
@@ -364,6 +364,23 @@ def _shares(d: dict[str, float]) -> dict[str, float]:
     return {k: v / s for k, v in w.items()}
 
 
+def observe(capture: str | FsPath, conn: int | None = None) -> tuple[Extracted, dict[str, Any]]:
+    """What :func:`identify` reads of connection *conn* of *capture* before it looks at any
+    reference: the inferred path (over the whole capture), the grid point it snaps to, and the
+    features re-extracted over that grid point's duration (the stretch the references cover).
+    Everything identify ranks by is a function of these (and of *tcp* there)."""
+    rep = tsrtt.analyze(capture, time_to=refs_mod.MAX_SIM_S + 1.0)
+    ex = extract(rep, conn)
+    grid = refs_mod.snap(ex.path)
+    conn_rep = next(c for c in rep["connections"] if c["index"] == ex.conn)
+    if ex.path.duration_s > grid["duration_s"] + 0.5:
+        rep = tsrtt.analyze(capture, time_to=conn_rep["first_s"] + grid["duration_s"])
+        ex_w = extract(rep, ex.conn)
+        ex_w.path = ex.path
+        ex = ex_w
+    return ex, grid
+
+
 def identify(
     capture: str | FsPath,
     conn: int | None = None,
@@ -380,15 +397,7 @@ def identify(
     Returns a JSON-ready dict (see ``tcplab identify --json``)."""
     t0 = time.perf_counter()
     cands = cands if cands is not None else refs_mod.candidates()
-    rep = tsrtt.analyze(capture, time_to=refs_mod.MAX_SIM_S + 1.0)
-    ex = extract(rep, conn)
-    grid = refs_mod.snap(ex.path)
-    conn_rep = next(c for c in rep["connections"] if c["index"] == ex.conn)
-    if ex.path.duration_s > grid["duration_s"] + 0.5:
-        rep = tsrtt.analyze(capture, time_to=conn_rep["first_s"] + grid["duration_s"])
-        ex_w = extract(rep, ex.conn)
-        ex_w.path = ex.path
-        ex = ex_w
+    ex, grid = observe(capture, conn)
     if tcp:
         tcp = dict(tcp)
         if tcp.get("rcvbuf") == "observed":

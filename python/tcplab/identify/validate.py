@@ -1,6 +1,7 @@
 """Validation of ``tcplab identify`` on simulated captures whose truth is known.
 
-``python -m tcplab.identify.validate [--paths N] [--jobs J] [--out FILE.json]``
+``python -m tcplab.identify.validate [--paths N] [--holdout SEED] [--jobs J] [--out FILE.json]
+[--ceiling]``
 
 Test set: every personality with its default CCA, and every CCA on linux-6, each captured on
 N test paths drawn from a fixed random generator (seed 20261125): rate log-uniform in
@@ -15,9 +16,12 @@ are not reference seeds, and the references never contain background traffic. Ea
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import json
 import math
 import os
+import struct
 import sys
 import tempfile
 import time
@@ -97,30 +101,123 @@ def test_cases(n_paths: int, holdout: int | None = None) -> list[dict[str, Any]]
     return cases
 
 
+def _test_capture(case: dict[str, Any], d: str) -> FsPath:
+    """Simulate the capture of one test case into directory *d* (or reuse a kept one)."""
+    cand = R.Candidate(case["stack"], case["cca"])
+    doc = R.scenario_doc(cand, case["grid"], case["seed"], case["extra_flows"])
+    kept = R._report_path(doc, case["vantage"])  # development: keep the test capture
+    if kept is not None and kept.with_suffix(".pcap").exists():
+        return kept.with_suffix(".pcap")
+    cap = R.simulate_capture(doc, case["vantage"], FsPath(d))
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        tmp = kept.with_suffix(".pcap.tmp")
+        tmp.write_bytes(cap.read_bytes())
+        os.replace(tmp, kept.with_suffix(".pcap"))
+    return cap
+
+
+#: Classic pcap file header (magic, version, snaplen, link type): the same for every capture of
+#: the simulator; what follows it is the packets, each with its timestamp.
+_PCAP_HEADER = 24
+_PCAP_MAGICS = {bytes.fromhex(m) for m in ("d4c3b2a1", "a1b2c3d4", "4d3cb2a1", "a1b23c4d")}
+
+
+#: Seconds from the first packet after which :func:`trace_prefix_digests` digests the trace so
+#: far: the ceiling of a classifier that sees only that much of the transfer.
+PREFIX_S = (0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+def trace_digest(cap: FsPath) -> str:
+    """Digest of every packet of *cap* (headers as captured, and its timestamp): two captures
+    with the same digest are the same trace, packet for packet and nanosecond for nanosecond,
+    so no passive method, whatever it reads, can tell their senders apart."""
+    b = FsPath(cap).read_bytes()
+    body = b[_PCAP_HEADER:] if b[:4] in _PCAP_MAGICS else b
+    return hashlib.sha256(body).hexdigest()[:20]
+
+
+def trace_prefix_digests(cap: FsPath) -> dict[str, str]:
+    """Digests of the packets of a classic-pcap *cap* sent in the first t seconds (from the
+    first packet), t in :data:`PREFIX_S`: ``{"trace_digest_1s": ..., ...}``. Empty for other
+    formats."""
+    b = FsPath(cap).read_bytes()
+    if b[:4] not in _PCAP_MAGICS:
+        return {}
+    big = b[:4] in (bytes.fromhex("a1b2c3d4"), bytes.fromhex("a1b23c4d"))
+    nano = b[:4] in (bytes.fromhex("4d3cb2a1"), bytes.fromhex("a1b23c4d"))
+    fmt = ">IIII" if big else "<IIII"
+    out: dict[str, str] = {}
+    h = hashlib.sha256()
+    marks = list(PREFIX_S)
+    off, t0 = _PCAP_HEADER, None
+    while off + 16 <= len(b) and marks:
+        sec, frac, incl, _ = struct.unpack_from(fmt, b, off)
+        t = sec + frac * (1e-9 if nano else 1e-6)
+        t0 = t if t0 is None else t0
+        while marks and t - t0 > marks[0]:
+            out[f"trace_digest_{marks.pop(0):g}s"] = h.hexdigest()[:20]
+        h.update(b[off : off + 16 + incl])
+        off += 16 + incl
+    for m in marks:  # the capture ended before: its whole trace
+        out[f"trace_digest_{m:g}s"] = h.hexdigest()[:20]
+    return out
+
+
+def observation_digest(cap: FsPath) -> tuple[str, dict[str, int]]:
+    """Digest of what ``tcplab identify`` reads of *cap* before any reference
+    (classify.observe): the features (exact values), the inferred path (every field, not
+    rounded: the cross-traffic variants depend on it), the grid point and the vantage. Two
+    captures with the same digest get the same references and the same distances, hence the
+    same ranking. Also the capture's counts (loss episodes, largest window)."""
+    from .classify import observe
+
+    ex, grid = observe(cap)
+    blob = {
+        "features": {k: v for k, v in ex.features.items() if v is not None},
+        "path": dataclasses.asdict(ex.path),
+        "grid": grid,
+        "vantage": ex.vantage,
+    }
+    text = json.dumps(blob, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:20], dict(ex.counts)
+
+
+def _digests(cap: FsPath) -> dict[str, Any]:
+    obs, counts = observation_digest(cap)
+    return {
+        "trace_digest": trace_digest(cap),
+        **trace_prefix_digests(cap),
+        "obs_digest": obs,
+        "counts": counts,
+    }
+
+
+def run_ceiling_case(case: dict[str, Any]) -> dict[str, Any]:
+    """The test capture of *case*, digested (:func:`trace_digest`, :func:`observation_digest`),
+    not identified: the input of :func:`ceiling`."""
+    with tempfile.TemporaryDirectory(prefix="tcplab-ident-ceil-") as d:
+        try:
+            return {**case, **_digests(_test_capture(case, d))}
+        except ValueError as e:
+            return {**case, "error": str(e)}
+
+
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
     from .classify import identify
 
-    cand = R.Candidate(case["stack"], case["cca"])
     with tempfile.TemporaryDirectory(prefix="tcplab-ident-val-") as d:
-        doc = R.scenario_doc(cand, case["grid"], case["seed"], case["extra_flows"])
-        kept = R._report_path(doc, case["vantage"])  # development: keep the test capture
-        if kept is not None and kept.with_suffix(".pcap").exists():
-            cap = kept.with_suffix(".pcap")
-        else:
-            cap = R.simulate_capture(doc, case["vantage"], FsPath(d))
-            if kept is not None:
-                kept.parent.mkdir(parents=True, exist_ok=True)
-                tmp = kept.with_suffix(".pcap.tmp")
-                tmp.write_bytes(cap.read_bytes())
-                os.replace(tmp, kept.with_suffix(".pcap"))
+        cap = _test_capture(case, d)
         t0 = time.perf_counter()
         try:
             r = identify(cap)
         except ValueError as e:
             return {**case, "error": str(e)}
         wall = time.perf_counter() - t0
+        dig = _digests(cap)
     return {
         **case,
+        **dig,
         "top": r["candidates"][0]["label"],
         "top_stack": r["stack"][0]["stack"],
         "top_cca": r["cca"][0]["cca"],
@@ -288,12 +385,151 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                 f"{sum(lb in r[k] for r in rs)} | {np.mean([len(r[k]) for r in rs]):.2f} | "
                 f"{common or '-'} |"
             )
+    ceil = ceiling_markdown(ok)
+    if ceil:
+        out.append("\n" + ceil)
     secs = [r["seconds"] for r in ok]
     if secs:
         out.append(
             f"\nidentification time per capture: median {np.median(secs):.1f} s, max "
             f"{np.max(secs):.1f} s (references cached across captures on the same grid point)"
         )
+    return "\n".join(out)
+
+
+#: The two meanings of "the same capture" for :func:`ceiling`: the same packets at the same
+#: times (no passive method can separate the senders), and the same input to identify's ranking
+#: (features and inferred path: identify's method cannot).
+LEVELS = (
+    ("trace_digest", "identical traces"),
+    ("obs_digest", "identical features and inferred path"),
+)
+#: The ceiling of a classifier that sees only the first t seconds (:data:`PREFIX_S`).
+PREFIX_LEVELS = tuple((f"trace_digest_{t:g}s", f"identical first {t:g} s") for t in PREFIX_S)
+#: The two test sets of the validation: (name, truth key, membership key).
+SETS = (("CCA", "cca", "in_cca_set"), ("personality", "stack", "in_stack_set"))
+
+
+def ceiling(
+    rows: list[dict[str, Any]],
+    truth: str,
+    member: str,
+    level: str,
+    same: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The distinguishability ceiling of a test set: how well any classifier that sees only
+    what *level* digests (:data:`LEVELS`) could do on these very captures.
+
+    The captures of one test path share its path, vantage, background and capture seed, and
+    differ only by the candidate: those of the set (*member*) with the same digest are one
+    equivalence class, which a classifier cannot split (it gives one answer per trace). An
+    oracle that knows the class and answers a member's truth chosen uniformly is right with
+    probability (members with this truth) / (class size); the ceiling is its mean over the
+    captures, which is also the best top-1 of any deterministic classifier when every member of
+    a class has a different truth (one per class). *same* maps truth labels counted as one
+    (reno = newreno). Returns the ceiling, the captures whose truth is alone in its class
+    (``unique``), each capture's oracle probability (``p``, by row index) and the classes of
+    more than one truth, per path."""
+    same = same or {}
+
+    def lab(r: dict[str, Any]) -> str:
+        return same.get(r[truth], r[truth])
+
+    idx = [k for k, r in enumerate(rows) if r.get(member) and level in r and "error" not in r]
+    classes: dict[tuple[Any, ...], list[int]] = {}
+    for k in idx:
+        r = rows[k]
+        classes.setdefault((r.get("holdout"), r["i"], r[level]), []).append(k)
+    p: dict[int, float] = {}
+    unique = 0
+    for k in idx:
+        cls = classes[(rows[k].get("holdout"), rows[k]["i"], rows[k][level])]
+        p[k] = sum(lab(rows[o]) == lab(rows[k]) for o in cls) / len(cls)
+        unique += all(lab(rows[o]) == lab(rows[k]) for o in cls)
+    merged = [
+        (key[1], sorted({lab(rows[o]) for o in cls}))
+        for key, cls in sorted(classes.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+        if len({lab(rows[o]) for o in cls}) > 1
+    ]
+    n = len(idx)
+    return {
+        "n": n,
+        "ceiling": float(np.mean(list(p.values()))) if p else math.nan,
+        "unique": unique,
+        "p": p,
+        "classes": merged,
+    }
+
+
+def _hit(r: dict[str, Any], truth: str, pred: str, same: dict[str, str]) -> bool:
+    return same.get(r.get(pred, ""), r.get(pred, "")) == same.get(r[truth], r[truth])
+
+
+def ceiling_markdown(rows: list[dict[str, Any]]) -> str:
+    """The ceiling (:func:`ceiling`) of each test set at both levels, beside identify's top-1 on
+    the same captures when the rows have it, with the classes of identical captures per path."""
+    if not any("trace_digest" in r for r in rows):
+        return ""
+    out = [
+        "distinguishability ceiling: every candidate of the set simulated on the test capture's "
+        "own path, vantage, background and capture seed; captures with the same digest cannot "
+        "be told apart (oracle top-1: uniform inside the class)",
+        "",
+        "| set | captures | same = | ceiling top-1 | truth alone in its class | identify top-1 "
+        "| identify top-1 where the truth is alone |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    have_top = any("top_cca" in r for r in rows)
+    for name, t, m in SETS:
+        pred = "top_cca" if t == "cca" else "top_stack"
+        for same in ({}, {"newreno": "reno"}) if t == "cca" else ({},):
+            for level, what in LEVELS:
+                c = ceiling(rows, t, m, level, same)
+                if not c["n"]:
+                    continue
+                meas = alone = "-"
+                if have_top:
+                    ks = list(c["p"])
+                    meas = f"{sum(_hit(rows[k], t, pred, same) for k in ks) / len(ks):.1%}"
+                    solo = [k for k in ks if c["p"][k] == 1.0]
+                    if solo:
+                        n_ok = sum(_hit(rows[k], t, pred, same) for k in solo)
+                        alone = f"{n_ok}/{len(solo)}"
+                out.append(
+                    f"| {name} | {c['n']} | {what}"
+                    + (" (reno = newreno)" if same else "")
+                    + f" | **{c['ceiling']:.1%}** | {c['unique']}/{c['n']} "
+                    f"({c['unique'] / c['n']:.1%}) | {meas} | {alone} |"
+                )
+    for name, t, m in SETS:
+        for same in ({}, {"newreno": "reno"}) if t == "cca" else ({},):
+            parts = []
+            for level, what in PREFIX_LEVELS:
+                c = ceiling(rows, t, m, level, same)
+                if c["n"]:
+                    parts.append(f"{what} {c['ceiling']:.1%} ({c['unique']} alone)")
+            if parts:
+                out.append(
+                    f"\n{name} ceiling"
+                    + (" (reno = newreno)" if same else "")
+                    + " of a classifier that sees the start of the transfer: "
+                    + "; ".join(parts)
+                )
+    out.append("")
+    for name, t, m in SETS:
+        for level, what in LEVELS:
+            c = ceiling(rows, t, m, level)
+            if not c["n"]:
+                continue
+            per: dict[Any, list[float]] = {}
+            for k, v in c["p"].items():
+                per.setdefault(rows[k]["i"], []).append(v)
+            out.append(
+                f"{name}, {what}: per path "
+                + ", ".join(f"{i}: {np.mean(v):.0%} of {len(v)}" for i, v in sorted(per.items()))
+            )
+            for i, labels in c["classes"]:
+                out.append(f"  path {i}: " + " = ".join(labels))
     return "\n".join(out)
 
 
@@ -444,6 +680,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--kernel-dir", metavar="DIR", help="identify the captures kept in DIR")
     ap.add_argument("--report", metavar="FILE.json", help="print the tables of a saved run")
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="only simulate and digest the test captures (no identification) and print the "
+        "distinguishability ceiling: how often the truth's capture differs from those of the "
+        "other candidates on the same path and seed (a full run prints it too)",
+    )
     args = ap.parse_args(argv)
     if args.report:
         with open(args.report) as f:
@@ -454,7 +697,8 @@ def main(argv: list[str] | None = None) -> int:
             if text.lstrip().startswith("[")
             else [json.loads(line) for line in text.splitlines() if line.strip()]
         )
-        print(markdown(saved))
+        done = [r for r in saved if "error" not in r]
+        print(markdown(saved) if any("top" in r for r in done) else ceiling_markdown(saved))
         return 0
     if args.kernel or args.kernel_dir:
         if args.capture_only and not args.keep:
@@ -480,13 +724,16 @@ def main(argv: list[str] | None = None) -> int:
     partial = FsPath(args.out + ".partial.jsonl")  # every finished case, as it comes
     partial.unlink(missing_ok=True)
     with ProcessPoolExecutor(args.jobs) as ex:
-        for k, r in enumerate(ex.map(run_case, cases, chunksize=4)):
+        work = run_ceiling_case if args.ceiling else run_case
+        for k, r in enumerate(ex.map(work, cases, chunksize=4)):
             rows.append(r)
             with open(partial, "a") as f:
                 f.write(json.dumps(r) + "\n")
             mark = (
                 "ok" if r.get("top") == f"{r['stack']}/{r['cca']}" else r.get("top", r.get("error"))
             )
+            if args.ceiling:
+                mark = r.get("error", r.get("trace_digest", "-"))
             print(
                 f"[{k + 1}/{len(cases)} {time.time() - t0:.0f}s] path {r['i']} "
                 f"{r['stack']}/{r['cca']}: {mark}",
@@ -497,7 +744,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(tmp, "w") as f:
         json.dump(rows, f, indent=1)
     os.replace(tmp, args.out)
-    print(markdown(rows))
+    print(ceiling_markdown(rows) if args.ceiling else markdown(rows))
     return 0
 
 
