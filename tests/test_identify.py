@@ -564,3 +564,57 @@ def test_ceiling_counts_identical_captures_as_one_answer():
     text = V.ceiling_markdown(rows)
     assert "| CCA | 3 | identical traces | **66.7%** | 1/3 (33.3%) | - | - |" in text
     assert "path 0: newreno = reno" in text
+
+
+def test_personalities_differing_only_in_inactive_knobs_join_the_set():
+    vista = R.Candidate("windows-vista", "newreno")
+    s2008 = R.Candidate("windows-server-2008", "ctcp")
+    small = {"max_window_seg": 20, "rate_bps": 31e6, "rwnd_max_bytes": 2e5}
+    why = classify.inactive_difference(vista, s2008, small)
+    assert why is not None and len(why) == 2, why
+    assert "both run Reno's rules" in why[0] and why[1].startswith("rx_capacity")
+    # Compound's delay window acts from 41 segments; the receive limit near 350 Mbit/s
+    assert classify.inactive_difference(vista, s2008, dict(small, max_window_seg=60)) is None
+    assert classify.inactive_difference(vista, s2008, dict(small, rate_bps=400e6)) is None
+    # HZ shows in every TSval (the timestamp clock), ABC and BIC's variant have no rule: acting
+    l10, l16 = R.Candidate("linux-2.6.10", "bic"), R.Candidate("linux-2.6.16", "bic")
+    assert classify.inactive_difference(l10, l16, dict(small, max_window_seg=5)) is None
+    # the autotuning limit acts only once the window reaches it
+    lim = {"rate_bps": 1e7, "rwnd_max_bytes": 1e5}
+    assert classify._knob_inactive("rcvbuf_autotune_max", 131070, 3145728, {}, {}, lim)
+    big = dict(lim, rwnd_max_bytes=2e5)
+    assert classify._knob_inactive("rcvbuf_autotune_max", 131070, 3145728, {}, {}, big) is None
+    assert classify._knob_inactive("rcvbuf_autotune_max", None, 3145728, {}, {}, lim) is None
+    # the set: Vista tied alone gains Server 2008 (not another stack, not linux-6's Reno)
+    cands = [vista, s2008, R.Candidate("windows-7", "newreno"), R.Candidate("linux-6", "reno")]
+    label_of = {c.label: c for c in cands}
+    dist = {c.label: 1.0 + i for i, c in enumerate(cands)}
+    tied, why = classify.with_personality_equivalents([vista.label], label_of, dist, small)
+    assert tied == [vista.label, s2008.label] and len(why) == 1
+    assert why[0].startswith("windows-vista = windows-server-2008: the personalities differ only")
+    tied, why = classify.with_personality_equivalents(
+        [vista.label], label_of, dist, dict(small, max_window_seg=60)
+    )
+    assert tied == [vista.label] and why == []
+
+
+def test_vista_and_server_2008_differ_only_in_the_receive_limit_and_the_algorithm(tmp_path):
+    # the knob data the rule reads: one knob apart, besides the algorithm; and the engine agrees:
+    # Vista without its receive limit and Server 2008 running NewReno send the same packets
+    kv, ks = classify._knobs("windows-vista"), classify._knobs("windows-server-2008")
+    assert {k for k in kv.keys() | ks.keys() if kv.get(k) != ks.get(k)} == {"rx_capacity"}
+    g = {"rate_bps": 6e6, "rtt_s": 0.03, "buffer_bdp": 0.5, "loss": 0.001, "duration_s": 3.0}
+    docs = (
+        R.scenario_doc(R.Candidate("windows-vista", "newreno"), g, 99, tcp={"rx_capacity": "none"}),
+        R.scenario_doc(R.Candidate("windows-server-2008", "newreno"), g, 99),
+        R.scenario_doc(R.Candidate("windows-vista", "newreno"), g, 99),
+    )
+    caps = []
+    for i, doc in enumerate(docs):
+        (tmp_path / str(i)).mkdir()
+        caps.append(R.simulate_capture(doc, "sender", tmp_path / str(i)))
+    from tcplab.identify import validate as V
+
+    d = [V.trace_digest(c) for c in caps]
+    # with the limit, the ACKs come later by the service time (tens of µs): not the same packets
+    assert d[0] == d[1] != d[2]

@@ -261,6 +261,145 @@ def with_reno_equivalents(
     return sorted([*tied, *extra], key=lambda k: (dist[k], k))
 
 
+def capture_facts(ex: Extracted) -> dict[str, Any]:
+    """What the knob rules of :func:`inactive_difference` read of a capture: the largest window
+    of a round (segments), the fastest rate it shows (the inferred bottleneck, the packet-pair
+    estimate and the flow's own rate, bit/s) and the largest receive window it advertised
+    (bytes; None when not measured or left out)."""
+    p = ex.path
+    rw = ex.features.get("rwnd_max")
+    return {
+        "max_window_seg": ex.counts.get("max_window_seg", 0),
+        "rate_bps": max(p.rate_bps, p.pair_rate_bps, p.flow_rate_bps),
+        "rwnd_max_bytes": None if rw is None else ex.mss * 2.0**rw,
+    }
+
+
+def _mbit(v: float) -> str:
+    return f"{v / 1e6:.4g} Mbit/s"
+
+
+def _knob_inactive(knob: str, a: Any, b: Any, ka: dict, kb: dict, facts: dict) -> str | None:
+    """Why a knob set to *a* on one personality and *b* on another cannot act on this capture
+    (*facts*: :func:`capture_facts`), from what the knob does in the engine
+    (crates/tcplab-sim/src/tcp/config.rs); None when it can (or no rule says it cannot)."""
+    rate = facts.get("rate_bps") or 0.0
+    if knob == "rx_capacity":
+        # the receiving host's processing stage queues only packets arriving faster than it
+        # takes them, and they arrive at most at the bottleneck's rate; below that it delays
+        # each packet by its service time alone, as a little more path delay would
+        caps = [v for v in (a, b) if v is not None]
+        if caps and 0 < rate < min(caps):
+            return (
+                f"rx_capacity ({_show(a, _mbit)} / {_show(b, _mbit)}): a receive-processing "
+                f"limit above the fastest rate in the capture ({_mbit(rate)}), so no packet "
+                f"queues there; each waits only its service time (at most "
+                f"{1500 * 8 / min(caps) * 1e6:.0f} µs for 1500 B), like a longer path"
+            )
+        return None
+    if knob == "rx_ring":
+        # the ring holds packets only while the processing stage (rx_capacity) or interrupt
+        # coalescing (rx_coalesce) makes them wait
+        for k in (ka, kb):
+            if k.get("rx_coalesce") is not None:
+                return None
+            cap = k.get("rx_capacity")
+            if cap is not None and not 0 < rate < cap:
+                return None
+        return f"rx_ring ({a} / {b}): no packet waits in the receive ring at this rate"
+    if knob == "rcvbuf_autotune_max":
+        # the autotuning limit clips the receive buffer only once the window reaches it
+        w = facts.get("rwnd_max_bytes")
+        if a is not None and b is not None and w is not None and w < min(a, b):
+            return (
+                f"rcvbuf_autotune_max ({a} / {b} B): the largest window advertised, "
+                f"{w:.0f} B, never reached either limit"
+            )
+        return None
+    return None
+
+
+def _show(v: Any, fmt: Any) -> str:
+    return "none" if v is None else fmt(v)
+
+
+def inactive_difference(
+    a: refs_mod.Candidate, b: refs_mod.Candidate, facts: dict[str, Any]
+) -> list[str] | None:
+    """Whether candidates *a* and *b* of different personalities differ on this capture only in
+    what cannot act on it: every knob (engine defaults filled in) on which the personality files
+    (python/tcplab/stacks/*.toml) differ must be inactive by a rule of :func:`_knob_inactive`,
+    and the algorithms must be the same with the same parameters, or both run Reno's rules on
+    this trace (:func:`reno_on_trace`; only with the algorithms' default parameters, for which
+    those thresholds are read). Returns the reasons, one per difference, or None when something
+    that differs can act (or no rule covers it: a knob without a rule counts as acting)."""
+    ka, kb = _knobs(a.stack), _knobs(b.stack)
+    out = []
+    pa, pb = _params(a.stack, a.cca), _params(b.stack, b.cca)
+    if (a.cca, pa) != (b.cca, pb):
+        counts = {"max_window_seg": facts.get("max_window_seg", 0)}
+        if pa or pb or not (reno_on_trace(a.cca, counts) and reno_on_trace(b.cca, counts)):
+            return None
+        out.append(
+            f"the algorithm ({a.cca} / {b.cca}): both run Reno's rules at a largest window of "
+            f"{facts.get('max_window_seg', 0)} segments"
+        )
+    for knob in sorted(set(ka) | set(kb)):
+        if ka.get(knob) == kb.get(knob):
+            continue
+        why = _knob_inactive(knob, ka.get(knob), kb.get(knob), ka, kb, facts)
+        if why is None:
+            return None
+        out.append(why)
+    return out
+
+
+def _knobs(stack: str) -> dict[str, Any]:
+    """Every knob's value on *stack*: the engine's defaults overridden by the personality."""
+    from .. import stacks
+    from ..catalog import default_catalog
+
+    cat = default_catalog()
+    vals = {k: p.default for k, p in cat.knobs.items()}
+    vals.update(stacks.get(stack, cat).knob_values())
+    return vals
+
+
+def _params(stack: str, cca: str) -> dict[str, Any]:
+    from .. import stacks
+
+    return stacks.get(stack).params_for(cca)
+
+
+def with_personality_equivalents(
+    tied: list[str],
+    label_of: dict[str, refs_mod.Candidate],
+    dist: dict[str, float],
+    facts: dict[str, Any],
+) -> tuple[list[str], list[str]]:
+    """*tied* plus every candidate of another personality that differs from a member of *tied*
+    only in what cannot act on this capture (:func:`inactive_difference`): nothing in the trace
+    can separate them, whatever their distances. Returns the set (ordered by distance, then
+    name) and the reasons, one line per added candidate."""
+    extra: list[str] = []
+    reasons: list[str] = []
+    for k in sorted(label_of):
+        if k in tied:
+            continue
+        for t in tied:
+            if label_of[t].stack == label_of[k].stack:
+                continue
+            why = inactive_difference(label_of[t], label_of[k], facts)
+            if why is not None:
+                extra.append(k)
+                reasons.append(
+                    f"{label_of[t].stack} = {label_of[k].stack}: the personalities differ only "
+                    "in what cannot act on this capture: " + "; ".join(why)
+                )
+                break
+    return sorted([*tied, *extra], key=lambda k: (dist[k], k)), reasons
+
+
 #: H-TCP's alpha is 1 (Reno's increase) for the first Delta_L = 1 s after a congestion event
 #: (Leith & Shorten 2004 §3; crates/tcplab-cc/src/htcp.rs DELTA_L).
 HTCP_DELTA_L_MS = 1000
@@ -288,7 +427,8 @@ def tie_reasons(
     elif hi - lo > noise + EXACT:
         out.append(
             f"distances {lo:.3f}-{hi:.3f}; those beyond the reference seeds' noise ({noise:.3f}) "
-            "run Reno's rules on this trace, as the nearest does (below)"
+            "run the same rules on this trace as a nearer one: Reno's, or the same with knobs "
+            "that cannot act here (below)"
         )
     else:
         out.append(
@@ -450,6 +590,7 @@ def identify(
     noise = seed_noise(ex.features, libs[0], cands)
     label_of = {c.label: c for c in cands}
     tied = with_reno_equivalents(indistinguishable(dist, noise), label_of, dist, ex.counts)
+    tied, knob_reasons = with_personality_equivalents(tied, label_of, dist, capture_facts(ex))
     # what separated the best candidate from the nearest one outside the indistinguishable set
     first = order[0]
     second = next((k for k in order if k not in tied), order[-1])
@@ -500,7 +641,8 @@ def identify(
             "cca": tie_ccas,
             "stack": tie_stacks,
             "seed_noise": round(noise, 3),
-            "reasons": tie_reasons(tied, label_of, dist, means, noise, ex.counts, path_d),
+            "reasons": tie_reasons(tied, label_of, dist, means, noise, ex.counts, path_d)
+            + knob_reasons,
         },
         "decided_by": decided[:6],
         "decided_against": second,

@@ -698,7 +698,7 @@ def main(argv: list[str] | None = None) -> int:
             else [json.loads(line) for line in text.splitlines() if line.strip()]
         )
         done = [r for r in saved if "error" not in r]
-        print(markdown(saved) if any("top" in r for r in done) else ceiling_markdown(saved))
+        print(markdown(saved) if any("top_cca" in r for r in done) else ceiling_markdown(saved))
         return 0
     if args.kernel or args.kernel_dir:
         if args.capture_only and not args.keep:
