@@ -6,6 +6,7 @@
 
 pub use super::receiver::autotune::RcvRttCfg;
 pub use super::sender::pacing::PacingQuantumCfg;
+pub use super::sender::tso::TsoModelCfg;
 use serde::{Deserialize, Serialize};
 
 /// Initial window rule.
@@ -110,6 +111,7 @@ impl KnobRange for GrowthCreditCfg {}
 impl KnobRange for RecoveryCfg {}
 impl KnobRange for RcvRttCfg {}
 impl KnobRange for PacingQuantumCfg {}
+impl KnobRange for TsoModelCfg {}
 
 macro_rules! or_empty {
     () => {
@@ -271,6 +273,12 @@ knobs! {
     /// as one packet, as Linux's qdisc holds it as one buffer. A property of the host's NIC and
     /// driver (ethtool -K tso), so scenarios set it; off: segments leave as the window opens.
     tso: bool = false; kind "bool";
+    /// Which Linux rules drive `tso` (src/tcp/sender/tso.rs): "linux-2.6" (64 KB frames,
+    /// deferred while less than a third of the window is open, for under two ticks) or
+    /// "linux-6" (Linux ≥ 4.17, where every TCP socket uses GSO: buffers of about 1 ms of data
+    /// at the socket's pacing rate, `tcp_tso_autosize`, deferred while less than a buffer and a
+    /// third of the window is open and an ACK is due within min(SRTT/2, 1 ms)).
+    tso_model: TsoModelCfg = TsoModelCfg::Linux26; kind "choice", choices &["linux-2.6", "linux-6"];
     /// Undo a congestion reduction shown to be spurious: by the timestamp echoed on an ACK
     /// older than the episode's first retransmission (Eifel detection, RFC 3522) or by D-SACKs
     /// for every retransmission (RFC 3708), restore cwnd and ssthresh and stop resending —

@@ -704,11 +704,10 @@ impl TcpSender {
                     if self.cfg.tso && frame_left < len {
                         let pipe = self.sb.pipe();
                         match self.tso_frame(now, pipe, len, st.window) {
-                            tso::Frame::Defer => {
-                                let cwnd_limited = tso::deferred_cwnd_limited(st.window, pipe);
+                            (tso::Frame::Defer, cwnd_limited) => {
                                 break Step::Deferred { cwnd_limited };
                             }
-                            tso::Frame::Send(n) => frame_left = n.max(len),
+                            (tso::Frame::Send(n), _) => frame_left = n.max(len),
                         }
                     }
                     frame_left = frame_left.saturating_sub(len);
@@ -772,22 +771,58 @@ impl TcpSender {
         self.maybe_send_fin(cx);
     }
 
-    /// Knob `tso`: send the next frame of new data (of how many bytes) or defer it
-    /// ([`tso::next_frame`], Linux `tcp_tso_should_defer`); remembers a deferral.
-    fn tso_frame(&mut self, now: Nanos, pipe: u64, len: u64, cwnd: u64) -> tso::Frame {
+    /// Knob `tso`: send the next frame of new data (of how many bytes) or defer it, and
+    /// whether a deferral counts as cwnd-limited ([`tso::next_frame`] or, with `tso_model =
+    /// "linux-6"`, [`tso::next_frame_linux6`]: Linux `tcp_tso_should_defer`).
+    fn tso_frame(&mut self, now: Nanos, pipe: u64, len: u64, cwnd: u64) -> (tso::Frame, bool) {
+        let ends_data = self.app_end.is_some_and(|e| self.snd_nxt + len >= e);
+        let rwnd_left = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
+        if self.cfg.tso_model == tso::TsoModelCfg::Linux6 {
+            // A paced flow's buffers are its pacing slots (pacing.rs); no deferral for it.
+            if self.pacing_rate().is_some() {
+                return (tso::Frame::Send(len), false);
+            }
+            let mss = u64::from(self.smss.max(1));
+            let packets_out = self.snd_nxt.saturating_sub(self.snd_una);
+            let max_segs =
+                tso::linux_pacing_rate(cwnd, packets_out, self.cc.ssthresh(), self.rtt.srtt)
+                    .map_or(u64::from(pacing::MIN_TSO_SEGS), |rate| {
+                        let min_tso = self.cc.min_tso_segs().unwrap_or(pacing::MIN_TSO_SEGS);
+                        u64::from(pacing::autosize_segments(
+                            rate,
+                            self.rtt.min_rtt,
+                            self.smss,
+                            min_tso,
+                        ))
+                    });
+            return tso::next_frame_linux6(&tso::Linux6Input {
+                recovering: self.ep.ca_state(self.acks.dupacks, &self.sb) >= 3,
+                ends_data,
+                cwnd,
+                in_flight: pipe,
+                rwnd: self.rwnd,
+                rwnd_left,
+                mss,
+                max_segs,
+                now,
+                last_send: (self.stats.segments_sent > 0).then_some(self.last_send),
+                head_xmit: self.sb.front().map(|s| s.xmit),
+                srtt: self.rtt.srtt,
+            });
+        }
         let f = tso::next_frame(&tso::DeferInput {
             open: self.ep.ca_state(self.acks.dupacks, &self.sb) == 0,
-            ends_data: self.app_end.is_some_and(|e| self.snd_nxt + len >= e),
+            ends_data,
             cwnd,
             in_flight: pipe,
             rwnd: self.rwnd,
-            rwnd_left: (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt),
+            rwnd_left,
             now,
             deferred_at: self.tso_deferred_at,
             tick: self.cfg.clock_granularity,
         });
         self.tso_deferred_at = (f == tso::Frame::Defer).then_some(now);
-        f
+        (f, tso::deferred_cwnd_limited(cwnd, pipe))
     }
 
     /// Local congestion (knob `local_congestion_cwr`; see [`Episodes::enter_local_cwr`]).
