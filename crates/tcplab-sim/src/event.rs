@@ -125,6 +125,9 @@ pub fn pack_key(time: Nanos, class: Class, seq: u64, target: Target) -> u128 {
 pub struct EventQueue {
     /// Keys, negated order (`Reverse`): `BinaryHeap` is a max-heap and the smallest key pops first.
     heap: BinaryHeap<Reverse<u128>>,
+    /// The heap's top is an event already removed ([`EventQueue::remove_next`]) whose slot the
+    /// next schedule takes over (see there); every reading method removes it first.
+    vacant: bool,
     next_seq: u64,
     popped: u64,
 }
@@ -153,17 +156,41 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Nanos, class: Class, target: Target) {
         let seq = self.take_seq();
-        self.heap.push(Reverse(pack_key(time, class, seq, target)));
+        self.insert(pack_key(time, class, seq, target));
     }
 
     /// Schedule with a sequence number taken earlier by [`EventQueue::take_seq`].
     #[inline]
     pub fn schedule_with_seq(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
-        self.heap.push(Reverse(pack_key(time, class, seq, target)));
+        self.insert(pack_key(time, class, seq, target));
+    }
+
+    /// Put `key` in the heap: into the vacant top slot when there is one (one sift down instead
+    /// of the pop's sift and the push's), else as a push.
+    #[inline(always)]
+    fn insert(&mut self, key: u128) {
+        if self.vacant {
+            self.vacant = false;
+            if let Some(mut top) = self.heap.peek_mut() {
+                *top = Reverse(key); // sifts down when `top` is dropped
+            }
+        } else {
+            self.heap.push(Reverse(key));
+        }
+    }
+
+    /// Remove the vacant top slot, if any (before anything reads the heap).
+    #[inline]
+    fn settle(&mut self) {
+        if self.vacant {
+            self.vacant = false;
+            self.heap.pop();
+        }
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
+        self.settle();
         let e = self.heap.pop();
         if e.is_some() {
             self.popped += 1;
@@ -174,14 +201,20 @@ impl EventQueue {
     /// The next event, left in the queue (remove it with [`EventQueue::remove_next`] or
     /// [`EventQueue::replace_next`]).
     #[inline]
-    pub fn peek(&self) -> Option<Event> {
+    pub fn peek(&mut self) -> Option<Event> {
+        self.settle();
         self.heap.peek().map(|&Reverse(key)| Event { key })
     }
 
-    /// Remove the event [`EventQueue::peek`] returned.
+    /// Remove the event [`EventQueue::peek`] returned. The removal is deferred: its slot stays
+    /// at the top of the heap, marked vacant, and the next event scheduled takes it over (the
+    /// handler of an event usually schedules one: a forwarded packet's arrival at the next hop,
+    /// a timer). Keys are unique, so the order of later pops is the same as with a pop now.
     #[inline]
     pub fn remove_next(&mut self) {
-        if self.heap.pop().is_some() {
+        debug_assert!(!self.vacant && !self.heap.is_empty());
+        if !self.heap.is_empty() {
+            self.vacant = true;
             self.popped += 1;
         }
     }
@@ -191,6 +224,7 @@ impl EventQueue {
     /// unique, so the order of later pops is the same either way.
     #[inline]
     pub fn replace_next(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
+        debug_assert!(!self.vacant);
         let key = pack_key(time, class, seq, target);
         if self.heap.is_empty() {
             self.heap.push(Reverse(key));
@@ -203,16 +237,17 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn peek_time(&self) -> Option<Nanos> {
+    pub fn peek_time(&mut self) -> Option<Nanos> {
+        self.settle();
         self.heap.peek().map(|&Reverse(k)| (k >> 64) as Nanos)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - usize::from(self.vacant)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Events popped so far.
@@ -325,5 +360,41 @@ mod tests {
             .collect();
         assert_eq!(pa, pb);
         assert_eq!(a.popped(), b.popped());
+    }
+
+    #[test]
+    fn test_deferred_removal_pops_like_pop_then_push() {
+        // Random schedules, removals and pops: a queue whose removals are deferred (the next
+        // schedule takes the top slot) pops in the same order as a plain heap.
+        let mut rng = crate::rng::Rng::new(7);
+        let mut q = EventQueue::new();
+        let mut plain: BinaryHeap<Reverse<u128>> = BinaryHeap::new();
+        for _ in 0..20_000 {
+            match rng.next_u64() % 4 {
+                0 | 1 => {
+                    let t = rng.next_u64() % 1000;
+                    let seq = q.take_seq();
+                    q.schedule_with_seq(t, Class::Arrival, seq, Target::Channel(1));
+                    plain.push(Reverse(pack_key(
+                        t,
+                        Class::Arrival,
+                        seq,
+                        Target::Channel(1),
+                    )));
+                }
+                2 => {
+                    let e = q.peek().map(|e| e.key);
+                    assert_eq!(e, plain.peek().map(|r| r.0));
+                    if e.is_some() {
+                        q.remove_next();
+                        plain.pop();
+                    }
+                }
+                _ => {
+                    assert_eq!(q.pop().map(|e| e.key), plain.pop().map(|r| r.0));
+                }
+            }
+            assert_eq!(q.len(), plain.len());
+        }
     }
 }
