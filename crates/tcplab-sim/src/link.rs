@@ -422,7 +422,19 @@ impl<T: Copy + Default> Link<T> {
     #[inline(always)]
     fn drain_counting<const FRAMES: bool>(&mut self, now: u64) {
         let now_ps = now.saturating_mul(1000);
-        while self.done < self.end {
+        if self.busy_until_ps <= now_ps {
+            // Everything admitted has finished (entries finish in admission order, the last at
+            // `busy_until_ps`): an idle link, most offers on a fast access link.
+            self.done = self.end;
+            self.backlog_bytes = 0;
+            if FRAMES {
+                self.cont_unfinished = 0;
+            }
+            return;
+        }
+        // The last entry finishes after `now`, so the walk stops before `end`.
+        debug_assert!(self.done < self.end);
+        loop {
             let e = &self.ring[(self.done & self.mask) as usize];
             if e.finish_ps > now_ps {
                 break;
@@ -668,7 +680,8 @@ impl<T: Copy + Default> Link<T> {
             return Admit::Lost { was_busy };
         }
         // FIFO: never before the previous packet (only a delay decrease could do that).
-        let arrival_ns = (finish.div_ceil(1000) + self.delay_ns).max(self.last_arrival_ns);
+        // (`finish + 999` cannot overflow: 2^64 ps is 213 days.)
+        let arrival_ns = ((finish + 999) / 1000 + self.delay_ns).max(self.last_arrival_ns);
         self.last_arrival_ns = arrival_ns;
         self.push(Entry {
             finish_ps: finish,
