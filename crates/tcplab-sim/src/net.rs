@@ -214,7 +214,7 @@ impl Channel {
     /// When nothing was on the wire, the head arrival event is scheduled. `frame_cont`: the
     /// packet continues a TSO frame and this is its sending host's queue (counted only on the
     /// egress of a host with a TSO sender, [`Network::count_frames_at`]; [`Link`]'s docs).
-    #[inline]
+    #[inline(always)]
     pub fn offer(
         &mut self,
         id: u32,
