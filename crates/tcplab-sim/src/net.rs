@@ -45,9 +45,15 @@ impl PacketPool {
     /// Store `p`; the handle stays valid until [`PacketPool::release`].
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.alloc_copy(&p)
+    }
+
+    /// [`PacketPool::alloc`] of a copy of `*p` (copied straight into its slot).
+    #[inline]
+    pub fn alloc_copy(&mut self, p: &Packet) -> PacketId {
         match self.free.pop() {
             Some(id) => {
-                self.slots[id as usize] = p;
+                self.slots[id as usize] = *p;
                 // A handler sending a burst (two segments per ACK, or a TSO frame) takes the
                 // slots below on the stack, freed longer ago: in a large pool, start loading
                 // the next (a hint; the slot writes were 15 % of `with_endpoint`'s samples on
@@ -60,7 +66,7 @@ impl PacketPool {
                 id
             }
             None => {
-                self.slots.push(p);
+                self.slots.push(*p);
                 (self.slots.len() - 1) as PacketId
             }
         }
@@ -194,6 +200,7 @@ impl Channel {
     }
 
     /// How many more packets the queue accepts now (`u32::MAX` when unlimited in packets).
+    #[inline]
     pub fn room(&mut self, now: Nanos) -> u32 {
         self.model.room(now)
     }
@@ -207,6 +214,12 @@ impl Channel {
     /// When the packet now being serialised finishes (a slot frees up then).
     pub fn next_departure(&self) -> Option<Nanos> {
         self.model.next_finish_ps().map(ps_to_ns_ceil)
+    }
+
+    /// [`Channel::next_departure`] in picoseconds (not rounded).
+    #[inline]
+    pub fn next_departure_ps(&self) -> Option<u64> {
+        self.model.next_finish_ps()
     }
 
     /// Offer packet `pkt` (of `wire_len` bytes) at `now`. Returns whether it was queued, dropped

@@ -568,16 +568,16 @@ impl Simulation {
     fn with_endpoint(&mut self, id: usize, pkt: Option<PacketId>) {
         let node = self.ep_node[id];
         let now = self.now;
-        let (room, free_at) = match self.net.nodes[node as usize].egress {
+        let (room, free_ps) = match self.net.nodes[node as usize].egress {
             Some(ch) => {
                 let c = &mut self.net.channels[ch as usize];
-                (c.room(now), c.next_departure().unwrap_or(now))
+                (c.room(now), c.next_departure_ps())
             }
-            None => (u32::MAX, now),
+            None => (u32::MAX, None),
         };
-        let mut out = std::mem::take(&mut self.out);
+        debug_assert!(self.out.is_empty());
         {
-            let mut cx = Cx::new(now, &mut out, room, free_at);
+            let mut cx = Cx::new(now, &mut self.out, room, now).with_free_ps(free_ps);
             match pkt {
                 Some(h) => {
                     self.eps[id].on_packet(self.net.pool.get(h), &mut cx);
@@ -586,12 +586,14 @@ impl Simulation {
                 None => self.eps[id].on_timer(&mut cx),
             }
         }
-        for p in out.drain(..) {
+        // Each packet sent is copied once, from the buffer into its pool slot.
+        for i in 0..self.out.len() {
+            let p = &self.out[i];
             let (dst, wire_len, cont) = (p.dst, p.wire_len, p.frame_cont);
-            let h = self.net.pool.alloc(p);
+            let h = self.net.pool.alloc_copy(p);
             self.forward_fields(node, h, dst, wire_len, cont);
         }
-        self.out = out;
+        self.out.clear();
         if id >= self.fg_eps {
             self.reschedule(id);
             self.bg_after(id);
