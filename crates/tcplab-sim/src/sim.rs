@@ -655,7 +655,7 @@ impl Simulation {
     }
 
     /// Offer packet `h` to channel `ch`; its slot is released unless it was queued.
-    #[inline]
+    #[inline(always)]
     fn offer(&mut self, ch: u32, h: PacketId, wire_len: u32, cont: bool) -> Offer {
         let o = self.net.channels[ch as usize].offer(ch, self.now, h, wire_len, cont, &mut self.ev);
         if o != Offer::Queued {
