@@ -640,7 +640,7 @@ impl Simulation {
     /// (`cont`, only on its sending host) given: a host sending a packet it has in hand does not
     /// read back the pool slot it has just written (on a large-window run that read waited for
     /// the slot's write, a third of `forward`'s samples).
-    #[inline]
+    #[inline(always)]
     fn forward_fields(&mut self, node: u16, h: PacketId, dst: u16, wire_len: u32, cont: bool) {
         let ch = self.net.next_hop(node, dst);
         if ch == NO_ROUTE {
