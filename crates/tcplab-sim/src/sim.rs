@@ -503,6 +503,7 @@ impl Simulation {
         Ok(sim)
     }
 
+    #[inline(always)]
     fn reschedule(&mut self, id: usize) {
         if let Some(t) = self.eps[id].poll_at() {
             if self.ep_slack[id].is_some() {
