@@ -317,6 +317,8 @@ pub struct Network {
     pub nodes: Vec<Node>,
     pub channels: Vec<Channel>,
     pub pool: PacketPool,
+    /// Every node's `route`, one after the other (`from * nodes + to`): one lookup per hop.
+    routes: Vec<u32>,
 }
 
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -401,6 +403,7 @@ impl Network {
             nodes,
             channels,
             pool: PacketPool::default(),
+            routes: Vec::new(),
         };
         net.compute_routes();
         Ok(net)
@@ -431,6 +434,11 @@ impl Network {
                 }
             }
         }
+        self.routes = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.route.iter().copied())
+            .collect();
         for (ci, c) in self.channels.iter().enumerate() {
             let node = &mut self.nodes[c.from as usize];
             if node.egress.is_none() {
@@ -512,7 +520,11 @@ impl Network {
     /// The channel `from` uses to reach `to`.
     #[inline]
     pub fn next_hop(&self, from: u16, to: u16) -> u32 {
-        self.nodes[from as usize].route[to as usize]
+        debug_assert_eq!(
+            self.routes[from as usize * self.nodes.len() + to as usize],
+            self.nodes[from as usize].route[to as usize]
+        );
+        self.routes[from as usize * self.nodes.len() + to as usize]
     }
 }
 

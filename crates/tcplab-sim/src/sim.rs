@@ -727,11 +727,12 @@ impl Simulation {
             // head in its place.
             match target {
                 Target::Channel(ch) => {
-                    let h = self.net.channels[ch as usize].take_arrival(ch, &mut self.ev);
-                    if self.net.channels[ch as usize].is_far() {
-                        self.net.channels[ch as usize].prefetch_arrivals(&self.net.pool);
+                    let c = &mut self.net.channels[ch as usize];
+                    let h = c.take_arrival(ch, &mut self.ev);
+                    if c.is_far() {
+                        c.prefetch_arrivals(&self.net.pool);
                     }
-                    let at = self.net.channels[ch as usize].to;
+                    let at = c.to;
                     let p = self.net.pool.get(h);
                     if at == p.dst {
                         if let Some(ig) = self.net.nodes[at as usize].ingress {
