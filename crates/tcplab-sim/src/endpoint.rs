@@ -99,7 +99,7 @@ impl Endpoint {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn poll_at(&self) -> Option<Nanos> {
         match self {
             Endpoint::TcpSender(s) => s.poll_at(),

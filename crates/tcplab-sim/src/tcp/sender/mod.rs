@@ -350,6 +350,7 @@ impl TcpSender {
     }
 
     /// Earliest time this endpoint wants `on_timer` (smoltcp's `poll_at`).
+    #[inline]
     pub fn poll_at(&self) -> Option<Nanos> {
         match self.state {
             State::Idle => Some(self.spec.start),
