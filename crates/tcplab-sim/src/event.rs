@@ -132,8 +132,13 @@ pub const SMALL_EVENTS: usize = 32;
 /// [`SMALL_EVENTS`] events becomes a binary heap for the rest of the run. Keys are unique, so
 /// the order of pops is the same either way.
 pub struct EventQueue {
-    /// While not `big`: the keys, decreasing (the smallest, next to pop, last).
-    small: Vec<u128>,
+    /// While not `big`: the first `n` are the keys, decreasing (the smallest, next to pop,
+    /// last).
+    small: [u128; SMALL_EVENTS],
+    n: usize,
+    /// `SMALL_EVENTS` while the array is in use, 0 once `big` (one comparison tells whether an
+    /// insert goes to the array).
+    small_cap: usize,
     /// Once `big`: keys, negated order (`Reverse`): `BinaryHeap` is a max-heap and the
     /// smallest key pops first.
     heap: BinaryHeap<Reverse<u128>>,
@@ -149,7 +154,9 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            small: Vec::with_capacity(SMALL_EVENTS),
+            small: [0; SMALL_EVENTS],
+            n: 0,
+            small_cap: SMALL_EVENTS,
             heap: BinaryHeap::new(),
             big: false,
             vacant: false,
@@ -195,9 +202,9 @@ impl EventQueue {
     /// Put `key` in the queue.
     #[inline(always)]
     fn insert(&mut self, key: u128) {
-        if !self.big && self.small.len() < SMALL_EVENTS {
-            self.small.push(key);
-            Self::sink(&mut self.small, key);
+        if self.n < self.small_cap {
+            self.n += 1;
+            Self::sink(&mut self.small[..self.n], key);
         } else {
             self.insert_big(key);
         }
@@ -221,7 +228,10 @@ impl EventQueue {
     fn insert_big(&mut self, key: u128) {
         if !self.big {
             self.big = true;
-            self.heap.extend(self.small.drain(..).map(Reverse));
+            self.small_cap = 0;
+            self.heap
+                .extend(self.small[..self.n].iter().map(|&k| Reverse(k)));
+            self.n = 0;
         }
         if self.vacant {
             self.vacant = false;
@@ -244,11 +254,14 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        let e = if self.big {
+        let e = if self.n > 0 {
+            self.n -= 1;
+            Some(self.small[self.n])
+        } else if self.big {
             self.settle();
             self.heap.pop().map(|Reverse(key)| key)
         } else {
-            self.small.pop()
+            None
         };
         if e.is_some() {
             self.popped += 1;
@@ -260,11 +273,15 @@ impl EventQueue {
     /// [`EventQueue::replace_next`]).
     #[inline]
     pub fn peek(&mut self) -> Option<Event> {
-        if self.big {
+        if self.n > 0 {
+            Some(Event {
+                key: self.small[self.n - 1],
+            })
+        } else if self.big {
             self.settle();
             self.heap.peek().map(|&Reverse(key)| Event { key })
         } else {
-            self.small.last().map(|&key| Event { key })
+            None
         }
     }
 
@@ -275,7 +292,8 @@ impl EventQueue {
     #[inline]
     pub fn remove_next(&mut self) {
         if !self.big {
-            if self.small.pop().is_some() {
+            if self.n > 0 {
+                self.n -= 1;
                 self.popped += 1;
             }
             return;
@@ -292,15 +310,13 @@ impl EventQueue {
     #[inline]
     pub fn replace_next(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
         let key = pack_key(time, class, seq, target);
+        if self.n > 0 {
+            self.popped += 1;
+            Self::sink(&mut self.small[..self.n], key);
+            return;
+        }
         if !self.big {
-            match self.small.last_mut() {
-                Some(last) => {
-                    *last = key;
-                    Self::sink(&mut self.small, key);
-                    self.popped += 1;
-                }
-                None => self.small.push(key),
-            }
+            self.insert(key);
             return;
         }
         self.replace_next_big(key);
@@ -328,7 +344,7 @@ impl EventQueue {
         if self.big {
             self.heap.len() - usize::from(self.vacant)
         } else {
-            self.small.len()
+            self.n
         }
     }
 
