@@ -13,8 +13,10 @@ pub struct Cx<'a> {
     pub now: Nanos,
     out: &'a mut Vec<Packet>,
     nic_room: u32,
-    /// When the host NIC frees a slot, if it is full now.
-    pub nic_free_at: Nanos,
+    /// When the host NIC frees a slot, if it is full now ([`Cx::nic_free_at`]).
+    nic_free_at: Nanos,
+    /// The same in picoseconds, not yet rounded ([`Cx::with_free_ps`]).
+    nic_free_ps: Option<u64>,
 }
 
 impl<'a> Cx<'a> {
@@ -24,7 +26,24 @@ impl<'a> Cx<'a> {
             out,
             nic_room,
             nic_free_at,
+            nic_free_ps: None,
         }
+    }
+
+    /// The NIC frees a slot at `ps` picoseconds (the packet it is serialising finishes then;
+    /// `None`: it is idle, and [`Cx::nic_free_at`] is the time given to [`Cx::new`]). Rounded
+    /// to ns only when asked: most handlers never ask.
+    #[inline]
+    pub fn with_free_ps(mut self, ps: Option<u64>) -> Self {
+        self.nic_free_ps = ps;
+        self
+    }
+
+    /// When the host NIC frees a slot, if it is full now.
+    #[inline]
+    pub fn nic_free_at(&self) -> Nanos {
+        self.nic_free_ps
+            .map_or(self.nic_free_at, crate::time::ps_to_ns_ceil)
     }
 
     /// Hand a packet to the host's NIC (a TSO frame's later segments take no room of their own:
@@ -80,7 +99,7 @@ impl Endpoint {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn poll_at(&self) -> Option<Nanos> {
         match self {
             Endpoint::TcpSender(s) => s.poll_at(),

@@ -120,13 +120,50 @@ pub fn pack_key(time: Nanos, class: Class, seq: u64, target: Target) -> u128 {
         | target.code() as u128
 }
 
+/// Most events a queue holds in its sorted array ([`EventQueue`]) before it becomes a heap.
+pub const SMALL_EVENTS: usize = 32;
+
 /// Priority queue of events with a global scheduling counter.
-#[derive(Default)]
+///
+/// A run holds few events at once (at most one arrival per link direction, one timer per
+/// endpoint, the sampler), so the queue starts as an array sorted in decreasing key order,
+/// the next event last: taking it is a `pop`, and a new event (most often due soon) is moved
+/// from the end to its place past the few sooner ones. A queue that comes to hold more than
+/// [`SMALL_EVENTS`] events becomes a binary heap for the rest of the run. Keys are unique, so
+/// the order of pops is the same either way.
 pub struct EventQueue {
-    /// Keys, negated order (`Reverse`): `BinaryHeap` is a max-heap and the smallest key pops first.
+    /// While not `big`: the first `n` are the keys, decreasing (the smallest, next to pop,
+    /// last).
+    small: [u128; SMALL_EVENTS],
+    n: usize,
+    /// `SMALL_EVENTS` while the array is in use, 0 once `big` (one comparison tells whether an
+    /// insert goes to the array).
+    small_cap: usize,
+    /// Once `big`: keys, negated order (`Reverse`): `BinaryHeap` is a max-heap and the
+    /// smallest key pops first.
     heap: BinaryHeap<Reverse<u128>>,
+    big: bool,
+    /// (`big` only) The heap's top is an event already removed ([`EventQueue::remove_next`])
+    /// whose slot the next schedule takes over (see there); every reading method removes it
+    /// first.
+    vacant: bool,
     next_seq: u64,
     popped: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            small: [0; SMALL_EVENTS],
+            n: 0,
+            small_cap: SMALL_EVENTS,
+            heap: BinaryHeap::new(),
+            big: false,
+            vacant: false,
+            next_seq: 0,
+            popped: 0,
+        }
+    }
 }
 
 impl EventQueue {
@@ -153,45 +190,141 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Nanos, class: Class, target: Target) {
         let seq = self.take_seq();
-        self.heap.push(Reverse(pack_key(time, class, seq, target)));
+        self.insert(pack_key(time, class, seq, target));
     }
 
     /// Schedule with a sequence number taken earlier by [`EventQueue::take_seq`].
     #[inline]
     pub fn schedule_with_seq(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
-        self.heap.push(Reverse(pack_key(time, class, seq, target)));
+        self.insert(pack_key(time, class, seq, target));
+    }
+
+    /// Put `key` in the queue.
+    #[inline(always)]
+    fn insert(&mut self, key: u128) {
+        if self.n < self.small_cap {
+            self.n += 1;
+            Self::sink(&mut self.small[..self.n], key);
+        } else {
+            self.insert_big(key);
+        }
+    }
+
+    /// The last key of `small` is `key`: move it towards the front past the smaller keys.
+    #[inline(always)]
+    fn sink(small: &mut [u128], key: u128) {
+        let mut i = small.len() - 1;
+        while i > 0 && small[i - 1] < key {
+            small[i] = small[i - 1];
+            i -= 1;
+        }
+        small[i] = key;
+    }
+
+    /// [`EventQueue::insert`] on a heap (turning the array into one when full): into the
+    /// vacant top slot when there is one (one sift down instead of the pop's sift and the
+    /// push's), else as a push.
+    #[inline(never)]
+    fn insert_big(&mut self, key: u128) {
+        if !self.big {
+            self.big = true;
+            self.small_cap = 0;
+            self.heap
+                .extend(self.small[..self.n].iter().map(|&k| Reverse(k)));
+            self.n = 0;
+        }
+        if self.vacant {
+            self.vacant = false;
+            if let Some(mut top) = self.heap.peek_mut() {
+                *top = Reverse(key); // sifts down when `top` is dropped
+            }
+        } else {
+            self.heap.push(Reverse(key));
+        }
+    }
+
+    /// Remove the vacant top slot, if any (before anything reads the heap).
+    #[inline]
+    fn settle(&mut self) {
+        if self.vacant {
+            self.vacant = false;
+            self.heap.pop();
+        }
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        let e = self.heap.pop();
+        let e = if self.n > 0 {
+            self.n -= 1;
+            Some(self.small[self.n])
+        } else if self.big {
+            self.settle();
+            self.heap.pop().map(|Reverse(key)| key)
+        } else {
+            None
+        };
         if e.is_some() {
             self.popped += 1;
         }
-        e.map(|Reverse(key)| Event { key })
+        e.map(|key| Event { key })
     }
 
     /// The next event, left in the queue (remove it with [`EventQueue::remove_next`] or
     /// [`EventQueue::replace_next`]).
     #[inline]
-    pub fn peek(&self) -> Option<Event> {
-        self.heap.peek().map(|&Reverse(key)| Event { key })
+    pub fn peek(&mut self) -> Option<Event> {
+        if self.n > 0 {
+            Some(Event {
+                key: self.small[self.n - 1],
+            })
+        } else if self.big {
+            self.settle();
+            self.heap.peek().map(|&Reverse(key)| Event { key })
+        } else {
+            None
+        }
     }
 
-    /// Remove the event [`EventQueue::peek`] returned.
+    /// Remove the event [`EventQueue::peek`] returned. On a heap the removal is deferred: its
+    /// slot stays at the top, marked vacant, and the next event scheduled takes it over (the
+    /// handler of an event usually schedules one: a forwarded packet's arrival at the next
+    /// hop, a timer).
     #[inline]
     pub fn remove_next(&mut self) {
-        if self.heap.pop().is_some() {
+        if !self.big {
+            if self.n > 0 {
+                self.n -= 1;
+                self.popped += 1;
+            }
+            return;
+        }
+        debug_assert!(!self.vacant && !self.heap.is_empty());
+        if !self.heap.is_empty() {
+            self.vacant = true;
             self.popped += 1;
         }
     }
 
     /// Remove the event [`EventQueue::peek`] returned and schedule another with a sequence
-    /// number taken earlier, in one sift of the heap instead of a pop and a push. Keys are
-    /// unique, so the order of later pops is the same either way.
+    /// number taken earlier, in one step instead of a pop and a push (one sift of the heap).
     #[inline]
     pub fn replace_next(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
         let key = pack_key(time, class, seq, target);
+        if self.n > 0 {
+            self.popped += 1;
+            Self::sink(&mut self.small[..self.n], key);
+            return;
+        }
+        if !self.big {
+            self.insert(key);
+            return;
+        }
+        self.replace_next_big(key);
+    }
+
+    #[inline(never)]
+    fn replace_next_big(&mut self, key: u128) {
+        debug_assert!(!self.vacant);
         if self.heap.is_empty() {
             self.heap.push(Reverse(key));
             return;
@@ -203,16 +336,20 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|&Reverse(k)| (k >> 64) as Nanos)
+    pub fn peek_time(&mut self) -> Option<Nanos> {
+        self.peek().map(|e| e.time())
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        if self.big {
+            self.heap.len() - usize::from(self.vacant)
+        } else {
+            self.n
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Events popped so far.
@@ -325,5 +462,51 @@ mod tests {
             .collect();
         assert_eq!(pa, pb);
         assert_eq!(a.popped(), b.popped());
+    }
+
+    #[test]
+    fn test_queue_pops_like_a_plain_heap() {
+        // Random schedules, removals and pops: the sorted array, then the heap whose removals
+        // are deferred (the next schedule takes the top slot), pop in the same order as a
+        // plain heap.
+        let mut rng = crate::rng::Rng::new(7);
+        let mut q = EventQueue::new();
+        let mut plain: BinaryHeap<Reverse<u128>> = BinaryHeap::new();
+        for i in 0..40_000 {
+            let op = rng.next_u64() % 4;
+            // First half: the queue stays below SMALL_EVENTS (the sorted array); then it grows
+            // into a heap.
+            let op = if i < 20_000 && op < 2 && q.len() >= SMALL_EVENTS - 8 {
+                3
+            } else {
+                op
+            };
+            assert_eq!(q.big, q.len() > SMALL_EVENTS || (q.big && i >= 20_000));
+            match op {
+                0 | 1 => {
+                    let t = rng.next_u64() % 1000;
+                    let seq = q.take_seq();
+                    q.schedule_with_seq(t, Class::Arrival, seq, Target::Channel(1));
+                    plain.push(Reverse(pack_key(
+                        t,
+                        Class::Arrival,
+                        seq,
+                        Target::Channel(1),
+                    )));
+                }
+                2 => {
+                    let e = q.peek().map(|e| e.key);
+                    assert_eq!(e, plain.peek().map(|r| r.0));
+                    if e.is_some() {
+                        q.remove_next();
+                        plain.pop();
+                    }
+                }
+                _ => {
+                    assert_eq!(q.pop().map(|e| e.key), plain.pop().map(|r| r.0));
+                }
+            }
+            assert_eq!(q.len(), plain.len());
+        }
     }
 }

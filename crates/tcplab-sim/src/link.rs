@@ -302,9 +302,15 @@ pub struct Link<T: Copy + Default = ()> {
     frames: bool,
     /// Keep entries until taken (see the type's docs).
     retain: bool,
+    /// A retaining link without frame counting, schedule steps to come, byte limit or loss
+    /// model: the offer takes the plain path ([`Link::refresh_plain`]).
+    plain: bool,
     /// The next entry to arrive (first not taken, not lost), or `end` when none (always `end`
     /// unless `retain`).
     next_arr: u64,
+    /// Lost entries from `next_arr` to `end` (the arrival cursor skips them; when there are
+    /// none, [`Link::take_arrival`] need not look).
+    lost_ahead: u64,
     /// Arrival time of the last packet put in flight.
     last_arrival_ns: u64,
     pub stats: LinkStats,
@@ -340,7 +346,9 @@ impl<T: Copy + Default> Link<T> {
             cont_unfinished: 0,
             frames: false,
             retain: false,
+            plain: false,
             next_arr: 0,
+            lost_ahead: 0,
             last_arrival_ns: 0,
             stats: LinkStats::default(),
         }
@@ -350,7 +358,18 @@ impl<T: Copy + Default> Link<T> {
     /// also holds the packets on the wire (see the type's docs).
     pub fn retaining(mut self) -> Link<T> {
         self.retain = true;
+        self.refresh_plain();
         self
+    }
+
+    /// Whether the offer may take the plain path: it skips the checks that cannot fire (the
+    /// schedule, the byte limit, the loss model, frame counting).
+    fn refresh_plain(&mut self) {
+        self.plain = self.retain
+            && !self.frames
+            && self.next_step >= self.schedule.len()
+            && self.limit_bytes.is_none()
+            && matches!(self.loss.cfg, LossCfg::None);
     }
 
     /// Count a TSO frame once against the packet limit from now on (the egress queue of a host
@@ -358,6 +377,7 @@ impl<T: Copy + Default> Link<T> {
     /// segment as a packet.
     pub fn count_frames(&mut self) {
         self.frames = true;
+        self.refresh_plain();
     }
 
     /// Give the link a schedule (sorted by time; see [`check_schedule`]) whose times count from
@@ -366,6 +386,7 @@ impl<T: Copy + Default> Link<T> {
         self.schedule = steps;
         self.next_step = 0;
         self.origin_ns = origin_ns;
+        self.refresh_plain();
         self
     }
 
@@ -406,6 +427,7 @@ impl<T: Copy + Default> Link<T> {
             }
             self.next_step += 1;
         }
+        self.refresh_plain();
     }
 
     /// Forget packets whose serialisation finished by `now`.
@@ -422,7 +444,19 @@ impl<T: Copy + Default> Link<T> {
     #[inline(always)]
     fn drain_counting<const FRAMES: bool>(&mut self, now: u64) {
         let now_ps = now.saturating_mul(1000);
-        while self.done < self.end {
+        if self.busy_until_ps <= now_ps {
+            // Everything admitted has finished (entries finish in admission order, the last at
+            // `busy_until_ps`): an idle link, most offers on a fast access link.
+            self.done = self.end;
+            self.backlog_bytes = 0;
+            if FRAMES {
+                self.cont_unfinished = 0;
+            }
+            return;
+        }
+        // The last entry finishes after `now`, so the walk stops before `end`.
+        debug_assert!(self.done < self.end);
+        loop {
             let e = &self.ring[(self.done & self.mask) as usize];
             if e.finish_ps > now_ps {
                 break;
@@ -579,16 +613,16 @@ impl<T: Copy + Default> Link<T> {
         cont: bool,
         tag: T,
     ) -> Admit {
-        if self.frames {
-            self.admit_frames(now, len, lossy, down, cont, tag)
+        if self.plain {
+            self.admit::<false, true>(now, len, lossy, down, false, tag)
         } else {
-            self.admit::<false>(now, len, lossy, down, false, tag)
+            self.admit_other(now, len, lossy, down, cont, tag)
         }
     }
 
-    /// The offer on a link that counts frames, out of line so that the plain path stays small.
+    /// The offer on any link but a plain one, out of line so that the plain path stays small.
     #[inline(never)]
-    fn admit_frames(
+    fn admit_other(
         &mut self,
         now: u64,
         len: u32,
@@ -597,12 +631,18 @@ impl<T: Copy + Default> Link<T> {
         cont: bool,
         tag: T,
     ) -> Admit {
-        self.admit::<true>(now, len, lossy, down, cont, tag)
+        if self.frames {
+            self.admit::<true, false>(now, len, lossy, down, cont, tag)
+        } else {
+            self.admit::<false, false>(now, len, lossy, down, false, tag)
+        }
     }
 
-    /// The offer; `FRAMES`: this link counts TSO frames once (`cont` is false otherwise).
+    /// The offer; `FRAMES`: this link counts TSO frames once (`cont` is false otherwise);
+    /// `PLAIN`: the link is plain ([`Link::refresh_plain`]), so the schedule, the byte limit
+    /// and the loss model (which only counts the packet) need no look.
     #[inline(always)]
-    fn admit<const FRAMES: bool>(
+    fn admit<const FRAMES: bool, const PLAIN: bool>(
         &mut self,
         now: u64,
         len: u32,
@@ -611,7 +651,7 @@ impl<T: Copy + Default> Link<T> {
         cont: bool,
         tag: T,
     ) -> Admit {
-        if self.next_step < self.schedule.len() {
+        if !PLAIN && self.next_step < self.schedule.len() {
             self.apply_schedule(now);
         }
         self.drain_counting::<FRAMES>(now);
@@ -628,7 +668,7 @@ impl<T: Copy + Default> Link<T> {
                     return Admit::Dropped;
                 }
             }
-            if let Some(lb) = self.limit_bytes {
+            if let Some(lb) = self.limit_bytes.filter(|_| !PLAIN) {
                 let head = self.serialising().map_or(0, |e| e.len as u64);
                 if self.backlog_bytes - head + len as u64 > lb {
                     self.stats.drops += 1;
@@ -652,10 +692,19 @@ impl<T: Copy + Default> Link<T> {
         self.stats.bytes += len as u64;
         self.stats.busy_ps += tx;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
-        if (lossy && self.loss.lose()) || down {
+        let lost = if PLAIN {
+            // No loss model: `lose` would only count the packet.
+            self.loss.count += u64::from(lossy);
+            down
+        } else {
+            (lossy && self.loss.lose()) || down
+        };
+        if lost {
             self.stats.lost += 1;
             if self.next_arr == self.end {
                 self.next_arr += 1; // nothing on the wire: past this entry, it never arrives
+            } else {
+                self.lost_ahead += 1;
             }
             self.push(Entry {
                 finish_ps: finish,
@@ -668,7 +717,10 @@ impl<T: Copy + Default> Link<T> {
             return Admit::Lost { was_busy };
         }
         // FIFO: never before the previous packet (only a delay decrease could do that).
-        let arrival_ns = (finish.div_ceil(1000) + self.delay_ns).max(self.last_arrival_ns);
+        // Rounded up by hand: `div_ceil` costs a second multiplication for the remainder test
+        // (`finish + 999` cannot overflow: 2^64 ps is 213 days).
+        #[allow(clippy::manual_div_ceil)]
+        let arrival_ns = ((finish + 999) / 1000 + self.delay_ns).max(self.last_arrival_ns);
         self.last_arrival_ns = arrival_ns;
         self.push(Entry {
             finish_ps: finish,
@@ -678,7 +730,7 @@ impl<T: Copy + Default> Link<T> {
             cont,
             tag,
         });
-        if !self.retain {
+        if !PLAIN && !self.retain {
             self.next_arr = self.end; // nothing is kept for the wire
         }
         Admit::Queued {
@@ -725,10 +777,19 @@ impl<T: Copy + Default> Link<T> {
         debug_assert!(self.next_arr < self.end, "arrival taken from an empty link");
         let tag = self.ring[(self.next_arr & self.mask) as usize].tag;
         self.next_arr += 1;
-        while self.next_arr < self.end && self.ring[(self.next_arr & self.mask) as usize].lost {
-            self.next_arr += 1;
+        if self.lost_ahead > 0 {
+            self.skip_lost();
         }
         tag
+    }
+
+    /// Move the arrival cursor past the lost entries at it.
+    #[inline(never)]
+    fn skip_lost(&mut self) {
+        while self.next_arr < self.end && self.ring[(self.next_arr & self.mask) as usize].lost {
+            self.next_arr += 1;
+            self.lost_ahead -= 1;
+        }
     }
 
     /// The counters now, as the mark of a sample taken now (the emulator's time zero).

@@ -45,9 +45,15 @@ impl PacketPool {
     /// Store `p`; the handle stays valid until [`PacketPool::release`].
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.alloc_copy(&p)
+    }
+
+    /// [`PacketPool::alloc`] of a copy of `*p` (copied straight into its slot).
+    #[inline]
+    pub fn alloc_copy(&mut self, p: &Packet) -> PacketId {
         match self.free.pop() {
             Some(id) => {
-                self.slots[id as usize] = p;
+                self.slots[id as usize] = *p;
                 // A handler sending a burst (two segments per ACK, or a TSO frame) takes the
                 // slots below on the stack, freed longer ago: in a large pool, start loading
                 // the next (a hint; the slot writes were 15 % of `with_endpoint`'s samples on
@@ -60,7 +66,7 @@ impl PacketPool {
                 id
             }
             None => {
-                self.slots.push(p);
+                self.slots.push(*p);
                 (self.slots.len() - 1) as PacketId
             }
         }
@@ -194,6 +200,7 @@ impl Channel {
     }
 
     /// How many more packets the queue accepts now (`u32::MAX` when unlimited in packets).
+    #[inline]
     pub fn room(&mut self, now: Nanos) -> u32 {
         self.model.room(now)
     }
@@ -209,12 +216,18 @@ impl Channel {
         self.model.next_finish_ps().map(ps_to_ns_ceil)
     }
 
+    /// [`Channel::next_departure`] in picoseconds (not rounded).
+    #[inline]
+    pub fn next_departure_ps(&self) -> Option<u64> {
+        self.model.next_finish_ps()
+    }
+
     /// Offer packet `pkt` (of `wire_len` bytes) at `now`. Returns whether it was queued, dropped
     /// (queue full) or lost; only a queued packet is kept (the caller releases the others).
     /// When nothing was on the wire, the head arrival event is scheduled. `frame_cont`: the
     /// packet continues a TSO frame and this is its sending host's queue (counted only on the
     /// egress of a host with a TSO sender, [`Network::count_frames_at`]; [`Link`]'s docs).
-    #[inline]
+    #[inline(always)]
     pub fn offer(
         &mut self,
         id: u32,
@@ -304,6 +317,8 @@ pub struct Network {
     pub nodes: Vec<Node>,
     pub channels: Vec<Channel>,
     pub pool: PacketPool,
+    /// Every node's `route`, one after the other (`from * nodes + to`): one lookup per hop.
+    routes: Vec<u32>,
 }
 
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -388,6 +403,7 @@ impl Network {
             nodes,
             channels,
             pool: PacketPool::default(),
+            routes: Vec::new(),
         };
         net.compute_routes();
         Ok(net)
@@ -418,6 +434,11 @@ impl Network {
                 }
             }
         }
+        self.routes = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.route.iter().copied())
+            .collect();
         for (ci, c) in self.channels.iter().enumerate() {
             let node = &mut self.nodes[c.from as usize];
             if node.egress.is_none() {
@@ -499,7 +520,11 @@ impl Network {
     /// The channel `from` uses to reach `to`.
     #[inline]
     pub fn next_hop(&self, from: u16, to: u16) -> u32 {
-        self.nodes[from as usize].route[to as usize]
+        debug_assert_eq!(
+            self.routes[from as usize * self.nodes.len() + to as usize],
+            self.nodes[from as usize].route[to as usize]
+        );
+        self.routes[from as usize * self.nodes.len() + to as usize]
     }
 }
 

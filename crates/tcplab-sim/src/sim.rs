@@ -503,6 +503,7 @@ impl Simulation {
         Ok(sim)
     }
 
+    #[inline(always)]
     fn reschedule(&mut self, id: usize) {
         if let Some(t) = self.eps[id].poll_at() {
             if self.ep_slack[id].is_some() {
@@ -568,16 +569,16 @@ impl Simulation {
     fn with_endpoint(&mut self, id: usize, pkt: Option<PacketId>) {
         let node = self.ep_node[id];
         let now = self.now;
-        let (room, free_at) = match self.net.nodes[node as usize].egress {
+        let (room, free_ps) = match self.net.nodes[node as usize].egress {
             Some(ch) => {
                 let c = &mut self.net.channels[ch as usize];
-                (c.room(now), c.next_departure().unwrap_or(now))
+                (c.room(now), c.next_departure_ps())
             }
-            None => (u32::MAX, now),
+            None => (u32::MAX, None),
         };
-        let mut out = std::mem::take(&mut self.out);
+        debug_assert!(self.out.is_empty());
         {
-            let mut cx = Cx::new(now, &mut out, room, free_at);
+            let mut cx = Cx::new(now, &mut self.out, room, now).with_free_ps(free_ps);
             match pkt {
                 Some(h) => {
                     self.eps[id].on_packet(self.net.pool.get(h), &mut cx);
@@ -586,12 +587,14 @@ impl Simulation {
                 None => self.eps[id].on_timer(&mut cx),
             }
         }
-        for p in out.drain(..) {
+        // Each packet sent is copied once, from the buffer into its pool slot.
+        for i in 0..self.out.len() {
+            let p = &self.out[i];
             let (dst, wire_len, cont) = (p.dst, p.wire_len, p.frame_cont);
-            let h = self.net.pool.alloc(p);
+            let h = self.net.pool.alloc_copy(p);
             self.forward_fields(node, h, dst, wire_len, cont);
         }
-        self.out = out;
+        self.out.clear();
         if id >= self.fg_eps {
             self.reschedule(id);
             self.bg_after(id);
@@ -638,7 +641,7 @@ impl Simulation {
     /// (`cont`, only on its sending host) given: a host sending a packet it has in hand does not
     /// read back the pool slot it has just written (on a large-window run that read waited for
     /// the slot's write, a third of `forward`'s samples).
-    #[inline]
+    #[inline(always)]
     fn forward_fields(&mut self, node: u16, h: PacketId, dst: u16, wire_len: u32, cont: bool) {
         let ch = self.net.next_hop(node, dst);
         if ch == NO_ROUTE {
@@ -653,7 +656,7 @@ impl Simulation {
     }
 
     /// Offer packet `h` to channel `ch`; its slot is released unless it was queued.
-    #[inline]
+    #[inline(always)]
     fn offer(&mut self, ch: u32, h: PacketId, wire_len: u32, cont: bool) -> Offer {
         let o = self.net.channels[ch as usize].offer(ch, self.now, h, wire_len, cont, &mut self.ev);
         if o != Offer::Queued {
@@ -724,11 +727,12 @@ impl Simulation {
             // head in its place.
             match target {
                 Target::Channel(ch) => {
-                    let h = self.net.channels[ch as usize].take_arrival(ch, &mut self.ev);
-                    if self.net.channels[ch as usize].is_far() {
-                        self.net.channels[ch as usize].prefetch_arrivals(&self.net.pool);
+                    let c = &mut self.net.channels[ch as usize];
+                    let h = c.take_arrival(ch, &mut self.ev);
+                    if c.is_far() {
+                        c.prefetch_arrivals(&self.net.pool);
                     }
-                    let at = self.net.channels[ch as usize].to;
+                    let at = c.to;
                     let p = self.net.pool.get(h);
                     if at == p.dst {
                         if let Some(ig) = self.net.nodes[at as usize].ingress {

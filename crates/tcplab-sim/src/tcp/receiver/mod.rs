@@ -138,6 +138,7 @@ impl TcpReceiver {
         ts_clock(now, self.cfg.clock_granularity)
     }
 
+    #[inline]
     pub fn poll_at(&self) -> Option<Nanos> {
         self.rx.as_ref().and_then(|r| r.poll_at())
     }

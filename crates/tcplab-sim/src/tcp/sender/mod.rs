@@ -350,6 +350,7 @@ impl TcpSender {
     }
 
     /// Earliest time this endpoint wants `on_timer` (smoltcp's `poll_at`).
+    #[inline]
     pub fn poll_at(&self) -> Option<Nanos> {
         match self.state {
             State::Idle => Some(self.spec.start),
@@ -723,7 +724,7 @@ impl TcpSender {
                     break step;
                 }
                 Step::HostQueueFull => {
-                    self.timers.nic_wake = Some(cx.nic_free_at.max(now + 1));
+                    self.timers.nic_wake = Some(cx.nic_free_at().max(now + 1));
                     if self.cfg.local_congestion_cwr {
                         // Under the peer's own window (not the quirk's).
                         let unquirked = SendState {
