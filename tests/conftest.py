@@ -104,6 +104,19 @@ if os.environ.get("CI") and not core_available():
 needs_core = pytest.mark.skipif(not core_available(), reason="tcplab._core is not built")
 
 
+def back_to_back_share(doc: dict[str, Any], engine: str = "sim") -> float:
+    """identify's ``burst_frac`` (the share of new-data departures that follow the previous one
+    back to back) of the sender-side capture of the scenario's flow ``ident``."""
+    import tcplab
+    from tcplab.identify.references import features_of_capture
+
+    res = tcplab.run(doc, engine=engine, pcap=["host:ident.snd"])
+    _, ex = features_of_capture(Path(res.captures[0]))
+    share = ex.features["burst_frac"]
+    assert share is not None, ex.why_missing.get("burst_frac")
+    return float(share)
+
+
 def kernel_engine_skip_reason() -> str | None:
     """Why the kernel engine cannot run here (root, the tools, ``ip netns``, the link
     emulator), or None when it can."""

@@ -15,13 +15,11 @@ of about 4 segments. The model before: 0.01; now 0.50 and 0.75.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-import tcplab
-from conftest import kernel_engine_skip_reason, needs_core
+from conftest import back_to_back_share, kernel_engine_skip_reason, needs_core
 
 KERNEL_SKIP = kernel_engine_skip_reason()
 
@@ -43,17 +41,6 @@ def doc(rate: str, rtt: str, queue: str = "1bdp", **tcp: Any) -> dict[str, Any]:
         "path": {"rate": rate, "rtt": rtt, "queue": queue},
         "flow": [flow],
     }
-
-
-def back_to_back_share(d: dict[str, Any], engine: str = "sim") -> float:
-    """identify's ``burst_frac`` of the sender-side capture of flow ``ident``."""
-    from tcplab.identify.references import features_of_capture
-
-    res = tcplab.run(d, engine=engine, pcap=["host:ident.snd"])
-    _, ex = features_of_capture(Path(res.captures[0]))
-    share = ex.features["burst_frac"]
-    assert share is not None, ex.why_missing.get("burst_frac")
-    return float(share)
 
 
 @needs_core
