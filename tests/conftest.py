@@ -104,6 +104,17 @@ if os.environ.get("CI") and not core_available():
 needs_core = pytest.mark.skipif(not core_available(), reason="tcplab._core is not built")
 
 
+def sigint_default() -> None:
+    """``preexec_fn`` for a child that a test interrupts with SIGINT, as Ctrl-C would: give it
+    the default disposition. A runner started in the background by a non-interactive shell
+    (`cmd &`, `nohup`) ignores SIGINT, every descendant inherits that, and Python then installs
+    no KeyboardInterrupt handler, so the signal would do nothing (measured: CI launched that way
+    failed exactly the SIGINT tests)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def back_to_back_share(doc: dict[str, Any], engine: str = "sim") -> float:
     """identify's ``burst_frac`` (the share of new-data departures that follow the previous one
     back to back) of the sender-side capture of the scenario's flow ``ident``."""

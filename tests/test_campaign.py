@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import ROOT, needs_core
+from conftest import ROOT, needs_core, sigint_default
 from tcplab import diff, executors, runs, store, sweep
 from tcplab.cli import main
 from tcplab.errors import EngineError, UserError
@@ -307,6 +307,7 @@ def test_ctrl_c_on_ray_cancels_and_writes_nothing(tmp_path):
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_default,
     )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and not list(results.glob("trials/*/*.pkl.gz")):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kernel_engine_skip_reason
+from conftest import kernel_engine_skip_reason, sigint_default
 from tcplab.errors import EngineError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,7 +185,9 @@ def test_interrupted_run_cleans_up(tmp_path, sig):
         kernel.run(json.load(open({str(cfg)!r})))
     """)
     before = _our_namespaces()
-    p = subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ))
+    p = subprocess.Popen(
+        [sys.executable, "-c", script], env=dict(os.environ), preexec_fn=sigint_default
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(_our_namespaces() - before) < 5:
         time.sleep(0.1)
