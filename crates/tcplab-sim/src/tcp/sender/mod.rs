@@ -797,7 +797,8 @@ impl TcpSender {
                         ))
                     });
             return tso::next_frame_linux6(&tso::Linux6Input {
-                recovering: self.ep.ca_state(self.acks.dupacks, &self.sb) >= 3,
+                // Recovery or Loss, as RACK's reordering window reads it (`rack_detect`).
+                recovering: self.ep.rec.active || self.ep.loss_point.is_some(),
                 ends_data,
                 cwnd,
                 in_flight: pipe,
