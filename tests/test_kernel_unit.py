@@ -681,6 +681,8 @@ def test_trials_are_judged_on_their_means():
     f0 = merged["flows"][0]
     assert f0["mean_goodput_bps"]["kernel"] == pytest.approx((46e6 + 56e6 + 59e6) / 3)
     assert f0["trials"]["sim_goodput_bps"] == [55e6] * 3
+    assert f0["trials"]["kernel_retransmits"] == [12.0] * 3
+    assert g["trials"]["retransmits_sim"] == [20.0] * 3  # both flows of each trial
     # An invalid kernel run in any trial invalidates the whole comparison.
     runs[1]["kernel_valid"] = False
     runs[1]["kernel_invalid_reasons"] = ["emulator late"]

@@ -417,6 +417,9 @@ def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[
             "sim_goodput_bps": [e["mean_goodput_bps"]["sim"] for e in each],
             "kernel_goodput_bps": [e["mean_goodput_bps"]["kernel"] for e in each],
         }
+        if "retransmits" in m:
+            for w in ("sim", "kernel"):
+                m["trials"][f"{w}_retransmits"] = [e["retransmits"][w] for e in each]
         for key in ("mae_rel", "correlation"):
             m["interval_goodput"][key] = _nanmean([e["interval_goodput"][key] for e in each])
         if "cwnd" in m:
@@ -450,6 +453,13 @@ def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[
             "jain_sim": [p["jain"]["sim"] for p in per],
             "jain_kernel": [p["jain"]["kernel"] for p in per],
         }
+        # Summed retransmissions per trial: how far a mean of a few trials can be trusted
+        # (on the kernel they are bimodal for C/CUBIC, README "The real-kernel engine").
+        members = [f for f in flows if f.get("flow") in g["flows"]]
+        for w in ("sim", "kernel"):
+            cols = [f["trials"].get(f"{w}_retransmits") for f in members]
+            if cols and all(c is not None for c in cols):
+                g["trials"][f"retransmits_{w}"] = [sum(x) for x in zip(*cols, strict=True)]
     valid = all(r["kernel_valid"] for r in reports)
     judged = [f for f in flows if not f.get("exchangeable")]
     out = dict(first)

@@ -5,6 +5,7 @@
 //! Defaults are the IETF recommendations (a "generic RFC stack"); OS personalities override them.
 
 pub use super::receiver::autotune::RcvRttCfg;
+pub use super::sender::ack::RttSamplingCfg;
 pub use super::sender::pacing::PacingQuantumCfg;
 pub use super::sender::tso::TsoModelCfg;
 use serde::{Deserialize, Serialize};
@@ -112,6 +113,7 @@ impl KnobRange for RecoveryCfg {}
 impl KnobRange for RcvRttCfg {}
 impl KnobRange for PacingQuantumCfg {}
 impl KnobRange for TsoModelCfg {}
+impl KnobRange for RttSamplingCfg {}
 
 macro_rules! or_empty {
     () => {
@@ -196,6 +198,13 @@ knobs! {
     max_rto: u64 = 60_000_000_000; kind "duration";
     /// Clock granularity G of RTT measurement and timers (RFC 6298 §2; Linux HZ, Windows 10 ms).
     clock_granularity: u64 = 1_000_000; kind "duration";
+    /// Where RTT samples come from (src/tcp/sender/ack.rs `RttSamplingCfg`): "timestamps"
+    /// (RFC 7323 §4: the echoed timestamp, in ticks of the timestamp clock; without timestamps
+    /// the newest never-retransmitted segment acknowledged, in ticks of `clock_granularity`) or
+    /// "linux" (Linux ≥ 3.15: the send times of the acknowledged or newly SACKed segments, in
+    /// µs, the echo only as a fallback; the estimator gets the oldest segment's RTT, the
+    /// congestion controller and the minimum RTT the newest's).
+    rtt_sampling: RttSamplingCfg = RttSamplingCfg::Timestamps; kind "choice", choices &["timestamps", "linux"];
     /// Apply `min_rto` to the variance term (RTO = SRTT + max(G, 4·RTTVAR, min_rto)), as Linux
     /// does, instead of to the whole RTO (RFC 6298 §2.4).
     rto_min_on_variance: bool = false; kind "bool";

@@ -150,29 +150,32 @@ impl RttEstimator {
     /// Feed one measurement taken by the clock ([`RttSample`]): as [`RttEstimator::on_sample`],
     /// and BSD's floor of the RTO above the sample ([`BsdTimer::floor_ticks`]) is set from its
     /// ticks (the clock's ticks are the timer's: `clock_granularity` = `timer_tick` in the BSD
-    /// personalities).
-    pub fn on_measurement(&mut self, m: RttSample) {
+    /// personalities). `min_sample` feeds the minimum RTT: the same measurement, or with Linux's
+    /// sampling the congestion controller's, the newest segment's (`tcp_update_rtt_min` takes
+    /// `ca_rtt_us`; [`crate::tcp::sender::ack::linux_rtt_samples`]).
+    pub fn on_measurement(&mut self, m: RttSample, min_sample: Nanos) {
         self.sample_floor = match (self.bsd.floor_ticks, self.bsd.tick) {
             (0, _) | (_, 0) => 0,
             (f, t) => (m.ticks + u64::from(f)).saturating_mul(t),
         };
-        self.update(m.nanos);
+        self.update(m.nanos, min_sample);
     }
 
     /// Feed one RTT measurement `r` (RFC 6298 §2.2–2.3, α = 1/8, β = 1/4) that no clock took
     /// (no BSD floor).
     pub fn on_sample(&mut self, r: Nanos) {
         self.sample_floor = 0;
-        self.update(r);
+        self.update(r, r);
     }
 
-    fn update(&mut self, r: Nanos) {
+    fn update(&mut self, r: Nanos, min_sample: Nanos) {
         let r = r.max(1);
         self.latest = r;
+        let m = min_sample.max(1);
         self.min_rtt = if self.min_rtt > 0 {
-            self.min_rtt.min(r)
+            self.min_rtt.min(m)
         } else {
-            r
+            m
         };
         if !self.has_sample {
             self.srtt = r;
@@ -309,29 +312,41 @@ mod tests {
         // last sample spanned 0 ticks (0 + 2 ticks = 1 s) and 1.5 s when it spanned 1 tick.
         let mut e = openbsd(2);
         for _ in 0..40 {
-            e.on_measurement(RttSample {
-                ticks: 0,
-                nanos: 500 * MS,
-            });
+            e.on_measurement(
+                RttSample {
+                    ticks: 0,
+                    nanos: 500 * MS,
+                },
+                500 * MS,
+            );
         }
         assert_eq!(e.rto(), SEC);
-        e.on_measurement(RttSample {
-            ticks: 1,
-            nanos: 500 * MS,
-        });
+        e.on_measurement(
+            RttSample {
+                ticks: 1,
+                nanos: 500 * MS,
+            },
+            500 * MS,
+        );
         assert_eq!(e.rto(), 1500 * MS);
         // Without the floor (RFC 6298 arithmetic on the same samples) it stays at t_rttmin.
         let mut f = openbsd(0);
         for _ in 0..40 {
-            f.on_measurement(RttSample {
-                ticks: 0,
-                nanos: 500 * MS,
-            });
+            f.on_measurement(
+                RttSample {
+                    ticks: 0,
+                    nanos: 500 * MS,
+                },
+                500 * MS,
+            );
         }
-        f.on_measurement(RttSample {
-            ticks: 1,
-            nanos: 500 * MS,
-        });
+        f.on_measurement(
+            RttSample {
+                ticks: 1,
+                nanos: 500 * MS,
+            },
+            500 * MS,
+        );
         assert_eq!(f.rto(), SEC);
     }
 
@@ -340,10 +355,13 @@ mod tests {
         // tcp_timer_rexmt clamps TCP_REXMTVAL × tcp_backoff[] to t_rttmin only.
         let mut e = openbsd(2);
         for _ in 0..40 {
-            e.on_measurement(RttSample {
-                ticks: 3,
-                nanos: 500 * MS,
-            });
+            e.on_measurement(
+                RttSample {
+                    ticks: 3,
+                    nanos: 500 * MS,
+                },
+                500 * MS,
+            );
         }
         assert_eq!(e.rto(), 2500 * MS, "3 + 2 ticks");
         let raw = e.raw;
@@ -354,10 +372,13 @@ mod tests {
         e.back_off();
         assert_eq!(e.rto(), (2 * raw).max(SEC));
         // A new sample starts from the floor again.
-        e.on_measurement(RttSample {
-            ticks: 3,
-            nanos: 500 * MS,
-        });
+        e.on_measurement(
+            RttSample {
+                ticks: 3,
+                nanos: 500 * MS,
+            },
+            500 * MS,
+        );
         assert_eq!(e.rto(), 2500 * MS);
     }
 

@@ -81,6 +81,14 @@ pub struct AckResult {
     pub rtt_xmit: Option<Nanos>,
     /// End offset of that record (RACK orders transmissions by (time, end), RFC 8985 §6.1).
     pub rtt_end: u64,
+    /// Transmission time of the oldest record cumulatively acknowledged by this ACK that was
+    /// neither SACKed before nor ever retransmitted (Linux `first_ackt`; the newest is
+    /// `rtt_xmit` as the cumulative walk leaves it). For `rtt_sampling = "linux"`.
+    pub first_ackt: Option<Nanos>,
+    /// Transmission times of the oldest and newest records newly SACKed by this ACK that were
+    /// never retransmitted (Linux `first_sackt`, `last_sackt`).
+    pub first_sackt: Option<Nanos>,
+    pub last_sackt: Option<Nanos>,
     /// Some acked record had been retransmitted.
     pub acked_retransmitted: bool,
     /// New SACK information arrived (RFC 6675 duplicate-ACK definition).
@@ -267,6 +275,9 @@ impl Scoreboard {
             } else if s.flags & SACKED == 0 {
                 res.rtt_xmit = Some(s.xmit);
                 res.rtt_end = s.end();
+                if res.first_ackt.is_none() {
+                    res.first_ackt = Some(s.xmit);
+                }
             }
         }
         self.lost_scan = self.lost_scan.max(ack);
@@ -329,13 +340,16 @@ impl Scoreboard {
                 self.sacked_bytes += len;
                 res.bytes_sacked += len;
                 res.new_sack_info = true;
-                if s.flags & EVER_RETRANS == 0
-                    && res
+                if s.flags & EVER_RETRANS == 0 {
+                    if res
                         .rtt_xmit
                         .is_none_or(|t| (s.xmit, s.end()) > (t, res.rtt_end))
-                {
-                    res.rtt_xmit = Some(s.xmit);
-                    res.rtt_end = s.end();
+                    {
+                        res.rtt_xmit = Some(s.xmit);
+                        res.rtt_end = s.end();
+                    }
+                    res.first_sackt = Some(res.first_sackt.map_or(s.xmit, |t| t.min(s.xmit)));
+                    res.last_sackt = Some(res.last_sackt.map_or(s.xmit, |t| t.max(s.xmit)));
                 }
                 if !counted {
                     res.packets_delivered += 1;

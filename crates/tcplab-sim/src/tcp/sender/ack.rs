@@ -46,6 +46,83 @@ pub struct AckCx {
     pub use_sack: bool,
     /// Tick of our timestamp clock (RFC 7323 §5.4).
     pub clock_granularity: Nanos,
+    /// Which segments and which clock give the RTT samples (knob `rtt_sampling`).
+    pub rtt_sampling: RttSamplingCfg,
+}
+
+/// Where RTT samples come from (knob `rtt_sampling`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum RttSamplingCfg {
+    /// RFC 7323 §4 with timestamps: the echoed TSval of an ACK that advances the left edge, in
+    /// ticks of the timestamp clock; without timestamps the newest never-retransmitted segment
+    /// acknowledged (Karn), in ticks of `clock_granularity`. One sample feeds the estimator,
+    /// the minimum RTT and the congestion controller.
+    #[default]
+    #[serde(rename = "timestamps")]
+    Timestamps,
+    /// Linux ≥ 3.15 ([`linux_rtt_samples`]): the send times of the segments an ACK covers, in
+    /// microseconds, preferred to the timestamp echo, which is used only when no segment gives
+    /// one; the estimator gets the oldest segment's RTT, the congestion controller and the
+    /// minimum RTT the newest's.
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+/// Linux's RTT samples for one ACK (net/ipv4/tcp_input.c `tcp_clean_rtx_queue`,
+/// `tcp_ack_update_rtt`; read for the facts). Since 3.12 a sample is taken from the send time
+/// of the segments an ACK covers and the timestamp echo is only the fallback ("tcp: prefer
+/// packet timing to TS-ECR for RTT", 5b08e47caf1f; "tcp: measure RTT from new SACK",
+/// 59c9af4234b0), and since 3.15 it is kept in microseconds ("tcp: switch rtt estimations to
+/// usec resolution"; the send stamps are `tcp_mstamp`, µs; stacks-and-ccas.md B.1 "µs RTT
+/// samples"). Returns (the estimator's sample, the congestion controller's):
+/// - cumulatively acknowledged segments, none of them ever retransmitted (Karn: one
+///   retransmitted segment in the range voids it): the estimator's from the oldest that was
+///   not SACKed before (`first_ackt`), the controller's from the newest (`last_ackt`);
+/// - newly SACKed never-retransmitted segments: the oldest is the estimator's sample when the
+///   cumulative part gave none (`sack_rtt_us`), the newest is the controller's (`last_sackt`,
+///   which replaces `last_ackt`);
+/// - neither, on an ACK that acknowledges new data with a timestamp echo: the echo, in ticks of
+///   the 1 ms timestamp clock, for both.
+///
+/// Either both samples exist or neither does (a controller's sample implies a segment that also
+/// gives the estimator's).
+pub fn linux_rtt_samples(
+    now: Nanos,
+    res: &AckResult,
+    last_ackt: Option<Nanos>,
+    advanced: bool,
+    ts_ecr: Option<u32>,
+    clock_granularity: Nanos,
+) -> (Option<RttSample>, Option<Nanos>) {
+    let us = |sent: Nanos| -> Nanos { (now / 1_000).saturating_sub(sent / 1_000).max(1) * 1_000 };
+    let mut seq = None;
+    let mut ca = None;
+    if !res.acked_retransmitted {
+        if let (Some(first), Some(last)) = (res.first_ackt, last_ackt) {
+            seq = Some(us(first));
+            ca = Some(us(last));
+        }
+    }
+    if let Some(last) = res.last_sackt {
+        ca = Some(us(last));
+        if seq.is_none() {
+            seq = res.first_sackt.map(us);
+        }
+    }
+    if seq.is_none() && advanced {
+        if let Some(ecr) = ts_ecr {
+            let m = RttSample::from_timestamps(now, ecr, clock_granularity);
+            return (Some(m), Some(m.nanos));
+        }
+    }
+    let g = clock_granularity.max(1);
+    (
+        seq.map(|n| RttSample {
+            ticks: n / g,
+            nanos: n,
+        }),
+        ca,
+    )
 }
 
 /// What one acceptable ACK says.
@@ -67,6 +144,9 @@ pub struct AckOutcome {
     pub dsack_end: Option<i64>,
     /// RTT measurement for the estimator (the caller feeds it).
     pub rtt_sample: Option<RttSample>,
+    /// RTT for the congestion controller and the minimum RTT (with `rtt_sampling =
+    /// "timestamps"` the estimator's sample).
+    pub ca_rtt: Option<Nanos>,
     /// A duplicate ACK.
     pub is_dup: bool,
 }
@@ -122,6 +202,7 @@ impl AckProcessor {
             sb.on_cum_ack(ack_data, now, res);
             out.snd_una = ack_data;
         }
+        let last_ackt = res.rtt_xmit;
         // A NewReno sender ignores SACK information even when SACK was negotiated (RFC 6582
         // recovery works from duplicate ACKs and the cumulative ACK only); blocks are counted.
         if cx.use_sack {
@@ -134,7 +215,11 @@ impl AckProcessor {
 
         // RTT sample (RFC 6298 §3 / RFC 7323 §4): from the echoed timestamp of an ACK that
         // advances the left edge, else from the newest never-retransmitted segment acknowledged.
-        if advanced && cx.ts_on && h.ts_ecr != 0 {
+        if cx.rtt_sampling == RttSamplingCfg::Linux {
+            let ecr = (cx.ts_on && h.ts_ecr != 0).then_some(h.ts_ecr);
+            (out.rtt_sample, out.ca_rtt) =
+                linux_rtt_samples(now, res, last_ackt, advanced, ecr, cx.clock_granularity);
+        } else if advanced && cx.ts_on && h.ts_ecr != 0 {
             // Our timestamp clock now, as `TcpSender` stamps segments (RFC 7323 §5.4).
             out.rtt_sample = Some(RttSample::from_timestamps(
                 now,
@@ -145,6 +230,9 @@ impl AckProcessor {
             if let Some(x) = res.rtt_xmit {
                 out.rtt_sample = Some(rtt.sample(x, now));
             }
+        }
+        if cx.rtt_sampling == RttSamplingCfg::Timestamps {
+            out.ca_rtt = out.rtt_sample.map(|m| m.nanos);
         }
 
         // Duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2 asks for new SACK information).
@@ -177,6 +265,7 @@ pub struct InOrderAck {
     pub prior_in_flight: u64,
     pub res: AckResult,
     pub rtt_sample: Option<RttSample>,
+    pub ca_rtt: Option<Nanos>,
 }
 
 impl AckProcessor {
@@ -218,11 +307,19 @@ impl AckProcessor {
         sb.rate.begin_ack(prior_in_flight);
         let mut res = AckResult::default();
         sb.on_cum_ack(ack, now, &mut res);
-        // RTT sample as in `on_ack` (the ACK advances).
-        let rtt_sample = if cx.ts_on {
-            (h.ts_ecr != 0).then(|| RttSample::from_timestamps(now, h.ts_ecr, cx.clock_granularity))
+        // RTT sample as in `on_ack` (the ACK advances; nothing is SACKed, so `rtt_xmit` is
+        // the cumulative walk's newest clean record).
+        let (rtt_sample, ca_rtt) = if cx.rtt_sampling == RttSamplingCfg::Linux {
+            let ecr = (cx.ts_on && h.ts_ecr != 0).then_some(h.ts_ecr);
+            linux_rtt_samples(now, &res, res.rtt_xmit, true, ecr, cx.clock_granularity)
         } else {
-            res.rtt_xmit.map(|x| rtt.sample(x, now))
+            let m = if cx.ts_on {
+                (h.ts_ecr != 0)
+                    .then(|| RttSample::from_timestamps(now, h.ts_ecr, cx.clock_granularity))
+            } else {
+                res.rtt_xmit.map(|x| rtt.sample(x, now))
+            };
+            (m, m.map(|m| m.nanos))
         };
         self.dupacks = 0;
         InOrderAck {
@@ -230,6 +327,7 @@ impl AckProcessor {
             prior_in_flight,
             res,
             rtt_sample,
+            ca_rtt,
         }
     }
 }
@@ -304,6 +402,7 @@ mod tests {
             ts_on: false,
             use_sack,
             clock_granularity: 1_000_000,
+            rtt_sampling: RttSamplingCfg::Timestamps,
         }
     }
 
@@ -467,6 +566,101 @@ mod tests {
         assert_eq!(st.dsack_blocks, 2);
     }
 
+    /// `n` segments of MSS bytes, the i-th sent at `i × 1.3 ms`.
+    fn sent_spaced(n: u64) -> Scoreboard {
+        let mut sb = Scoreboard::new(3);
+        for i in 0..n {
+            sb.on_send_new(i * MSS as u64, MSS, i * 1_300_000);
+        }
+        sb
+    }
+
+    fn linux_cx(snd_una: u64, snd_nxt: u64, now: Nanos) -> AckCx {
+        AckCx {
+            now,
+            ts_on: true,
+            rtt_sampling: RttSamplingCfg::Linux,
+            ..cx(snd_una, snd_nxt, true)
+        }
+    }
+
+    #[test]
+    fn test_linux_samples_oldest_for_estimator_newest_for_controller() {
+        // Three segments sent at 0, 1.3 and 2.6 ms, acknowledged together at 50.0004 ms with an
+        // echo of TSval 7 (43 ms ago on the 1 ms clock): Linux ignores the echo and times the
+        // oldest segment for the estimator, the newest for the controller, in µs.
+        let mut sb = sent_spaced(5);
+        let mut h = ack(3000, &[]);
+        h.ts_ecr = 7;
+        let now = 50_000_400;
+        let mut st = SenderStats::default();
+        let o = AckProcessor::default()
+            .on_ack(&linux_cx(0, 5000, now), &h, 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert_eq!(o.rtt_sample.map(|m| m.nanos), Some(50_000_000));
+        assert_eq!(o.ca_rtt, Some(47_400_000));
+        // RFC 7323 §4 on the same ACK: the echo, in whole ticks, for both.
+        let mut sb = sent_spaced(5);
+        let c = AckCx {
+            rtt_sampling: RttSamplingCfg::Timestamps,
+            ..linux_cx(0, 5000, now)
+        };
+        let o = AckProcessor::default()
+            .on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert_eq!(o.rtt_sample.map(|m| m.nanos), Some(43_000_000));
+        assert_eq!(o.ca_rtt, Some(43_000_000));
+    }
+
+    /// (estimator's sample, controller's) for ACK `h` at 60 ms on six segments sent 1.3 ms
+    /// apart whose head was retransmitted at 40 ms.
+    fn samples_after_head_retransmitted(c: AckCx, h: &TcpHdr) -> (Option<Nanos>, Option<Nanos>) {
+        let mut sb = sent_spaced(6);
+        sb.mark_head_lost();
+        let i = sb.next_lost().unwrap();
+        sb.on_retransmit(i, 40_000_000);
+        let mut st = SenderStats::default();
+        let o = AckProcessor::default()
+            .on_ack(&c, h, 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert!(o.res.acked_retransmitted);
+        (o.rtt_sample.map(|m| m.nanos), o.ca_rtt)
+    }
+
+    #[test]
+    fn test_linux_samples_karn_then_sack_then_echo() {
+        // The head was retransmitted: no sample from the cumulative part (Karn). Newly SACKed
+        // segments give both samples (segments 3 and 4, sent at 3.9 and 5.2 ms); without one,
+        // the echo does; without timestamps nothing is left to time.
+        let c = linux_cx(0, 6000, 60_000_000);
+        let mut h = ack(1000, &[(3000, 5000)]);
+        h.ts_ecr = 20;
+        let got = samples_after_head_retransmitted(c, &h);
+        assert_eq!(got, (Some(56_100_000), Some(54_800_000)));
+        let mut h = ack(1000, &[]);
+        h.ts_ecr = 41;
+        let got = samples_after_head_retransmitted(c, &h);
+        assert_eq!(got, (Some(19_000_000), Some(19_000_000)));
+        let c = AckCx { ts_on: false, ..c };
+        assert_eq!(samples_after_head_retransmitted(c, &h), (None, None));
+    }
+
+    #[test]
+    fn test_linux_samples_truncate_to_microseconds() {
+        let res = AckResult {
+            first_ackt: Some(1_234),
+            rtt_xmit: Some(1_234),
+            ..AckResult::default()
+        };
+        let (m, ca) = linux_rtt_samples(10_000_999, &res, res.rtt_xmit, true, None, 1_000_000);
+        // 10 000 µs - 1 µs: the stamps are whole µs (`tcp_mstamp`).
+        assert_eq!(m.map(|m| (m.ticks, m.nanos)), Some((9, 9_999_000)));
+        assert_eq!(ca, Some(9_999_000));
+        // At least 1 µs.
+        let (m, _) = linux_rtt_samples(1_500, &res, res.rtt_xmit, true, None, 1_000_000);
+        assert_eq!(m.map(|m| m.nanos), Some(1_000));
+    }
+
     #[test]
     fn test_established_invalid_sack_blocks_ignored() {
         let mut sb = sent(4);
@@ -567,11 +761,13 @@ mod tests {
             wnd in 0u16..3,
             ts in proptest::option::of(1u32..60),
             sacks in 0usize..2,
+            linux in proptest::bool::ANY,
         ) {
             let (mut sb1, mut a1, una) = board_after(n, &ops);
             let (mut sb2, mut a2, _) = board_after(n, &ops);
             let end = n * MSS as u64;
-            let c = AckCx { ts_on: ts.is_some(), ..cx(una, end, true) };
+            let rtt_sampling = if linux { RttSamplingCfg::Linux } else { RttSamplingCfg::Timestamps };
+            let c = AckCx { ts_on: ts.is_some(), rtt_sampling, ..cx(una, end, true) };
             let mut h = ack(to * MSS as u64 / 2, &[(una, end)][..sacks]);
             h.wnd = 999 + wnd;
             h.ts_ecr = ts.unwrap_or(0);
@@ -593,6 +789,7 @@ mod tests {
             proptest::prop_assert_eq!(full.rwnd, fast.rwnd);
             proptest::prop_assert_eq!(full.prior_in_flight, fast.prior_in_flight);
             proptest::prop_assert_eq!(full.rtt_sample, fast.rtt_sample);
+            proptest::prop_assert_eq!(full.ca_rtt, fast.ca_rtt);
             proptest::prop_assert_eq!(format!("{:?}", full.res), format!("{:?}", fast.res));
             proptest::prop_assert_eq!(format!("{a1:?}"), format!("{a2:?}"));
             proptest::prop_assert_eq!(format!("{st1:?}"), format!("{st2:?}"));

@@ -71,7 +71,7 @@ pub use handshake::wscale_for;
 
 use super::config::{CwndUnitCfg, TcpConfig};
 use super::recovery::{Mode, Recovery};
-use super::rtt::{BsdTimer, RttEstimator, RttSample};
+use super::rtt::{BsdTimer, RttEstimator};
 use super::scoreboard::{AckResult, Scoreboard};
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
@@ -450,8 +450,18 @@ impl TcpSender {
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
         if let Some(sent) = n.rtt_from {
-            let m = self.rtt.sample(sent, now);
-            self.rtt.on_measurement(m);
+            // The SYN's RTT: Linux times it from the SYN's send stamp in µs like any segment
+            // (`tcp_synack_rtt_meas`; [`ack::linux_rtt_samples`]).
+            let m = if self.cfg.rtt_sampling == ack::RttSamplingCfg::Linux {
+                let n = (now / 1_000).saturating_sub(sent / 1_000).max(1) * 1_000;
+                crate::tcp::rtt::RttSample {
+                    ticks: n / self.cfg.clock_granularity.max(1),
+                    nanos: n,
+                }
+            } else {
+                self.rtt.sample(sent, now)
+            };
+            self.rtt.on_measurement(m, m.nanos);
         }
         self.state = State::Established;
         self.timers.rto = None;
@@ -923,6 +933,7 @@ impl TcpSender {
             ts_on: self.ts_on,
             use_sack,
             clock_granularity: self.cfg.clock_granularity,
+            rtt_sampling: self.cfg.rtt_sampling,
         };
         // Knob `cwnd_moderation`: an ACK outside the Open state is dubious (Linux
         // `tcp_ack_is_dubious`); such an ACK takes the full path.
@@ -959,7 +970,7 @@ impl TcpSender {
             }
         }
         if let Some(m) = a.rtt_sample {
-            self.rtt.on_measurement(m);
+            self.rtt.on_measurement(m, a.ca_rtt.unwrap_or(m.nanos));
         }
         // 4. Loss marking.
         let lost_new = self.mark_losses(&res, now, use_sack);
@@ -991,7 +1002,7 @@ impl TcpSender {
                 now,
                 &res,
                 a.prior_in_flight,
-                a.rtt_sample,
+                a.ca_rtt,
                 out.cc_in_recovery,
                 lost_new,
             );
@@ -1063,7 +1074,7 @@ impl TcpSender {
         now: Nanos,
         res: &AckResult,
         prior_in_flight: u64,
-        rtt_sample: Option<RttSample>,
+        ca_rtt: Option<Nanos>,
         in_recovery: bool,
         bytes_lost: u64,
     ) -> AckEvent {
@@ -1076,7 +1087,7 @@ impl TcpSender {
             bytes_sacked: res.bytes_sacked,
             prior_in_flight,
             in_flight: self.sb.pipe(),
-            rtt_sample: rtt_sample.map(|m| m.nanos),
+            rtt_sample: ca_rtt,
             srtt: self.rtt.srtt,
             min_rtt: self.rtt.min_rtt,
             in_recovery,
@@ -1105,7 +1116,7 @@ impl TcpSender {
         let res = a.res;
         let prior_in_flight = a.prior_in_flight;
         if let Some(m) = a.rtt_sample {
-            self.rtt.on_measurement(m);
+            self.rtt.on_measurement(m, a.ca_rtt.unwrap_or(m.nanos));
         }
         let lost_new = self.mark_losses(&res, now, use_sack);
         self.rack.tlp_out = false;
@@ -1121,7 +1132,7 @@ impl TcpSender {
             now,
             &res,
             prior_in_flight,
-            a.rtt_sample,
+            a.ca_rtt,
             self.ep.rec.active,
             lost_new,
         );
