@@ -206,6 +206,13 @@ def test_cleanup_command_removes_only_orphans(tmp_path, monkeypatch):
     dead = subprocess.Popen(["true"])
     dead.wait()
     orphan, live = "tl-0badf00d-x", "tl-0c0ffee0-x"
+    # Only this test's namespaces: with STATE_DIR moved, a tcplab run in progress elsewhere on
+    # the machine (its state file is in the real STATE_DIR) would look orphaned and be deleted
+    # (measured: a kernel validation run lost its link emulator to this test).
+    every = netns.list_namespaces
+    monkeypatch.setattr(
+        netns, "list_namespaces", lambda: [n for n in every() if n in (orphan, live)]
+    )
     for name, pid in ((orphan, dead.pid), (live, os.getpid())):
         subprocess.run(["ip", "netns", "add", name], check=True)
         (tmp_path / f"{name[3:11]}.json").write_text(
