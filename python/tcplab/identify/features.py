@@ -124,6 +124,16 @@ FEATURES: dict[str, tuple[str, str]] = {
         "share of back-to-back departures (gap < 0.5 packet time at the path rate)",
         "pacing (BBR, Windows 7 per the stack notes) vs ACK-clocked bursts",
     ),
+    "ts_hz": (
+        "rate of the sender's TCP timestamp clock, log2 Hz (tsrtt.clock_rate)",
+        "RFC 7323 §5.4: the host's tick; Linux jiffies before 4.13 (HZ 100 in 2.4, 1000 in "
+        "2.6.10, 250 from 2.6.13), 1 ms since (TCP_TS_HZ); BSD hz or its 2 Hz slow timer "
+        "(stacks/*.toml clock_granularity, from stacks-and-ccas.md B.1-B.4)",
+    ),
+    "ts_hz_rcv": (
+        "rate of the receiver's TCP timestamp clock, log2 Hz",
+        "the same, of the receiving host (both ends of a reference run the candidate)",
+    ),
 }
 
 
@@ -398,6 +408,17 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     else:
         for k in ("syn_sack", "syn_ts", "syn_wscale", "iw", "first_ack_ms"):
             why[k] = "the handshake is not in the capture"
+    # the timestamp clocks (tsrtt.attach_clocks), read from every TSval the capture holds
+    for f, side in (("ts_hz", ds), ("ts_hz_rcv", rs)):
+        hz = side.get("ts_hz")
+        if hz:
+            feats[f] = math.log2(hz)
+        else:
+            why[f] = (
+                "no timestamp option in this direction"
+                if not side.get("timestamps")
+                else "too few timestamps, or under 0.5 s of them, to fit the clock's rate"
+            )
     tsopt = 12 if ds.get("timestamps") else 0
     ip_size = mss + 40 + tsopt
 
