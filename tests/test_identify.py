@@ -710,3 +710,19 @@ def test_timestamp_clock_tells_linux_2_6_10_from_2_6_16(tmp_path, vantage):
         assert r["indistinguishable"]["candidates"] == [f"{truth}/bic"]
         assert r["decided_by"][0]["feature"] == "ts_hz", r["decided_by"]
         assert r["candidates"][1]["distance"] - r["candidates"][0]["distance"] > 50
+
+
+@pytest.mark.parametrize("vantage", ["sender", "receiver"])
+def test_slow_start_is_read_on_rounds_of_the_base_rtt(tmp_path, vantage):
+    # slow start runs on an empty queue, its rounds last the base RTT; read on rounds of the
+    # median RTT (queue included) a bin holds a round and a fraction and the ratios alternate.
+    # Two paths 5 % apart (held-out 8686 path 2 and its grid point) give Linux's doubling
+    # (quick-ACKs, RFC 5681 with one ACK per segment) and the same exit on both
+    exits = []
+    for rtt, buf in ((0.071, 1.18), (0.075, 1.0)):
+        g = {"rate_bps": 49e6, "rtt_s": rtt, "buffer_bdp": buf, "loss": 0.0, "duration_s": 5.0}
+        (tmp_path / str(rtt)).mkdir()
+        ex = feats(capture(tmp_path / str(rtt), "linux-6", "reno", vantage, seed=5, grid=g))
+        assert ex.features["ss_growth"] == pytest.approx(2.0, abs=0.1), ex.features
+        exits.append(ex.features["ss_exit_bdp"])
+    assert abs(exits[0] - exits[1]) < 0.25, exits
