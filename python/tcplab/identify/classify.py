@@ -73,9 +73,10 @@ FLOORS: dict[str, float] = {
     "dip_frac": 0.015,
     "burst_frac": 0.1,
     # log2 Hz: 0.15 is 11 %; the clock-rate fit (tsrtt.clock_rate) errs by about one tick over
-    # the span plus, near the receiver, the queueing delay's change over it (measured: under
-    # 1 % on 20 s simulated captures, either vantage; a unit test), and the clocks of the
-    # personalities differ by factors of 2.5 or more (1000, 250, 100 and 2 Hz)
+    # the span plus, near the receiver, the queueing delay's change over it (measured within
+    # 0.2 % on 10-s simulated captures of ten personalities at either vantage, OpenBSD's 2 Hz
+    # within 2 %; unit tests), and the clocks of the personalities differ by factors of 2.5
+    # or more (1000, 250, 100 and 2 Hz)
     "ts_hz": 0.15,
     "ts_hz_rcv": 0.15,
 }
