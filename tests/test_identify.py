@@ -618,3 +618,111 @@ def test_vista_and_server_2008_differ_only_in_the_receive_limit_and_the_algorith
     d = [V.trace_digest(c) for c in caps]
     # with the limit, the ACKs come later by the service time (tens of µs): not the same packets
     assert d[0] == d[1] != d[2]
+
+
+def test_clock_rate_fits_the_slope_through_a_wrap_reordering_and_jitter():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    # a 250 Hz clock (HZ 250) starting 3 s before its 32-bit wrap, stamped at departure and
+    # seen after 0-80 ms of varying queueing delay, 8 s of packets every 2 ms; a few packets
+    # carry an older stamp (a reordered segment)
+    t_send = np.arange(0.0, 8.0, 0.002)
+    val = ((2**32 - 750) + np.floor(t_send * 250)).astype(np.int64) % 2**32
+    val[::97] = (val[::97] - 5) % 2**32
+    t_cap = t_send + rng.uniform(0.0, 0.08, len(t_send))
+    hz = tsrtt.clock_rate((t_cap * 1e9).astype(np.int64), val.astype(np.uint32))
+    assert hz == pytest.approx(250, rel=0.01)
+    # OpenBSD's 2 Hz slow timer over 8 s: 16 ticks, still within a few per cent
+    slow = np.floor(t_send * 2).astype(np.uint32) + 77
+    assert tsrtt.clock_rate((t_send * 1e9).astype(np.int64), slow) == pytest.approx(2, rel=0.07)
+    # too short a stretch, too few stamps, or a clock that never advances: no rate
+    assert tsrtt.clock_rate((t_send[:200] * 1e9).astype(np.int64), val[:200]) is None
+    assert tsrtt.clock_rate(np.arange(10, dtype=np.int64), np.arange(10, dtype=np.uint32)) is None
+    flat = np.full(len(t_send), 5, dtype=np.uint32)
+    assert tsrtt.clock_rate((t_send * 1e9).astype(np.int64), flat) is None
+
+
+def test_clock_rate_of_each_side_read_from_a_written_capture(tmp_path):
+    # sender stamps at 1000 Hz, receiver at 100 Hz (RFC 7323 §5.4: each host's own tick)
+    a = {"src": "10.0.0.1", "dst": "10.0.0.2", "sport": 40000, "dport": 5001}
+    b = {"src": "10.0.0.2", "dst": "10.0.0.1", "sport": 5001, "dport": 40000}
+    pk = [
+        {**a, "t": 0.0, "flags": "S", "seq": 0, "ts": (5_000, 0)},
+        {**b, "t": 0.02, "flags": "SA", "seq": 0, "ack": 1, "mss": 1460, "ts": (900, 5_000)},
+    ]
+    for k in range(400):
+        t = 0.04 + 0.005 * k
+        pk.append(
+            {
+                **a,
+                "t": t,
+                "seq": 1 + 1000 * k,
+                "ack": 1,
+                "len": 1000,
+                "ts": (5_000 + int(t * 1000), 900 + int(t * 100)),
+            }
+        )
+        pk.append(
+            {
+                **b,
+                "t": t + 0.0201,
+                "seq": 1,
+                "ack": 1001 + 1000 * k,
+                "ts": (900 + int((t + 0.0201) * 100), 5_000 + int(t * 1000)),
+            }
+        )
+    p = tmp_path / "clk.pcap"
+    trace._core().write_tcp_capture(str(p), pk)
+    rep = tsrtt.analyze(p)
+    c = rep["connections"][0]
+    d, r = ("a2b", "b2a") if c["a"].startswith("10.0.0.1") else ("b2a", "a2b")
+    assert c[d]["ts_hz"] == pytest.approx(1000, rel=0.01)
+    assert c[r]["ts_hz"] == pytest.approx(100, rel=0.02)
+    ex = extract(rep)
+    assert 2 ** ex.features["ts_hz"] == pytest.approx(1000, rel=0.01)
+    assert 2 ** ex.features["ts_hz_rcv"] == pytest.approx(100, rel=0.02)
+    # only the first second: the fit is over what time_to keeps
+    short = tsrtt.analyze(p, time_to=1.0)["connections"][0]
+    assert short[d]["ts_hz"] == pytest.approx(1000, rel=0.03)
+
+
+@pytest.mark.parametrize("vantage", ["sender", "receiver"])
+def test_timestamp_clock_tells_linux_2_6_10_from_2_6_16(tmp_path, vantage):
+    # the personalities' clocks (python/tcplab/stacks/*.toml clock_granularity, from
+    # stacks-and-ccas.md B.1 'Clock'): 2.6.10 HZ 1000, 2.6.16 HZ 250; both run BIC, and their
+    # traces otherwise differ only after two losses close together (BIC's 2.6.10 variant)
+    g = dict(GRID, duration_s=5.0)
+    x10 = feats(capture(tmp_path, "linux-2.6.10", "bic", vantage, grid=g))
+    x16 = feats(capture(tmp_path, "linux-2.6.16", "bic", vantage, grid=g))
+    for ex, hz in ((x10, 1000), (x16, 250)):
+        assert 2 ** ex.features["ts_hz"] == pytest.approx(hz, rel=0.02)
+        assert 2 ** ex.features["ts_hz_rcv"] == pytest.approx(hz, rel=0.02)
+    xp = feats(capture(tmp_path, "windows-xp", "newreno", vantage, grid=g))
+    assert xp.features["ts_hz"] is None and "no timestamp option" in xp.why_missing["ts_hz"]
+    # in the ranking the sender's clock weighs up to CAPS["ts_hz"], more than any other one
+    # feature: each capture is nearest to its own personality, by the clock first
+    cands = [R.Candidate("linux-2.6.10", "bic"), R.Candidate("linux-2.6.16", "bic")]
+    for truth, cap_seed in (("linux-2.6.10", 91), ("linux-2.6.16", 92)):
+        cap = capture(tmp_path, truth, "bic", vantage, seed=cap_seed, grid=g)
+        r = classify.identify(cap, cands=cands)
+        assert r["candidates"][0]["stack"] == truth, r["candidates"]
+        assert r["indistinguishable"]["candidates"] == [f"{truth}/bic"]
+        assert r["decided_by"][0]["feature"] == "ts_hz", r["decided_by"]
+        assert r["candidates"][1]["distance"] - r["candidates"][0]["distance"] > 50
+
+
+@pytest.mark.parametrize("vantage", ["sender", "receiver"])
+def test_slow_start_is_read_on_rounds_of_the_base_rtt(tmp_path, vantage):
+    # slow start runs on an empty queue, its rounds last the base RTT; read on rounds of the
+    # median RTT (queue included) a bin holds a round and a fraction and the ratios alternate.
+    # Two paths 5 % apart (held-out 8686 path 2 and its grid point) give Linux's doubling
+    # (quick-ACKs, RFC 5681 with one ACK per segment) and the same exit on both
+    exits = []
+    for rtt, buf in ((0.071, 1.18), (0.075, 1.0)):
+        g = {"rate_bps": 49e6, "rtt_s": rtt, "buffer_bdp": buf, "loss": 0.0, "duration_s": 5.0}
+        (tmp_path / str(rtt)).mkdir()
+        ex = feats(capture(tmp_path / str(rtt), "linux-6", "reno", vantage, seed=5, grid=g))
+        assert ex.features["ss_growth"] == pytest.approx(2.0, abs=0.1), ex.features
+        exits.append(ex.features["ss_exit_bdp"])
+    assert abs(exits[0] - exits[1]) < 0.25, exits

@@ -72,10 +72,27 @@ FLOORS: dict[str, float] = {
     "cycle8": 0.15,
     "dip_frac": 0.015,
     "burst_frac": 0.1,
+    # log2 Hz: 0.15 is 11 %; the clock-rate fit (tsrtt.clock_rate) errs by about one tick over
+    # the span plus, near the receiver, the queueing delay's change over it (measured within
+    # 0.2 % on 10-s simulated captures of ten personalities at either vantage, OpenBSD's 2 Hz
+    # within 2 %; unit tests), and the clocks of the personalities differ by factors of 2.5
+    # or more (1000, 250, 100 and 2 Hz)
+    "ts_hz": 0.15,
+    "ts_hz_rcv": 0.15,
 }
 #: Relative part of the floor (of the candidate's mean), for features whose noise scales.
 REL_FLOORS = {"first_ack_ms": 0.2, "qdelay": 0.2, "epoch_rtts": 0.0}
 CAP = 16.0
+#: Per-feature caps above :data:`CAP`. The sender's timestamp clock is a configuration fact
+#: that no path, seed or cross traffic changes (the HZ the kernel was built with, RFC 7323
+#: §5.4), measured to a few per cent, so a candidate whose clock runs at another rate is
+#: charged up to 100 (ten scales): more than the capped differences of six other features,
+#: which makes it a near-hard discriminator (Linux 2.6.10 at HZ 1000 against 2.6.16 at 250,
+#: whose traces otherwise part late: README, "Validation"). Not a hard exclusion: a capture of
+#: a stack built with another HZ than its personality file says must still rank by the rest.
+#: The receiver's clock keeps the common cap: a real capture's receiver is often another OS
+#: than its sender, while both ends of a reference run the candidate.
+CAPS = {"ts_hz": 100.0}
 MISSING = 9.0
 #: Weight of a candidate's own spread (over its references) in a feature's scale; 0: off.
 SPREAD_K = 0.0
@@ -128,7 +145,7 @@ def _score_one(
             contrib[f] = min(z * z, CAP) + 2.0 * math.log(wide / floor)
         else:
             z = (xv - y) / floor
-            contrib[f] = min(z * z, CAP)
+            contrib[f] = min(z * z, CAPS.get(f, CAP))
     return float(sum(contrib.values())), contrib
 
 

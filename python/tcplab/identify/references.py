@@ -38,7 +38,7 @@ from typing import Any
 from .features import Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 11
+FEATURE_VERSION = 13
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 #: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
@@ -244,10 +244,11 @@ def reference_features(
             if len(_LOADED) > 256:
                 _LOADED.pop(next(iter(_LOADED)))
     keep = _report_path(doc, vantage)
-    if keep is not None and vantage == "receiver":
+    if keep is not None:
         # receiver-side reports carry the timestamp RTT samples (tsrtt.attach) since
-        # FEATURE_VERSION 9; one kept before lacks them
-        keep = keep.with_name(keep.stem + "-ts.pkl")
+        # FEATURE_VERSION 9, every report the timestamp clocks (tsrtt.attach_clocks) since 12;
+        # one kept before lacks them
+        keep = keep.with_name(keep.stem + "-clk.pkl")
     if keep is not None and keep.exists():
         with open(keep, "rb") as f:
             return extract(pickle.load(f)).features

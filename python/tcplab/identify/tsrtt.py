@@ -15,8 +15,9 @@ The analyzer's series do not carry the option values; ``tcplab._core.capture_tim
 (crates/tcplab-trace, ``analysis::timestamps``) reads them from the capture with the analyzer's
 own reader, decoder and connection tracking: per connection of the report and direction, the
 capture time, TSval, TSecr and whether the segment carries data, of every segment with the
-option. This module keeps only the pairing rule above; it reads the capture once more, for
-receiver-side captures only.
+option. This module keeps only the pairing rule above, and the rate of each side's timestamp
+clock (:func:`clock_rate`: a personality's HZ shows in every TSval); it reads the capture once
+more.
 """
 
 from __future__ import annotations
@@ -73,22 +74,34 @@ def _pair(
     return td[new], td[new] - t_ack[first[j[new]]]
 
 
-def attach(report: dict[str, Any], capture: str | Path, time_to: float | None = None) -> None:
-    """Add to every direction of every connection of *report* (``trace.analyze`` of *capture*)
-    the timestamp RTT samples as the receiver of that direction sees them: ``ts_rtt_t``
-    (arrival times, s, on the report's clock) and ``ts_rtt_ms``; empty without timestamps.
-    Near the sender the same pairing measures only the sender's turnaround and is not used
-    (features.extract reads these at a receiver-side capture point only)."""
-    conns = report.get("connections", [])
-    if not conns:
-        return
+def _per_conn(report: dict[str, Any], capture: str | Path) -> list[Any]:
     per_conn = _read(capture)
-    for c in conns:
+    for c in report.get("connections", []):
         if c["index"] >= len(per_conn):
             raise ValueError(
                 f"{capture} has {len(per_conn)} connections, the report a connection "
                 f"{c['index']}: not the report of this capture"
             )
+    return per_conn
+
+
+def attach(
+    report: dict[str, Any],
+    capture: str | Path,
+    time_to: float | None = None,
+    per_conn: list[Any] | None = None,
+) -> None:
+    """Add to every direction of every connection of *report* (``trace.analyze`` of *capture*)
+    the timestamp RTT samples as the receiver of that direction sees them: ``ts_rtt_t``
+    (arrival times, s, on the report's clock) and ``ts_rtt_ms``; empty without timestamps.
+    Near the sender the same pairing measures only the sender's turnaround and is not used
+    (features.extract reads these at a receiver-side capture point only). *per_conn*: the
+    columns already read (``_per_conn``)."""
+    conns = report.get("connections", [])
+    if not conns:
+        return
+    per_conn = per_conn if per_conn is not None else _per_conn(report, capture)
+    for c in conns:
         side = dict(zip(("a2b", "b2a"), map(_columns, per_conn[c["index"]]), strict=True))
         origin = int(c["first_ts_ns"]) - round(float(c["first_s"]) * 1e9)
         for name, other in (("a2b", "b2a"), ("b2a", "a2b")):
@@ -101,9 +114,61 @@ def attach(report: dict[str, Any], capture: str | Path, time_to: float | None = 
             c[name]["ts_rtt_ms"] = rtt[keep] / 1e6
 
 
+#: Shortest stretch of a direction's TSvals (s, between the medians of its first and last
+#: quarter) over which :func:`clock_rate` fits a rate.
+CLOCK_MIN_SPAN_S = 0.5
+
+
+def clock_rate(t_ns: np.ndarray, tsval: np.ndarray) -> float | None:
+    """The rate (Hz) of the timestamp clock that stamped *tsval* at capture times *t_ns*, or
+    None (fewer than 20 values, a span under :data:`CLOCK_MIN_SPAN_S`, or a clock that did not
+    advance).
+
+    RFC 7323 §5.4 leaves the clock's rate to the host (1 ms to 1 s per tick), and stacks take
+    it from their system tick: Linux's jiffies before 4.13 (HZ 100, 250 or 1000), 1 ms since
+    (TCP_TS_HZ), the BSDs' slow timer or hz. The initial value is arbitrary (Linux adds a
+    random offset per connection since 4.10), so only the rate is read: the slope between the
+    medians (capture time, TSval) of the first and the last quarter of the span. Medians, not
+    a least-squares fit, because at a receiver-side capture point the sender's stamps arrive
+    late by a queueing delay that varies over the transfer, and an outlier (a retransmission
+    that waited in a queue) moves a median little. The values are unwrapped (a 32-bit clock
+    wraps, §5.2) from the packet-to-packet steps, taken as signed 32-bit differences (a step
+    backwards is a reordered or retransmitted packet's older stamp, not a wrap)."""
+    if len(tsval) < 20:
+        return None
+    order = np.argsort(t_ns, kind="stable")
+    t = t_ns[order].astype(np.float64) / 1e9
+    steps = np.diff(tsval[order].astype(np.int64)) % (1 << 32)
+    steps = np.where(steps >= (1 << 31), steps - (1 << 32), steps)
+    v = np.concatenate([[0], np.cumsum(steps)]).astype(np.float64)
+    t0, t1 = t[0], t[-1]
+    q = (t1 - t0) / 4
+    lo, hi = t <= t0 + q, t >= t1 - q
+    tl, th = float(np.median(t[lo])), float(np.median(t[hi]))
+    if th - tl < CLOCK_MIN_SPAN_S:
+        return None
+    rate = (float(np.median(v[hi])) - float(np.median(v[lo]))) / (th - tl)
+    return rate if rate > 0 else None
+
+
+def attach_clocks(report: dict[str, Any], per_conn: list[Any], time_to: float | None) -> None:
+    """Add ``ts_hz`` (:func:`clock_rate` of the TSvals that direction sent up to *time_to*, s
+    on the report's clock; None without the option) to both directions of every connection of
+    *report*."""
+    for c in report.get("connections", []):
+        origin = int(c["first_ts_ns"]) - round(float(c["first_s"]) * 1e9)
+        for name, raw in zip(("a2b", "b2a"), per_conn[c["index"]], strict=True):
+            t, val, _, _ = _columns(raw)
+            if time_to is not None:
+                keep = t <= origin + round(time_to * 1e9)
+                t, val = t[keep], val[keep]
+            c[name]["ts_hz"] = clock_rate(t, val)
+
+
 def analyze(capture: str | Path, time_to: float | None = None) -> dict[str, Any]:
-    """``trace.analyze(capture, time_to=..., graphs=True)``, with the timestamp RTT samples
-    (:func:`attach`) when the largest transfer was captured near its receiver."""
+    """``trace.analyze(capture, time_to=..., graphs=True)``, with each direction's timestamp
+    clock rate (:func:`attach_clocks`) and, when the largest transfer was captured near its
+    receiver, the timestamp RTT samples (:func:`attach`); the option values are read once."""
     from .. import trace
     from .features import choose_connection, vantage
 
@@ -114,11 +179,13 @@ def analyze(capture: str | Path, time_to: float | None = None) -> dict[str, Any]
             ci, dname = choose_connection(rep, None)
         except ValueError:
             return rep
+        per_conn = _per_conn(rep, capture)
+        attach_clocks(rep, per_conn, time_to)
         c = next(x for x in conns if x["index"] == ci)
         rname = "b2a" if dname == "a2b" else "a2b"
         if (
             "series" in c[dname]
             and vantage(c[dname]["series"], c[rname]["series"])[0] == "receiver"
         ):
-            attach(rep, capture, time_to)
+            attach(rep, capture, time_to, per_conn)
     return rep
