@@ -80,6 +80,17 @@ impl RttSample {
         }
     }
 
+    /// From a send stamp on a µs clock (Linux's `tcp_mstamp`, [`crate::tcp::sender::ack::
+    /// linux_rtt_samples`]): the whole µs between the two readings, at least 1; `ticks` counts
+    /// whole ticks of `g` in it.
+    pub fn from_send_stamp_us(sent: Nanos, now: Nanos, g: Nanos) -> RttSample {
+        let nanos = (now / 1_000).saturating_sub(sent / 1_000).max(1) * 1_000;
+        RttSample {
+            ticks: nanos / g.max(1),
+            nanos,
+        }
+    }
+
     /// From timestamps (RFC 7323 §4): our clock now (`now` ns, ticks of `g`) minus the echoed
     /// value `ts_ecr`, in the clock's 32-bit modular arithmetic.
     pub fn from_timestamps(now: Nanos, ts_ecr: u32, g: Nanos) -> RttSample {

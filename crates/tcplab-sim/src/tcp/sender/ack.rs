@@ -94,17 +94,17 @@ pub fn linux_rtt_samples(
     ts_ecr: Option<u32>,
     clock_granularity: Nanos,
 ) -> (Option<RttSample>, Option<Nanos>) {
-    let us = |sent: Nanos| -> Nanos { (now / 1_000).saturating_sub(sent / 1_000).max(1) * 1_000 };
+    let us = |sent: Nanos| RttSample::from_send_stamp_us(sent, now, clock_granularity);
     let mut seq = None;
     let mut ca = None;
     if !res.acked_retransmitted {
         if let (Some(first), Some(last)) = (res.first_ackt, last_ackt) {
             seq = Some(us(first));
-            ca = Some(us(last));
+            ca = Some(us(last).nanos);
         }
     }
     if let Some(last) = res.last_sackt {
-        ca = Some(us(last));
+        ca = Some(us(last).nanos);
         if seq.is_none() {
             seq = res.first_sackt.map(us);
         }
@@ -115,14 +115,7 @@ pub fn linux_rtt_samples(
             return (Some(m), Some(m.nanos));
         }
     }
-    let g = clock_granularity.max(1);
-    (
-        seq.map(|n| RttSample {
-            ticks: n / g,
-            nanos: n,
-        }),
-        ca,
-    )
+    (seq, ca)
 }
 
 /// What one acceptable ACK says.

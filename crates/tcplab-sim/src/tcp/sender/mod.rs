@@ -71,7 +71,7 @@ pub use handshake::wscale_for;
 
 use super::config::{CwndUnitCfg, TcpConfig};
 use super::recovery::{Mode, Recovery};
-use super::rtt::{BsdTimer, RttEstimator};
+use super::rtt::{BsdTimer, RttEstimator, RttSample};
 use super::scoreboard::{AckResult, Scoreboard};
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
@@ -453,11 +453,7 @@ impl TcpSender {
             // The SYN's RTT: Linux times it from the SYN's send stamp in µs like any segment
             // (`tcp_synack_rtt_meas`; [`ack::linux_rtt_samples`]).
             let m = if self.cfg.rtt_sampling == ack::RttSamplingCfg::Linux {
-                let n = (now / 1_000).saturating_sub(sent / 1_000).max(1) * 1_000;
-                crate::tcp::rtt::RttSample {
-                    ticks: n / self.cfg.clock_granularity.max(1),
-                    nanos: n,
-                }
+                RttSample::from_send_stamp_us(sent, now, self.cfg.clock_granularity)
             } else {
                 self.rtt.sample(sent, now)
             };
