@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -276,3 +277,45 @@ def synthetic_engine(config: dict[str, Any]) -> dict[str, Any]:
         "series": series,
         "queue_series": queue_series,
     }
+
+
+def _tl_namespaces() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.startswith("tl-")}
+
+
+@pytest.fixture
+def kernel_run(monkeypatch):
+    """``tcplab.kernel.run``, checking afterwards that the run left no namespace behind."""
+    reason = kernel_engine_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    from tcplab import kernel
+    from tcplab.kernel import engine
+
+    # Other runs may share the machine: watch only the namespaces of this test's run ids.
+    ids: list[str] = []
+    new_id = engine.new_run_id
+
+    def recording() -> str:
+        ids.append(new_id())
+        return ids[-1]
+
+    monkeypatch.setattr(engine, "new_run_id", recording)
+    yield kernel.run
+    # Whatever happened (a failed assertion included), nothing of ours is left behind.
+    assert ids
+    assert not {n for n in _tl_namespaces() for i in ids if n.startswith(f"tl-{i}-")}
+
+
+def kernel_srtt_of_window_limited_reno(kernel_run, doc: dict) -> dict[int, float]:
+    """Run *doc* on the kernel with one Reno flow limited by a 20 KB window (so its smoothed
+    RTT is the path's RTT, not a queue's) and return its srtt series by time, ns."""
+    from tcplab import engines
+    from tcplab.scenario import load
+
+    d = dict(doc, flow=[{"name": "t", "cca": "reno", "window": "20KB"}])
+    raw = kernel_run(load(d, catalog=engines.catalog("kernel")).config(1))
+    assert raw["valid"], raw["invalid_reasons"]
+    s = raw["series"]
+    return dict(zip(s["time_ns"], s["srtt_ns"], strict=True))

@@ -588,6 +588,16 @@ def test_linux_behaviour_is_the_linux6_personality_with_this_machines_buffers(mo
         dumbbell(tcp={"sndbuf": 1 << 20, "rcvbuf": 1 << 20}), known_knobs=set(knobs)
     )["flows"][0]["tcp"]
     assert fixed["rcvbuf"] == 1 << 20 and "rcvbuf_autotune_max" not in fixed
+    # A receiver with knobs of its own (window = ... sets its buffers) is a Linux host as well:
+    # before, it kept only those and ran with the simulator's generic defaults otherwise.
+    d = dumbbell(tcp={"sndbuf": 20000})
+    d["flows"][0]["receiver_tcp"] = {"rcvbuf": 20000}
+    both = compare.linux_sim_config(d, known_knobs=set(knobs))["flows"][0]
+    rcv = both["receiver_tcp"]
+    assert rcv["rcvbuf"] == 20000 and "rcvbuf_autotune_max" not in rcv
+    assert rcv["delack_timeout"] == persona["delack_timeout"]
+    assert rcv["quickack_segments"] == persona["quickack_segments"]
+    assert both["tcp"]["rcvbuf_autotune_max"] == 16 << 20
     # The kernel side: every knob of the linux-6 personality is honoured or equal to Linux's,
     # and the autotuned buffers become the receiver namespace's tcp_rmem.
     plan = linux.kernel_plan_for_flow(dumbbell(tcp=dict(persona))["flows"][0], 1500)

@@ -6,11 +6,10 @@ behind)."""
 from __future__ import annotations
 
 import copy
-import subprocess
 
 import pytest
 
-from conftest import kernel_engine_skip_reason, needs_core
+from conftest import kernel_srtt_of_window_limited_reno, needs_core
 from tcplab import ScenarioError, engines
 from tcplab.scenario import load
 
@@ -188,35 +187,7 @@ def test_sim_loss_step_loses_from_its_time():
 
 
 # ---------------------------------------------------------------------------------------------
-# The kernel engine (root only)
-
-
-def _namespaces() -> set[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.startswith("tl-")}
-
-
-@pytest.fixture
-def kernel_run(monkeypatch):
-    reason = kernel_engine_skip_reason()
-    if reason:
-        pytest.skip(reason)
-    from tcplab import kernel
-    from tcplab.kernel import engine
-
-    # Other runs may share the machine: watch only the namespaces of this test's run ids.
-    ids: list[str] = []
-    new_id = engine.new_run_id
-
-    def recording() -> str:
-        ids.append(new_id())
-        return ids[-1]
-
-    monkeypatch.setattr(engine, "new_run_id", recording)
-    yield kernel.run
-    # Whatever happened (a failed assertion included), nothing of ours is left behind.
-    assert ids
-    assert not {n for n in _namespaces() for i in ids if n.startswith(f"tl-{i}-")}
+# The kernel engine (root only; fixture kernel_run in conftest.py)
 
 
 @needs_core
@@ -252,12 +223,7 @@ def test_kernel_loss_step_loses_from_its_time(kernel_run):
 @needs_core
 def test_kernel_rtt_step_shows_in_srtt(kernel_run):
     d = doc({"at": "3s", "rtt": "100ms"}, duration="7s", engine="kernel")
-    d["flow"] = [{"name": "t", "cca": "reno", "window": "20KB"}]
-    sc = load(d, catalog=engines.catalog("kernel"))
-    raw = kernel_run(sc.config(1))
-    assert raw["valid"], raw["invalid_reasons"]
-    s = raw["series"]
-    srtt = dict(zip(s["time_ns"], s["srtt_ns"], strict=True))
+    srtt = kernel_srtt_of_window_limited_reno(kernel_run, d)
     # Window-limited: the base RTT (40 ms, then 100 ms) plus serialisation and a little
     # emulator and stack latency.
     assert 40 * MS <= srtt[2 * S] < 48 * MS, srtt

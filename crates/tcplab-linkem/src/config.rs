@@ -89,7 +89,7 @@ fn default_mtu() -> u32 {
 /// types, so that both engines read the same fields with the same defaults. A direction's
 /// `schedule` of rate, delay and loss changes counts from the experiment's time zero. Outages
 /// are not emulated (rejected by [`EmuConfig::check`]).
-pub use tcplab_sim::config::{ChanCfg, QueueCfg};
+pub use tcplab_sim::config::{ChanCfg, JitterCfg, QueueCfg};
 
 /// The simulator's loss models (docs/scenario-format.md). On the kernel a `list` index counts
 /// every IPv4 packet admitted to the direction, including those of iperf3's control connection
@@ -158,6 +158,9 @@ impl EmuConfig {
                 }
                 check_loss(&f, &c.loss)?;
                 tcplab_sim::link::check_schedule(&c.schedule, true)
+                    .map_err(|(field, m)| format!("{f}.{field}: {m}"))?;
+                c.jitter
+                    .check()
                     .map_err(|(field, m)| format!("{f}.{field}: {m}"))?;
                 for (k, st) in c.schedule.iter().enumerate() {
                     if let Some(l) = &st.loss {

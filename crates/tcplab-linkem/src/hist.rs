@@ -24,7 +24,14 @@ pub struct HistSummary {
     pub p99_ns: u64,
     pub p999_ns: u64,
     pub max_ns: u64,
+    /// The distribution itself: its value at probabilities 0, 1/100, …, 1 ([`Hist::inverse_cdf`];
+    /// empty without samples). `tcplab compare` gives the simulator's link this distribution
+    /// as jitter (tcplab_sim::link, "Jitter").
+    pub quantiles_ns: Vec<u64>,
 }
+
+/// Points of [`HistSummary::quantiles_ns`].
+pub const QUANTILE_POINTS: usize = 101;
 
 impl Default for Hist {
     fn default() -> Self {
@@ -49,6 +56,15 @@ fn bucket(ns: u64) -> usize {
         280 + ((us - 10_000) / 1_000) as usize
     } else {
         N_BUCKETS - 1
+    }
+}
+
+/// Lower edge of bucket `b`, ns.
+fn lower(b: usize) -> u64 {
+    if b == 0 {
+        0
+    } else {
+        upper(b - 1)
     }
 }
 
@@ -92,6 +108,33 @@ impl Hist {
         self.max_ns
     }
 
+    /// The value at probabilities k/(n−1), k = 0..n: within its bucket a rank is placed
+    /// linearly between the bucket's edges (samples spread evenly in it), the result capped
+    /// at the largest sample. Empty without samples.
+    pub fn inverse_cdf(&self, n: usize) -> Vec<u64> {
+        if self.count == 0 || n < 2 {
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(n);
+        let mut b = 0;
+        let mut before = 0u64; // samples in buckets before `b`
+        for k in 0..n {
+            // Rank in [0, count]: the fraction of samples at or below the value.
+            let rank = k as f64 / (n - 1) as f64 * self.count as f64;
+            while b < N_BUCKETS - 1
+                && (self.buckets[b] == 0 || ((before + self.buckets[b]) as f64) < rank)
+            {
+                before += self.buckets[b];
+                b += 1;
+            }
+            let within = ((rank - before as f64) / self.buckets[b].max(1) as f64).clamp(0.0, 1.0);
+            let hi = upper(b).min(self.max_ns.max(lower(b)));
+            let v = lower(b) + ((hi - lower(b)) as f64 * within) as u64;
+            out.push(v.min(self.max_ns));
+        }
+        out
+    }
+
     pub fn summary(&self) -> HistSummary {
         HistSummary {
             count: self.count,
@@ -104,6 +147,7 @@ impl Hist {
             p99_ns: self.quantile(0.99),
             p999_ns: self.quantile(0.999),
             max_ns: self.max_ns,
+            quantiles_ns: self.inverse_cdf(QUANTILE_POINTS),
         }
     }
 }
@@ -121,6 +165,32 @@ mod tests {
             assert!(upper(b) > ns, "ns {ns} bucket {b} upper {}", upper(b));
             last = b;
         }
+    }
+
+    #[test]
+    fn test_inverse_cdf_spreads_ranks_within_buckets() {
+        let mut h = Hist::default();
+        assert!(h.inverse_cdf(101).is_empty());
+        // 1000 samples, 0.5 µs apart: 2 per 1-µs bucket from 0 to 500 µs (10-µs buckets above
+        // 100 µs); the inverse CDF is close to the line p × 500 µs.
+        for k in 0..1000u64 {
+            h.add(k * 500);
+        }
+        let q = h.inverse_cdf(101);
+        assert_eq!(q.len(), 101);
+        assert_eq!(q[0], 0);
+        assert_eq!(q[100], 499_500); // the largest sample
+        assert!(q.windows(2).all(|w| w[0] <= w[1]));
+        for (k, &v) in q.iter().enumerate() {
+            let want = k as f64 * 5_000.0;
+            assert!((v as f64 - want).abs() <= 10_000.0, "p{k}: {v} vs {want}");
+        }
+        // One value: every quantile within its bucket, capped at it.
+        let mut one = Hist::default();
+        one.add(42_300);
+        let q1 = one.inverse_cdf(5);
+        assert_eq!(q1[0], 42_000);
+        assert_eq!(*q1.last().unwrap(), 42_300);
     }
 
     #[test]

@@ -12,9 +12,9 @@
 //! is measured by the I/O loop (src/serve.rs) and reported, and the kernel engine rejects runs
 //! whose lateness or achieved rate miss the configured values.
 
-use crate::config::ChanCfg;
+use crate::config::{ChanCfg, JitterCfg};
 use std::collections::VecDeque;
-use tcplab_sim::link::Admit;
+use tcplab_sim::link::{Admit, Jitter};
 pub use tcplab_sim::link::{Link, LinkStats as PipeStats, LossModel, QueueSample, SampleMark};
 use tcplab_sim::rng::Rng;
 
@@ -89,6 +89,13 @@ impl Pipe {
             last_due: None,
             busy_since_last: false,
         }
+    }
+
+    /// Add the direction's jitter (tcplab_sim::link, "Jitter") to each packet's due time, drawn
+    /// from `rng`; the emulator's own lateness comes on top of it.
+    pub fn with_jitter(mut self, cfg: &JitterCfg, rng: Rng) -> Pipe {
+        self.link = self.link.with_jitter(Jitter::new(cfg.clone(), rng));
+        self
     }
 
     /// The experiment's time zero (the `start` command): the schedule counts from here.
@@ -221,6 +228,7 @@ mod tests {
             loss,
             outages: vec![],
             schedule: Vec::new(),
+            jitter: Default::default(),
         }
     }
 

@@ -258,7 +258,9 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
             // Frames entering at a_if leave through b_if and vice versa.
             let out_port = if dir == "ab" { lane + 1 } else { lane - 1 };
             let rng = Rng::for_entity(cfg.seed, "loss", &format!("{}.{dir}", l.name));
-            let mut lane = Lane::new(Pipe::new(chan, rng), &l.name, dir, out_port, l.monitor);
+            let jitter_rng = Rng::for_entity(cfg.seed, "jitter", &format!("{}.{dir}", l.name));
+            let pipe = Pipe::new(chan, rng).with_jitter(&chan.jitter, jitter_rng);
+            let mut lane = Lane::new(pipe, &l.name, dir, out_port, l.monitor);
             lane.from.clone_from(from);
             lane.to.clone_from(to);
             lanes.push(lane);
@@ -658,6 +660,7 @@ mod tests {
             loss: Default::default(),
             outages: vec![],
             schedule: vec![],
+            jitter: Default::default(),
         };
         Lane::new(Pipe::new(&chan, Rng::new(1)), "bn", "ab", 1, monitor)
     }

@@ -100,6 +100,66 @@ pub struct ChanCfg {
     /// Changes of rate, delay and/or loss at given times (src/link.rs, time-varying links).
     #[serde(default)]
     pub schedule: Vec<crate::link::Step>,
+    /// Extra one-way delay per packet, drawn from its own random stream (src/link.rs,
+    /// "Jitter").
+    #[serde(default)]
+    pub jitter: JitterCfg,
+}
+
+/// Distribution of the extra delay a link direction adds to each packet after serialisation
+/// (src/link.rs, "Jitter"); the arrival order is kept.
+#[derive(Clone, Debug, Deserialize, Default, PartialEq)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum JitterCfg {
+    #[default]
+    None,
+    /// Uniform in [0, `max_ns`].
+    Uniform { max_ns: u64 },
+    /// The inverse distribution function at equally spaced probabilities 0, 1/(n−1), …, 1
+    /// (n ≥ 2 values, non-decreasing), interpolated linearly: a measured distribution, e.g. the
+    /// kernel engine's emulator lateness (python/tcplab/kernel/compare.py).
+    Empirical { quantiles_ns: Vec<u64> },
+}
+
+/// Largest jitter accepted (both engines): 10 s, far above any host or emulator timing noise.
+pub const MAX_JITTER_NS: u64 = 10_000_000_000;
+
+impl JitterCfg {
+    /// The checks both engines rely on; the error names the field below the direction.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        let big = |field: &str, v: u64| {
+            Err((
+                format!("jitter.{field}"),
+                format!("{v} ns is more than the largest jitter accepted, {MAX_JITTER_NS} ns"),
+            ))
+        };
+        match self {
+            JitterCfg::None => Ok(()),
+            JitterCfg::Uniform { max_ns } if *max_ns > MAX_JITTER_NS => big("max_ns", *max_ns),
+            JitterCfg::Uniform { .. } => Ok(()),
+            JitterCfg::Empirical { quantiles_ns: q } => {
+                if q.len() < 2 {
+                    return Err((
+                        "jitter.quantiles_ns".into(),
+                        format!(
+                            "{} values; give at least 2 (the 0 and 1 quantiles)",
+                            q.len()
+                        ),
+                    ));
+                }
+                if let Some(i) = q.windows(2).position(|w| w[1] < w[0]) {
+                    return Err((
+                        format!("jitter.quantiles_ns[{}]", i + 1),
+                        format!("{} is less than the value before it, {}", q[i + 1], q[i]),
+                    ));
+                }
+                match q.last() {
+                    Some(&m) if m > MAX_JITTER_NS => big("quantiles_ns", m),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]

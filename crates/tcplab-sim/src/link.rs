@@ -51,8 +51,25 @@
 //! same way at admission. Changes are not events:
 //! they are applied when the first packet at or after their time is offered, which gives the
 //! same result as an event at exactly `at_ns` because nothing else depends on them.
+//!
+//! ## Jitter ([`Jitter`]; docs/scenario-format.md `path.jitter`)
+//! A direction may add an extra delay to each packet after its serialisation, drawn from its own
+//! random stream (seed and direction name, kind `jitter`): `arrival = max(finish + delay +
+//! draw, previous arrival)`, so the queue is unchanged and the order is kept (a link does not
+//! reorder, as above). What it stands for is the timing noise of real machines that an ideal
+//! link lacks: the scheduling lateness of a software emulator or router (the kernel engine's
+//! emulator measures its own per packet, `lateness` in crates/tcplab-linkem/src/serve.rs, tens
+//! of µs on a loaded 2-core host) and the processing jitter of hosts. Its best-known effect is
+//! on drop-tail fairness: without it, flows of a deterministic simulation keep a fixed phase
+//! relative to each other at the bottleneck, so the same flow loses at every overflow (Floyd &
+//! Jacobson, "On Traffic Phase Effects in Packet-Switched Gateways", Internetworking: Research
+//! and Experience 3(3), 1992, who add a random processing time of up to one bottleneck
+//! service time for that reason). Distributions: uniform in [0, max] or an empirical one given
+//! by its quantiles (a measured distribution). Draws are independent per packet; measured
+//! lateness is correlated in time (a late wake-up delays every packet due meanwhile), and the
+//! order-keeping `max` adds some of that back: an approximation, stated where it is used.
 
-use crate::config::LossCfg;
+use crate::config::{JitterCfg, LossCfg};
 use crate::rng::Rng;
 use crate::time::tx_time_ps;
 use serde::Deserialize;
@@ -144,6 +161,41 @@ impl LossModel {
                 } else {
                     false
                 }
+            }
+        }
+    }
+}
+
+/// Extra delay per packet with its own random stream (module docs, "Jitter").
+#[derive(Clone, Debug)]
+pub struct Jitter {
+    cfg: JitterCfg,
+    rng: Rng,
+}
+
+impl Jitter {
+    /// `cfg` must have passed [`JitterCfg::check`].
+    pub fn new(cfg: JitterCfg, rng: Rng) -> Jitter {
+        debug_assert!(cfg.check().is_ok());
+        Jitter { cfg, rng }
+    }
+
+    fn is_none(&self) -> bool {
+        matches!(self.cfg, JitterCfg::None)
+    }
+
+    /// The next packet's extra delay, ns.
+    #[inline]
+    pub fn draw(&mut self) -> u64 {
+        match &self.cfg {
+            JitterCfg::None => 0,
+            // Modulo bias ≤ (max + 1) / 2^64: nil for the at most 10 s accepted.
+            JitterCfg::Uniform { max_ns } => self.rng.next_u64() % (max_ns + 1),
+            JitterCfg::Empirical { quantiles_ns: q } => {
+                let x = self.rng.next_f64() * (q.len() - 1) as f64;
+                let i = x as usize; // < len − 1: next_f64 < 1
+                let (lo, hi) = (q[i], q[i + 1]);
+                lo + ((hi - lo) as f64 * (x - i as f64)) as u64
             }
         }
     }
@@ -313,6 +365,8 @@ pub struct Link<T: Copy + Default = ()> {
     lost_ahead: u64,
     /// Arrival time of the last packet put in flight.
     last_arrival_ns: u64,
+    /// Extra delay per packet (module docs, "Jitter").
+    jitter: Jitter,
     pub stats: LinkStats,
 }
 
@@ -350,8 +404,16 @@ impl<T: Copy + Default> Link<T> {
             next_arr: 0,
             lost_ahead: 0,
             last_arrival_ns: 0,
+            jitter: Jitter::new(JitterCfg::None, Rng::new(0)),
             stats: LinkStats::default(),
         }
+    }
+
+    /// Add `jitter` to each packet's arrival (module docs, "Jitter").
+    pub fn with_jitter(mut self, jitter: Jitter) -> Link<T> {
+        self.jitter = jitter;
+        self.refresh_plain();
+        self
     }
 
     /// Keep each packet until its arrival is taken ([`Link::take_arrival`]): the FIFO then
@@ -363,13 +425,14 @@ impl<T: Copy + Default> Link<T> {
     }
 
     /// Whether the offer may take the plain path: it skips the checks that cannot fire (the
-    /// schedule, the byte limit, the loss model, frame counting).
+    /// schedule, the byte limit, the loss model, frame counting, jitter).
     fn refresh_plain(&mut self) {
         self.plain = self.retain
             && !self.frames
             && self.next_step >= self.schedule.len()
             && self.limit_bytes.is_none()
-            && matches!(self.loss.cfg, LossCfg::None);
+            && matches!(self.loss.cfg, LossCfg::None)
+            && self.jitter.is_none();
     }
 
     /// Count a TSO frame once against the packet limit from now on (the egress queue of a host
@@ -720,7 +783,11 @@ impl<T: Copy + Default> Link<T> {
         // Rounded up by hand: `div_ceil` costs a second multiplication for the remainder test
         // (`finish + 999` cannot overflow: 2^64 ps is 213 days).
         #[allow(clippy::manual_div_ceil)]
-        let arrival_ns = ((finish + 999) / 1000 + self.delay_ns).max(self.last_arrival_ns);
+        let mut arrival_ns = (finish + 999) / 1000 + self.delay_ns;
+        if !PLAIN {
+            arrival_ns += self.jitter.draw();
+        }
+        let arrival_ns = arrival_ns.max(self.last_arrival_ns);
         self.last_arrival_ns = arrival_ns;
         self.push(Entry {
             finish_ps: finish,
@@ -983,6 +1050,90 @@ mod tests {
             .collect();
         assert_eq!(lost, vec![false, false, true, true, false, false]);
         assert_eq!(l.stats.lost, 2);
+    }
+
+    /// Arrivals of `n` packets of 1500 B offered every 100 µs to a 1 Gbit/s, 1 ms link.
+    fn arrivals(l: &mut Link, n: u64) -> Vec<u64> {
+        (0..n)
+            .map(|k| arrival(l.offer(k * 100_000, 1500, true, false)))
+            .collect()
+    }
+
+    #[test]
+    fn test_jitter_delays_within_its_range_and_keeps_order() {
+        let ideal = arrivals(&mut link(1_000_000_000, 1_000_000, None), 2000);
+        let j = Jitter::new(
+            JitterCfg::Uniform { max_ns: 250_000 },
+            Rng::for_entity(1, "jitter", "t"),
+        );
+        let mut l = link(1_000_000_000, 1_000_000, None).with_jitter(j);
+        let got = arrivals(&mut l, 2000);
+        // Never early, never more than the largest draw plus the wait behind a late predecessor
+        // (packets 100 µs apart, so at most 250 µs in all), never reordered.
+        let extra: Vec<u64> = got.iter().zip(&ideal).map(|(g, i)| g - i).collect();
+        assert!(extra.iter().all(|&e| e <= 250_000), "{extra:?}");
+        assert!(got.windows(2).all(|w| w[0] <= w[1]));
+        // Uniform in [0, 250 µs], kept in order: the mean is a little above 125 µs.
+        let mean = extra.iter().sum::<u64>() as f64 / extra.len() as f64;
+        assert!((125_000.0..140_000.0).contains(&mean), "mean {mean}");
+        // The queue is not affected: serialisation is unchanged.
+        assert_eq!(l.stats.busy_ps, 2000 * 12_000_000);
+        // Seeded: the same stream gives the same arrivals, another stream others.
+        let again = Jitter::new(
+            JitterCfg::Uniform { max_ns: 250_000 },
+            Rng::for_entity(1, "jitter", "t"),
+        );
+        let other = Jitter::new(
+            JitterCfg::Uniform { max_ns: 250_000 },
+            Rng::for_entity(2, "jitter", "t"),
+        );
+        let mk = |j| link(1_000_000_000, 1_000_000, None).with_jitter(j);
+        assert_eq!(arrivals(&mut mk(again), 2000), got);
+        assert_ne!(arrivals(&mut mk(other), 2000), got);
+    }
+
+    #[test]
+    fn test_empirical_jitter_follows_its_quantiles() {
+        // Median 10 µs, upper half spread to 1 ms: half the draws at most 10 µs.
+        let mut j = Jitter::new(
+            JitterCfg::Empirical {
+                quantiles_ns: vec![0, 10_000, 1_000_000],
+            },
+            Rng::new(3),
+        );
+        let d: Vec<u64> = (0..100_000).map(|_| j.draw()).collect();
+        let below = d.iter().filter(|&&x| x <= 10_000).count() as f64 / d.len() as f64;
+        assert!((0.49..0.51).contains(&below), "{below}");
+        assert!(d.iter().all(|&x| x <= 1_000_000));
+        // Mean of the piecewise-linear distribution: (5 µs + 505 µs) / 2 = 255 µs.
+        let mean = d.iter().sum::<u64>() as f64 / d.len() as f64;
+        assert!((250_000.0..260_000.0).contains(&mean), "{mean}");
+        // A point distribution gives its value.
+        let mut c = Jitter::new(
+            JitterCfg::Empirical {
+                quantiles_ns: vec![7, 7],
+            },
+            Rng::new(3),
+        );
+        assert_eq!(c.draw(), 7);
+    }
+
+    #[test]
+    fn test_jitter_check_names_the_field() {
+        let e = |q: Vec<u64>| {
+            JitterCfg::Empirical { quantiles_ns: q }
+                .check()
+                .unwrap_err()
+                .0
+        };
+        assert_eq!(e(vec![5]), "jitter.quantiles_ns");
+        assert_eq!(e(vec![0, 5, 4]), "jitter.quantiles_ns[2]");
+        assert_eq!(e(vec![0, 20_000_000_000]), "jitter.quantiles_ns");
+        let u = JitterCfg::Uniform {
+            max_ns: 20_000_000_000,
+        };
+        assert_eq!(u.check().unwrap_err().0, "jitter.max_ns");
+        assert!(JitterCfg::Uniform { max_ns: 0 }.check().is_ok());
     }
 
     #[test]

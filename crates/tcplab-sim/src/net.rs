@@ -12,11 +12,11 @@
 //! (docs/design.md §2). Outages (periods in which everything offered is lost) are the
 //! simulator's own.
 
-use crate::config::{err, ChanCfg, Config, ConfigError, LossCfg, NodeKind};
+use crate::config::{err, ChanCfg, Config, ConfigError, JitterCfg, LossCfg, NodeKind};
 use crate::event::{Class, EventQueue, Target};
 use crate::host::RxCoalesce;
 pub use crate::link::Link;
-use crate::link::{check_schedule, Admit};
+use crate::link::{check_schedule, Admit, Jitter};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{ps_to_ns_ceil, Nanos};
@@ -152,6 +152,7 @@ impl Channel {
         rate_cap: Option<u64>,
         ring: Option<u32>,
         rng: Rng,
+        jitter_rng: Rng,
     ) -> Channel {
         let rate = rate_cap.map_or(cfg.rate_bps, |c| c.min(cfg.rate_bps));
         let model = Link::<Wire>::new(
@@ -167,7 +168,8 @@ impl Channel {
             256,
         )
         .retaining()
-        .with_schedule(cfg.schedule.clone(), Some(0));
+        .with_schedule(cfg.schedule.clone(), Some(0))
+        .with_jitter(Jitter::new(cfg.jitter.clone(), jitter_rng));
         Channel {
             name,
             link,
@@ -383,7 +385,11 @@ impl Network {
                 } else {
                     (None, None)
                 };
+                c.jitter
+                    .check()
+                    .map_err(|(f, m)| err(format!("links[{li}].{dir}.{f}"), m))?;
                 let rng = Rng::for_entity(cfg.seed, "loss", &format!("{}.{dir}", l.name));
+                let jitter_rng = Rng::for_entity(cfg.seed, "jitter", &format!("{}.{dir}", l.name));
                 channels.push(Channel::new(
                     format!("{}.{dir}", l.name),
                     li,
@@ -396,6 +402,7 @@ impl Network {
                     cap,
                     ring,
                     rng,
+                    jitter_rng,
                 ));
             }
         }
@@ -474,6 +481,7 @@ impl Network {
             loss: LossCfg::None,
             outages: Vec::new(),
             schedule: Vec::new(),
+            jitter: JitterCfg::None,
         };
         let name = format!("{}.rx", self.nodes[node as usize].name);
         let ch = Channel::new(
@@ -487,6 +495,7 @@ impl Network {
             &cfg,
             None,
             None,
+            Rng::new(0),
             Rng::new(0),
         );
         self.channels.push(ch);
@@ -545,6 +554,7 @@ mod tests {
             loss,
             outages: Vec::new(),
             schedule: Vec::new(),
+            jitter: JitterCfg::None,
         };
         Channel::new(
             "t".into(),
@@ -558,6 +568,7 @@ mod tests {
             None,
             None,
             Rng::new(1),
+            Rng::new(2),
         )
     }
 

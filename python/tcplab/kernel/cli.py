@@ -1,6 +1,7 @@
 """Command-line parts of the kernel engine: ``tcplab compare`` and ``tcplab kernel-cleanup``.
 
     tcplab compare SCENARIO [--out DIR] [--set F=V ...] [--seed S] [--trials N] [--sim-timeout S]
+                   [--no-emulator-jitter]
     tcplab kernel-cleanup [--force]
 
 Registered on the main parser by :func:`tcplab.kernel.add_subcommands`; each sets ``func``.
@@ -25,6 +26,7 @@ def _compare(args: argparse.Namespace) -> int:
         seed=args.seed,
         sim_timeout=args.sim_timeout,
         trials=args.trials,
+        emulator_jitter=not args.no_emulator_jitter,
     )
     if not rep["kernel_valid"]:
         print("kernel run INVALID: " + "; ".join(rep["kernel_invalid_reasons"]), file=sys.stderr)
@@ -94,6 +96,12 @@ def add_subcommands(subparsers: Any) -> None:
         default=600.0,
         metavar="S",
         help="kill the simulation if it runs longer than this (default 600 s)",
+    )
+    c.add_argument(
+        "--no-emulator-jitter",
+        action="store_true",
+        help="do not give the simulator's links the emulator's measured lateness as jitter "
+        "(README: 'The real-kernel engine')",
     )
     c.set_defaults(func=_compare)
     k = subparsers.add_parser(

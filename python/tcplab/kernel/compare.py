@@ -80,12 +80,17 @@ def linux_sim_config(config: dict[str, Any], known_knobs: set[str] | None = None
                 mtu = int(link.get("mtu", 1500))
                 break
         base = {k: v for k, v in linux.linux6_tcp_knobs(mtu).items() if k in known_knobs}
-        own = f.get("tcp") or {}
-        if "rcvbuf" in own and "rcvbuf_autotune_max" not in own:
-            # A fixed buffer (window = iperf -w = SO_RCVBUF) switches autotuning off (Linux
-            # SOCK_RCVBUF_LOCK), as python/tcplab/stacks/rules.py does for personalities.
-            base.pop("rcvbuf_autotune_max", None)
-        f["tcp"] = {**base, **own}
+        # The receiver is a Linux host too: a flow whose receiving side has knobs of its own
+        # (``receiver_tcp``, e.g. the buffers of ``window``) gets Linux's for the rest; without
+        # ``receiver_tcp`` the simulator gives the receiver the sender's knobs.
+        for side in ("tcp", "receiver_tcp") if f.get("receiver_tcp") else ("tcp",):
+            own = f.get(side) or {}
+            mine = dict(base)
+            if "rcvbuf" in own and "rcvbuf_autotune_max" not in own:
+                # A fixed buffer (window = iperf -w = SO_RCVBUF) switches autotuning off (Linux
+                # SOCK_RCVBUF_LOCK), as python/tcplab/stacks/rules.py does for personalities.
+                mine.pop("rcvbuf_autotune_max", None)
+            f[side] = {**mine, **own}
     return cfg
 
 
@@ -132,6 +137,69 @@ def staggered(config: dict[str, Any], stagger: dict[str, int]) -> dict[str, Any]
         if d:
             f["start_ns"] = int(f.get("start_ns", 0)) + d
     return cfg
+
+
+#: Samples of a direction's lateness below which its distribution is not given to the simulator.
+MIN_LATENESS_SAMPLES = 100
+
+
+def _jitter_quantiles(jitter: dict[str, Any] | None, n: int) -> np.ndarray:
+    """A link direction's jitter config as *n* quantiles (probabilities 0 … 1), ns."""
+    p = np.linspace(0.0, 1.0, n)
+    model = (jitter or {}).get("model", "none")
+    if model == "uniform":
+        return p * float(jitter["max_ns"])  # type: ignore[index]
+    if model == "empirical":
+        q = np.asarray(jitter["quantiles_ns"], dtype=float)  # type: ignore[index]
+        return np.interp(p, np.linspace(0.0, 1.0, len(q)), q)
+    return np.zeros(n)
+
+
+def with_emulator_jitter(
+    config: dict[str, Any], kern: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """*config* with each emulated link direction's measured lateness added as jitter, and a
+    summary per direction (mean and 99th percentile, µs) for the report.
+
+    The kernel run's one-way delays are the configured ones plus the emulator's lateness, the
+    time its thread sent a packet after the packet's due time (crates/tcplab-linkem/src/
+    serve.rs; tens of µs on this 2-core machine, more under load). It is the testbed's own
+    timing noise and decides, among other things, which of two flows loses at a drop-tail
+    overflow (crates/tcplab-sim/src/link.rs, "Jitter"); without it the simulator's trials of a
+    scenario without random loss are one run. So each simulated direction gets the distribution
+    that trial measured (``lateness.quantiles_ns``), added to any jitter the scenario itself
+    asks for (which the emulator applied as well: the sum of independent draws). Approximation:
+    the simulator draws independently per packet, where a late wake-up of the emulator delays
+    every packet due meanwhile."""
+    cfg = copy.deepcopy(config)
+    lanes = {
+        (ln["name"], ln["dir"]): ln.get("lateness") or {}
+        for ln in (kern.get("kernel", {}).get("emulator") or {}).get("links", [])
+    }
+    applied: dict[str, Any] = {}
+    for link in cfg["links"]:
+        for d in ("ab", "ba"):
+            late = lanes.get((link["name"], d), {})
+            q = late.get("quantiles_ns") or []
+            if int(late.get("count", 0)) < MIN_LATENESS_SAMPLES or len(q) < 2:
+                continue
+            ch = link[d]
+            n = len(q)
+            own = _jitter_quantiles(ch.get("jitter"), n)
+            measured = np.asarray(q, dtype=float)
+            if own.any():
+                # Quantiles of the sum of two independent draws, from the n × n grid of pairs.
+                total = np.sort((own[:, None] + measured[None, :]).ravel())
+                measured = np.quantile(total, np.linspace(0.0, 1.0, n))
+            ch["jitter"] = {
+                "model": "empirical",
+                "quantiles_ns": [int(v) for v in np.maximum.accumulate(measured)],
+            }
+            applied[f"{link['name']}.{d}"] = {
+                "lateness_mean_us": float(late.get("mean_ns", 0.0)) / 1e3,
+                "lateness_p99_us": float(late.get("p99_ns", 0)) / 1e3,
+            }
+    return cfg, applied
 
 
 def common_loss_pattern(config: dict[str, Any]) -> dict[str, Any]:
@@ -470,6 +538,7 @@ def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[
             "kernel_invalid_reasons": [x for r in reports for x in r["kernel_invalid_reasons"]],
             "flows": flows,
             "groups": groups,
+            "sim_jitter_trials": [r.get("sim_jitter", {}) for r in reports],
             "pass": valid and all(f.get("pass") for f in judged) and all(g["pass"] for g in groups),
         }
     )
@@ -571,6 +640,18 @@ def _markdown(name: str, rep: dict[str, Any]) -> str:
         ]
     if not rep["kernel_valid"]:
         lines += ["**Kernel run invalid:** " + "; ".join(rep["kernel_invalid_reasons"]), ""]
+    jit = rep.get("sim_jitter") or {}
+    if jit:
+        lines += [
+            "The simulator's links carried the emulator's measured lateness as jitter (trial 0; "
+            "mean / p99): "
+            + ", ".join(
+                f"{k} {v['lateness_mean_us']:.0f} / {v['lateness_p99_us']:.0f} µs"
+                for k, v in jit.items()
+            )
+            + ".",
+            "",
+        ]
     lines += [
         "| flow | cca | goodput sim / kernel (Mbit/s) | diff | interval MAE | cwnd MAE | "
         "cwnd corr | retx sim / kernel | RTOs sim / kernel | result |",
@@ -689,12 +770,15 @@ def compare(
     seed: int | None = None,
     sim_timeout: float = 600.0,
     trials: int | None = None,
+    emulator_jitter: bool = True,
 ) -> dict[str, Any]:
     """Run *scenario* on both engines and return (and with *out*, write) the fidelity report.
 
     *trials* (default: the scenario's ``trials``) pairs of runs, trial *k* with the scenario's
-    trial-*k* seed and loss pattern on both engines, merged by :func:`merge_trials`. The
-    simulator runs in a child process killed after *sim_timeout* seconds."""
+    trial-*k* seed and loss pattern on both engines, merged by :func:`merge_trials`. With
+    *emulator_jitter* the simulator's links get the emulator's measured lateness of that trial
+    as jitter (:func:`with_emulator_jitter`). The simulator runs in a child process killed after
+    *sim_timeout* seconds."""
     from .. import scenario as scenario_mod
     from ..seeds import trial_seed
     from . import run as kernel_run
@@ -722,12 +806,16 @@ def compare(
         stagger = start_stagger(kern)
         kern = common_start_offset(kern, stagger)
         scfg = linux_sim_config(staggered(cfg, stagger))
+        jitter: dict[str, Any] = {}
+        if emulator_jitter:
+            scfg, jitter = with_emulator_jitter(scfg, kern)
         scfg["record_changes"] = True
         t = time.perf_counter()
         sim_raw, sim_error = run_sim(scfg, timeout=sim_timeout)
         t_sim += time.perf_counter() - t
         rep_k = fidelity(cfg, sim_raw, kern, sim_error)
         rep_k["start_stagger_ms"] = {name: v / 1e6 for name, v in stagger.items()}
+        rep_k["sim_jitter"] = jitter
         reports.append(rep_k)
     rep = merge_trials(cfg, reports)
     rep["scenario"] = sc.name

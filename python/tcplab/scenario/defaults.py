@@ -40,8 +40,9 @@ PATH_KEYS = (
     "host_queue",
     "reverse",
     "schedule",
+    "jitter",
 )
-REVERSE_KEYS = ("rate", "queue", "loss")
+REVERSE_KEYS = ("rate", "queue", "loss", "jitter")
 HOST_KEYS = ("name", "side", "nic_rate", "ring", "access_rate", "access_delay")
 FLOW_COMMON_KEYS = (
     "name",

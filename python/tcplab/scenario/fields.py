@@ -225,6 +225,17 @@ as_pos_duration = as_positive(units.parse_duration, units.DURATION_EXAMPLE)
 as_pos_bytes = as_positive(units.parse_bytes, units.BYTES_EXAMPLE)
 
 
+#: Largest jitter both engines accept (crates/tcplab-sim/src/config.rs MAX_JITTER_NS).
+MAX_JITTER_NS = 10_000_000_000
+
+
+def as_jitter(v: Any) -> int:
+    n = units.parse_duration(v)
+    if n > MAX_JITTER_NS:
+        raise Invalid("is more than 10 s", "a host or emulator timing noise like '50us' or '1ms'")
+    return n
+
+
 def as_ring(v: Any) -> int:
     n = units.parse_packets(v)
     if n < 1:

@@ -33,6 +33,10 @@ class PathModel:
     reverse_queue: QueueSize
     reverse_queue_limit: tuple[int | None, int | None]
     reverse_loss: dict[str, Any]
+    #: Extra delay per packet after serialisation, uniform in [0, jitter] (``path.jitter``,
+    #: ``path.reverse.jitter``; crates/tcplab-sim/src/link.rs "Jitter"); 0 = none.
+    jitter_ns: int = 0
+    reverse_jitter_ns: int = 0
     #: Time-varying path: scenario.schedule.Step objects in time order (``[[path.schedule]]``).
     schedule: tuple[Any, ...] = ()
 

@@ -37,6 +37,7 @@ from .fields import (
     as_duration,
     as_fixed_queue,
     as_int,
+    as_jitter,
     as_name,
     as_pos_duration,
     as_rate,
@@ -94,6 +95,7 @@ def validate_path(ctx: Ctx, data: Any) -> tuple[PathModel, dict[str, Any]]:
         t.resolved["loss"] = t.raw("loss")
     else:
         t.resolved["loss"] = {"model": "none"}
+    jitter = t.take("jitter", as_jitter, default=0, literal="0s")
     access_rate = t.take("access_rate", as_rate, default=ACCESS_RATE_FACTOR * rate)
     host_queue = t.take(
         "host_queue",
@@ -105,6 +107,7 @@ def validate_path(ctx: Ctx, data: Any) -> tuple[PathModel, dict[str, Any]]:
     rev = Table(ctx, data.get("reverse", {}), "path.reverse", REVERSE_KEYS, "[path.reverse]")
     rev_rate = rev.take("rate", as_rate, default=rate)
     rev_queue = rev.take("queue", units.parse_queue, default=queue)
+    rev_jitter = rev.take("jitter", as_jitter, default=jitter)
     rev_loss = {"model": "none"}
     if rev.has("loss"):
         rev_loss = parse_loss(ctx, "path.reverse.loss", rev.raw("loss"))
@@ -131,6 +134,8 @@ def validate_path(ctx: Ctx, data: Any) -> tuple[PathModel, dict[str, Any]]:
         reverse_queue=rev_queue,
         reverse_queue_limit=limit(rev, rev_queue, rev_rate),
         reverse_loss=rev_loss,
+        jitter_ns=jitter,
+        reverse_jitter_ns=rev_jitter,
     )
     resolved = t.ordered_resolved()
     if "reverse" in data:
@@ -301,15 +306,23 @@ def place_flow(ctx: Ctx, t: Table, p: PathModel, name: str, ends: Endpoints) -> 
 
 
 def direction_config(
-    rate: int, delay: int, limit: tuple[int | None, int | None], loss: Mapping[str, Any]
+    rate: int,
+    delay: int,
+    limit: tuple[int | None, int | None],
+    loss: Mapping[str, Any],
+    jitter_ns: int = 0,
 ) -> dict[str, Any]:
-    """One direction of a link in the engine config: rate, delay, drop-tail queue, loss."""
-    return {
+    """One direction of a link in the engine config: rate, delay, drop-tail queue, loss and
+    (when not 0) uniform jitter."""
+    d = {
         "rate_bps": rate,
         "delay_ns": delay,
         "queue": {"kind": "droptail", "limit_pkts": limit[0], "limit_bytes": limit[1]},
         "loss": dict(loss),
     }
+    if jitter_ns:
+        d["jitter"] = {"model": "uniform", "max_ns": jitter_ns}
+    return d
 
 
 def network(
@@ -334,9 +347,15 @@ def network(
             "b": ROUTERS[1],
             "mtu": path.mtu,
             "monitor": True,
-            "ab": direction_config(path.rate_bps, path.delay_ns, path.queue_limit, path.loss),
+            "ab": direction_config(
+                path.rate_bps, path.delay_ns, path.queue_limit, path.loss, path.jitter_ns
+            ),
             "ba": direction_config(
-                path.reverse_rate_bps, path.delay_ns, path.reverse_queue_limit, path.reverse_loss
+                path.reverse_rate_bps,
+                path.delay_ns,
+                path.reverse_queue_limit,
+                path.reverse_loss,
+                path.reverse_jitter_ns,
             ),
         }
     ]
