@@ -102,32 +102,41 @@ def _kern(lanes):
     return {"kernel": {"emulator": {"links": lanes}}}
 
 
-def _lateness(q, count=1000):
-    return {"count": count, "mean_ns": float(np.mean(q)), "p99_ns": q[-2], "quantiles_ns": q}
+def _lateness(cdf, count=1000):
+    v = [a for a, _ in cdf]
+    return {"count": count, "mean_ns": float(np.mean(v)), "p99_ns": v[-2], "cdf": cdf}
 
 
 def test_compare_gives_the_simulator_the_measured_lateness():
     sc = load(scenario(reverse={"jitter": "40us"}), catalog=engines.catalog("sim"))
     cfg = sc.config(1)
-    q = [int(v) for v in np.linspace(10_000, 110_000, 101)]  # uniform 10–110 µs
+    uniform = [[10_000, 0.0], [110_000, 1.0]]  # uniform 10-110 µs
     kern = _kern(
         [
-            {"name": "bottleneck", "dir": "ab", "lateness": _lateness(q)},
-            {"name": "bottleneck", "dir": "ba", "lateness": _lateness(q)},
+            # The own lateness (one sample per late wake-up) is what is applied, not that of
+            # every packet (which counts a late wake-up once per packet it held back).
+            {
+                "name": "bottleneck",
+                "dir": "ab",
+                "lateness": _lateness([[30_000, 0.0], [330_000, 1.0]]),
+                "own_lateness": _lateness(uniform),
+            },
+            {"name": "bottleneck", "dir": "ba", "lateness": _lateness(uniform)},
             # Too few samples to be a distribution: left alone.
-            {"name": cfg["links"][1]["name"], "dir": "ab", "lateness": _lateness(q, 5)},
+            {"name": cfg["links"][1]["name"], "dir": "ab", "lateness": _lateness(uniform, 5)},
         ]
     )
     out, applied = with_emulator_jitter(cfg, kern)
     assert cfg["links"][0]["ab"].get("jitter") is None  # the input is not modified
-    ab = out["links"][0]["ab"]["jitter"]
-    assert ab == {"model": "empirical", "quantiles_ns": q}
-    # The scenario's own jitter (uniform 0–40 µs, applied by the emulator too) is added to the
-    # measured lateness: the median of the sum is 60 + 20 µs.
-    ba = out["links"][0]["ba"]["jitter"]["quantiles_ns"]
-    assert ba == sorted(ba) and len(ba) == 101
-    assert abs(ba[50] - 80_000) < 2_000, ba[50]
-    assert 10_000 <= ba[0] < 12_000 and 148_000 < ba[-1] <= 150_000
+    assert out["links"][0]["ab"]["jitter"] == {"model": "empirical", "cdf": uniform}
+    # The scenario's own jitter (uniform 0-40 µs, applied by the emulator too) is added to the
+    # measured lateness: the sum runs from 10 to 150 µs with its median at 60 + 20 µs.
+    ba = out["links"][0]["ba"]["jitter"]["cdf"]
+    v = [a for a, _ in ba]
+    p = [b for _, b in ba]
+    assert v == sorted(v) and p == sorted(p) and p[0] == 0.0 and p[-1] == 1.0
+    assert abs(np.interp(0.5, p, v) - 80_000) < 1_000
+    assert 10_000 <= v[0] < 10_100 and 149_900 < v[-1] <= 150_000
     assert "jitter" not in out["links"][1]["ab"]
     assert set(applied) == {"bottleneck.ab", "bottleneck.ba"}
     assert applied["bottleneck.ab"]["lateness_mean_us"] == pytest.approx(60.0)
@@ -140,10 +149,11 @@ def test_compare_gives_the_simulator_the_measured_lateness():
 def test_simulator_rejects_bad_jitter_naming_the_field():
     sc = load(scenario(), catalog=engines.catalog("sim"))
     cfg = sc.config(1)
-    cfg["links"][0]["ba"]["jitter"] = {"model": "empirical", "quantiles_ns": [0, 50, 40]}
+    cdf = [[0, 0.0], [50, 0.5], [40, 1.0]]
+    cfg["links"][0]["ba"]["jitter"] = {"model": "empirical", "cdf": cdf}
     with pytest.raises(Exception) as e:
         engines.get_engine("sim")(cfg)
-    assert "links[0].ba.jitter.quantiles_ns[2]" in str(e.value)
+    assert "links[0].ba.jitter.cdf[2]" in str(e.value)
 
 
 def test_kernel_engine_applies_path_jitter(kernel_run):

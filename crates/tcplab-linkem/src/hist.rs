@@ -24,14 +24,11 @@ pub struct HistSummary {
     pub p99_ns: u64,
     pub p999_ns: u64,
     pub max_ns: u64,
-    /// The distribution itself: its value at probabilities 0, 1/100, …, 1 ([`Hist::inverse_cdf`];
-    /// empty without samples). `tcplab compare` gives the simulator's link this distribution
-    /// as jitter (tcplab_sim::link, "Jitter").
-    pub quantiles_ns: Vec<u64>,
+    /// The distribution itself, as points `[value_ns, probability]` of its distribution function
+    /// ([`Hist::cdf`]; empty without samples). `tcplab compare` gives the simulator's link this
+    /// distribution as jitter (tcplab_sim::link, "Jitter").
+    pub cdf: Vec<(u64, f64)>,
 }
-
-/// Points of [`HistSummary::quantiles_ns`].
-pub const QUANTILE_POINTS: usize = 101;
 
 impl Default for Hist {
     fn default() -> Self {
@@ -108,29 +105,37 @@ impl Hist {
         self.max_ns
     }
 
-    /// The value at probabilities k/(n−1), k = 0..n: within its bucket a rank is placed
-    /// linearly between the bucket's edges (samples spread evenly in it), the result capped
-    /// at the largest sample. Empty without samples.
-    pub fn inverse_cdf(&self, n: usize) -> Vec<u64> {
-        if self.count == 0 || n < 2 {
-            return Vec::new();
+    /// The distribution function at the edges of the non-empty buckets: for each, its lower
+    /// edge at the fraction of samples below the bucket and its upper edge (capped at the
+    /// largest sample) at the fraction up to and including it — linear within a bucket (samples
+    /// spread evenly in it), flat across empty buckets. First probability 0, last 1; empty
+    /// without samples. At most two points per non-empty bucket (≤ 742).
+    pub fn cdf(&self) -> Vec<(u64, f64)> {
+        let mut out: Vec<(u64, f64)> = Vec::new();
+        if self.count == 0 {
+            return out;
         }
-        let mut out = Vec::with_capacity(n);
-        let mut b = 0;
-        let mut before = 0u64; // samples in buckets before `b`
-        for k in 0..n {
-            // Rank in [0, count]: the fraction of samples at or below the value.
-            let rank = k as f64 / (n - 1) as f64 * self.count as f64;
-            while b < N_BUCKETS - 1
-                && (self.buckets[b] == 0 || ((before + self.buckets[b]) as f64) < rank)
-            {
-                before += self.buckets[b];
-                b += 1;
+        let n = self.count as f64;
+        let mut seen = 0u64;
+        for (b, &k) in self.buckets.iter().enumerate() {
+            if k == 0 {
+                continue;
             }
-            let within = ((rank - before as f64) / self.buckets[b].max(1) as f64).clamp(0.0, 1.0);
-            let hi = upper(b).min(self.max_ns.max(lower(b)));
-            let v = lower(b) + ((hi - lower(b)) as f64 * within) as u64;
-            out.push(v.min(self.max_ns));
+            let lo = lower(b).min(self.max_ns);
+            let p0 = seen as f64 / n;
+            if out.last() != Some(&(lo, p0)) {
+                out.push((lo, p0));
+            }
+            seen += k;
+            let hi = upper(b).min(self.max_ns).max(lo);
+            out.push((
+                hi,
+                if seen == self.count {
+                    1.0
+                } else {
+                    seen as f64 / n
+                },
+            ));
         }
         out
     }
@@ -147,8 +152,31 @@ impl Hist {
             p99_ns: self.quantile(0.99),
             p999_ns: self.quantile(0.999),
             max_ns: self.max_ns,
-            quantiles_ns: self.inverse_cdf(QUANTILE_POINTS),
+            cdf: self.cdf(),
         }
+    }
+}
+
+/// The lateness of one direction's departures (crates/tcplab-linkem/src/serve.rs module docs):
+/// of every packet (`all`), and of the packets that found the emulator idle (`own`: their
+/// predecessor had been sent by their due time, so their lateness is the thread's own and not
+/// the wait behind a late predecessor).
+#[derive(Clone, Debug, Default)]
+pub struct Lateness {
+    pub all: Hist,
+    pub own: Hist,
+    last_sent: u64,
+}
+
+impl Lateness {
+    #[inline]
+    pub fn on_departure(&mut self, due: u64, sent: u64) {
+        let late = sent.saturating_sub(due);
+        self.all.add(late);
+        if self.last_sent <= due {
+            self.own.add(late);
+        }
+        self.last_sent = sent;
     }
 }
 
@@ -168,29 +196,56 @@ mod tests {
     }
 
     #[test]
-    fn test_inverse_cdf_spreads_ranks_within_buckets() {
+    fn test_own_lateness_counts_a_late_wake_up_once() {
+        let mut l = Lateness::default();
+        // Packets due every 100 µs; the thread wakes 30 µs late for the first, on time for the
+        // second, then sleeps 450 µs past the third's due time and sends it and the four due
+        // meanwhile at once (latenesses 450, 350, 250, 150, 50 µs); the next is on time.
+        l.on_departure(0, 30_000);
+        l.on_departure(100_000, 100_000);
+        for k in 0..5u64 {
+            l.on_departure(200_000 + k * 100_000, 650_000 + k);
+        }
+        l.on_departure(700_000, 700_000);
+        assert_eq!(l.all.count, 8);
+        assert_eq!(l.own.count, 4); // 30 µs, 0, 450 µs, 0
+        assert_eq!(l.own.max_ns, 450_000);
+        assert_eq!(l.own.sum_ns, 480_000);
+        assert_eq!(
+            l.all.sum_ns,
+            30_000 + 450_000 + 350_000 + 250_000 + 150_000 + 50_000 + 10
+        );
+    }
+
+    #[test]
+    fn test_cdf_is_exact_at_bucket_edges() {
         let mut h = Hist::default();
-        assert!(h.inverse_cdf(101).is_empty());
-        // 1000 samples, 0.5 µs apart: 2 per 1-µs bucket from 0 to 500 µs (10-µs buckets above
-        // 100 µs); the inverse CDF is close to the line p × 500 µs.
-        for k in 0..1000u64 {
-            h.add(k * 500);
+        assert!(h.cdf().is_empty());
+        // 998 samples at 3.5 µs, one at 20.2 µs, one outlier at 7.3 ms.
+        for _ in 0..998 {
+            h.add(3_500);
         }
-        let q = h.inverse_cdf(101);
-        assert_eq!(q.len(), 101);
-        assert_eq!(q[0], 0);
-        assert_eq!(q[100], 499_500); // the largest sample
-        assert!(q.windows(2).all(|w| w[0] <= w[1]));
-        for (k, &v) in q.iter().enumerate() {
-            let want = k as f64 * 5_000.0;
-            assert!((v as f64 - want).abs() <= 10_000.0, "p{k}: {v} vs {want}");
-        }
-        // One value: every quantile within its bucket, capped at it.
+        h.add(20_200);
+        h.add(7_300_000);
+        let c = h.cdf();
+        assert_eq!(
+            c,
+            vec![
+                (3_000, 0.0),
+                (4_000, 0.998),
+                (20_000, 0.998),
+                (21_000, 0.999),
+                (7_300_000, 0.999),
+                (7_300_000, 1.0)
+            ]
+        );
+        // What the simulator accepts.
+        let cfg = tcplab_sim::config::JitterCfg::Empirical { cdf: c };
+        assert!(cfg.check().is_ok());
+        // One sample: a step at it.
         let mut one = Hist::default();
         one.add(42_300);
-        let q1 = one.inverse_cdf(5);
-        assert_eq!(q1[0], 42_000);
-        assert_eq!(*q1.last().unwrap(), 42_300);
+        assert_eq!(one.cdf(), vec![(42_000, 0.0), (42_300, 1.0)]);
     }
 
     #[test]

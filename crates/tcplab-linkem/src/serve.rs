@@ -9,6 +9,12 @@
 //! Self-check (issue: "the emulator checks itself"): for every direction it reports
 //! * `lateness`: actual send time − scheduled departure, i.e. the delay added on top of the
 //!   configured one (the delivered one-way delay is `delay_ns + lateness`);
+//! * `own_lateness`: the lateness of the packets that were not held back by an earlier packet
+//!   sent late (their predecessor on the direction left before they were due): the wake-up
+//!   lateness of this thread itself. A late wake-up makes every packet due meanwhile late, the
+//!   later ones by less; `lateness` counts all of them, this one each wake-up once. It is what
+//!   `tcplab compare` gives the simulator's link as jitter (tcplab_sim::link "Jitter", whose
+//!   order-keeping rule holds the later packets back in the same way);
 //! * `input_lag`: time between the kernel receiving a frame and this thread reading it;
 //! * `achieved_rate_bps`: over every busy period of ≥ 20 ms, configured rate × scheduled span /
 //!   actual span between its first and last departure ([`RateMeter`]) — the rate the far end
@@ -20,7 +26,7 @@
 //! No allocation per packet: frames live in a pool of fixed-size slots that only grows.
 
 use crate::config::EmuConfig;
-use crate::hist::{Hist, HistSummary, RateMeter};
+use crate::hist::{Hist, HistSummary, Lateness, RateMeter};
 use crate::pipe::{Offer, Pipe, SampleMark};
 use crate::sys::{self, PacketSocket};
 use crate::tcpobs::{self, FlowCount, FlowObs};
@@ -108,7 +114,7 @@ struct Lane {
     to: String,
     out_port: usize,
     monitor: bool,
-    lateness: Hist,
+    lateness: Lateness,
     input_lag: Hist,
     rate: RateMeter,
     delivered: u64,
@@ -136,7 +142,7 @@ impl Lane {
             to: String::new(),
             out_port,
             monitor,
-            lateness: Hist::default(),
+            lateness: Lateness::default(),
             input_lag: Hist::default(),
             rate: RateMeter::new(RATE_MIN_SPAN_NS),
             delivered: 0,
@@ -165,6 +171,7 @@ pub struct LaneReport {
 #[derive(Serialize)]
 pub struct LaneCheck {
     pub lateness: HistSummary,
+    pub own_lateness: HistSummary,
     pub input_lag: HistSummary,
     /// Busy periods (≥ 20 ms) measured, their packets, and the time they spanned.
     pub rate_periods: u64,
@@ -501,7 +508,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                     Err(_) => lane.send_errors += 1,
                 }
                 let sent = sys::mono_ns() - epoch;
-                lane.lateness.add(sent.saturating_sub(d.due));
+                lane.lateness.on_departure(d.due, sent);
                 lane.rate.on_departure(d.back_to_back, d.due, sent);
                 lane.delivered += 1;
                 lane.delivered_bytes += d.len as u64;
@@ -621,7 +628,8 @@ fn lane_report(lane: &Lane, left: u64) -> LaneReport {
         delivered: lane.delivered,
         delivered_bytes: lane.delivered_bytes,
         check: LaneCheck {
-            lateness: lane.lateness.summary(),
+            lateness: lane.lateness.all.summary(),
+            own_lateness: lane.lateness.own.summary(),
             input_lag: lane.input_lag.summary(),
             rate_periods: lane.rate.periods(),
             rate_packets: lane.rate.packets(),

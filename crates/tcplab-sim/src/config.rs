@@ -115,10 +115,12 @@ pub enum JitterCfg {
     None,
     /// Uniform in [0, `max_ns`].
     Uniform { max_ns: u64 },
-    /// The inverse distribution function at equally spaced probabilities 0, 1/(n−1), …, 1
-    /// (n ≥ 2 values, non-decreasing), interpolated linearly: a measured distribution, e.g. the
-    /// kernel engine's emulator lateness (python/tcplab/kernel/compare.py).
-    Empirical { quantiles_ns: Vec<u64> },
+    /// A measured distribution given by points `[value_ns, probability]` of its distribution
+    /// function, linear between them: values and probabilities non-decreasing, the first
+    /// probability 0 and the last 1 (e.g. the kernel engine's emulator lateness as histogram
+    /// bucket edges, python/tcplab/kernel/compare.py). A value range with no probability between
+    /// two points (a flat step) is never drawn, so a rare outlier keeps its rare weight.
+    Empirical { cdf: Vec<(u64, f64)> },
 }
 
 /// Largest jitter accepted (both engines): 10 s, far above any host or emulator timing noise.
@@ -137,26 +139,46 @@ impl JitterCfg {
             JitterCfg::None => Ok(()),
             JitterCfg::Uniform { max_ns } if *max_ns > MAX_JITTER_NS => big("max_ns", *max_ns),
             JitterCfg::Uniform { .. } => Ok(()),
-            JitterCfg::Empirical { quantiles_ns: q } => {
-                if q.len() < 2 {
+            JitterCfg::Empirical { cdf } => {
+                let field = |i: usize| format!("jitter.cdf[{i}]");
+                if cdf.len() < 2 {
                     return Err((
-                        "jitter.quantiles_ns".into(),
+                        "jitter.cdf".into(),
                         format!(
-                            "{} values; give at least 2 (the 0 and 1 quantiles)",
-                            q.len()
+                            "{} points; give at least 2 (probabilities 0 and 1)",
+                            cdf.len()
                         ),
                     ));
                 }
-                if let Some(i) = q.windows(2).position(|w| w[1] < w[0]) {
+                for (i, &(v, p)) in cdf.iter().enumerate() {
+                    if !(0.0..=1.0).contains(&p) {
+                        return Err((field(i), format!("probability {p} is outside [0, 1]")));
+                    }
+                    if v > MAX_JITTER_NS {
+                        return big(&format!("cdf[{i}]"), v);
+                    }
+                    if i > 0 && (v < cdf[i - 1].0 || p < cdf[i - 1].1) {
+                        return Err((
+                            field(i),
+                            format!(
+                                "[{v}, {p}] is below the point before it, {:?}: values and \
+                                 probabilities must not decrease",
+                                cdf[i - 1]
+                            ),
+                        ));
+                    }
+                }
+                if cdf[0].1 != 0.0 || cdf[cdf.len() - 1].1 != 1.0 {
                     return Err((
-                        format!("jitter.quantiles_ns[{}]", i + 1),
-                        format!("{} is less than the value before it, {}", q[i + 1], q[i]),
+                        "jitter.cdf".into(),
+                        format!(
+                            "probabilities run from {} to {}; they must run from 0 to 1",
+                            cdf[0].1,
+                            cdf[cdf.len() - 1].1
+                        ),
                     ));
                 }
-                match q.last() {
-                    Some(&m) if m > MAX_JITTER_NS => big("quantiles_ns", m),
-                    _ => Ok(()),
-                }
+                Ok(())
             }
         }
     }

@@ -65,7 +65,7 @@
 //! Jacobson, "On Traffic Phase Effects in Packet-Switched Gateways", Internetworking: Research
 //! and Experience 3(3), 1992, who add a random processing time of up to one bottleneck
 //! service time for that reason). Distributions: uniform in [0, max] or an empirical one given
-//! by its quantiles (a measured distribution). Draws are independent per packet; measured
+//! by points of its distribution function (a measured histogram). Draws are independent per packet; measured
 //! lateness is correlated in time (a late wake-up delays every packet due meanwhile), and the
 //! order-keeping `max` adds some of that back: an approximation, stated where it is used.
 
@@ -191,11 +191,15 @@ impl Jitter {
             JitterCfg::None => 0,
             // Modulo bias ≤ (max + 1) / 2^64: nil for the at most 10 s accepted.
             JitterCfg::Uniform { max_ns } => self.rng.next_u64() % (max_ns + 1),
-            JitterCfg::Empirical { quantiles_ns: q } => {
-                let x = self.rng.next_f64() * (q.len() - 1) as f64;
-                let i = x as usize; // < len − 1: next_f64 < 1
-                let (lo, hi) = (q[i], q[i + 1]);
-                lo + ((hi - lo) as f64 * (x - i as f64)) as u64
+            JitterCfg::Empirical { cdf } => {
+                let u = self.rng.next_f64();
+                // The segment whose probabilities enclose `u`: the first point above it and the
+                // one before (the last point has probability 1 > u, the first 0 ≤ u).
+                let hi = cdf.partition_point(|&(_, p)| p <= u).min(cdf.len() - 1);
+                let (v0, p0) = cdf[hi - 1];
+                let (v1, p1) = cdf[hi];
+                let f = if p1 > p0 { (u - p0) / (p1 - p0) } else { 0.0 };
+                v0 + ((v1 - v0) as f64 * f) as u64
             }
         }
     }
@@ -1093,25 +1097,33 @@ mod tests {
     }
 
     #[test]
-    fn test_empirical_jitter_follows_its_quantiles() {
-        // Median 10 µs, upper half spread to 1 ms: half the draws at most 10 µs.
+    fn test_empirical_jitter_follows_its_distribution_function() {
+        // Half the mass uniform in [0, 10 µs], half in [10 µs, 1 ms]; a flat step up to 50 ms
+        // with 0.001 of the mass (a rare outlier keeps its rare weight).
         let mut j = Jitter::new(
             JitterCfg::Empirical {
-                quantiles_ns: vec![0, 10_000, 1_000_000],
+                cdf: vec![
+                    (0, 0.0),
+                    (10_000, 0.5),
+                    (1_000_000, 0.999),
+                    (49_000_000, 0.999),
+                    (50_000_000, 1.0),
+                ],
             },
             Rng::new(3),
         );
-        let d: Vec<u64> = (0..100_000).map(|_| j.draw()).collect();
-        let below = d.iter().filter(|&&x| x <= 10_000).count() as f64 / d.len() as f64;
-        assert!((0.49..0.51).contains(&below), "{below}");
-        assert!(d.iter().all(|&x| x <= 1_000_000));
-        // Mean of the piecewise-linear distribution: (5 µs + 505 µs) / 2 = 255 µs.
-        let mean = d.iter().sum::<u64>() as f64 / d.len() as f64;
-        assert!((250_000.0..260_000.0).contains(&mean), "{mean}");
+        let d: Vec<u64> = (0..200_000).map(|_| j.draw()).collect();
+        let frac = |lo: u64, hi: u64| {
+            d.iter().filter(|&&x| x >= lo && x <= hi).count() as f64 / d.len() as f64
+        };
+        assert!((0.495..0.505).contains(&frac(0, 10_000)));
+        assert!((0.494..0.504).contains(&frac(10_001, 1_000_000)));
+        assert_eq!(frac(1_000_001, 48_999_999), 0.0);
+        assert!((0.0007..0.0013).contains(&frac(49_000_000, 50_000_000)));
         // A point distribution gives its value.
         let mut c = Jitter::new(
             JitterCfg::Empirical {
-                quantiles_ns: vec![7, 7],
+                cdf: vec![(7, 0.0), (7, 1.0)],
             },
             Rng::new(3),
         );
@@ -1120,15 +1132,17 @@ mod tests {
 
     #[test]
     fn test_jitter_check_names_the_field() {
-        let e = |q: Vec<u64>| {
-            JitterCfg::Empirical { quantiles_ns: q }
-                .check()
-                .unwrap_err()
-                .0
-        };
-        assert_eq!(e(vec![5]), "jitter.quantiles_ns");
-        assert_eq!(e(vec![0, 5, 4]), "jitter.quantiles_ns[2]");
-        assert_eq!(e(vec![0, 20_000_000_000]), "jitter.quantiles_ns");
+        let e = |cdf: Vec<(u64, f64)>| JitterCfg::Empirical { cdf }.check().unwrap_err().0;
+        assert_eq!(e(vec![(5, 0.0)]), "jitter.cdf");
+        assert_eq!(e(vec![(0, 0.0), (5, 0.5), (4, 1.0)]), "jitter.cdf[2]");
+        assert_eq!(
+            e(vec![(0, 0.0), (5, 0.5), (6, 0.4), (7, 1.0)]),
+            "jitter.cdf[2]"
+        );
+        assert_eq!(e(vec![(0, 0.0), (5, 1.5)]), "jitter.cdf[1]");
+        assert_eq!(e(vec![(0, 0.1), (5, 1.0)]), "jitter.cdf");
+        assert_eq!(e(vec![(0, 0.0), (5, 0.9)]), "jitter.cdf");
+        assert_eq!(e(vec![(0, 0.0), (20_000_000_000, 1.0)]), "jitter.cdf[1]");
         let u = JitterCfg::Uniform {
             max_ns: 20_000_000_000,
         };

@@ -143,61 +143,66 @@ def staggered(config: dict[str, Any], stagger: dict[str, int]) -> dict[str, Any]
 MIN_LATENESS_SAMPLES = 100
 
 
-def _jitter_quantiles(jitter: dict[str, Any] | None, n: int) -> np.ndarray:
-    """A link direction's jitter config as *n* quantiles (probabilities 0 … 1), ns."""
-    p = np.linspace(0.0, 1.0, n)
+#: Probability grid on which a measured lateness and the scenario's own jitter are summed.
+SUM_GRID = 2001
+
+
+def _quantiles(jitter: dict[str, Any] | None, p: np.ndarray) -> np.ndarray:
+    """A link direction's jitter config (none, uniform or empirical) at probabilities *p*, ns."""
     model = (jitter or {}).get("model", "none")
     if model == "uniform":
         return p * float(jitter["max_ns"])  # type: ignore[index]
     if model == "empirical":
-        q = np.asarray(jitter["quantiles_ns"], dtype=float)  # type: ignore[index]
-        return np.interp(p, np.linspace(0.0, 1.0, len(q)), q)
-    return np.zeros(n)
+        v, q = np.asarray(jitter["cdf"], dtype=float).T  # type: ignore[index]
+        return np.interp(p, q, v)
+    return np.zeros_like(p)
 
 
 def with_emulator_jitter(
     config: dict[str, Any], kern: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """*config* with each emulated link direction's measured lateness added as jitter, and a
-    summary per direction (mean and 99th percentile, µs) for the report.
+    """*config* with each emulated link direction's measured lateness added as jitter, and what
+    was applied per direction (mean and 99th percentile in µs, the distribution function).
 
     The kernel run's one-way delays are the configured ones plus the emulator's lateness, the
     time its thread sent a packet after the packet's due time (crates/tcplab-linkem/src/
     serve.rs; tens of µs on this 2-core machine, more under load). It is the testbed's own
     timing noise and decides, among other things, which of two flows loses at a drop-tail
     overflow (crates/tcplab-sim/src/link.rs, "Jitter"); without it the simulator's trials of a
-    scenario without random loss are one run. So each simulated direction gets the distribution
-    that trial measured (``lateness.quantiles_ns``), added to any jitter the scenario itself
-    asks for (which the emulator applied as well: the sum of independent draws). Approximation:
-    the simulator draws independently per packet, where a late wake-up of the emulator delays
-    every packet due meanwhile."""
+    scenario without random loss are one run. The distribution given is the emulator's *own*
+    lateness (``own_lateness``: packets that found it idle, one sample per late wake-up), not
+    that of every packet: the simulator's link holds the packets behind a late one back by
+    itself, as the emulator did, so drawing from the all-packet distribution would count each
+    late wake-up several times over. It is added to any jitter the scenario itself asks for
+    (which the emulator applied as well: the sum of independent draws). Approximation: the
+    simulator draws independently per packet; the emulator's wake-ups are not independent."""
     cfg = copy.deepcopy(config)
     lanes = {
-        (ln["name"], ln["dir"]): ln.get("lateness") or {}
+        (ln["name"], ln["dir"]): ln.get("own_lateness") or ln.get("lateness") or {}
         for ln in (kern.get("kernel", {}).get("emulator") or {}).get("links", [])
     }
     applied: dict[str, Any] = {}
     for link in cfg["links"]:
         for d in ("ab", "ba"):
             late = lanes.get((link["name"], d), {})
-            q = late.get("quantiles_ns") or []
-            if int(late.get("count", 0)) < MIN_LATENESS_SAMPLES or len(q) < 2:
+            cdf = late.get("cdf") or []
+            if int(late.get("count", 0)) < MIN_LATENESS_SAMPLES or len(cdf) < 2:
                 continue
             ch = link[d]
-            n = len(q)
-            own = _jitter_quantiles(ch.get("jitter"), n)
-            measured = np.asarray(q, dtype=float)
-            if own.any():
-                # Quantiles of the sum of two independent draws, from the n × n grid of pairs.
+            if ch.get("jitter", {}).get("model", "none") != "none":
+                # The sum of two independent draws, from the grid of pairs of their quantiles
+                # (its tails resolved to 1/SUM_GRID; only when the scenario has jitter itself).
+                p = np.linspace(0.0, 1.0, SUM_GRID)
+                own = _quantiles(ch["jitter"], p)
+                measured = _quantiles({"model": "empirical", "cdf": cdf}, p)
                 total = np.sort((own[:, None] + measured[None, :]).ravel())
-                measured = np.quantile(total, np.linspace(0.0, 1.0, n))
-            ch["jitter"] = {
-                "model": "empirical",
-                "quantiles_ns": [int(v) for v in np.maximum.accumulate(measured)],
-            }
+                v = np.maximum.accumulate(np.quantile(total, p))
+                cdf = [[int(a), float(b)] for a, b in zip(v, p, strict=True)]
+            ch["jitter"] = {"model": "empirical", "cdf": [[int(a), float(b)] for a, b in cdf]}
             applied[f"{link['name']}.{d}"] = {
                 "lateness_mean_us": float(late.get("mean_ns", 0.0)) / 1e3,
                 "lateness_p99_us": float(late.get("p99_ns", 0)) / 1e3,
+                "cdf": ch["jitter"]["cdf"],
             }
     return cfg, applied
 
