@@ -96,7 +96,7 @@
 
 use crate::aimd::increase_per_cnt;
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
-use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartDetect};
+use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartClock, HystartDetect};
 use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{
@@ -173,6 +173,13 @@ pub struct CubicParams {
     /// `min(1 ms, 4·64 KiB/pacing rate)` ([`crate::hystart::linux_ack_delay`]); false for the
     /// 2.6.29–5.6 rule (train longer than `delay_min/2`).
     pub hystart_ack_delay: bool,
+    /// The clock and rules of Linux HyStart's release ([`HystartClock`]): jiffies in
+    /// 2.6.29–2.6.38, ms in 2.6.39, µs (current rules) by default.
+    pub hystart_clock: HystartClock,
+    /// Ask the stack for µs RTT samples (`TCP_CONG_RTT_STAMP`): Linux 2.6.39 sets it when HyStart
+    /// is on and HZ < 1000 ("tcp_cubic: enable high resolution ack time if needed",
+    /// 3b585b34493); before, CUBIC got whole jiffies ([`CongestionControl::rtt_stamp`]).
+    pub rtt_stamp: bool,
     /// Fast convergence (RFC 9438 §4.7; Linux `fast_convergence` = 1).
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
@@ -203,6 +210,8 @@ impl Default for CubicParams {
             hystart_low_window: crate::hystart::HYSTART_LOW_WINDOW,
             hystart_ack_delta: crate::hystart::HYSTART_ACK_DELTA,
             hystart_ack_delay: true,
+            hystart_clock: HystartClock::Us,
+            rtt_stamp: false,
             fast_convergence: true,
             tcp_friendliness: true,
             beta: 0.7,
@@ -360,7 +369,12 @@ impl Cubic {
             prior_w_max: 0.0,
             prior_cwnd_prior: 0.0,
             acked_total: 0,
-            hystart: HyStartLinux::new(p.hystart_detect, p.hystart_low_window, p.hystart_ack_delta),
+            hystart: HyStartLinux::new(
+                p.hystart_detect,
+                p.hystart_low_window,
+                p.hystart_ack_delta,
+                p.hystart_clock,
+            ),
             hystart_pp: HyStartPlusPlus::default(),
             last_send: None,
             v2_delayed_ack: V2_DELAYED_ACK_INIT,
@@ -668,6 +682,10 @@ impl CongestionControl for Cubic {
         "cubic"
     }
 
+    fn rtt_stamp(&self) -> bool {
+        self.p.rtt_stamp
+    }
+
     fn on_ack(&mut self, ev: &AckEvent) {
         self.acked_total = self.acked_total.saturating_add(ev.bytes_acked);
         if self.p.version.is_v2() && !ev.in_recovery && ev.packets_acked > 0 {
@@ -853,6 +871,28 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
               hystart_ack_delay); false for 2.6.29-5.6",
     },
     ParamInfo {
+        name: "hystart_clock",
+        kind: ParamKind::Choice(HystartClock::CHOICES),
+        default: "us",
+        doc: "clock and rules of Linux HyStart's release: \"jiffies\" (2.6.29-2.6.38: ACK \
+              times and RTTs in jiffies, train test >= delay_min/2, delay threshold RTT/16 in \
+              2-16 jiffies), \"ms\" (2.6.39: ms clock, > delay_min/2, RTT/16 in 4-16 ms) or \
+              \"us\" (current rules)",
+    },
+    ParamInfo {
+        name: "hystart_jiffy_us",
+        kind: ParamKind::Int,
+        default: "4000",
+        doc: "hystart_clock \"jiffies\" only: one jiffy (1/HZ), µs (4000 at HZ 250)",
+    },
+    ParamInfo {
+        name: "rtt_stamp",
+        kind: ParamKind::Bool,
+        default: "false",
+        doc: "ask for µs RTT samples (Linux TCP_CONG_RTT_STAMP; 2.6.39 sets it when HZ < 1000); \
+              read by the stack with rtt_sampling = \"linux-2.6\"",
+    },
+    ParamInfo {
         name: "fast_convergence",
         kind: ParamKind::Bool,
         default: "true",
@@ -927,12 +967,21 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         .ok()
         .and_then(|us| us.checked_mul(MS / 1000))
         .ok_or_else(|| p.invalid("hystart_ack_delta_us", delta.to_string(), "must be ≥ 0"))?;
+    let jiffy = p.int("hystart_jiffy_us");
+    let jiffy_ns = u64::try_from(jiffy)
+        .ok()
+        .filter(|&us| us > 0)
+        .and_then(|us| us.checked_mul(MS / 1000))
+        .ok_or_else(|| p.invalid("hystart_jiffy_us", jiffy.to_string(), "must be > 0"))?;
     let params = CubicParams {
         hystart: HystartMode::from_name(p.choice("hystart")).unwrap_or_default(),
         hystart_detect: HystartDetect::from_name(p.choice("hystart_detect")).unwrap_or_default(),
         hystart_low_window: low,
         hystart_ack_delta: delta_ns,
         hystart_ack_delay: p.bool("hystart_ack_delay"),
+        hystart_clock: HystartClock::from_name(p.choice("hystart_clock"), jiffy_ns)
+            .unwrap_or_default(),
+        rtt_stamp: p.bool("rtt_stamp"),
         fast_convergence: p.bool("fast_convergence"),
         tcp_friendliness: p.bool("tcp_friendliness"),
         beta,
