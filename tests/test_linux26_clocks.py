@@ -79,3 +79,21 @@ def test_vegas_needs_the_send_stamps_on_a_short_path() -> None:
 
     assert goodput() > 0.9
     assert goodput(rtt_sampling="timestamps") < 0.6
+
+
+@needs_core
+def test_no_five_percent_floor_after_hystart_before_2_6_39() -> None:
+    # "tcp_cubic: fix low utilization of CUBIC with HyStart" (2.6.39) made CUBIC grow at least
+    # 5 % per RTT while no loss has set W_max. 2.6.29 left a HyStart exit along the flat curve
+    # around K = 0: on 100 Mbit/s x 50 ms it adds a handful of segments in the next second,
+    # where the 2.6.39 rule adds over half the window again.
+    def after_exit(**cca: Any) -> tuple[int, int]:
+        ts = run("linux-2.6.29", {"name": "cubic", **cca}, "100Mbit", "50ms", "3s")
+        exit_row = ts[ts.ssthresh_bytes < 2**60].iloc[0]
+        later = ts[ts.time_s >= exit_row.time_s + 1.0].iloc[0]
+        return int(exit_row.ssthresh_bytes) // 1448, int(later.cwnd_segments)
+
+    exit_seg, later = after_exit()
+    assert later - exit_seg < 0.05 * exit_seg
+    exit_seg, later = after_exit(unknown_wmax_cap=True)
+    assert later - exit_seg > 0.5 * exit_seg

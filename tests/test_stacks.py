@@ -228,7 +228,11 @@ def test_key_facts_of_each_personality():
     # HyStart's pacing-aware ACK-train allowance came with Linux 5.7 (tcp_cubic.c); its clock
     # was jiffies in 2.6.29-2.6.38 and ms in 2.6.39, where CUBIC also asked for µs samples.
     old_hystart = {
-        "linux-2.6.29": {"hystart_clock": "jiffies", "hystart_jiffy_us": 4000},
+        "linux-2.6.29": {
+            "hystart_clock": "jiffies",
+            "hystart_jiffy_us": 4000,
+            "unknown_wmax_cap": False,
+        },
         "linux-2.6.39": {"hystart_clock": "ms", "rtt_stamp": True},
         "linux-6": {},
     }

@@ -180,6 +180,11 @@ pub struct CubicParams {
     /// is on and HZ < 1000 ("tcp_cubic: enable high resolution ack time if needed",
     /// 3b585b34493); before, CUBIC got whole jiffies ([`CongestionControl::rtt_stamp`]).
     pub rtt_stamp: bool,
+    /// Cap `cnt` at 20 (≥ 5 % per RTT) while no loss has set `W_max`: "tcp_cubic: fix low
+    /// utilization of CUBIC with HyStart" (b5ccd073374, 2.6.39: "Suppose that HyStart exits at
+    /// 0.5BDP ... CUBIC's initial cwnd growth may be too conservative"); false for v2.2/v2.3 in
+    /// 2.6.26–2.6.38, which grew from a HyStart exit along the flat curve around `K = 0`.
+    pub unknown_wmax_cap: bool,
     /// Fast convergence (RFC 9438 §4.7; Linux `fast_convergence` = 1).
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
@@ -212,6 +217,7 @@ impl Default for CubicParams {
             hystart_ack_delay: true,
             hystart_clock: HystartClock::Us,
             rtt_stamp: false,
+            unknown_wmax_cap: true,
             fast_convergence: true,
             tcp_friendliness: true,
             beta: 0.7,
@@ -493,7 +499,7 @@ impl Cubic {
         } else {
             cwnd.saturating_mul(100)
         };
-        if self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX {
+        if self.p.unknown_wmax_cap && self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX {
             cnt = CNT_MAX_UNKNOWN_WMAX;
         }
         if self.p.tcp_friendliness {
@@ -893,6 +899,13 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
               read by the stack with rtt_sampling = \"linux-2.6\"",
     },
     ParamInfo {
+        name: "unknown_wmax_cap",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "cnt <= 20 (>= 5 % per RTT) before the first loss (Linux 2.6.39, 'fix low \
+              utilization of CUBIC with HyStart'); false for 2.6.26-2.6.38",
+    },
+    ParamInfo {
         name: "fast_convergence",
         kind: ParamKind::Bool,
         default: "true",
@@ -982,6 +995,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         hystart_clock: HystartClock::from_name(p.choice("hystart_clock"), jiffy_ns)
             .unwrap_or_default(),
         rtt_stamp: p.bool("rtt_stamp"),
+        unknown_wmax_cap: p.bool("unknown_wmax_cap"),
         fast_convergence: p.bool("fast_convergence"),
         tcp_friendliness: p.bool("tcp_friendliness"),
         beta,
@@ -1340,6 +1354,16 @@ mod tests {
         let mut d = Driver::new(MSS);
         let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread));
         assert_eq!(w, 105.0);
+        // 2.6.26–2.6.38 had no cap: the curve from K = 0 one RTT ahead adds C·0.1³ = 0.0004
+        // segments, cnt = 100·cwnd, and a round adds nothing.
+        let p = CubicParams {
+            unknown_wmax_cap: false,
+            ..p
+        };
+        let mut cc = cubic(CwndUnit::Packets, 100, 100 * u64::from(MSS), p);
+        let mut d = Driver::new(MSS);
+        let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread));
+        assert_eq!(w, 100.0);
     }
 
     #[test]
