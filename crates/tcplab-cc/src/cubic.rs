@@ -703,6 +703,16 @@ impl CongestionControl for Cubic {
         }
 
         // RTT samples: delay_min and Linux HyStart (cubictcp_acked, also during recovery).
+        if ev.rtt_sample.is_none()
+            && self.p.hystart == HystartMode::Linux
+            && self.win.in_slow_start()
+            && !ev.in_recovery
+            && ev.bytes_acked > 0
+        {
+            // Old releases start HyStart rounds in cong_avoid, sample or not.
+            self.hystart
+                .on_ack_without_sample(ev.now, self.acked_total, ev.in_flight);
+        }
         if let Some(sample) = ev.rtt_sample {
             let fresh_epoch = matches!(self.epoch_start,
                 Some(e) if ev.now.saturating_sub(e) < DISCARD_AFTER_EPOCH);

@@ -307,11 +307,20 @@ impl HyStartLinux {
 }
 
 impl HyStartLinux {
+    /// An ACK of new data in slow start that carries no RTT sample (with whole-jiffy samples,
+    /// one acknowledged within the same tick; Linux passed `rtt_us = -1` and `bictcp_acked`
+    /// returned before `hystart_update`). With the `Ms` and `Jiffies` clocks
+    /// `bictcp_cong_avoid` still starts a new round on it once it passes the round's end; the
+    /// current rules start rounds in `hystart_update` only, so there it does nothing.
+    pub fn on_ack_without_sample(&mut self, now: Nanos, acked_total: u64, in_flight: u64) {
+        if self.clock != HystartClock::Us && !self.found && acked_total > self.end_mark {
+            self.start_round(self.clock.ticks(now), acked_total.saturating_add(in_flight));
+        }
+    }
+
     /// [`HyStartLinux::on_sample`] with the `Ms` or `Jiffies` clock: Linux 2.6.29–2.6.39's
     /// `hystart_update` in that clock's integer arithmetic ([`HystartClock`]); `round_start`,
-    /// `last_ack` and `curr_rtt` hold ticks (×8 for `curr_rtt`). Approximation: a round starts
-    /// on the first ACK past its end that carries an RTT sample; Linux's `bictcp_cong_avoid`
-    /// also starts it on an ACK without one (with whole-jiffy samples, those under one tick).
+    /// `last_ack` and `curr_rtt` hold ticks (×8 for `curr_rtt`).
     fn on_sample_ticks(
         &mut self,
         now: Nanos,
@@ -910,5 +919,32 @@ mod tests {
             Some(JIFFY_250HZ)
         );
         assert_eq!(HystartClock::from_name("ns", 4 * MS), None);
+    }
+
+    #[test]
+    fn test_jiffies_round_starts_on_an_ack_without_sample() {
+        // delay_min 40 ms = 10 jiffies: threshold 5 ticks. After the first round, an ACK with no
+        // sample at 96 ms (tick 24) starts the next round as bictcp_cong_avoid did; samples from
+        // 100 ms (tick 25), 1 ms apart, continue its train: tick 29 (116 ms, index 16). Had the
+        // round started at the first sample (tick 25), tick 30 (120 ms, index 20).
+        for (no_sample_ack, want) in [(true, Some(16)), (false, Some(20))] {
+            let mut h =
+                HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA, JIFFY_250HZ);
+            let mut acked = MSS;
+            h.on_sample(0, 40 * MS, 40 * MS, 0, 1, acked, 10 * MSS);
+            acked += 11 * MSS;
+            if no_sample_ack {
+                h.on_ack_without_sample(96 * MS, acked, 40 * MSS);
+            }
+            let mut hit = None;
+            for i in 0..30u64 {
+                acked += MSS / 4;
+                if h.on_sample(100 * MS + i * MS, 40 * MS, 40 * MS, 0, 32, acked, 40 * MSS) {
+                    hit = Some(i);
+                    break;
+                }
+            }
+            assert_eq!(hit, want, "ACK without sample: {no_sample_ack}");
+        }
     }
 }
