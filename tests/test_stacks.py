@@ -225,10 +225,31 @@ def test_key_facts_of_each_personality():
     # CUBIC v2.0 with the 2.6.18 scaling error for 2.6.16; 2.6.24's v2.1 for 2.6.25.
     for name, version in (("linux-2.6.16", "2.0"), ("linux-2.6.25", "2.1")):
         assert stacks.get(name, cat).params_for("cubic")["version"] == version, name
-    # HyStart's pacing-aware ACK-train allowance came with Linux 5.7 (tcp_cubic.c).
+    # HyStart's pacing-aware ACK-train allowance came with Linux 5.7 (tcp_cubic.c); its clock
+    # was jiffies in 2.6.29-2.6.38 and ms in 2.6.39, where CUBIC also asked for µs samples.
+    old_hystart = {
+        "linux-2.6.29": {
+            "hystart_clock": "jiffies",
+            "hystart_jiffy_us": 4000,
+            "unknown_wmax_cap": False,
+        },
+        "linux-2.6.39": {"hystart_clock": "ms", "rtt_stamp": True},
+        "linux-6": {},
+    }
     for name, ack_delay in (("linux-2.6.29", False), ("linux-2.6.39", False), ("linux-6", True)):
         p = stacks.get(name, cat).params_for("cubic")
-        assert p == {"version": "rfc9438", "hystart": "linux", "hystart_ack_delay": ack_delay}, name
+        want = {"version": "rfc9438", "hystart": "linux", "hystart_ack_delay": ack_delay}
+        assert p == want | old_hystart[name], name
+    # Linux 2.6.23-3.11: the controller's own RTT sample (tcp_clean_rtx_queue).
+    for name, sampling in (
+        ("linux-2.6.16", "timestamps"),
+        ("linux-2.6.25", "linux-2.6"),
+        ("linux-2.6.29", "linux-2.6"),
+        ("linux-2.6.39", "linux-2.6"),
+        ("linux-6", "linux"),
+    ):
+        knobs = {k: cat.knobs[k].default for k in cat.knobs} | stacks.get(name, cat).knob_values()
+        assert knobs["rtt_sampling"] == sampling, name
 
 
 GOOD_FILE = """

@@ -275,6 +275,12 @@ impl CongestionControl for Ctcp {
         "ctcp"
     }
 
+    /// L. Andrew's Linux `tcp_compound.c` (the Caltech/Microsoft patch, port to 2.6.23, Nov
+    /// 2007; read for the facts) sets `TCP_CONG_RTT_STAMP`: µs RTT samples from the send stamps.
+    fn rtt_stamp(&self) -> bool {
+        true
+    }
+
     fn on_ack(&mut self, ev: &AckEvent) {
         if self.d.on_ack(ev) {
             self.diff_reno = None;

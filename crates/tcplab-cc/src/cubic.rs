@@ -96,7 +96,7 @@
 
 use crate::aimd::increase_per_cnt;
 use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
-use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartDetect};
+use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartClock, HystartDetect};
 use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{
@@ -173,6 +173,18 @@ pub struct CubicParams {
     /// `min(1 ms, 4·64 KiB/pacing rate)` ([`crate::hystart::linux_ack_delay`]); false for the
     /// 2.6.29–5.6 rule (train longer than `delay_min/2`).
     pub hystart_ack_delay: bool,
+    /// The clock and rules of Linux HyStart's release ([`HystartClock`]): jiffies in
+    /// 2.6.29–2.6.38, ms in 2.6.39, µs (current rules) by default.
+    pub hystart_clock: HystartClock,
+    /// Ask the stack for µs RTT samples (`TCP_CONG_RTT_STAMP`): Linux 2.6.39 sets it when HyStart
+    /// is on and HZ < 1000 ("tcp_cubic: enable high resolution ack time if needed",
+    /// 3b585b34493); before, CUBIC got whole jiffies ([`CongestionControl::rtt_stamp`]).
+    pub rtt_stamp: bool,
+    /// Cap `cnt` at 20 (≥ 5 % per RTT) while no loss has set `W_max`: "tcp_cubic: fix low
+    /// utilization of CUBIC with HyStart" (b5ccd073374, 2.6.39: "Suppose that HyStart exits at
+    /// 0.5BDP ... CUBIC's initial cwnd growth may be too conservative"); false for v2.2/v2.3 in
+    /// 2.6.26–2.6.38, which grew from a HyStart exit along the flat curve around `K = 0`.
+    pub unknown_wmax_cap: bool,
     /// Fast convergence (RFC 9438 §4.7; Linux `fast_convergence` = 1).
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
@@ -203,6 +215,9 @@ impl Default for CubicParams {
             hystart_low_window: crate::hystart::HYSTART_LOW_WINDOW,
             hystart_ack_delta: crate::hystart::HYSTART_ACK_DELTA,
             hystart_ack_delay: true,
+            hystart_clock: HystartClock::Us,
+            rtt_stamp: false,
+            unknown_wmax_cap: true,
             fast_convergence: true,
             tcp_friendliness: true,
             beta: 0.7,
@@ -360,7 +375,12 @@ impl Cubic {
             prior_w_max: 0.0,
             prior_cwnd_prior: 0.0,
             acked_total: 0,
-            hystart: HyStartLinux::new(p.hystart_detect, p.hystart_low_window, p.hystart_ack_delta),
+            hystart: HyStartLinux::new(
+                p.hystart_detect,
+                p.hystart_low_window,
+                p.hystart_ack_delta,
+                p.hystart_clock,
+            ),
             hystart_pp: HyStartPlusPlus::default(),
             last_send: None,
             v2_delayed_ack: V2_DELAYED_ACK_INIT,
@@ -479,7 +499,7 @@ impl Cubic {
         } else {
             cwnd.saturating_mul(100)
         };
-        if self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX {
+        if self.p.unknown_wmax_cap && self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX {
             cnt = CNT_MAX_UNKNOWN_WMAX;
         }
         if self.p.tcp_friendliness {
@@ -668,6 +688,10 @@ impl CongestionControl for Cubic {
         "cubic"
     }
 
+    fn rtt_stamp(&self) -> bool {
+        self.p.rtt_stamp
+    }
+
     fn on_ack(&mut self, ev: &AckEvent) {
         self.acked_total = self.acked_total.saturating_add(ev.bytes_acked);
         if self.p.version.is_v2() && !ev.in_recovery && ev.packets_acked > 0 {
@@ -679,6 +703,16 @@ impl CongestionControl for Cubic {
         }
 
         // RTT samples: delay_min and Linux HyStart (cubictcp_acked, also during recovery).
+        if ev.rtt_sample.is_none()
+            && self.p.hystart == HystartMode::Linux
+            && self.win.in_slow_start()
+            && !ev.in_recovery
+            && ev.bytes_acked > 0
+        {
+            // Old releases start HyStart rounds in cong_avoid, sample or not.
+            self.hystart
+                .on_ack_without_sample(ev.now, self.acked_total, ev.in_flight);
+        }
         if let Some(sample) = ev.rtt_sample {
             let fresh_epoch = matches!(self.epoch_start,
                 Some(e) if ev.now.saturating_sub(e) < DISCARD_AFTER_EPOCH);
@@ -853,6 +887,35 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
               hystart_ack_delay); false for 2.6.29-5.6",
     },
     ParamInfo {
+        name: "hystart_clock",
+        kind: ParamKind::Choice(HystartClock::CHOICES),
+        default: "us",
+        doc: "clock and rules of Linux HyStart's release: \"jiffies\" (2.6.29-2.6.38: ACK \
+              times and RTTs in jiffies, train test >= delay_min/2, delay threshold RTT/16 in \
+              2-16 jiffies), \"ms\" (2.6.39: ms clock, > delay_min/2, RTT/16 in 4-16 ms) or \
+              \"us\" (current rules)",
+    },
+    ParamInfo {
+        name: "hystart_jiffy_us",
+        kind: ParamKind::Int,
+        default: "4000",
+        doc: "hystart_clock \"jiffies\" only: one jiffy (1/HZ), µs (4000 at HZ 250)",
+    },
+    ParamInfo {
+        name: "rtt_stamp",
+        kind: ParamKind::Bool,
+        default: "false",
+        doc: "ask for µs RTT samples (Linux TCP_CONG_RTT_STAMP; 2.6.39 sets it when HZ < 1000); \
+              read by the stack with rtt_sampling = \"linux-2.6\"",
+    },
+    ParamInfo {
+        name: "unknown_wmax_cap",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "cnt <= 20 (>= 5 % per RTT) before the first loss (Linux 2.6.39, 'fix low \
+              utilization of CUBIC with HyStart'); false for 2.6.26-2.6.38",
+    },
+    ParamInfo {
         name: "fast_convergence",
         kind: ParamKind::Bool,
         default: "true",
@@ -927,12 +990,22 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         .ok()
         .and_then(|us| us.checked_mul(MS / 1000))
         .ok_or_else(|| p.invalid("hystart_ack_delta_us", delta.to_string(), "must be ≥ 0"))?;
+    let jiffy = p.int("hystart_jiffy_us");
+    let jiffy_ns = u64::try_from(jiffy)
+        .ok()
+        .filter(|&us| us > 0)
+        .and_then(|us| us.checked_mul(MS / 1000))
+        .ok_or_else(|| p.invalid("hystart_jiffy_us", jiffy.to_string(), "must be > 0"))?;
     let params = CubicParams {
         hystart: HystartMode::from_name(p.choice("hystart")).unwrap_or_default(),
         hystart_detect: HystartDetect::from_name(p.choice("hystart_detect")).unwrap_or_default(),
         hystart_low_window: low,
         hystart_ack_delta: delta_ns,
         hystart_ack_delay: p.bool("hystart_ack_delay"),
+        hystart_clock: HystartClock::from_name(p.choice("hystart_clock"), jiffy_ns)
+            .unwrap_or_default(),
+        rtt_stamp: p.bool("rtt_stamp"),
+        unknown_wmax_cap: p.bool("unknown_wmax_cap"),
         fast_convergence: p.bool("fast_convergence"),
         tcp_friendliness: p.bool("tcp_friendliness"),
         beta,
@@ -1291,6 +1364,16 @@ mod tests {
         let mut d = Driver::new(MSS);
         let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread));
         assert_eq!(w, 105.0);
+        // 2.6.26–2.6.38 had no cap: the curve from K = 0 one RTT ahead adds C·0.1³ = 0.0004
+        // segments, cnt = 100·cwnd, and a round adds nothing.
+        let p = CubicParams {
+            unknown_wmax_cap: false,
+            ..p
+        };
+        let mut cc = cubic(CwndUnit::Packets, 100, 100 * u64::from(MSS), p);
+        let mut d = Driver::new(MSS);
+        let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread));
+        assert_eq!(w, 100.0);
     }
 
     #[test]

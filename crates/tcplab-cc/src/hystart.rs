@@ -90,6 +90,97 @@ pub fn linux_ack_delay(cwnd: u64, ssthresh: u64, mss: u64, srtt: Nanos) -> Nanos
         .min(HYSTART_ACK_DELAY_CAP)
 }
 
+/// The clock Linux HyStart measured with, which also fixes the rules of its release (Linux
+/// net/ipv4/tcp_cubic.c history, read for the facts in a 2.6.39 tree with the full history).
+///
+/// - `Jiffies { tick }` — 2.6.29 ("[TCP] CUBIC v2.3", ae27e98a515) to 2.6.38: ACK times are
+///   `jiffies` and RTT samples `usecs_to_jiffies(rtt_us) << 3` (jiffies·8, rounded up), so
+///   with HZ = 250 everything is in 4 ms ticks. The train continues while
+///   `now − last ≤ msecs_to_jiffies(2)` (= 1 tick at HZ 250: ACKs up to 8 ms apart can count)
+///   and fires when `now − round_start ≥ delay_min>>4` ticks (`≥`: a train of 0 ticks fires
+///   when `delay_min` is under 2 ticks); the delay test needs
+///   `curr_rtt > delay_min + clamp(delay_min>>4, 2<<3, 16<<3)` in jiffies·8, i.e. an increase
+///   of RTT/16 clamped to 2–16 ticks (8–64 ms at HZ 250).
+/// - `Ms` — 2.6.39 ("tcp_cubic: fix clock dependency", 17a6e9f1aa9: "The hystart code was
+///   written with assumption that HZ=1000. Replace the use of jiffies with bictcp_clock as a
+///   millisecond real time clock"; "tcp_cubic: fix comparison of jiffies", c54b4b76554: `>`;
+///   "make the delay threshold of HyStart less sensitive", 2b4636a5f8c: minimum 4 ms; all
+///   merged for 2.6.39): ACK times in whole ms, samples `(rtt_us << 3)/1000` (ms·8, truncated),
+///   train while `now − last ≤ hystart_ack_delta` ms, fires when `now − round_start >
+///   delay_min>>4` ms, delay threshold `clamp(delay_min>>4, 4<<3, 16<<3)` in ms·8 (RTT/16
+///   clamped to 4–16 ms). Later releases up to the µs rework are not read here.
+/// - `Us` — the current rules ([`HyStartLinux::on_sample`]'s µs arithmetic, the train against
+///   `(delay_min + ack_delay)/2`, the delay threshold `clamp(delay_min/8, 4, 16 ms)`).
+///
+/// In `Jiffies` and `Ms` (both before the µs rework) `hystart_update` runs from `pkts_acked`,
+/// before `cong_avoid` starts a new round (`bictcp_hystart_reset` when `after(ack, end_seq)`),
+/// so the first ACK of a round is judged against the round that just ended, and `curr_rtt` is
+/// the minimum of the round's first `HYSTART_MIN_SAMPLES` samples only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HystartClock {
+    #[default]
+    Us,
+    Ms,
+    Jiffies {
+        /// One jiffy (1/HZ).
+        tick: Nanos,
+    },
+}
+
+impl HystartClock {
+    pub const CHOICES: &'static [&'static str] = &["us", "ms", "jiffies"];
+
+    /// The clock named `name` (`tick` is the jiffy, used by "jiffies" only).
+    pub fn from_name(name: &str, tick: Nanos) -> Option<Self> {
+        match name {
+            "us" => Some(HystartClock::Us),
+            "ms" => Some(HystartClock::Ms),
+            "jiffies" => Some(HystartClock::Jiffies { tick: tick.max(1) }),
+            _ => None,
+        }
+    }
+
+    /// The clock's reading at `now` (whole ticks; the jiffy counter is taken to start at 0).
+    fn ticks(self, now: Nanos) -> u64 {
+        match self {
+            HystartClock::Us => now,
+            HystartClock::Ms => now / MS,
+            HystartClock::Jiffies { tick } => now / tick,
+        }
+    }
+
+    /// An RTT in the clock's units ×8, as `bictcp_acked` stores it (≥ 1).
+    fn delay8(self, rtt: Nanos) -> u64 {
+        let d = match self {
+            HystartClock::Us => rtt,
+            // (rtt_us << 3) / USEC_PER_MSEC
+            HystartClock::Ms => (rtt / 1_000).saturating_mul(8) / 1_000,
+            // usecs_to_jiffies(rtt_us) << 3 (usecs_to_jiffies rounds up)
+            HystartClock::Jiffies { tick } => rtt.div_ceil(tick).saturating_mul(8),
+        };
+        d.max(1)
+    }
+
+    /// The largest ACK spacing that continues a train, in ticks: `hystart_ack_delta` ms (2.6.39)
+    /// or `msecs_to_jiffies(2)` (rounded up to whole jiffies).
+    fn ack_delta_ticks(self, ack_delta: Nanos) -> u64 {
+        match self {
+            HystartClock::Us => ack_delta,
+            HystartClock::Ms => ack_delta / MS,
+            HystartClock::Jiffies { tick } => ack_delta.div_ceil(tick),
+        }
+    }
+
+    /// Lower clamp of the delay threshold, ticks ×8 (`HYSTART_DELAY_MIN`): 2 jiffies before
+    /// 2.6.39, 4 ms from then.
+    fn delay_thresh_min8(self) -> u64 {
+        match self {
+            HystartClock::Jiffies { .. } => 2 << 3,
+            _ => 4 << 3,
+        }
+    }
+}
+
 /// Linux-style HyStart state (`struct bictcp` fields `found`, `round_start`, `end_seq`,
 /// `last_ack`, `curr_rtt`, `sample_cnt`).
 #[derive(Clone, Copy, Debug)]
@@ -97,6 +188,7 @@ pub struct HyStartLinux {
     detect: HystartDetect,
     low_window: u64,
     ack_delta: Nanos,
+    clock: HystartClock,
     found: bool,
     round_start: Nanos,
     last_ack: Nanos,
@@ -106,12 +198,19 @@ pub struct HyStartLinux {
 }
 
 impl HyStartLinux {
-    /// `low_window` in segments; `ack_delta` the largest ACK spacing that continues a train.
-    pub fn new(detect: HystartDetect, low_window: u32, ack_delta: Nanos) -> Self {
+    /// `low_window` in segments; `ack_delta` the largest ACK spacing that continues a train;
+    /// `clock` the release's clock and rules ([`HystartClock`]).
+    pub fn new(
+        detect: HystartDetect,
+        low_window: u32,
+        ack_delta: Nanos,
+        clock: HystartClock,
+    ) -> Self {
         HyStartLinux {
             detect,
             low_window: u64::from(low_window),
             ack_delta,
+            clock,
             found: false,
             round_start: 0,
             last_ack: 0,
@@ -129,7 +228,12 @@ impl HyStartLinux {
     /// Forget everything (Linux `bictcp_reset` + `bictcp_hystart_reset` on init and on entering
     /// the Loss state after an RTO). The next sample starts a new round.
     pub fn reset(&mut self) {
-        *self = HyStartLinux::new(self.detect, self.low_window as u32, self.ack_delta);
+        *self = HyStartLinux::new(
+            self.detect,
+            self.low_window as u32,
+            self.ack_delta,
+            self.clock,
+        );
     }
 
     fn start_round(&mut self, now: Nanos, end_mark: u64) {
@@ -157,6 +261,16 @@ impl HyStartLinux {
     ) -> bool {
         if self.found {
             return false;
+        }
+        if self.clock != HystartClock::Us {
+            return self.on_sample_ticks(
+                now,
+                delay,
+                delay_min,
+                cwnd_segments,
+                acked_total,
+                in_flight,
+            );
         }
         // A new round once snd_una passed the end of the previous one (`after(snd_una, end_seq)`).
         if acked_total > self.end_mark {
@@ -187,6 +301,65 @@ impl HyStartLinux {
                     self.found = true;
                 }
             }
+        }
+        self.found
+    }
+}
+
+impl HyStartLinux {
+    /// An ACK of new data in slow start that carries no RTT sample (with whole-jiffy samples,
+    /// one acknowledged within the same tick; Linux passed `rtt_us = -1` and `bictcp_acked`
+    /// returned before `hystart_update`). With the `Ms` and `Jiffies` clocks
+    /// `bictcp_cong_avoid` still starts a new round on it once it passes the round's end; the
+    /// current rules start rounds in `hystart_update` only, so there it does nothing.
+    pub fn on_ack_without_sample(&mut self, now: Nanos, acked_total: u64, in_flight: u64) {
+        if self.clock != HystartClock::Us && !self.found && acked_total > self.end_mark {
+            self.start_round(self.clock.ticks(now), acked_total.saturating_add(in_flight));
+        }
+    }
+
+    /// [`HyStartLinux::on_sample`] with the `Ms` or `Jiffies` clock: Linux 2.6.29–2.6.39's
+    /// `hystart_update` in that clock's integer arithmetic ([`HystartClock`]); `round_start`,
+    /// `last_ack` and `curr_rtt` hold ticks (×8 for `curr_rtt`).
+    fn on_sample_ticks(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        delay_min: Nanos,
+        cwnd_segments: u64,
+        acked_total: u64,
+        in_flight: u64,
+    ) -> bool {
+        let c = self.clock;
+        // bictcp_acked calls hystart_update only from hystart_low_window segments.
+        if cwnd_segments >= self.low_window {
+            let t = c.ticks(now);
+            // delay_min is the minimum of the same quantised samples (the rounding is monotonic).
+            let min8 = c.delay8(delay_min);
+            if self.detect.ack_train()
+                && t.saturating_sub(self.last_ack) <= c.ack_delta_ticks(self.ack_delta)
+            {
+                self.last_ack = t;
+                let train = t.saturating_sub(self.round_start);
+                let fired = match c {
+                    HystartClock::Jiffies { .. } => train >= min8 >> 4,
+                    _ => train > min8 >> 4,
+                };
+                self.found |= fired;
+            }
+            if self.detect.delay() {
+                if self.sample_cnt < HYSTART_MIN_SAMPLES {
+                    self.curr_rtt = self.curr_rtt.min(c.delay8(delay));
+                    self.sample_cnt += 1;
+                } else {
+                    let thresh = (min8 >> 4).clamp(c.delay_thresh_min8(), 16 << 3);
+                    self.found |= self.curr_rtt > min8.saturating_add(thresh);
+                }
+            }
+        }
+        // bictcp_cong_avoid, after pkts_acked: a new round once the ACK passed end_seq.
+        if acked_total > self.end_mark {
+            self.start_round(c.ticks(now), acked_total.saturating_add(in_flight));
         }
         self.found
     }
@@ -395,7 +568,12 @@ mod tests {
         // kernel's TCPHystartTrainCwnd matched the 1 ms threshold replayed on its own capture.
         let gap = MS / 4;
         for (ack_delay, want) in [(0, 41), (MS, 43)] {
-            let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
+            let mut h = HyStartLinux::new(
+                HystartDetect::AckTrain,
+                16,
+                HYSTART_ACK_DELTA,
+                HystartClock::Us,
+            );
             let (mut now, mut acked) = (0, 0);
             let first = linux_round(
                 &mut h,
@@ -426,7 +604,12 @@ mod tests {
     #[test]
     fn test_linux_delay_increase_above_threshold_fires_after_eight_samples() {
         // delay_min 100 ms: threshold clamp(12.5 ms, 4, 16) = 12.5 ms.
-        let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
+        let mut h = HyStartLinux::new(
+            HystartDetect::Delay,
+            16,
+            HYSTART_ACK_DELTA,
+            HystartClock::Us,
+        );
         let (mut now, mut acked) = (0, 0);
         let base = 100 * MS;
         assert_eq!(
@@ -449,7 +632,12 @@ mod tests {
 
     #[test]
     fn test_linux_delay_increase_below_threshold_does_not_fire() {
-        let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
+        let mut h = HyStartLinux::new(
+            HystartDetect::Delay,
+            16,
+            HYSTART_ACK_DELTA,
+            HystartClock::Us,
+        );
         let (mut now, mut acked) = (0, 0);
         let base = 100 * MS;
         for _ in 0..20 {
@@ -466,7 +654,12 @@ mod tests {
             assert_eq!(hit, None);
         }
         // The clamp: with delay_min 10 ms the threshold is 4 ms, not 1.25 ms.
-        let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA);
+        let mut h = HyStartLinux::new(
+            HystartDetect::Delay,
+            16,
+            HYSTART_ACK_DELTA,
+            HystartClock::Us,
+        );
         let base = 10 * MS;
         assert_eq!(
             linux_round(&mut h, &mut now, &mut acked, 32, base + 3 * MS, base, 0, MS),
@@ -479,7 +672,7 @@ mod tests {
 
     #[test]
     fn test_linux_below_low_window_never_fires() {
-        let mut h = HyStartLinux::new(HystartDetect::Both, 16, HYSTART_ACK_DELTA);
+        let mut h = HyStartLinux::new(HystartDetect::Both, 16, HYSTART_ACK_DELTA, HystartClock::Us);
         let (mut now, mut acked) = (0, 0);
         let base = 100 * MS;
         // 15-segment rounds with a large delay increase and a tight ACK train.
@@ -495,7 +688,12 @@ mod tests {
     fn test_linux_ack_train_fires_when_train_exceeds_half_delay_min() {
         // ACKs 1 ms apart (< ack_delta 2 ms); delay_min 40 ms: fires on the first ACK more than
         // 20 ms after the round's first ACK, i.e. the 22nd ACK (index 21).
-        let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
+        let mut h = HyStartLinux::new(
+            HystartDetect::AckTrain,
+            16,
+            HYSTART_ACK_DELTA,
+            HystartClock::Us,
+        );
         let (mut now, mut acked) = (0, 0);
         assert_eq!(
             linux_round(&mut h, &mut now, &mut acked, 20, 40 * MS, 40 * MS, 0, MS),
@@ -507,7 +705,12 @@ mod tests {
             Some(21)
         );
         // A train broken by gaps above ack_delta never fires.
-        let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA);
+        let mut h = HyStartLinux::new(
+            HystartDetect::AckTrain,
+            16,
+            HYSTART_ACK_DELTA,
+            HystartClock::Us,
+        );
         assert_eq!(
             linux_round(
                 &mut h,
@@ -604,5 +807,144 @@ mod tests {
         assert!(matches!(h.phase(), HyStartPhase::Css { .. }));
         pp_round(&mut h, &mut acked, 20, 110 * MS);
         assert_eq!(h.phase(), HyStartPhase::SlowStart);
+    }
+
+    const JIFFY_250HZ: HystartClock = HystartClock::Jiffies { tick: 4 * MS };
+
+    #[test]
+    fn test_jiffies_ack_train_fires_at_once_below_two_ticks() {
+        // Linux 2.6.29–2.6.38 at HZ 250: delay_min of 1 tick (RTT ≤ 4 ms) gives a train
+        // threshold of (8 >> 4) = 0 ticks, and ACKs 3 ms apart are within msecs_to_jiffies(2) =
+        // 1 tick of each other: the second ACK of a 16-segment round fires. With the ms (2.6.39)
+        // or µs clock the 3 ms spacing breaks every train (ack_delta 2 ms).
+        for (clock, want) in [
+            (JIFFY_250HZ, Some(1)),
+            (HystartClock::Ms, None),
+            (HystartClock::Us, None),
+        ] {
+            let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA, clock);
+            let (mut now, mut acked) = (100 * MS, 0);
+            let hit = linux_round(&mut h, &mut now, &mut acked, 40, 4 * MS, 4 * MS, 0, 3 * MS);
+            assert_eq!(hit, want, "{clock:?}");
+        }
+    }
+
+    #[test]
+    fn test_jiffies_ack_train_needs_delay_min_over_two_in_ticks() {
+        // delay_min 40 ms = 10 jiffies: threshold (80 >> 4) = 5 ticks (20 ms). ACKs 1 ms apart
+        // from t = 100 ms: the round starts at tick 25 (the first ACK, judged against the
+        // previous round, starts it); the first ACK at tick 30 is at 120 ms (index 20).
+        let mut h = HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA, JIFFY_250HZ);
+        let (mut now, mut acked) = (100 * MS, 0);
+        let hit = linux_round(&mut h, &mut now, &mut acked, 40, 40 * MS, 40 * MS, 0, MS);
+        assert_eq!(hit, Some(20));
+        // The ms clock of 2.6.39: strictly more than 20 ms, from the round's first ACK (100 ms
+        // here too, as the previous round ended before it): 121 ms, index 21.
+        let mut h = HyStartLinux::new(
+            HystartDetect::AckTrain,
+            16,
+            HYSTART_ACK_DELTA,
+            HystartClock::Ms,
+        );
+        let (mut now, mut acked) = (100 * MS, 0);
+        let hit = linux_round(&mut h, &mut now, &mut acked, 40, 40 * MS, 40 * MS, 0, MS);
+        assert_eq!(hit, Some(21));
+    }
+
+    /// Feeds `rtts` (one per ACK, 1 ms apart, one round of `rtts.len()` segments) to a fresh
+    /// delay-only HyStart with `delay_min`; returns the ACK at which it fired.
+    fn delay_only(clock: HystartClock, rtts: &[Nanos], delay_min: Nanos) -> Option<usize> {
+        let mut h = HyStartLinux::new(HystartDetect::Delay, 16, HYSTART_ACK_DELTA, clock);
+        let n = rtts.len() as u64;
+        // A first ACK below hystart_low_window starts the round the samples below fall in.
+        let mut acked = MSS;
+        h.on_sample(0, delay_min, delay_min, 0, 1, acked, n * MSS);
+        for (i, &rtt) in rtts.iter().enumerate() {
+            acked += MSS / 2;
+            if h.on_sample(MS * (i as u64 + 1), rtt, delay_min, 0, 32, acked, 0) {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn test_delay_threshold_per_release() {
+        // delay_min 40 ms. Current rules: clamp(40/8, 4, 16) = 5 ms; 2.6.39 (ms·8): clamp(RTT/16
+        // = 2.5, 4, 16) = 4 ms; 2.6.29–2.6.38 at HZ 250: 10 ticks, clamp(10/16 tick, 2, 16) = 2
+        // ticks = 8 ms, on samples rounded up to whole ticks.
+        let ten = |ms: Nanos| vec![ms * MS; 10];
+        assert_eq!(delay_only(HystartClock::Us, &ten(46), 40 * MS), Some(8));
+        assert_eq!(delay_only(HystartClock::Us, &ten(45), 40 * MS), None);
+        assert_eq!(delay_only(HystartClock::Ms, &ten(45), 40 * MS), Some(8));
+        assert_eq!(delay_only(HystartClock::Ms, &ten(44), 40 * MS), None);
+        // 48 ms is 12 ticks, 48.1 ms 13 ticks: only the second exceeds 10 + 2 ticks.
+        assert_eq!(delay_only(JIFFY_250HZ, &ten(48), 40 * MS), None);
+        assert_eq!(
+            delay_only(JIFFY_250HZ, &[48 * MS + MS / 10; 10], 40 * MS),
+            Some(8)
+        );
+        // delay_min 100 ms: RTT/16 = 6.25 ms (2.6.39) against RTT/8 = 12.5 ms (current).
+        assert_eq!(delay_only(HystartClock::Ms, &ten(107), 100 * MS), Some(8));
+        assert_eq!(delay_only(HystartClock::Us, &ten(107), 100 * MS), None);
+    }
+
+    #[test]
+    fn test_old_releases_keep_the_first_eight_samples_minimum() {
+        // Eight high samples, then samples at the base RTT: 2.6.29–2.6.39 froze curr_rtt after
+        // HYSTART_MIN_SAMPLES and fire on the ninth; the current rules take the ninth into the
+        // minimum and do not.
+        let mut rtts = vec![60 * MS; 8];
+        rtts.extend([40 * MS; 4]);
+        assert_eq!(delay_only(HystartClock::Ms, &rtts, 40 * MS), Some(8));
+        assert_eq!(delay_only(JIFFY_250HZ, &rtts, 40 * MS), Some(8));
+        assert_eq!(delay_only(HystartClock::Us, &rtts, 40 * MS), None);
+    }
+
+    #[test]
+    fn test_clock_quantisation() {
+        // usecs_to_jiffies rounds up; (rtt_us << 3)/1000 truncates; both at least 1.
+        assert_eq!(JIFFY_250HZ.delay8(4 * MS), 8);
+        assert_eq!(JIFFY_250HZ.delay8(4 * MS + 1_000), 16);
+        assert_eq!(JIFFY_250HZ.delay8(1), 8);
+        assert_eq!(HystartClock::Ms.delay8(10_999_999), 87);
+        assert_eq!(HystartClock::Ms.delay8(100), 1);
+        assert_eq!(JIFFY_250HZ.ack_delta_ticks(2 * MS), 1);
+        assert_eq!(
+            HystartClock::Jiffies { tick: MS }.ack_delta_ticks(2 * MS),
+            2
+        );
+        assert_eq!(
+            HystartClock::from_name("jiffies", 4 * MS),
+            Some(JIFFY_250HZ)
+        );
+        assert_eq!(HystartClock::from_name("ns", 4 * MS), None);
+    }
+
+    #[test]
+    fn test_jiffies_round_starts_on_an_ack_without_sample() {
+        // delay_min 40 ms = 10 jiffies: threshold 5 ticks. After the first round, an ACK with no
+        // sample at 96 ms (tick 24) starts the next round as bictcp_cong_avoid did; samples from
+        // 100 ms (tick 25), 1 ms apart, continue its train: tick 29 (116 ms, index 16). Had the
+        // round started at the first sample (tick 25), tick 30 (120 ms, index 20).
+        for (no_sample_ack, want) in [(true, Some(16)), (false, Some(20))] {
+            let mut h =
+                HyStartLinux::new(HystartDetect::AckTrain, 16, HYSTART_ACK_DELTA, JIFFY_250HZ);
+            let mut acked = MSS;
+            h.on_sample(0, 40 * MS, 40 * MS, 0, 1, acked, 10 * MSS);
+            acked += 11 * MSS;
+            if no_sample_ack {
+                h.on_ack_without_sample(96 * MS, acked, 40 * MSS);
+            }
+            let mut hit = None;
+            for i in 0..30u64 {
+                acked += MSS / 4;
+                if h.on_sample(100 * MS + i * MS, 40 * MS, 40 * MS, 0, 32, acked, 40 * MSS) {
+                    hit = Some(i);
+                    break;
+                }
+            }
+            assert_eq!(hit, want, "ACK without sample: {no_sample_ack}");
+        }
     }
 }

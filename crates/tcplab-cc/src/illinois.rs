@@ -186,6 +186,12 @@ impl CongestionControl for Illinois {
         "illinois"
     }
 
+    /// Linux tcp_illinois.c sets `TCP_CONG_RTT_STAMP` (2.6.22–3.14; read for the facts): µs
+    /// RTT samples from the send stamps.
+    fn rtt_stamp(&self) -> bool {
+        true
+    }
+
     fn on_ack(&mut self, ev: &AckEvent) {
         if let Some(s) = ev.rtt_sample {
             self.base_rtt = self.base_rtt.min(s);

@@ -307,6 +307,16 @@ pub trait CongestionControl: Send + CopyState {
         false
     }
 
+    /// True if the controller asks for RTT samples from high-resolution send stamps: Linux
+    /// 2.6.22–3.14 flag `TCP_CONG_RTT_STAMP` (include/net/tcp.h; "[TCP]: Congestion control API
+    /// update", 164891aadf1, 2.6.22; removed with the µs RTT of 3.15). Such a controller's
+    /// `pkts_acked` got `ktime_us_delta(now, skb->tstamp)` of the newest acknowledged segment;
+    /// all others got that segment's RTT in whole jiffies (net/ipv4/tcp_input.c
+    /// `tcp_clean_rtx_queue`). The stack honours it with `rtt_sampling = "linux-2.6"` only.
+    fn rtt_stamp(&self) -> bool {
+        false
+    }
+
     /// True while in slow start (`cwnd < ssthresh` for window-based controllers).
     fn in_slow_start(&self) -> bool {
         self.cwnd() < self.ssthresh()

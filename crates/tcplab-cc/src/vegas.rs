@@ -183,6 +183,12 @@ impl CongestionControl for Vegas {
         "vegas"
     }
 
+    /// Linux tcp_vegas.c sets `TCP_CONG_RTT_STAMP` (2.6.22–3.14; read for the facts): µs RTT
+    /// samples from the send stamps.
+    fn rtt_stamp(&self) -> bool {
+        true
+    }
+
     fn on_ack(&mut self, ev: &AckEvent) {
         self.d.on_ack(ev);
         // tcp_cong_control: cong_avoid runs only outside window reduction and on ACKs of data.

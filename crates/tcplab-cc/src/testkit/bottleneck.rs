@@ -398,6 +398,9 @@ impl CongestionControl for Box<dyn CongestionControl> {
     fn on_idle_restart(&mut self, now: Nanos, restart_window: u64) {
         (**self).on_idle_restart(now, restart_window)
     }
+    fn rtt_stamp(&self) -> bool {
+        (**self).rtt_stamp()
+    }
     fn on_undo(&mut self, now: Nanos, prior_cwnd: u64, prior_ssthresh: u64) {
         (**self).on_undo(now, prior_cwnd, prior_ssthresh)
     }

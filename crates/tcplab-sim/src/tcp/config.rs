@@ -203,8 +203,11 @@ knobs! {
     /// the newest never-retransmitted segment acknowledged, in ticks of `clock_granularity`) or
     /// "linux" (Linux ≥ 3.15: the send times of the acknowledged or newly SACKed segments, in
     /// µs, the echo only as a fallback; the estimator gets the oldest segment's RTT, the
-    /// congestion controller and the minimum RTT the newest's).
-    rtt_sampling: RttSamplingCfg = RttSamplingCfg::Timestamps; kind "choice", choices &["timestamps", "linux"];
+    /// congestion controller and the minimum RTT the newest's) or "linux-2.6" (Linux
+    /// 2.6.23–3.11: the estimator as "timestamps", the congestion controller the newest
+    /// cumulatively acknowledged segment's RTT, in µs for controllers that ask for send stamps
+    /// (`TCP_CONG_RTT_STAMP`), else in whole ticks of `clock_granularity` and none when 0).
+    rtt_sampling: RttSamplingCfg = RttSamplingCfg::Timestamps; kind "choice", choices &["timestamps", "linux", "linux-2.6"];
     /// Apply `min_rto` to the variance term (RTO = SRTT + max(G, 4·RTTVAR, min_rto)), as Linux
     /// does, instead of to the whole RTO (RFC 6298 §2.4).
     rto_min_on_variance: bool = false; kind "bool";

@@ -85,6 +85,10 @@ pub struct AckResult {
     /// neither SACKed before nor ever retransmitted (Linux `first_ackt`; the newest is
     /// `rtt_xmit` as the cumulative walk leaves it). For `rtt_sampling = "linux"`.
     pub first_ackt: Option<Nanos>,
+    /// Transmission time of the newest record cumulatively acknowledged by this ACK that was
+    /// never retransmitted, SACKed before or not (Linux 2.6 `last_ackt`/`ca_seq_rtt`). For
+    /// `rtt_sampling = "linux-2.6"`.
+    pub last_cum_ackt: Option<Nanos>,
     /// Transmission times of the oldest and newest records newly SACKed by this ACK that were
     /// never retransmitted (Linux `first_sackt`, `last_sackt`).
     pub first_sackt: Option<Nanos>,
@@ -272,7 +276,10 @@ impl Scoreboard {
             }
             if s.flags & EVER_RETRANS != 0 {
                 res.acked_retransmitted = true;
-            } else if s.flags & SACKED == 0 {
+            } else {
+                res.last_cum_ackt = Some(s.xmit);
+            }
+            if s.flags & EVER_RETRANS == 0 && s.flags & SACKED == 0 {
                 res.rtt_xmit = Some(s.xmit);
                 res.rtt_end = s.end();
                 if res.first_ackt.is_none() {

@@ -48,6 +48,9 @@ pub struct AckCx {
     pub clock_granularity: Nanos,
     /// Which segments and which clock give the RTT samples (knob `rtt_sampling`).
     pub rtt_sampling: RttSamplingCfg,
+    /// With `rtt_sampling = "linux-2.6"`: the congestion controller asks for µs samples from
+    /// the send stamps (`CongestionControl::rtt_stamp`, Linux `TCP_CONG_RTT_STAMP`).
+    pub ca_rtt_stamp: bool,
 }
 
 /// Where RTT samples come from (knob `rtt_sampling`).
@@ -66,6 +69,35 @@ pub enum RttSamplingCfg {
     /// minimum RTT the newest's.
     #[serde(rename = "linux")]
     Linux,
+    /// Linux 2.6.23–3.11 ([`linux26_ca_rtt`]): the estimator as [`Self::Timestamps`]; the
+    /// congestion controller the newest cumulatively acknowledged segment's RTT, in µs or in
+    /// whole clock ticks.
+    #[serde(rename = "linux-2.6")]
+    Linux26,
+}
+
+/// The congestion controller's RTT sample in Linux 2.6.23 to 3.11 (net/ipv4/tcp_input.c
+/// `tcp_clean_rtx_queue`, read for the facts in 2.6.29 and 2.6.39; the `rtt_us` argument of
+/// `pkts_acked` since "[TCP]: congestion control API pass RTT in microseconds", 30cfd0baf0a,
+/// 2.6.23; 3.12 "tcp: prefer packet timing to TS-ECR for RTT" changed the sources): taken only
+/// when the ACK cumulatively acknowledges data none of which was ever retransmitted
+/// (`FLAG_RETRANS_DATA_ACKED` voids it), from the newest segment it acknowledges (`last_ackt`,
+/// `ca_seq_rtt`; SACKed before or not). A controller that sets `TCP_CONG_RTT_STAMP` gets
+/// `ktime_us_delta(now, skb->tstamp)` (µs, at least 1 here); all others get
+/// `jiffies_to_usecs(now - scb->when)`, whole jiffies (`tick`), and no sample when that is 0
+/// (`ca_seq_rtt > 0`). The estimator is fed as before (the timestamp echo,
+/// `tcp_ack_update_rtt`).
+pub fn linux26_ca_rtt(now: Nanos, res: &AckResult, stamp: bool, tick: Nanos) -> Option<Nanos> {
+    if res.acked_retransmitted {
+        return None;
+    }
+    let sent = res.last_cum_ackt?;
+    if stamp {
+        return Some((now.saturating_sub(sent) / 1_000).max(1) * 1_000);
+    }
+    let g = tick.max(1);
+    let ticks = (now / g).saturating_sub(sent / g);
+    (ticks > 0).then_some(ticks * g)
 }
 
 /// Linux's RTT samples for one ACK (net/ipv4/tcp_input.c `tcp_clean_rtx_queue`,
@@ -224,8 +256,12 @@ impl AckProcessor {
                 out.rtt_sample = Some(rtt.sample(x, now));
             }
         }
-        if cx.rtt_sampling == RttSamplingCfg::Timestamps {
-            out.ca_rtt = out.rtt_sample.map(|m| m.nanos);
+        match cx.rtt_sampling {
+            RttSamplingCfg::Timestamps => out.ca_rtt = out.rtt_sample.map(|m| m.nanos),
+            RttSamplingCfg::Linux26 => {
+                out.ca_rtt = linux26_ca_rtt(now, res, cx.ca_rtt_stamp, cx.clock_granularity)
+            }
+            RttSamplingCfg::Linux => {}
         }
 
         // Duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2 asks for new SACK information).
@@ -312,7 +348,12 @@ impl AckProcessor {
             } else {
                 res.rtt_xmit.map(|x| rtt.sample(x, now))
             };
-            (m, m.map(|m| m.nanos))
+            let ca = if cx.rtt_sampling == RttSamplingCfg::Linux26 {
+                linux26_ca_rtt(now, &res, cx.ca_rtt_stamp, cx.clock_granularity)
+            } else {
+                m.map(|m| m.nanos)
+            };
+            (m, ca)
         };
         self.dupacks = 0;
         InOrderAck {
@@ -396,6 +437,7 @@ mod tests {
             use_sack,
             clock_granularity: 1_000_000,
             rtt_sampling: RttSamplingCfg::Timestamps,
+            ca_rtt_stamp: false,
         }
     }
 
@@ -605,6 +647,94 @@ mod tests {
         assert_eq!(o.ca_rtt, Some(43_000_000));
     }
 
+    /// `rtt_sampling = "linux-2.6"` at HZ 250 (4 ms ticks), send stamps asked for or not.
+    fn linux26_cx(snd_una: u64, snd_nxt: u64, now: Nanos, stamp: bool) -> AckCx {
+        AckCx {
+            now,
+            ts_on: true,
+            clock_granularity: 4_000_000,
+            rtt_sampling: RttSamplingCfg::Linux26,
+            ca_rtt_stamp: stamp,
+            ..cx(snd_una, snd_nxt, true)
+        }
+    }
+
+    #[test]
+    fn test_linux26_controller_times_newest_segment_estimator_the_echo() {
+        // Three segments sent at 0, 1.3 and 2.6 ms, acknowledged together at 50.0004 ms with an
+        // echo of TSval 7 (on the 4 ms clock: 12 − 7 = 5 ticks). The estimator takes the echo
+        // (tcp_ack_saw_tstamp); the controller the newest segment: whole jiffies (12 − 0 = 12
+        // ticks) or, for a controller with TCP_CONG_RTT_STAMP, µs from its send stamp.
+        let mut h = ack(3000, &[]);
+        h.ts_ecr = 7;
+        let now = 50_000_400;
+        let mut st = SenderStats::default();
+        for (stamp, want) in [(false, 48_000_000), (true, 47_400_000)] {
+            let mut sb = sent_spaced(5);
+            let o = AckProcessor::default()
+                .on_ack(
+                    &linux26_cx(0, 5000, now, stamp),
+                    &h,
+                    0,
+                    &mut sb,
+                    &rtt(),
+                    &mut st,
+                )
+                .unwrap();
+            assert_eq!(o.rtt_sample.map(|m| m.nanos), Some(20_000_000));
+            assert_eq!(o.ca_rtt, Some(want), "stamp {stamp}");
+        }
+    }
+
+    #[test]
+    fn test_linux26_no_controller_sample_on_zero_ticks_or_retransmitted_data() {
+        // Acknowledged 3 ms after sending, within one 4 ms tick: ca_seq_rtt = 0 gives the
+        // controller no sample (Linux passes rtt_us only when ca_seq_rtt > 0); the stamp does.
+        let h = ack(1000, &[]);
+        let mut st = SenderStats::default();
+        for (stamp, want) in [(false, None), (true, Some(3_000_000))] {
+            let mut sb = sent_spaced(2);
+            let c = AckCx {
+                ts_on: false,
+                ..linux26_cx(0, 2000, 3_000_000, stamp)
+            };
+            let o = AckProcessor::default()
+                .on_ack(&c, &h, 0, &mut sb, &rtt(), &mut st)
+                .unwrap();
+            assert_eq!(o.ca_rtt, want, "stamp {stamp}");
+        }
+        // The retransmitted head voids the controller's sample (FLAG_RETRANS_DATA_ACKED) even
+        // when newly SACKed segments could time it; the estimator keeps the echo.
+        let mut h = ack(1000, &[(3000, 5000)]);
+        h.ts_ecr = 10;
+        for stamp in [false, true] {
+            let got = samples_after_head_retransmitted(linux26_cx(0, 6000, 60_000_000, stamp), &h);
+            assert_eq!(got, (Some(20_000_000), None), "stamp {stamp}");
+        }
+    }
+
+    #[test]
+    fn test_linux26_newest_may_have_been_sacked_before() {
+        // Segment 2 (sent 2.6 ms) is SACKed first; the ACK that then covers 0..3 times it (the
+        // newest cumulatively acknowledged, SACKed or not), as tcp_clean_rtx_queue did.
+        let mut sb = sent_spaced(5);
+        let mut st = SenderStats::default();
+        let c = linux26_cx(0, 5000, 30_000_000, true);
+        AckProcessor::default()
+            .on_ack(&c, &ack(0, &[(2000, 3000)]), 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        let c = AckCx {
+            snd_una: 0,
+            now: 40_000_000,
+            ..c
+        };
+        let o = AckProcessor::default()
+            .on_ack(&c, &ack(3000, &[]), 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert_eq!(o.res.last_cum_ackt, Some(2_600_000));
+        assert_eq!(o.ca_rtt, Some(37_400_000));
+    }
+
     /// (estimator's sample, controller's) for ACK `h` at 60 ms on six segments sent 1.3 ms
     /// apart whose head was retransmitted at 40 ms.
     fn samples_after_head_retransmitted(c: AckCx, h: &TcpHdr) -> (Option<Nanos>, Option<Nanos>) {
@@ -754,13 +884,22 @@ mod tests {
             wnd in 0u16..3,
             ts in proptest::option::of(1u32..60),
             sacks in 0usize..2,
-            linux in proptest::bool::ANY,
+            mode in 0u8..4,
         ) {
             let (mut sb1, mut a1, una) = board_after(n, &ops);
             let (mut sb2, mut a2, _) = board_after(n, &ops);
             let end = n * MSS as u64;
-            let rtt_sampling = if linux { RttSamplingCfg::Linux } else { RttSamplingCfg::Timestamps };
-            let c = AckCx { ts_on: ts.is_some(), rtt_sampling, ..cx(una, end, true) };
+            let rtt_sampling = match mode {
+                0 => RttSamplingCfg::Timestamps,
+                1 => RttSamplingCfg::Linux,
+                _ => RttSamplingCfg::Linux26,
+            };
+            let c = AckCx {
+                ts_on: ts.is_some(),
+                rtt_sampling,
+                ca_rtt_stamp: mode == 3,
+                ..cx(una, end, true)
+            };
             let mut h = ack(to * MSS as u64 / 2, &[(una, end)][..sacks]);
             h.wnd = 999 + wnd;
             h.ts_ecr = ts.unwrap_or(0);

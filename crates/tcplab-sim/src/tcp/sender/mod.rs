@@ -930,6 +930,8 @@ impl TcpSender {
             use_sack,
             clock_granularity: self.cfg.clock_granularity,
             rtt_sampling: self.cfg.rtt_sampling,
+            ca_rtt_stamp: self.cfg.rtt_sampling == ack::RttSamplingCfg::Linux26
+                && self.cc.rtt_stamp(),
         };
         // Knob `cwnd_moderation`: an ACK outside the Open state is dubious (Linux
         // `tcp_ack_is_dubious`); such an ACK takes the full path.
@@ -966,7 +968,7 @@ impl TcpSender {
             }
         }
         if let Some(m) = a.rtt_sample {
-            self.rtt.on_measurement(m, a.ca_rtt.unwrap_or(m.nanos));
+            self.rtt.on_measurement(m, self.min_rtt_sample(m, a.ca_rtt));
         }
         // 4. Loss marking.
         let lost_new = self.mark_losses(&res, now, use_sack);
@@ -1044,6 +1046,18 @@ impl TcpSender {
         self.snd_una = snd_una;
     }
 
+    /// The sample that feeds the minimum RTT: with Linux ≥ 3.15 sampling the congestion
+    /// controller's (`tcp_update_rtt_min` takes `ca_rtt_us`), otherwise the estimator's (Linux
+    /// 2.6 kept no minimum of the controller's samples).
+    #[inline]
+    fn min_rtt_sample(&self, m: crate::tcp::rtt::RttSample, ca_rtt: Option<Nanos>) -> Nanos {
+        if self.cfg.rtt_sampling == ack::RttSamplingCfg::Linux {
+            ca_rtt.unwrap_or(m.nanos)
+        } else {
+            m.nanos
+        }
+    }
+
     /// Loss marking on one ACK, after the scoreboard took it; returns the bytes newly marked
     /// lost. From SACK information: RFC 6675 IsLost, or FACK for rate-halving; then RACK
     /// (RFC 8985 §6.2): remember the newest delivered transmission, then time-based loss.
@@ -1112,7 +1126,7 @@ impl TcpSender {
         let res = a.res;
         let prior_in_flight = a.prior_in_flight;
         if let Some(m) = a.rtt_sample {
-            self.rtt.on_measurement(m, a.ca_rtt.unwrap_or(m.nanos));
+            self.rtt.on_measurement(m, self.min_rtt_sample(m, a.ca_rtt));
         }
         let lost_new = self.mark_losses(&res, now, use_sack);
         self.rack.tlp_out = false;
