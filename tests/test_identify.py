@@ -97,6 +97,17 @@ def test_bbr_gain_cycle_shows_at_lag_eight(tmp_path):
     assert c8["cubic"] is None or c8["cubic"] < 0.2, c8
 
 
+def test_gain_cycle_is_read_between_losses_not_on_an_eight_round_sawtooth(tmp_path):
+    # Scalable's epochs here last 8-9 rounds (seen 9797 path 4's grid point, 1.4 BDP): read
+    # across its window cuts the lag-8 autocorrelation was 0.69, a BBR-like cycle; read only on
+    # pairs of rounds inside a stretch free of loss recoveries there are none to read
+    g = {"rate_bps": 20.54e6, "rtt_s": 0.01334, "buffer_bdp": 1.414, "loss": 0.0}
+    g["duration_s"] = 20.0
+    ex = feats(capture(tmp_path, "linux-6", "scalable", seed=77, grid=g))
+    assert ex.counts["loss_episodes"] > 40 and ex.features["epoch_rtts"] < 1.0
+    assert ex.features["cycle8"] is None or ex.features["cycle8"] < 0.2, ex.features["cycle8"]
+
+
 def test_decrease_is_measured_before_the_detection_stall(tmp_path):
     # the outstanding count grows while the cumulative ACK waits at the hole (SACK, RACK's
     # reordering window): measured from before that, CUBIC's decrease reads its beta 0.7
