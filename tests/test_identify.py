@@ -240,6 +240,23 @@ def test_validation_holdout_set_is_fresh():
         V.test_paths(3, holdout=V.SEED)
 
 
+def test_packet_pairs_on_a_path_of_a_few_packets_per_rtt(tmp_path):
+    # 4.5 Mbit/s x 15 ms (BDP 6 packets, seen 9797 path 3): a delayed ACK's two segments
+    # take 0.36 RTT at the bottleneck, more than the quarter RTT that bounded a pair; the pairs
+    # now also count when spaced like the flow's own rate, and show the capacity, and a
+    # window-limited CUBIC flow sharing the queue shows as a share under 1
+    g = {"rate_bps": 4.5e6, "rtt_s": 0.015, "buffer_bdp": 1.0, "loss": 0.0, "duration_s": 10.0}
+    p = feats(capture(tmp_path, "linux-6", "reno", grid=g)).path
+    assert p.pair_rate_bps == pytest.approx(g["rate_bps"], rel=0.1), p
+    bg = [{"name": "bg", "cca": "cubic", "window": "64KB", "start": "1s"}]
+    doc = R.scenario_doc(R.Candidate("linux-6", "reno"), g, 77, bg)
+    d = tmp_path / "bg"
+    d.mkdir()
+    s = feats(R.simulate_capture(doc, "sender", d)).path
+    assert s.pair_rate_bps == pytest.approx(g["rate_bps"], rel=0.1), s
+    assert s.busy_share is not None and s.busy_share < 0.8, s
+
+
 def test_cross_traffic_shows_as_a_share_of_the_busy_bottleneck(tmp_path):
     # a lone loss-based flow gets the whole capacity while a queue stands; with UDP CBR at 20 %
     # of the rate sharing the queue it gets about 80 %, and identify adds a reference variant
