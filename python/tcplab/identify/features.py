@@ -509,6 +509,20 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         k = np.searchsorted(rec_iv[:, 0], t, side="right") - 1
         return (k >= 0) & (t <= rec_iv[np.maximum(k, 0), 1]) if len(rec_iv) else t < -1
 
+    if len(adv):
+        # the receiver's ACK policy at the start (quick-ACK or every second segment), read on
+        # the first 30 advancing ACKs outside loss recoveries: the ACK of a retransmission that
+        # fills a hole covers every segment that arrived after the hole (seen 9797 path 3: an
+        # initial window that overflowed a 6-packet buffer read 3.2 segments per ACK, its
+        # references 2.0 to 3.4 as their startup losses fell)
+        adv_t = ack_t[data_acks][np.asarray(adv)]
+        clean_adv = advance[~in_recovery(adv_t)]
+        if len(clean_adv):
+            feats["early_seg_per_ack"] = float(np.mean(clean_adv[:30]))
+        else:
+            feats["early_seg_per_ack"] = None
+            why["early_seg_per_ack"] = "every advancing ACK fell within a loss recovery"
+
     if len(ack) > 4 and len(edges) > 2:
         idx = np.searchsorted(ack_t, edges)
         idx = np.clip(idx, 1, len(ack)) - 1
