@@ -149,6 +149,11 @@ def test_snap_is_a_fixed_grid():
     assert R.snap(IPath(100e6, 0.05, 1, 0, 60))["duration_s"] == 10.0
     v = R.variants(g)
     assert v[0] == g and v[1]["buffer_bdp"] == 0.3536 and v[2]["loss"] == 1e-3
+    # without loss the buffer is only a lower bound: the neighbour is the larger buffer
+    v = R.variants(g, lossy=False)
+    assert v[0] == g and v[1]["buffer_bdp"] == 1.414 and v[2]["loss"] == 1e-3
+    top = dict(g, buffer_bdp=8.0)
+    assert [x["buffer_bdp"] for x in R.variants(top, lossy=False)] == [8.0, 8.0]
 
 
 def test_identify_ranks_the_true_candidate_first(tmp_path):

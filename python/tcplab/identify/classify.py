@@ -575,7 +575,7 @@ def identify(
                 ex.features[f] = None
                 ex.why_missing[f] = "the hosts' socket buffers were given (reference_knobs)"
     t_feat = time.perf_counter() - t0
-    vars_ = refs_mod.variants(grid)
+    vars_ = refs_mod.variants(grid, ex.path.lossy)
     vars_ += refs_mod.cross_variants(grid, ex.path, ex.features.get("qdelay"))
     libs = [
         refs_mod.library(
