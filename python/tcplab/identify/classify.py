@@ -3,7 +3,8 @@
 1. Extract the capture's features and infer its path (rate, base RTT, buffer, random loss,
    duration) — :mod:`.features`.
 2. Snap the path to the reference grid and get (simulate or load from the cache) the features of
-   every candidate on it and on two neighbouring variants (half the buffer, more random loss),
+   every candidate on it and on two neighbouring variants (half the buffer, or twice it for a
+   capture without loss; more random loss),
    and, when the capture shows cross traffic, on two variants with it (UDP CBR, a
    window-limited TCP flow), one vector per reference seed — :mod:`.references`. A
    candidate's distance is the smallest over the variants (a profile likelihood over what the
