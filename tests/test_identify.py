@@ -97,6 +97,17 @@ def test_bbr_gain_cycle_shows_at_lag_eight(tmp_path):
     assert c8["cubic"] is None or c8["cubic"] < 0.2, c8
 
 
+def test_gain_cycle_is_read_between_losses_not_on_an_eight_round_sawtooth(tmp_path):
+    # Scalable's epochs here last 8-9 rounds (seen 9797 path 4's grid point, 1.4 BDP): read
+    # across its window cuts the lag-8 autocorrelation was 0.69, a BBR-like cycle; read only on
+    # pairs of rounds inside a stretch free of loss recoveries there are none to read
+    g = {"rate_bps": 20.54e6, "rtt_s": 0.01334, "buffer_bdp": 1.414, "loss": 0.0}
+    g["duration_s"] = 20.0
+    ex = feats(capture(tmp_path, "linux-6", "scalable", seed=77, grid=g))
+    assert ex.counts["loss_episodes"] > 40 and ex.features["epoch_rtts"] < 1.0
+    assert ex.features["cycle8"] is None or ex.features["cycle8"] < 0.2, ex.features["cycle8"]
+
+
 def test_decrease_is_measured_before_the_detection_stall(tmp_path):
     # the outstanding count grows while the cumulative ACK waits at the hole (SACK, RACK's
     # reordering window): measured from before that, CUBIC's decrease reads its beta 0.7
@@ -138,6 +149,11 @@ def test_snap_is_a_fixed_grid():
     assert R.snap(IPath(100e6, 0.05, 1, 0, 60))["duration_s"] == 10.0
     v = R.variants(g)
     assert v[0] == g and v[1]["buffer_bdp"] == 0.3536 and v[2]["loss"] == 1e-3
+    # without loss the buffer is only a lower bound: the neighbour is the larger buffer
+    v = R.variants(g, lossy=False)
+    assert v[0] == g and v[1]["buffer_bdp"] == 1.414 and v[2]["loss"] == 1e-3
+    top = dict(g, buffer_bdp=8.0)
+    assert [x["buffer_bdp"] for x in R.variants(top, lossy=False)] == [8.0, 8.0]
 
 
 def test_identify_ranks_the_true_candidate_first(tmp_path):
@@ -227,6 +243,37 @@ def test_validation_holdout_set_is_fresh():
     assert V.test_paths(3, holdout=4242) == hold  # reproducible
     with pytest.raises(ValueError, match="default set"):
         V.test_paths(3, holdout=V.SEED)
+
+
+def test_packet_pairs_on_a_path_of_a_few_packets_per_rtt(tmp_path):
+    # 4.5 Mbit/s x 15 ms (BDP 6 packets, seen 9797 path 3): a delayed ACK's two segments
+    # take 0.36 RTT at the bottleneck, more than the quarter RTT that bounded a pair; the pairs
+    # now also count when spaced like the flow's own rate, and show the capacity, and a
+    # window-limited CUBIC flow sharing the queue shows as a share under 1
+    g = {"rate_bps": 4.5e6, "rtt_s": 0.015, "buffer_bdp": 1.0, "loss": 0.0, "duration_s": 10.0}
+    p = feats(capture(tmp_path, "linux-6", "reno", grid=g)).path
+    assert p.pair_rate_bps == pytest.approx(g["rate_bps"], rel=0.1), p
+    bg = [{"name": "bg", "cca": "cubic", "window": "64KB", "start": "1s"}]
+    doc = R.scenario_doc(R.Candidate("linux-6", "reno"), g, 77, bg)
+    d = tmp_path / "bg"
+    d.mkdir()
+    s = feats(R.simulate_capture(doc, "sender", d)).path
+    assert s.pair_rate_bps == pytest.approx(g["rate_bps"], rel=0.1), s
+    assert s.busy_share is not None and s.busy_share < 0.8, s
+
+
+def test_early_acks_show_the_receiver_not_the_startup_losses(tmp_path):
+    # a 3-packet buffer drops from the initial window: the ACK that a retransmission draws
+    # covers the segments that arrived after the hole, which is the sender's loss, not the
+    # receiver's ACK policy; read outside recoveries, one receiver reads the same whatever the
+    # sender's algorithm (CUBIC read 1.93 against Reno's 1.70 with them)
+    g = {"rate_bps": 4.5e6, "rtt_s": 0.015, "buffer_bdp": 0.5, "loss": 0.0, "duration_s": 5.0}
+    e = {}
+    for cca in ("reno", "cubic", "fast"):
+        ex = feats(capture(tmp_path, "linux-6", cca, grid=g))
+        assert ex.counts["loss_episodes"] > 10
+        e[cca] = ex.features["early_seg_per_ack"]
+    assert max(e.values()) - min(e.values()) < 0.1, e
 
 
 def test_cross_traffic_shows_as_a_share_of_the_busy_bottleneck(tmp_path):

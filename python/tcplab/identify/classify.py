@@ -3,7 +3,8 @@
 1. Extract the capture's features and infer its path (rate, base RTT, buffer, random loss,
    duration) — :mod:`.features`.
 2. Snap the path to the reference grid and get (simulate or load from the cache) the features of
-   every candidate on it and on two neighbouring variants (half the buffer, more random loss),
+   every candidate on it and on two neighbouring variants (half the buffer, or twice it for a
+   capture without loss; more random loss),
    and, when the capture shows cross traffic, on two variants with it (UDP CBR, a
    window-limited TCP flow), one vector per reference seed — :mod:`.references`. A
    candidate's distance is the smallest over the variants (a profile likelihood over what the
@@ -575,7 +576,7 @@ def identify(
                 ex.features[f] = None
                 ex.why_missing[f] = "the hosts' socket buffers were given (reference_knobs)"
     t_feat = time.perf_counter() - t0
-    vars_ = refs_mod.variants(grid)
+    vars_ = refs_mod.variants(grid, ex.path.lossy)
     vars_ += refs_mod.cross_variants(grid, ex.path, ex.features.get("qdelay"))
     libs = [
         refs_mod.library(

@@ -38,7 +38,7 @@ from typing import Any
 from .features import Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 13
+FEATURE_VERSION = 17
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 #: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
@@ -100,14 +100,22 @@ def snap(p: Path) -> dict[str, Any]:
 LOSS_LEVELS = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 
 
-def variants(grid: dict[str, Any]) -> list[dict[str, Any]]:
+def variants(grid: dict[str, Any], lossy: bool = True) -> list[dict[str, Any]]:
     """The grid point and its neighbours on which every candidate is simulated: the buffer a
-    factor 2 smaller and the random loss one level higher. What a capture shows of the buffer
-    (its largest queue) and of random loss (losses at a short queue) is a lower bound, and on
-    either side of a regime boundary (a window that fills the buffer or does not) the same
-    algorithm looks different; a candidate is scored on the variant that fits it best."""
+    factor 2 smaller (a factor 2 larger when the capture had no loss, *lossy* False) and the
+    random loss one level higher. What a capture shows of the buffer (its largest queue) and of
+    random loss (losses at a short queue) is a lower bound, and on either side of a regime
+    boundary (a window that fills the buffer or does not) the same algorithm looks different;
+    a candidate is scored on the variant that fits it best. A capture with losses filled its
+    buffer (a drop-tail queue drops when full), so its largest queue is about the buffer and
+    the grid rounds it down; one without loss never filled it, and the buffer is only known to
+    be at least that queue (and at least 1 BDP, features.py): the neighbour that matters is the
+    larger buffer, where a candidate that would have overflowed the grid point's buffer (at
+    the end of slow start, say) does not (measured on seen 1212 path 4, 1.57 BDP snapped to
+    1.0: Vegas's references lost at the end of slow start and the capture did not)."""
     out = [dict(grid)]
-    k = max(round(2 * math.log2(grid["buffer_bdp"])) - 2, -6)  # two sqrt(2) steps down
+    step = -2 if lossy else 2  # two sqrt(2) steps down, or up when the capture had no loss
+    k = min(max(round(2 * math.log2(grid["buffer_bdp"])) + step, -6), 6)
     b = dict(grid, buffer_bdp=float(f"{2.0 ** (k / 2):.4g}"))
     if b != grid:
         out.append(b)
