@@ -179,7 +179,9 @@ def test_scenario_validation_checks_assume(tmp_path, capsys):
 
 @needs_core
 def test_envelope_without_assumptions_is_an_error(tmp_path, capsys):
-    # J1 declares no [assume] table (Z2 does since it has background traffic).
-    args = ["reproduce", "jansen2005", "--quick", "--only", "J1", "--envelope"]
+    # Every shipped study declares an [assume] table: the test study without its own.
+    plain = STUDY[: STUDY.index("[assume.window]")] + STUDY[STUDY.index("[report]") :]
+    studies = _study(tmp_path, plain)
+    args = ["reproduce", "jansen2005", "--studies-dir", str(studies), "--envelope"]
     assert main([*args, "--out", str(tmp_path / "r"), "--no-record"]) == 2
     assert "no selected experiment declares an [assume] table" in capsys.readouterr().err

@@ -161,6 +161,7 @@ impl EmuConfig {
                     .map_err(|(field, m)| format!("{f}.{field}: {m}"))?;
                 c.jitter
                     .check()
+                    .and_then(|_| tcplab_sim::config::check_tick(c.tick_ns))
                     .map_err(|(field, m)| format!("{f}.{field}: {m}"))?;
                 for (k, st) in c.schedule.iter().enumerate() {
                     if let Some(l) = &st.loss {

@@ -83,7 +83,8 @@ impl Pipe {
                 LossModel::new(cfg.loss.clone(), rng),
                 256,
             )
-            .with_schedule(cfg.schedule.clone(), None),
+            .with_schedule(cfg.schedule.clone(), None)
+            .with_tick(cfg.tick_ns),
             flight: VecDeque::with_capacity(1024),
             last_offer_ns: 0,
             last_due: None,
@@ -229,6 +230,7 @@ mod tests {
             outages: vec![],
             schedule: Vec::new(),
             jitter: Default::default(),
+            tick_ns: 0,
         }
     }
 
@@ -250,6 +252,21 @@ mod tests {
         assert_eq!(p.pop_due(11_004_999), None);
         let d = p.pop_due(11_005_000).unwrap();
         assert_eq!((d.token, d.len, d.back_to_back), (7, 1500, false));
+    }
+
+    #[test]
+    fn test_tick_pipe_releases_on_ticks_like_the_simulator() {
+        // The emulator's pipe uses the shared model's ticks (tcplab_sim::link, "Timer ticks"):
+        // three 1 ms packets offered at 3 ms on a 10 ms tick all leave the queue at 10 ms and
+        // are due 20 ms later, together.
+        let mut c = chan(12_000_000, 20_000_000, None, LossCfg::None);
+        c.tick_ns = 10_000_000;
+        let mut p = Pipe::new(&c, Rng::for_entity(1, "loss", "t"));
+        for k in 0..3 {
+            assert_eq!(p.offer(3_000_000, 1500, k), Offer::Queued(30_000_000));
+        }
+        assert_eq!(p.pop_due(29_999_999), None);
+        assert_eq!(p.pop_due(30_000_000).map(|d| d.token), Some(0));
     }
 
     #[test]

@@ -669,6 +669,7 @@ mod tests {
             outages: vec![],
             schedule: vec![],
             jitter: Default::default(),
+            tick_ns: 0,
         };
         Lane::new(Pipe::new(&chan, Rng::new(1)), "bn", "ab", 1, monitor)
     }

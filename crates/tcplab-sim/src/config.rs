@@ -104,6 +104,26 @@ pub struct ChanCfg {
     /// "Jitter").
     #[serde(default)]
     pub jitter: JitterCfg,
+    /// Timer granularity of a tick-driven emulator such as Dummynet, ns (0: none): packets
+    /// leave the queue and the delay line only at multiples of it (src/link.rs, "Timer
+    /// ticks"). At most [`MAX_TICK_NS`].
+    #[serde(default)]
+    pub tick_ns: u64,
+}
+
+/// Largest tick accepted (both engines): 1 s, a kernel clock of 1 Hz — far coarser than any
+/// HZ a router ran (FreeBSD's default was 100, dummynet(4) recommends 1000).
+pub const MAX_TICK_NS: u64 = 1_000_000_000;
+
+/// Check a direction's `tick_ns`; the error names the field below the direction.
+pub fn check_tick(tick_ns: u64) -> Result<(), (String, String)> {
+    if tick_ns > MAX_TICK_NS {
+        return Err((
+            "tick_ns".into(),
+            format!("{tick_ns} ns is more than the largest tick accepted, {MAX_TICK_NS} ns"),
+        ));
+    }
+    Ok(())
 }
 
 /// Distribution of the extra delay a link direction adds to each packet after serialisation

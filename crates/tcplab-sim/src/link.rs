@@ -68,6 +68,33 @@
 //! by points of its distribution function (a measured histogram). Draws are independent per packet; measured
 //! lateness is correlated in time (a late wake-up delays every packet due meanwhile), and the
 //! order-keeping `max` adds some of that back: an approximation, stated where it is used.
+//!
+//! ## Timer ticks ([`Link::with_tick`]; docs/scenario-format.md `path.tick`)
+//! A software emulator driven by the kernel clock moves packets only when the clock ticks.
+//! Dummynet is one: dummynet(4) (FreeBSD manual, 2002 and later) lists `HZ` as "the timer
+//! granularity" and recommends `options HZ=1000`; FreeBSD's default was 100 (a 10 ms tick).
+//! The facts used here are from FreeBSD's `sys/netinet/ip_dummynet.c` of the 4.x/5.x era (Rizzo,
+//! 1998-2002; read for behaviour, nothing copied): its scheduler runs once per tick and counts
+//! time in ticks (`curr_time`); a pipe's queue earns `bandwidth` bits of credit per tick, and
+//! each tick every packet whose length the credit covers moves to the delay line; an idle queue
+//! that receives a packet is scheduled from the current tick, so the partial tick in which it
+//! arrived counts as earned, and credit left over from its last packet (less than one tick's)
+//! is kept; a packet's exit time from the delay line is its move tick plus the delay converted
+//! to whole ticks, and it leaves in the tick that reaches it (a packet whose credit is already
+//! there goes through at once). With a tick of `T` this gives, per packet offered at `now`:
+//! * fluid finish `f = s + len·8/rate`, where `s` is the previous packet's fluid finish, moved
+//!   forward by the whole ticks in which the queue was idle (`s = f_prev + max(0, ⌊now⌋_T −
+//!   ⌈f_prev⌉_T)`, which keeps the leftover credit);
+//! * the packet leaves the queue at `d = max(⌈f⌉_T, ⌊now⌋_T)`: it holds its queue slot until
+//!   then (drop-tail counts it), and packets that the same tick releases leave together;
+//! * it arrives at `max(⌈d + delay⌉_T, now)`, then jitter, if any, on top.
+//!
+//! The delay is rounded up to the tick, not down as Dummynet's configuration does (`delay` in
+//! ms × HZ / 1000): the link's delay stands for the delay the study configured, which is a whole
+//! number of ticks when it is a whole number of 10 ms (HZ=100) or ms (HZ=1000), but a scenario
+//! computes it from an RTT minus access delays. Tick boundaries are multiples of `T` from the
+//! engine's time zero (the simulator's run start; the emulator's own clock): the phase of a real
+//! router's clock is arbitrary. Nothing is random. A link without a tick takes none of this path.
 
 use crate::config::{JitterCfg, LossCfg};
 use crate::rng::Rng;
@@ -371,6 +398,11 @@ pub struct Link<T: Copy + Default = ()> {
     last_arrival_ns: u64,
     /// Extra delay per packet (module docs, "Jitter").
     jitter: Jitter,
+    /// Timer tick, ns and ps (0: none), and the last packet's fluid finish, ps (module docs,
+    /// "Timer ticks").
+    tick_ns: u64,
+    tick_ps: u64,
+    fluid_ps: u64,
     pub stats: LinkStats,
 }
 
@@ -409,8 +441,31 @@ impl<T: Copy + Default> Link<T> {
             lost_ahead: 0,
             last_arrival_ns: 0,
             jitter: Jitter::new(JitterCfg::None, Rng::new(0)),
+            tick_ns: 0,
+            tick_ps: 0,
+            fluid_ps: 0,
             stats: LinkStats::default(),
         }
+    }
+
+    /// Release packets only at multiples of `tick_ns` (module docs, "Timer ticks"); 0: never
+    /// quantise. Set before the first packet.
+    pub fn with_tick(mut self, tick_ns: u64) -> Link<T> {
+        self.tick_ns = tick_ns;
+        self.tick_ps = tick_ns.saturating_mul(1000);
+        self.refresh_plain();
+        self
+    }
+
+    /// The tick's part of an offer at `now` of a packet that takes `tx` ps: when it leaves the
+    /// queue, ps (module docs, "Timer ticks").
+    #[inline(never)]
+    fn tick_departure_ps(&mut self, now: u64, tx: u64) -> u64 {
+        let t = self.tick_ps;
+        let floor = now.saturating_mul(1000) / t * t;
+        let prev_departure = self.fluid_ps.div_ceil(t) * t;
+        self.fluid_ps += floor.saturating_sub(prev_departure) + tx;
+        (self.fluid_ps.div_ceil(t) * t).max(floor)
     }
 
     /// Add `jitter` to each packet's arrival (module docs, "Jitter").
@@ -436,7 +491,8 @@ impl<T: Copy + Default> Link<T> {
             && self.next_step >= self.schedule.len()
             && self.limit_bytes.is_none()
             && matches!(self.loss.cfg, LossCfg::None)
-            && self.jitter.is_none();
+            && self.jitter.is_none()
+            && self.tick_ns == 0;
     }
 
     /// Count a TSO frame once against the packet limit from now on (the egress queue of a host
@@ -647,10 +703,18 @@ impl<T: Copy + Default> Link<T> {
     }
 
     /// Serialisation time spent by `now`, ps. The unfinished packets are back to back (each
-    /// arrived before its predecessor finished), so the work still to do is `busy_until − now`.
+    /// arrived before its predecessor finished), so the work still to do is `busy_until − now`
+    /// (with a tick, the fluid finish: module docs, "Timer ticks").
     pub fn busy_done_ps(&self, now: u64) -> u64 {
         let now_ps = now.saturating_mul(1000);
-        self.stats.busy_ps - self.busy_until_ps.saturating_sub(now_ps)
+        let until = if self.tick_ns != 0 {
+            self.fluid_ps
+        } else {
+            self.busy_until_ps
+        };
+        self.stats
+            .busy_ps
+            .saturating_sub(until.saturating_sub(now_ps))
     }
 
     /// Offer a packet of `len` IP bytes at `now`. `lossy == false` exempts it from the loss model
@@ -752,7 +816,11 @@ impl<T: Copy + Default> Link<T> {
             Some(k) => len as u64 * k,
             None => tx_time_ps(len, self.rate_bps),
         };
-        let finish = start + tx;
+        let finish = if !PLAIN && self.tick_ns != 0 {
+            self.tick_departure_ps(now, tx)
+        } else {
+            start + tx
+        };
         self.busy_until_ps = finish;
         self.backlog_bytes += len as u64;
         self.stats.packets += 1;
@@ -789,6 +857,9 @@ impl<T: Copy + Default> Link<T> {
         #[allow(clippy::manual_div_ceil)]
         let mut arrival_ns = (finish + 999) / 1000 + self.delay_ns;
         if !PLAIN {
+            if self.tick_ns != 0 {
+                arrival_ns = (arrival_ns.div_ceil(self.tick_ns) * self.tick_ns).max(now);
+            }
             arrival_ns += self.jitter.draw();
         }
         let arrival_ns = arrival_ns.max(self.last_arrival_ns);
@@ -1148,6 +1219,84 @@ mod tests {
         };
         assert_eq!(u.check().unwrap_err().0, "jitter.max_ns");
         assert!(JitterCfg::Uniform { max_ns: 0 }.check().is_ok());
+    }
+
+    #[test]
+    fn test_tick_releases_packets_at_tick_boundaries() {
+        // Dummynet at HZ=100: 10 ms ticks. 1500 B at 12 Mbit/s = 1 ms of credit (12 kbit of the
+        // 120 kbit a tick earns); 20 ms delay = 2 ticks.
+        let mut l = link(12_000_000, 20_000_000, None).with_tick(10_000_000);
+        // An idle queue counts from the tick before the arrival: both packets offered at 3 ms
+        // move to the delay line at the first tick (10 ms) and leave it two ticks later.
+        assert_eq!(arrival(l.offer(3_000_000, 1500, true, false)), 30_000_000);
+        assert_eq!(arrival(l.offer(3_000_000, 1500, true, false)), 30_000_000);
+        // They hold their queue slots until that tick, not 1 ms each as on an ideal link.
+        assert_eq!(l.queue_pkts(9_999_999), 1);
+        assert_eq!(l.queue_pkts(10_000_000), 0);
+        // At 25 ms the queue is idle with 96 kbit of the first tick's credit left: eight
+        // packets go to the delay line at once (tick 2, 20 ms) and out at 40 ms; the ninth
+        // waits for the next tick's credit (30 ms, out at 50 ms).
+        let a: Vec<u64> = (0..9)
+            .map(|_| arrival(l.offer(25_000_000, 1500, true, false)))
+            .collect();
+        assert_eq!(a[..8], [40_000_000; 8]);
+        assert_eq!(a[8], 50_000_000);
+    }
+
+    #[test]
+    fn test_tick_keeps_the_rate_and_bunches_a_backlog() {
+        // 100 packets offered at once, 1 ms each, 10 ms ticks: ten leave per tick, the last at
+        // 100 ms — the same rate as without a tick, delivered in bunches.
+        let mut l = link(12_000_000, 0, None).with_tick(10_000_000);
+        let got: Vec<u64> = (0..100)
+            .map(|_| arrival(l.offer(0, 1500, true, false)))
+            .collect();
+        let want: Vec<u64> = (0..100).map(|k| (k / 10 + 1) * 10_000_000).collect();
+        assert_eq!(got, want);
+        // A 1 ms tick over 1 ms packets changes nothing.
+        let mut fine = link(12_000_000, 0, None).with_tick(1_000_000);
+        let mut ideal = link(12_000_000, 0, None);
+        for k in 0..50 {
+            let t = k * 700_000;
+            assert_eq!(
+                arrival(fine.offer(t, 1500, true, false)),
+                arrival(ideal.offer(t, 1500, true, false)).div_ceil(1_000_000) * 1_000_000
+            );
+        }
+    }
+
+    #[test]
+    fn test_tick_with_no_delay_lets_credited_packets_through_at_once() {
+        // With credit left and no delay line, Dummynet hands the packet on during the call.
+        let mut l = link(12_000_000, 0, None).with_tick(10_000_000);
+        assert_eq!(arrival(l.offer(0, 1500, true, false)), 10_000_000);
+        assert_eq!(arrival(l.offer(25_000_000, 1500, true, false)), 25_000_000);
+    }
+
+    #[test]
+    fn test_tick_holds_queue_slots_until_the_tick() {
+        // 5 waiting slots; 6 packets offered at 0 fill them. At 5 ms an ideal link has sent
+        // five and takes more; a 10 ms tick has sent none and drops.
+        let mut ideal = link(12_000_000, 0, Some(5));
+        let mut tick = link(12_000_000, 0, Some(5)).with_tick(10_000_000);
+        for l in [&mut ideal, &mut tick] {
+            let n = (0..8)
+                .filter(|_| matches!(l.offer(0, 1500, true, false), Admit::Queued { .. }))
+                .count();
+            assert_eq!(n, 6);
+        }
+        assert!(matches!(
+            ideal.offer(5_000_000, 1500, true, false),
+            Admit::Queued { .. }
+        ));
+        assert_eq!(tick.offer(5_000_000, 1500, true, false), Admit::Dropped);
+        assert_eq!(tick.room(10_000_000), 5);
+        // The serialisation time counted is the packets' own, not the ticks'.
+        assert_eq!(tick.stats.busy_ps, 6 * 1_000_000_000);
+        assert_eq!(tick.busy_done_ps(3_000_000), 3_000_000_000);
+        // Without a tick the link stays on the plain path.
+        assert!(link(1, 0, None).retaining().with_tick(0).plain);
+        assert!(!link(1, 0, None).retaining().with_tick(1).plain);
     }
 
     #[test]

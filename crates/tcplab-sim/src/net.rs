@@ -12,7 +12,7 @@
 //! (docs/design.md §2). Outages (periods in which everything offered is lost) are the
 //! simulator's own.
 
-use crate::config::{err, ChanCfg, Config, ConfigError, JitterCfg, LossCfg, NodeKind};
+use crate::config::{check_tick, err, ChanCfg, Config, ConfigError, JitterCfg, LossCfg, NodeKind};
 use crate::event::{Class, EventQueue, Target};
 use crate::host::RxCoalesce;
 pub use crate::link::Link;
@@ -169,7 +169,8 @@ impl Channel {
         )
         .retaining()
         .with_schedule(cfg.schedule.clone(), Some(0))
-        .with_jitter(Jitter::new(cfg.jitter.clone(), jitter_rng));
+        .with_jitter(Jitter::new(cfg.jitter.clone(), jitter_rng))
+        .with_tick(cfg.tick_ns);
         Channel {
             name,
             link,
@@ -387,6 +388,7 @@ impl Network {
                 };
                 c.jitter
                     .check()
+                    .and_then(|_| check_tick(c.tick_ns))
                     .map_err(|(f, m)| err(format!("links[{li}].{dir}.{f}"), m))?;
                 let rng = Rng::for_entity(cfg.seed, "loss", &format!("{}.{dir}", l.name));
                 let jitter_rng = Rng::for_entity(cfg.seed, "jitter", &format!("{}.{dir}", l.name));
@@ -482,6 +484,7 @@ impl Network {
             outages: Vec::new(),
             schedule: Vec::new(),
             jitter: JitterCfg::None,
+            tick_ns: 0,
         };
         let name = format!("{}.rx", self.nodes[node as usize].name);
         let ch = Channel::new(
@@ -555,6 +558,7 @@ mod tests {
             outages: Vec::new(),
             schedule: Vec::new(),
             jitter: JitterCfg::None,
+            tick_ns: 0,
         };
         Channel::new(
             "t".into(),

@@ -41,8 +41,9 @@ PATH_KEYS = (
     "reverse",
     "schedule",
     "jitter",
+    "tick",
 )
-REVERSE_KEYS = ("rate", "queue", "loss", "jitter")
+REVERSE_KEYS = ("rate", "queue", "loss", "jitter", "tick")
 HOST_KEYS = ("name", "side", "nic_rate", "ring", "access_rate", "access_delay")
 FLOW_COMMON_KEYS = (
     "name",

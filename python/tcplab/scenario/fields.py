@@ -225,15 +225,28 @@ as_pos_duration = as_positive(units.parse_duration, units.DURATION_EXAMPLE)
 as_pos_bytes = as_positive(units.parse_bytes, units.BYTES_EXAMPLE)
 
 
-#: Largest jitter both engines accept (crates/tcplab-sim/src/config.rs MAX_JITTER_NS).
+def duration_at_most(limit_ns: int, limit: str, example: str) -> Callable[[Any], int]:
+    """A duration parser that rejects values above *limit_ns* (*limit* as said in the error)."""
+
+    def parse(v: Any) -> int:
+        n = units.parse_duration(v)
+        if n > limit_ns:
+            raise Invalid(f"is more than {limit}", example)
+        return n
+
+    return parse
+
+
+#: Largest jitter and tick both engines accept (crates/tcplab-sim/src/config.rs MAX_JITTER_NS,
+#: MAX_TICK_NS).
 MAX_JITTER_NS = 10_000_000_000
-
-
-def as_jitter(v: Any) -> int:
-    n = units.parse_duration(v)
-    if n > MAX_JITTER_NS:
-        raise Invalid("is more than 10 s", "a host or emulator timing noise like '50us' or '1ms'")
-    return n
+MAX_TICK_NS = 1_000_000_000
+as_jitter = duration_at_most(
+    MAX_JITTER_NS, "10 s", "a host or emulator timing noise like '50us' or '1ms'"
+)
+as_tick = duration_at_most(
+    MAX_TICK_NS, "1 s", "a router's clock tick like '10ms' (HZ=100) or '1ms'"
+)
 
 
 def as_ring(v: Any) -> int:

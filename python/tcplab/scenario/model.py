@@ -37,6 +37,10 @@ class PathModel:
     #: ``path.reverse.jitter``; crates/tcplab-sim/src/link.rs "Jitter"); 0 = none.
     jitter_ns: int = 0
     reverse_jitter_ns: int = 0
+    #: Timer granularity of a tick-driven emulator (``path.tick``, ``path.reverse.tick``;
+    #: crates/tcplab-sim/src/link.rs "Timer ticks"): packets leave only at its multiples; 0 = none.
+    tick_ns: int = 0
+    reverse_tick_ns: int = 0
     #: Time-varying path: scenario.schedule.Step objects in time order (``[[path.schedule]]``).
     schedule: tuple[Any, ...] = ()
 

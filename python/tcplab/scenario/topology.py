@@ -42,6 +42,7 @@ from .fields import (
     as_pos_duration,
     as_rate,
     as_ring,
+    as_tick,
 )
 from .loss import parse_loss
 from .model import Host, PathModel
@@ -96,6 +97,7 @@ def validate_path(ctx: Ctx, data: Any) -> tuple[PathModel, dict[str, Any]]:
     else:
         t.resolved["loss"] = {"model": "none"}
     jitter = t.take("jitter", as_jitter, default=0, literal="0s")
+    tick = t.take("tick", as_tick, default=0, literal="0s")
     access_rate = t.take("access_rate", as_rate, default=ACCESS_RATE_FACTOR * rate)
     host_queue = t.take(
         "host_queue",
@@ -108,6 +110,7 @@ def validate_path(ctx: Ctx, data: Any) -> tuple[PathModel, dict[str, Any]]:
     rev_rate = rev.take("rate", as_rate, default=rate)
     rev_queue = rev.take("queue", units.parse_queue, default=queue)
     rev_jitter = rev.take("jitter", as_jitter, default=jitter)
+    rev_tick = rev.take("tick", as_tick, default=tick)
     rev_loss = {"model": "none"}
     if rev.has("loss"):
         rev_loss = parse_loss(ctx, "path.reverse.loss", rev.raw("loss"))
@@ -136,6 +139,8 @@ def validate_path(ctx: Ctx, data: Any) -> tuple[PathModel, dict[str, Any]]:
         reverse_loss=rev_loss,
         jitter_ns=jitter,
         reverse_jitter_ns=rev_jitter,
+        tick_ns=tick,
+        reverse_tick_ns=rev_tick,
     )
     resolved = t.ordered_resolved()
     if "reverse" in data:
@@ -311,9 +316,10 @@ def direction_config(
     limit: tuple[int | None, int | None],
     loss: Mapping[str, Any],
     jitter_ns: int = 0,
+    tick_ns: int = 0,
 ) -> dict[str, Any]:
     """One direction of a link in the engine config: rate, delay, drop-tail queue, loss and
-    (when not 0) uniform jitter."""
+    (when not 0) uniform jitter and a timer tick."""
     d = {
         "rate_bps": rate,
         "delay_ns": delay,
@@ -322,6 +328,8 @@ def direction_config(
     }
     if jitter_ns:
         d["jitter"] = {"model": "uniform", "max_ns": jitter_ns}
+    if tick_ns:
+        d["tick_ns"] = tick_ns
     return d
 
 
@@ -348,7 +356,12 @@ def network(
             "mtu": path.mtu,
             "monitor": True,
             "ab": direction_config(
-                path.rate_bps, path.delay_ns, path.queue_limit, path.loss, path.jitter_ns
+                path.rate_bps,
+                path.delay_ns,
+                path.queue_limit,
+                path.loss,
+                path.jitter_ns,
+                path.tick_ns,
             ),
             "ba": direction_config(
                 path.reverse_rate_bps,
@@ -356,6 +369,7 @@ def network(
                 path.reverse_queue_limit,
                 path.reverse_loss,
                 path.reverse_jitter_ns,
+                path.reverse_tick_ns,
             ),
         }
     ]
