@@ -121,9 +121,9 @@ def test_compare_gives_the_simulator_the_measured_lateness():
                 "lateness": _lateness([[30_000, 0.0], [330_000, 1.0]]),
                 "own_lateness": _lateness(uniform),
             },
-            {"name": "bottleneck", "dir": "ba", "lateness": _lateness(uniform)},
+            {"name": "bottleneck", "dir": "ba", "own_lateness": _lateness(uniform)},
             # Too few samples to be a distribution: left alone.
-            {"name": cfg["links"][1]["name"], "dir": "ab", "lateness": _lateness(uniform, 5)},
+            {"name": cfg["links"][1]["name"], "dir": "ab", "own_lateness": _lateness(uniform, 5)},
         ]
     )
     out, applied = with_emulator_jitter(cfg, kern)

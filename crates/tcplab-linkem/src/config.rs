@@ -159,9 +159,7 @@ impl EmuConfig {
                 check_loss(&f, &c.loss)?;
                 tcplab_sim::link::check_schedule(&c.schedule, true)
                     .map_err(|(field, m)| format!("{f}.{field}: {m}"))?;
-                c.jitter
-                    .check()
-                    .and_then(|_| tcplab_sim::config::check_tick(c.tick_ns))
+                c.check_timing()
                     .map_err(|(field, m)| format!("{f}.{field}: {m}"))?;
                 for (k, st) in c.schedule.iter().enumerate() {
                     if let Some(l) = &st.loss {

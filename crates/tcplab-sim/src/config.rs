@@ -115,15 +115,22 @@ pub struct ChanCfg {
 /// HZ a router ran (FreeBSD's default was 100, dummynet(4) recommends 1000).
 pub const MAX_TICK_NS: u64 = 1_000_000_000;
 
-/// Check a direction's `tick_ns`; the error names the field below the direction.
-pub fn check_tick(tick_ns: u64) -> Result<(), (String, String)> {
-    if tick_ns > MAX_TICK_NS {
-        return Err((
-            "tick_ns".into(),
-            format!("{tick_ns} ns is more than the largest tick accepted, {MAX_TICK_NS} ns"),
-        ));
+impl ChanCfg {
+    /// Check the direction's timing (`jitter`, `tick_ns`), as both engines do; the error names
+    /// the field below the direction.
+    pub fn check_timing(&self) -> Result<(), (String, String)> {
+        self.jitter.check()?;
+        if self.tick_ns > MAX_TICK_NS {
+            return Err((
+                "tick_ns".into(),
+                format!(
+                    "{} ns is more than the largest tick accepted, {MAX_TICK_NS} ns",
+                    self.tick_ns
+                ),
+            ));
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Distribution of the extra delay a link direction adds to each packet after serialisation

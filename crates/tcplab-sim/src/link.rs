@@ -398,10 +398,9 @@ pub struct Link<T: Copy + Default = ()> {
     last_arrival_ns: u64,
     /// Extra delay per packet (module docs, "Jitter").
     jitter: Jitter,
-    /// Timer tick, ns and ps (0: none), and the last packet's fluid finish, ps (module docs,
+    /// Timer tick, ns (0: none), and the last packet's fluid finish, ps (module docs,
     /// "Timer ticks").
     tick_ns: u64,
-    tick_ps: u64,
     fluid_ps: u64,
     pub stats: LinkStats,
 }
@@ -442,7 +441,6 @@ impl<T: Copy + Default> Link<T> {
             last_arrival_ns: 0,
             jitter: Jitter::new(JitterCfg::None, Rng::new(0)),
             tick_ns: 0,
-            tick_ps: 0,
             fluid_ps: 0,
             stats: LinkStats::default(),
         }
@@ -452,7 +450,6 @@ impl<T: Copy + Default> Link<T> {
     /// quantise. Set before the first packet.
     pub fn with_tick(mut self, tick_ns: u64) -> Link<T> {
         self.tick_ns = tick_ns;
-        self.tick_ps = tick_ns.saturating_mul(1000);
         self.refresh_plain();
         self
     }
@@ -461,7 +458,7 @@ impl<T: Copy + Default> Link<T> {
     /// queue, ps (module docs, "Timer ticks").
     #[inline(never)]
     fn tick_departure_ps(&mut self, now: u64, tx: u64) -> u64 {
-        let t = self.tick_ps;
+        let t = self.tick_ns * 1000; // ≤ 1 s (MAX_TICK_NS): no overflow
         let floor = now.saturating_mul(1000) / t * t;
         let prev_departure = self.fluid_ps.div_ceil(t) * t;
         self.fluid_ps += floor.saturating_sub(prev_departure) + tx;

@@ -12,7 +12,7 @@
 //! (docs/design.md §2). Outages (periods in which everything offered is lost) are the
 //! simulator's own.
 
-use crate::config::{check_tick, err, ChanCfg, Config, ConfigError, JitterCfg, LossCfg, NodeKind};
+use crate::config::{err, ChanCfg, Config, ConfigError, JitterCfg, LossCfg, NodeKind};
 use crate::event::{Class, EventQueue, Target};
 use crate::host::RxCoalesce;
 pub use crate::link::Link;
@@ -386,9 +386,7 @@ impl Network {
                 } else {
                     (None, None)
                 };
-                c.jitter
-                    .check()
-                    .and_then(|_| check_tick(c.tick_ns))
+                c.check_timing()
                     .map_err(|(f, m)| err(format!("links[{li}].{dir}.{f}"), m))?;
                 let rng = Rng::for_entity(cfg.seed, "loss", &format!("{}.{dir}", l.name));
                 let jitter_rng = Rng::for_entity(cfg.seed, "jitter", &format!("{}.{dir}", l.name));

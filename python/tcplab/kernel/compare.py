@@ -178,7 +178,7 @@ def with_emulator_jitter(
     simulator draws independently per packet; the emulator's wake-ups are not independent."""
     cfg = copy.deepcopy(config)
     lanes = {
-        (ln["name"], ln["dir"]): ln.get("own_lateness") or ln.get("lateness") or {}
+        (ln["name"], ln["dir"]): ln.get("own_lateness") or {}
         for ln in (kern.get("kernel", {}).get("emulator") or {}).get("links", [])
     }
     applied: dict[str, Any] = {}
@@ -196,8 +196,7 @@ def with_emulator_jitter(
                 own = _quantiles(ch["jitter"], p)
                 measured = _quantiles({"model": "empirical", "cdf": cdf}, p)
                 total = np.sort((own[:, None] + measured[None, :]).ravel())
-                v = np.maximum.accumulate(np.quantile(total, p))
-                cdf = [[int(a), float(b)] for a, b in zip(v, p, strict=True)]
+                cdf = list(zip(np.maximum.accumulate(np.quantile(total, p)), p, strict=True))
             ch["jitter"] = {"model": "empirical", "cdf": [[int(a), float(b)] for a, b in cdf]}
             applied[f"{link['name']}.{d}"] = {
                 "lateness_mean_us": float(late.get("mean_ns", 0.0)) / 1e3,
