@@ -116,6 +116,13 @@ def test_single_tcp_flow_gets_the_emulated_rate_and_delay():
     f = raw["flows"][0]
     assert f["bytes_delivered"] == pytest.approx(kf["iperf_server_bytes"], rel=0.02)
     assert f["established"] and f["segments_sent"] > 0
+    # The hosts' own TCP counters over the trial (kernel/netstat.py): the sender sent at least
+    # the flow's segments (plus iperf3's control connection), the receiver those that arrived.
+    ns = raw["kernel"]["netstat"]
+    assert set(ns) == {"snd", "rcv"}
+    assert ns["snd"]["TcpOutSegs"] >= f["segments_sent"]
+    assert ns["rcv"]["TcpInSegs"] >= f["data_packets_delivered"] > 0
+    assert ns["snd"].get("TcpRetransSegs", 0) >= f["retransmits"]
     assert _our_namespaces() == before
 
 

@@ -700,6 +700,25 @@ def test_trials_are_judged_on_their_means():
     assert not bad["pass"] and bad["kernel_invalid_reasons"] == ["emulator late"]
     # One trial: the report itself.
     assert compare.merge_trials(cfg, runs[:1]) is runs[0]
+    # Extra simulator trials (no kernel run of their own) count in the simulator's means only:
+    # here a simulator whose first three trials split 80/16 and whose next three split 48/48.
+    runs[1]["kernel_valid"] = True
+    unfair = [trial((80e6, 16e6), k) for k in [(46e6, 50e6), (56e6, 40e6), (59e6, 37e6)]]
+    extra = [trial((48e6, 48e6), (1.0, 1.0)) for _ in range(3)]  # kernel side ignored
+    alone = compare.merge_trials(cfg, unfair)
+    both = compare.merge_trials(cfg, unfair, extra)
+    assert not alone["groups"][0]["checks"]["fairness"]["pass"]
+    (g,) = both["groups"]
+    assert g["goodput_bps"]["sim"] == pytest.approx([64e6, 32e6])
+    assert g["goodput_bps"]["kernel"] == alone["groups"][0]["goodput_bps"]["kernel"]
+    assert g["jain"]["sim"] == pytest.approx((compare._jain([80e6, 16e6]) + 1.0) / 2)
+    assert len(g["trials"]["jain_sim"]) == 6 and len(g["trials"]["jain_kernel"]) == 3
+    assert g["trials"]["jain_sim_sem"] > 0 and g["trials"]["jain_kernel_sem"] > 0
+    assert both["trials"] == 3 and both["sim_trials"] == 6
+    f0 = both["flows"][0]
+    assert f0["trials"]["sim_goodput_bps"] == [80e6] * 3 + [48e6] * 3
+    assert f0["mean_goodput_bps"]["kernel"] == pytest.approx((46e6 + 56e6 + 59e6) / 3)
+    assert f0["retransmits"] == {"sim": 10.0, "kernel": 12.0}
 
 
 def test_simulator_starts_flows_with_the_kernels_stagger():
@@ -724,3 +743,30 @@ def test_simulator_starts_flows_with_the_kernels_stagger():
     out = compare.staggered(cfg, st)
     assert [f.get("start_ns", 0) for f in out["flows"]] == [0, 1 * S + 3_800_000]
     assert compare.start_stagger({"kernel": {"flows": []}}) == {}
+
+
+def test_netstat_reads_tcp_and_tcpext_counters_and_their_change():
+    from tcplab.kernel import netstat
+
+    snmp = (
+        "Ip: Forwarding DefaultTTL\nIp: 1 64\n"
+        "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens OutSegs RetransSegs CurrEstab\n"
+        "Tcp: 1 200 120000 -1 3 1000 7 2\n"
+        "Udp: InDatagrams\nUdp: 5\n"
+    )
+    ext = (
+        "TcpExt: SyncookiesSent TCPHystartTrainDetect TCPHystartTrainCwnd\n"
+        "TcpExt: 0 1 250\n"
+        "IpExt: InNoRoutes\nIpExt: 0\n"
+    )
+    before = netstat.parse(snmp + ext)
+    assert before["TcpOutSegs"] == 1000 and before["TcpExtTCPHystartTrainCwnd"] == 250
+    assert "IpForwarding" not in before and "UdpInDatagrams" not in before
+    after = netstat.parse(snmp.replace("1000 7 2", "5000 9 0") + ext.replace("0 1 250", "0 2 410"))
+    # Counters that moved, by how much; gauges (CurrEstab, RtoMin) and still counters left out.
+    assert netstat.delta(before, after) == {
+        "TcpExtTCPHystartTrainCwnd": 160,
+        "TcpExtTCPHystartTrainDetect": 1,
+        "TcpOutSegs": 4000,
+        "TcpRetransSegs": 2,
+    }

@@ -1,7 +1,7 @@
 """Command-line parts of the kernel engine: ``tcplab compare`` and ``tcplab kernel-cleanup``.
 
-    tcplab compare SCENARIO [--out DIR] [--set F=V ...] [--seed S] [--trials N] [--sim-timeout S]
-                   [--no-emulator-jitter]
+    tcplab compare SCENARIO [--out DIR] [--set F=V ...] [--seed S] [--trials N] [--sim-trials M]
+                   [--sim-timeout S] [--no-emulator-jitter]
     tcplab kernel-cleanup [--force]
 
 Registered on the main parser by :func:`tcplab.kernel.add_subcommands`; each sets ``func``.
@@ -26,6 +26,7 @@ def _compare(args: argparse.Namespace) -> int:
         seed=args.seed,
         sim_timeout=args.sim_timeout,
         trials=args.trials,
+        sim_trials=args.sim_trials,
         emulator_jitter=not args.no_emulator_jitter,
     )
     if not rep["kernel_valid"]:
@@ -50,7 +51,7 @@ def _compare(args: argparse.Namespace) -> int:
             f"{'pass' if g['pass'] else 'FAIL ' + ','.join(fails)}"
         )
     if rep.get("trials", 1) > 1:
-        print(f"(means over {rep['trials']} trials)")
+        print(f"(means over {rep['trials']} kernel and {rep['sim_trials']} simulator trials)")
     if args.out:
         print(f"report: {args.out}/fidelity.md")
     return 0 if rep["pass"] else 3
@@ -89,6 +90,14 @@ def add_subcommands(subparsers: Any) -> None:
         type=int,
         metavar="N",
         help="pairs of runs, judged on their means (default: the scenario's trials)",
+    )
+    c.add_argument(
+        "--sim-trials",
+        type=int,
+        metavar="M",
+        help="simulator trials behind the simulator's means, at least --trials (default: 4 × "
+        "--trials when it is above 1): a simulator trial costs a second, a kernel trial half a "
+        "minute",
     )
     c.add_argument(
         "--sim-timeout",

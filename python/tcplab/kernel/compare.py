@@ -457,7 +457,11 @@ def _nanmean(xs: list[Any]) -> float:
     return sum(v) / len(v) if v else math.nan
 
 
-def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[str, Any]:
+def merge_trials(
+    config: dict[str, Any],
+    reports: list[dict[str, Any]],
+    extra: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """One report from the reports of several trials of one scenario.
 
     A single run of a real stack is one draw: two identical flows sharing a drop-tail queue end
@@ -466,19 +470,28 @@ def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[
     per-interval and cwnd errors, correlations, retransmissions, timeouts) is averaged over the
     trials and the checks are made on the means; a group of exchangeable flows is judged by its
     shares sorted per trial, then averaged, and by the mean Jain index. Series and figures are
-    trial 0's. Each flow keeps its per-trial goodputs (``trials``)."""
-    if len(reports) == 1:
+    trial 0's. Each flow keeps its per-trial goodputs (``trials``).
+
+    *extra* are reports of further simulator trials without a kernel run of their own (each
+    made against the kernel trial whose start stagger and lateness it borrowed): only their
+    simulator side counts, in the simulator's means — a simulator trial costs a second where a
+    kernel trial costs half a minute, so the model's expectation can be estimated far more
+    precisely than the kernel's; the errors that need a pair (per-interval, cwnd series) stay
+    those of the paired trials."""
+    extra = extra or []
+    if len(reports) == 1 and not extra:
         return reports[0]
     first = reports[0]
     flows = []
     for i, entry in enumerate(first["flows"]):
         each = [r["flows"][i] for r in reports]
-        bad = next((e for e in each if "error" in e), None)
+        each_s = each + [r["flows"][i] for r in extra]
+        bad = next((e for e in each_s if "error" in e), None)
         if bad is not None:
             flows.append(bad)
             continue
         m = copy.deepcopy(entry)
-        s = _nanmean([e["mean_goodput_bps"]["sim"] for e in each])
+        s = _nanmean([e["mean_goodput_bps"]["sim"] for e in each_s])
         k = _nanmean([e["mean_goodput_bps"]["kernel"] for e in each])
         m["mean_goodput_bps"] = {
             "sim": s,
@@ -486,43 +499,52 @@ def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[
             "rel_diff": (s - k) / k if k else math.nan,
         }
         m["trials"] = {
-            "sim_goodput_bps": [e["mean_goodput_bps"]["sim"] for e in each],
+            "sim_goodput_bps": [e["mean_goodput_bps"]["sim"] for e in each_s],
             "kernel_goodput_bps": [e["mean_goodput_bps"]["kernel"] for e in each],
         }
         if "retransmits" in m:
-            for w in ("sim", "kernel"):
-                m["trials"][f"{w}_retransmits"] = [e["retransmits"][w] for e in each]
+            m["trials"]["sim_retransmits"] = [e["retransmits"]["sim"] for e in each_s]
+            m["trials"]["kernel_retransmits"] = [e["retransmits"]["kernel"] for e in each]
         for key in ("mae_rel", "correlation"):
             m["interval_goodput"][key] = _nanmean([e["interval_goodput"][key] for e in each])
         if "cwnd" in m:
-            for key in ("mean_sim_bytes", "mean_kernel_bytes", "mae_rel", "correlation"):
+            m["cwnd"]["mean_sim_bytes"] = _nanmean([e["cwnd"]["mean_sim_bytes"] for e in each_s])
+            for key in ("mean_kernel_bytes", "mae_rel", "correlation"):
                 m["cwnd"][key] = _nanmean([e["cwnd"][key] for e in each])
             ks, kk = m["cwnd"]["mean_sim_bytes"], m["cwnd"]["mean_kernel_bytes"]
             m["cwnd"]["mean_rel"] = (ks - kk) / kk if kk else math.nan
         for key in ("retransmits", "timeouts"):
             if key in m:
-                m[key] = {w: _nanmean([e[key][w] for e in each]) for w in ("sim", "kernel")}
+                m[key] = {
+                    "sim": _nanmean([e[key]["sim"] for e in each_s]),
+                    "kernel": _nanmean([e[key]["kernel"] for e in each]),
+                }
         m["checks"] = _flow_checks(m)
         m["verdict"] = _verdict(m["checks"])
         m["pass"] = m["verdict"] == "pass"
         flows.append(m)
     shares: dict[str, tuple[list[float], list[float], float, float]] = {}
+
+    def group_of(r: dict[str, Any], name: str) -> dict[str, Any]:
+        return next(x for x in r["groups"] if x["group"] == name)
+
     for g in first.get("groups") or []:
-        per = [next(x for x in r["groups"] if x["group"] == g["group"]) for r in reports]
+        per = [group_of(r, g["group"]) for r in reports]
+        per_s = per + [group_of(r, g["group"]) for r in extra]
         n = len(g["goodput_bps"]["sim"])
-        s_sorted = [_nanmean([p["goodput_bps"]["sim"][j] for p in per]) for j in range(n)]
+        s_sorted = [_nanmean([p["goodput_bps"]["sim"][j] for p in per_s]) for j in range(n)]
         k_sorted = [_nanmean([p["goodput_bps"]["kernel"][j] for p in per]) for j in range(n)]
         shares[g["group"]] = (
             s_sorted,
             k_sorted,
-            _nanmean([p["jain"]["sim"] for p in per]),
+            _nanmean([p["jain"]["sim"] for p in per_s]),
             _nanmean([p["jain"]["kernel"] for p in per]),
         )
     groups = _group_checks(config, flows, shares)
     for g in groups:
-        per = [next(x for x in r["groups"] if x["group"] == g["group"]) for r in reports]
+        per = [group_of(r, g["group"]) for r in reports]
         g["trials"] = {
-            "jain_sim": [p["jain"]["sim"] for p in per],
+            "jain_sim": [p["jain"]["sim"] for p in per + [group_of(r, g["group"]) for r in extra]],
             "jain_kernel": [p["jain"]["kernel"] for p in per],
         }
         # Summed retransmissions per trial: how far a mean of a few trials can be trusted
@@ -532,12 +554,19 @@ def merge_trials(config: dict[str, Any], reports: list[dict[str, Any]]) -> dict[
             cols = [f["trials"].get(f"{w}_retransmits") for f in members]
             if cols and all(c is not None for c in cols):
                 g["trials"][f"retransmits_{w}"] = [sum(x) for x in zip(*cols, strict=True)]
+        # How far each engine's mean can be trusted: the standard error of the mean Jain index.
+        for w in ("sim", "kernel"):
+            js = [x for x in g["trials"][f"jain_{w}"] if x == x]
+            g["trials"][f"jain_{w}_sem"] = (
+                float(np.std(js, ddof=1) / math.sqrt(len(js))) if len(js) > 1 else math.nan
+            )
     valid = all(r["kernel_valid"] for r in reports)
     judged = [f for f in flows if not f.get("exchangeable")]
     out = dict(first)
     out.update(
         {
             "trials": len(reports),
+            "sim_trials": len(reports) + len(extra),
             "kernel_valid": valid,
             "kernel_invalid_reasons": [x for r in reports for x in r["kernel_invalid_reasons"]],
             "flows": flows,
@@ -639,7 +668,10 @@ def _markdown(name: str, rep: dict[str, Any]) -> str:
     if rep.get("trials", 1) > 1:
         lines += [
             f"Means over {rep['trials']} trials (pairs of runs with the same seed and loss "
-            "pattern); checks are made on the means; the figure shows trial 0.",
+            "pattern); the simulator's means are over "
+            f"{rep.get('sim_trials', rep['trials'])} trials (the ones beyond the pairs borrow "
+            "a kernel trial's start stagger and lateness); checks are made on the means; the "
+            "figure shows trial 0.",
             "",
         ]
     if not rep["kernel_valid"]:
@@ -775,14 +807,18 @@ def compare(
     sim_timeout: float = 600.0,
     trials: int | None = None,
     emulator_jitter: bool = True,
+    sim_trials: int | None = None,
 ) -> dict[str, Any]:
     """Run *scenario* on both engines and return (and with *out*, write) the fidelity report.
 
     *trials* (default: the scenario's ``trials``) pairs of runs, trial *k* with the scenario's
     trial-*k* seed and loss pattern on both engines, merged by :func:`merge_trials`. With
     *emulator_jitter* the simulator's links get the emulator's measured lateness of that trial
-    as jitter (:func:`with_emulator_jitter`). The simulator runs in a child process killed after
-    *sim_timeout* seconds."""
+    as jitter (:func:`with_emulator_jitter`). *sim_trials* (default: four times *trials* when
+    there are several, else *trials*) is how many simulator trials make the simulator's means:
+    the ones beyond *trials* use their own trial seeds with the start stagger and lateness of
+    kernel trial ``k mod trials`` (see :func:`merge_trials`). The simulator runs in a child
+    process killed after *sim_timeout* seconds."""
     from .. import scenario as scenario_mod
     from ..seeds import trial_seed
     from . import run as kernel_run
@@ -797,18 +833,20 @@ def compare(
     n = sc.trials if trials is None else trials
     if n < 1:
         raise UserError(f"compare: --trials {n}: must be at least 1")
-    reports, t_sim, t_k = [], 0.0, 0.0
+    m = (4 * n if n > 1 else n) if sim_trials is None else sim_trials
+    if m < n:
+        raise UserError(
+            f"compare: --sim-trials {m}: must be at least --trials ({n}), one simulator trial "
+            "beside each kernel trial"
+        )
+    reports, extra, t_sim, t_k = [], [], 0.0, 0.0
     scfg: dict[str, Any] = {}
     kern: dict[str, Any] = {}
-    for k in range(n):
-        cfg = common_loss_pattern(sc.config(trial_seed(sc.seed, k)))
-        kcfg = copy.deepcopy(cfg)
-        kcfg["meta"] = {"kernel": {"fine_series": True}}
-        t = time.perf_counter()
-        kern = kernel_run(kcfg)
-        t_k += time.perf_counter() - t
-        stagger = start_stagger(kern)
-        kern = common_start_offset(kern, stagger)
+    kernels: list[tuple[dict[str, Any], dict[str, int]]] = []
+
+    def sim_side(j: int, kern: dict[str, Any], stagger: dict[str, int]) -> dict[str, Any]:
+        nonlocal scfg, t_sim
+        cfg = common_loss_pattern(sc.config(trial_seed(sc.seed, j)))
         scfg = linux_sim_config(staggered(cfg, stagger))
         jitter: dict[str, Any] = {}
         if emulator_jitter:
@@ -817,14 +855,29 @@ def compare(
         t = time.perf_counter()
         sim_raw, sim_error = run_sim(scfg, timeout=sim_timeout)
         t_sim += time.perf_counter() - t
-        rep_k = fidelity(cfg, sim_raw, kern, sim_error)
-        rep_k["start_stagger_ms"] = {name: v / 1e6 for name, v in stagger.items()}
-        rep_k["sim_jitter"] = jitter
-        reports.append(rep_k)
-    rep = merge_trials(cfg, reports)
+        rep_j = fidelity(cfg, sim_raw, kern, sim_error)
+        rep_j["start_stagger_ms"] = {name: v / 1e6 for name, v in stagger.items()}
+        rep_j["sim_jitter"] = jitter
+        return rep_j
+
+    for k in range(n):
+        kcfg = copy.deepcopy(common_loss_pattern(sc.config(trial_seed(sc.seed, k))))
+        kcfg["meta"] = {"kernel": {"fine_series": True}}
+        t = time.perf_counter()
+        kern = kernel_run(kcfg)
+        t_k += time.perf_counter() - t
+        stagger = start_stagger(kern)
+        kern = common_start_offset(kern, stagger)
+        kernels.append((kern, stagger))
+        reports.append(sim_side(k, kern, stagger))
+    for j in range(n, m):
+        extra.append(sim_side(j, *kernels[j % n]))
+    cfg = common_loss_pattern(sc.config(trial_seed(sc.seed, n - 1)))
+    rep = merge_trials(cfg, reports, extra)
     rep["scenario"] = sc.name
     rep["file"] = str(scenario)
     rep["trials"] = n
+    rep["sim_trials"] = m
     rep["wall_s"] = {"sim": t_sim, "kernel": t_k}
     rep["sim_knobs"] = {f["name"]: f.get("tcp") for f in scfg["flows"] if f["kind"] == "tcp"}
     rep["kernel_emulator"] = kern.get("kernel", {}).get("emulator")

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EngineError, EngineUnavailable
-from . import linkem, linux, result, topology
+from . import linkem, linux, netstat, result, topology
 from .netns import CmdError, RunNamespaces, have_tool, new_run_id, run_cmd
 
 __all__ = ["KernelRun", "preflight", "run"]
@@ -569,6 +569,17 @@ class KernelRun:
             emu.begin(t0)
             sampler.stdin.write(f"start {t0}\n".encode())
             sampler.stdin.flush()
+            # The hosts' own TCP counters, read before the first flow and after the last
+            # (kernel/netstat.py).
+            tcp_hosts = sorted(
+                {
+                    fs.flow[end]
+                    for fs in self.pre.flows
+                    if fs.kind == "tcp"
+                    for end in ("src", "dst")
+                }
+            )
+            counters_before = {h: netstat.read(self.node_ns[h]) for h in tcp_hosts}
             events: list[tuple[int, int, int]] = []
             for fs in self.pre.flows:
                 f = fs.flow
@@ -616,6 +627,10 @@ class KernelRun:
                     p.terminate()
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         p.wait(timeout=2)
+            counters = {
+                h: netstat.delta(counters_before[h], netstat.read(self.node_ns[h]))
+                for h in tcp_hosts
+            }
         # Namespaces and processes are gone here; assemble the result from the files.
         iperf = {}
         for fs in self.pre.flows:
@@ -651,6 +666,7 @@ class KernelRun:
             t0=t0,
         )
         raw["kernel"]["run_id"] = self.ns.run_id
+        raw["kernel"]["netstat"] = counters
         raw["kernel"]["emulator_runtime"] = self.pre.emulator
         if not self.keep and not os.environ.get("TCPLAB_KERNEL_KEEP"):
             shutil.rmtree(wd, ignore_errors=True)

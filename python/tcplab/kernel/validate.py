@@ -26,8 +26,10 @@ def scenarios(only: str | None = None) -> list[Path]:
 
 
 def _label(rep: dict) -> str:
-    n = rep.get("trials", 1)
-    return f"{rep.get('scenario', '?')}" + (f" (means of {n} trials)" if n > 1 else "")
+    n, m = rep.get("trials", 1), rep.get("sim_trials", rep.get("trials", 1))
+    if n == 1 and m == 1:
+        return f"{rep.get('scenario', '?')}"
+    return f"{rep.get('scenario', '?')} (means of {n} kernel / {m} simulator trials)"
 
 
 def table(reports: list[dict]) -> str:
@@ -98,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
         "--trials", type=int, metavar="N", help="trials per scenario (default: each file's)"
     )
     p.add_argument(
+        "--sim-trials",
+        type=int,
+        metavar="M",
+        help="simulator trials per scenario (default: 4 × the kernel trials when above 1)",
+    )
+    p.add_argument(
         "--sim-timeout",
         type=float,
         default=180.0,
@@ -116,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             overrides=args.overrides,
             sim_timeout=args.sim_timeout,
             trials=args.trials,
+            sim_trials=args.sim_trials,
         )
         reports.append(rep)
         print(
