@@ -105,8 +105,9 @@
 //! to 0 (changed for 2.6.22, see [`CubicParams::initial_ssthresh`]). Everything else — β
 //! 819/1024, `cnt = 50` while no loss has been seen (`loss_cwnd == 0`), the Reno estimate, the
 //! delayed-ACK compensation, `cnt ≥ 1`, no HyStart — is v2.0's. v2.1 was the version up to at
-//! least 2.6.24; 2.6.29 brought v2.3 with HyStart; the release of the intermediate v2.2 is
-//! UNVERIFIED, so a 2.6.25–2.6.28 personality that uses "2.1" says so.
+//! least 2.6.24 and in 2.6.25: v2.2 ("[TCP]: TCP cubic v2.2", 6b3d626321c, March 2008: no
+//! max-increment cap, no `cnt = 50` before the first loss, β 717/1024) entered 2.6.26, v2.3 with
+//! HyStart (ae27e98a515) 2.6.29 (git history of tcp_cubic.c in a 2.6.39 tree).
 //!
 //! Both units use this `cnt` form (`aimd::increase_per_cnt`): integer as Linux in
 //! packets, the same rules on the fractional window in bytes.
