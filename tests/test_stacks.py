@@ -228,7 +228,8 @@ def test_key_facts_of_each_personality():
     # Linux 2.6.16-3.19: cnt >= 1 and +1 segment per cnt + 1 ACKs; v2.x always compensate for
     # delayed ACKs, v2.3 (2.6.29, 2.6.39) through delayed_ack_comp.
     for name in ("linux-2.6.16", "linux-2.6.25", "linux-2.6.29", "linux-2.6.39"):
-        assert stacks.get(name, cat).params_for("cubic")["ai_rule"] == "linux-2.6", name
+        p = stacks.get(name, cat).params_for("cubic")
+        assert (p["ai_rule"], p["undo_rule"]) == ("linux-2.6", "w_max"), name
     assert "ai_rule" not in stacks.get("linux-6", cat).params_for("cubic")
     # HyStart's pacing-aware ACK-train allowance came with Linux 5.7 (tcp_cubic.c); its clock
     # was jiffies in 2.6.29-2.6.38 and ms in 2.6.39, where CUBIC also asked for µs samples.
@@ -239,12 +240,14 @@ def test_key_facts_of_each_personality():
             "unknown_wmax_cap": False,
             "ai_rule": "linux-2.6",
             "delayed_ack_comp": True,
+            "undo_rule": "w_max",
         },
         "linux-2.6.39": {
             "hystart_clock": "ms",
             "rtt_stamp": True,
             "ai_rule": "linux-2.6",
             "delayed_ack_comp": True,
+            "undo_rule": "w_max",
         },
         "linux-6": {},
     }
@@ -406,6 +409,7 @@ def test_cca_defaults_to_the_sender_stack_with_its_parameters():
                 "version": "2.1",
                 "initial_ssthresh": 0,
                 "ai_rule": "linux-2.6",
+                "undo_rule": "w_max",
             },
         },
         "windows-server-2008": {"name": "ctcp", "params": {}},

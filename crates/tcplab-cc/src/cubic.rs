@@ -67,6 +67,10 @@
 //! 2.6.29 and 2.6.39 trees and their git history, read for the facts. v2.0/v2.1 always
 //! compensate; the current version does with [`CubicParams::delayed_ack_comp`].
 //!
+//! Undo in the same kernels (to 3.2; [`UndoRule::WMax`]): `bictcp_undo_cwnd` returned
+//! max(cwnd, `last_max_cwnd`) — the fast-convergence-scaled `W_max`, 0 after an RTO — and
+//! restored no CUBIC state ("tcp: fix undo after RTO for CUBIC", 5a45f0086a2, Linux 3.3).
+//!
 //! # Version 2.0 (`version = "2.0"`)
 //!
 //! CUBIC v2.0 as Linux shipped it from 2.6.16 until v2.1 (L: net/ipv4/tcp_cubic.c
@@ -206,6 +210,34 @@ impl AiRule {
     }
 }
 
+/// What an undo of a spurious reduction restores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum UndoRule {
+    /// RFC 9438 §4.9 (Linux ≥ 3.3 restores the window at the loss): the prior `W_max`, window
+    /// and ssthresh.
+    #[default]
+    Prior,
+    /// Linux 2.6.16–3.2 `bictcp_undo_cwnd`: cwnd = max(cwnd, `last_max_cwnd`), with `W_max`
+    /// as the reduction left it (after fast convergence `cwnd·(1+β)/2`, not the window at the
+    /// loss; 0 after an RTO, whose `bictcp_reset` cleared it, so an RTO's window is not
+    /// restored at all); ssthresh from the stack, the epoch untouched. Fixed by "tcp: fix undo
+    /// after RTO for CUBIC" (5a45f0086a2, N. Cardwell, Jan 2012, Linux 3.3), whose message
+    /// names both effects.
+    WMax,
+}
+
+impl UndoRule {
+    pub const CHOICES: &'static [&'static str] = &["prior", "w_max"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "prior" => Some(UndoRule::Prior),
+            "w_max" => Some(UndoRule::WMax),
+            _ => None,
+        }
+    }
+}
+
 /// CUBIC's parameters. Defaults: RFC 9438 §5 / Linux v2.3 (stacks-and-ccas.md A.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CubicParams {
@@ -243,6 +275,8 @@ pub struct CubicParams {
     pub delayed_ack_comp: bool,
     /// Packets unit: the growth-counter floor and increment rule ([`AiRule`]).
     pub ai_rule: AiRule,
+    /// What an undo restores ([`UndoRule`]).
+    pub undo_rule: UndoRule,
     /// Fast convergence (RFC 9438 §4.7; Linux `fast_convergence` = 1).
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
@@ -278,6 +312,7 @@ impl Default for CubicParams {
             unknown_wmax_cap: true,
             delayed_ack_comp: false,
             ai_rule: AiRule::Linux4,
+            undo_rule: UndoRule::Prior,
             fast_convergence: true,
             tcp_friendliness: true,
             beta: 0.7,
@@ -922,6 +957,14 @@ impl CongestionControl for Cubic {
     }
 
     fn on_undo(&mut self, _now: Nanos, prior_cwnd: u64, prior_ssthresh: u64) {
+        if self.p.undo_rule == UndoRule::WMax {
+            // Linux 2.6.16–3.2 bictcp_undo_cwnd: max(cwnd, last_max_cwnd), nothing restored.
+            let w_max = (self.w_max * self.win.mss() as f64) as u64; // saturating conversion
+            let c = self.win.cwnd().max(w_max);
+            self.win.set_cwnd(c);
+            self.win.set_ssthresh(prior_ssthresh);
+            return;
+        }
         // RFC 9438 §4.9: restore the state from before the spurious reduction.
         self.w_max = self.prior_w_max;
         self.cwnd_prior = self.prior_cwnd_prior;
@@ -1020,6 +1063,14 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
               cnt*16/delayed_ack (EWMA of packets per ACK, x16, limited to 32 per ACK), in \
               every Linux CUBIC until 3.19 (removed for 4.0 by 'tcp: fix stretch ACK bugs in \
               CUBIC'); v2.0/v2.1 always have it",
+    },
+    ParamInfo {
+        name: "undo_rule",
+        kind: ParamKind::Choice(UndoRule::CHOICES),
+        default: "prior",
+        doc: "undo of a spurious reduction: \"prior\" (RFC 9438 4.9: prior W_max, cwnd, \
+              ssthresh) or \"w_max\" (Linux 2.6.16-3.2: cwnd = max(cwnd, W_max as reduced, 0 \
+              after an RTO))",
     },
     ParamInfo {
         name: "ai_rule",
@@ -1121,6 +1172,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         unknown_wmax_cap: p.bool("unknown_wmax_cap"),
         delayed_ack_comp: p.bool("delayed_ack_comp"),
         ai_rule: AiRule::from_name(p.choice("ai_rule")).unwrap_or_default(),
+        undo_rule: UndoRule::from_name(p.choice("undo_rule")).unwrap_or_default(),
         fast_convergence: p.bool("fast_convergence"),
         tcp_friendliness: p.bool("tcp_friendliness"),
         beta,
@@ -1754,6 +1806,44 @@ mod tests {
         };
         cc.on_ack(&ev);
         assert_eq!(cc.cwnd(), 10_000);
+    }
+
+    #[test]
+    fn test_undo_linux26_restores_only_reduced_w_max() {
+        // Linux 2.6.16–3.2: after a loss at 900 below W_max 1000, fast convergence leaves
+        // last_max_cwnd = ⌊900·1741/2048⌋ = 765 and the undo gives max(cwnd, 765) = 765 (not 900),
+        // W_max stays 765; ssthresh is the stack's. After an RTO (W_max cleared) the undo
+        // leaves the window where it is.
+        let p = CubicParams {
+            undo_rule: UndoRule::WMax,
+            ..Default::default()
+        };
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, p);
+        loss(&mut cc, 0);
+        cc.set_cwnd(900_000);
+        loss(&mut cc, SEC);
+        assert_eq!(cc.cwnd(), 630_000);
+        cc.on_undo(2 * SEC, 900_000, 700_000);
+        assert_eq!(cc.cwnd(), 765_000);
+        assert_eq!(cc.w_max_segments(), 765.0);
+        assert_eq!(cc.ssthresh(), 700_000);
+        // Without fast convergence's scaling (a loss above W_max) the window comes back whole.
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, p);
+        loss(&mut cc, 0);
+        cc.on_undo(SEC, 1_000_000, 1_000_000);
+        assert_eq!(cc.cwnd(), 1_000_000);
+        // RTO: cwnd 1, W_max 0; the undo restores ssthresh only, cwnd stays 3 after growth.
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, p);
+        cc.on_rto(&RtoEvent {
+            in_flight: 1_000_000,
+            backoff_count: 1,
+            mss: MSS,
+            ..Default::default()
+        });
+        cc.set_cwnd(3000);
+        cc.on_undo(SEC, 1_000_000, 1_000_000);
+        assert_eq!(cc.cwnd(), 3000);
+        assert_eq!(cc.ssthresh(), 1_000_000);
     }
 
     #[test]
