@@ -225,6 +225,12 @@ def test_key_facts_of_each_personality():
     # CUBIC v2.0 with the 2.6.18 scaling error for 2.6.16; 2.6.24's v2.1 for 2.6.25.
     for name, version in (("linux-2.6.16", "2.0"), ("linux-2.6.25", "2.1")):
         assert stacks.get(name, cat).params_for("cubic")["version"] == version, name
+    # Linux 2.6.16-3.19: cnt >= 1 and +1 segment per cnt + 1 ACKs; v2.x always compensate for
+    # delayed ACKs, v2.3 (2.6.29, 2.6.39) through delayed_ack_comp.
+    for name in ("linux-2.6.16", "linux-2.6.25", "linux-2.6.29", "linux-2.6.39"):
+        p = stacks.get(name, cat).params_for("cubic")
+        assert (p["ai_rule"], p["undo_rule"]) == ("linux-2.6", "w_max"), name
+    assert "ai_rule" not in stacks.get("linux-6", cat).params_for("cubic")
     # HyStart's pacing-aware ACK-train allowance came with Linux 5.7 (tcp_cubic.c); its clock
     # was jiffies in 2.6.29-2.6.38 and ms in 2.6.39, where CUBIC also asked for µs samples.
     old_hystart = {
@@ -232,8 +238,17 @@ def test_key_facts_of_each_personality():
             "hystart_clock": "jiffies",
             "hystart_jiffy_us": 4000,
             "unknown_wmax_cap": False,
+            "ai_rule": "linux-2.6",
+            "delayed_ack_comp": True,
+            "undo_rule": "w_max",
         },
-        "linux-2.6.39": {"hystart_clock": "ms", "rtt_stamp": True},
+        "linux-2.6.39": {
+            "hystart_clock": "ms",
+            "rtt_stamp": True,
+            "ai_rule": "linux-2.6",
+            "delayed_ack_comp": True,
+            "undo_rule": "w_max",
+        },
         "linux-6": {},
     }
     for name, ack_delay in (("linux-2.6.29", False), ("linux-2.6.39", False), ("linux-6", True)):
@@ -389,7 +404,13 @@ def test_cca_defaults_to_the_sender_stack_with_its_parameters():
         "linux-2.6.10": {"name": "bic", "params": {"variant": "2.6.10"}},
         "linux-2.6.25": {
             "name": "cubic",
-            "params": {"hystart": "off", "version": "2.1", "initial_ssthresh": 0},
+            "params": {
+                "hystart": "off",
+                "version": "2.1",
+                "initial_ssthresh": 0,
+                "ai_rule": "linux-2.6",
+                "undo_rule": "w_max",
+            },
         },
         "windows-server-2008": {"name": "ctcp", "params": {}},
         "windows-xp": {"name": "newreno", "params": {}},

@@ -46,9 +46,30 @@
 //! Simplifications (documented assumptions): time is exact nanoseconds instead of jiffies, so
 //! Linux's "recompute `cnt` at most once per jiffy / keep it 1/32 s while cwnd is unchanged" is
 //! not modelled (the target is recomputed on every ACK); the effective C is the parameter
-//! (Linux's `bic_scale` 41 gives 410/1024 ≈ 0.4004); the old (≤ 3.x) `delayed_ack` ratio
-//! compensation is not modelled; the cube root is computed with basic IEEE operations only, so
+//! (Linux's `bic_scale` 41 gives 410/1024 ≈ 0.4004); the cube root is computed with basic IEEE operations only, so
 //! results are identical on every platform.
+//!
+//! # Linux 2.6.16–3.19 growth counter (`delayed_ack_comp`, `ai_rule = "linux-2.6"`)
+//!
+//! Until Linux 4.0 (N. Cardwell's stretch-ACK series, net-next 28 Jan 2015: "tcp: fix the timid
+//! additive increase on stretch ACKs" 814d488c612, "tcp: fix stretch ACK bugs in CUBIC"
+//! 9cd981dcf17) every Linux CUBIC counted ACKs, not packets, and compensated for delayed ACKs:
+//! `bictcp_acked` kept `delayed_ack`, an EWMA of packets per ACK in the Open state (×16, gain
+//! 1/16, initially 2, reset with the CUBIC state; ≤ 32 per ACK from 2.6.39, b9f47a3aaea), and
+//! `bictcp_update` ended with `cnt = cnt·16/delayed_ack`, then `cnt ≥ 1` ("cannot be zero").
+//! The increase added a segment once `snd_cwnd_cnt ≥ cnt` and cleared the counter, otherwise
+//! counted the ACK: one segment per `cnt + 1` ACKs ([`AiRule::Linux26`]). With an ACK per two
+//! segments the compensation halves `cnt`, so the window follows the curve instead of lagging
+//! it by about an RTT of growth; the fastest growth is one segment per two ACKs (×1.5 per RTT
+//! with an ACK per segment, ×1.25 with delayed ACKs), the same limit as 4.0's `cnt ≥ 2`. The
+//! integer EWMA cannot fall below 31/16 from its start at 32/16 with an ACK per segment
+//! (31 − ⌊31/16⌋ + 1 = 31), so such a receiver halves `cnt` too. Sources: the 2.6.16, 2.6.25,
+//! 2.6.29 and 2.6.39 trees and their git history, read for the facts. v2.0/v2.1 always
+//! compensate; the current version does with [`CubicParams::delayed_ack_comp`].
+//!
+//! Undo in the same kernels (to 3.2; [`UndoRule::WMax`]): `bictcp_undo_cwnd` returned
+//! max(cwnd, `last_max_cwnd`) — the fast-convergence-scaled `W_max`, 0 after an RTO — and
+//! restored no CUBIC state ("tcp: fix undo after RTO for CUBIC", 5a45f0086a2, Linux 3.3).
 //!
 //! # Version 2.0 (`version = "2.0"`)
 //!
@@ -88,8 +109,9 @@
 //! to 0 (changed for 2.6.22, see [`CubicParams::initial_ssthresh`]). Everything else — β
 //! 819/1024, `cnt = 50` while no loss has been seen (`loss_cwnd == 0`), the Reno estimate, the
 //! delayed-ACK compensation, `cnt ≥ 1`, no HyStart — is v2.0's. v2.1 was the version up to at
-//! least 2.6.24; 2.6.29 brought v2.3 with HyStart; the release of the intermediate v2.2 is
-//! UNVERIFIED, so a 2.6.25–2.6.28 personality that uses "2.1" says so.
+//! least 2.6.24 and in 2.6.25: v2.2 ("[TCP]: TCP cubic v2.2", 6b3d626321c, March 2008: no
+//! max-increment cap, no `cnt = 50` before the first loss, β 717/1024) entered 2.6.26, v2.3 with
+//! HyStart (ae27e98a515) 2.6.29 (git history of tcp_cubic.c in a 2.6.39 tree).
 //!
 //! Both units use this `cnt` form (`aimd::increase_per_cnt`): integer as Linux in
 //! packets, the same rules on the fractional window in bytes.
@@ -159,6 +181,63 @@ impl CubicVersion {
     }
 }
 
+/// How Linux turns `cnt` into window growth in the packets unit (`tcp_cong_avoid_ai`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AiRule {
+    /// Linux ≥ 4.0: `cnt ≥ 2` ("at most 1 packet per 2 packets ACKed, 1.5x per RTT") and
+    /// +1 segment per `cnt` counted units ("tcp: fix the timid additive increase on stretch
+    /// ACKs", 814d488c612, and "tcp: fix stretch ACK bugs in CUBIC", 9cd981dcf17, N. Cardwell,
+    /// net-next 28 Jan 2015, merged for 4.0).
+    #[default]
+    Linux4,
+    /// Linux 2.6.16–3.19: `cnt ≥ 1` (`bictcp_update`: "cannot be zero") and the counter
+    /// `snd_cwnd_cnt` grows by one per ACK up to `cnt`, the next ACK adds a segment and clears
+    /// it: +1 segment per `cnt + 1` ACKs (inline in `bictcp_cong_avoid` of 2.6.25 and 2.6.29,
+    /// then `tcp_cong_avoid_ai`, "tcp: add helper for AI algorithm", 758ce5c8d11, 2.6.30, same
+    /// rule). The fastest growth is one segment per two ACKs.
+    Linux26,
+}
+
+impl AiRule {
+    pub const CHOICES: &'static [&'static str] = &["linux-4.0", "linux-2.6"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "linux-4.0" => Some(AiRule::Linux4),
+            "linux-2.6" => Some(AiRule::Linux26),
+            _ => None,
+        }
+    }
+}
+
+/// What an undo of a spurious reduction restores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum UndoRule {
+    /// RFC 9438 §4.9 (Linux ≥ 3.3 restores the window at the loss): the prior `W_max`, window
+    /// and ssthresh.
+    #[default]
+    Prior,
+    /// Linux 2.6.16–3.2 `bictcp_undo_cwnd`: cwnd = max(cwnd, `last_max_cwnd`), with `W_max`
+    /// as the reduction left it (after fast convergence `cwnd·(1+β)/2`, not the window at the
+    /// loss; 0 after an RTO, whose `bictcp_reset` cleared it, so an RTO's window is not
+    /// restored at all); ssthresh from the stack, the epoch untouched. Fixed by "tcp: fix undo
+    /// after RTO for CUBIC" (5a45f0086a2, N. Cardwell, Jan 2012, Linux 3.3), whose message
+    /// names both effects.
+    WMax,
+}
+
+impl UndoRule {
+    pub const CHOICES: &'static [&'static str] = &["prior", "w_max"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "prior" => Some(UndoRule::Prior),
+            "w_max" => Some(UndoRule::WMax),
+            _ => None,
+        }
+    }
+}
+
 /// CUBIC's parameters. Defaults: RFC 9438 §5 / Linux v2.3 (stacks-and-ccas.md A.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CubicParams {
@@ -185,6 +264,19 @@ pub struct CubicParams {
     /// 0.5BDP ... CUBIC's initial cwnd growth may be too conservative"); false for v2.2/v2.3 in
     /// 2.6.26–2.6.38, which grew from a HyStart exit along the flat curve around `K = 0`.
     pub unknown_wmax_cap: bool,
+    /// Packets unit, current version only (v2.0/v2.1 always have it): Linux's delayed-ACK
+    /// compensation `cnt = cnt·16/delayed_ack`, `delayed_ack` an EWMA (gain 1/16, ×16,
+    /// initially 2 packets per ACK) of packets acknowledged per ACK in the Open state, in every
+    /// CUBIC from 2.6.16 (the first tcp_cubic.c) until "tcp: fix stretch ACK bugs in CUBIC"
+    /// (9cd981dcf17, merged for 4.0) removed it; since 2.6.39 the EWMA is limited to 32
+    /// packets per ACK ("tcp_cubic: limit delayed_ack ratio to prevent divide error",
+    /// b9f47a3aaea). 2.6.29–2.6.38 kept it in 16 bits without a limit (it wraps only after an
+    /// ACK of ~65,000 packets, then divides by zero); the model applies the limit throughout.
+    pub delayed_ack_comp: bool,
+    /// Packets unit: the growth-counter floor and increment rule ([`AiRule`]).
+    pub ai_rule: AiRule,
+    /// What an undo restores ([`UndoRule`]).
+    pub undo_rule: UndoRule,
     /// Fast convergence (RFC 9438 §4.7; Linux `fast_convergence` = 1).
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
@@ -218,6 +310,9 @@ impl Default for CubicParams {
             hystart_clock: HystartClock::Us,
             rtt_stamp: false,
             unknown_wmax_cap: true,
+            delayed_ack_comp: false,
+            ai_rule: AiRule::Linux4,
+            undo_rule: UndoRule::Prior,
             fast_convergence: true,
             tcp_friendliness: true,
             beta: 0.7,
@@ -252,6 +347,8 @@ const V2_BUG_DELAY_FACTOR: f64 = 8.0;
 /// BIC's delayed-ACK EWMA (v2.0): packets per ACK ×16, initially 2.
 const V2_ACK_RATIO_SHIFT: u32 = 4;
 const V2_DELAYED_ACK_INIT: u32 = 2 << V2_ACK_RATIO_SHIFT;
+/// Linux ≥ 2.6.39 `ACK_RATIO_LIMIT`: the EWMA stays ≤ 32 packets per ACK (×16).
+const ACK_RATIO_LIMIT: u32 = 32 << V2_ACK_RATIO_SHIFT;
 
 /// Cube root of a non-negative finite `x` with Newton's iteration on basic IEEE-754 operations
 /// (exactly rounded, so the result is the same on every platform, unlike a libm `cbrt`).
@@ -320,9 +417,11 @@ pub struct Cubic {
     /// Time of the last packet sent (Linux `lsndtime`), for the idle shift.
     last_send: Option<Nanos>,
 
-    // Version 2.0: delayed-ACK EWMA (×16), a loss seen since the start or the last RTO (Linux
-    // `loss_cwnd != 0`), the Reno estimate and its ACK counter in segments.
-    v2_delayed_ack: u32,
+    /// Delayed-ACK EWMA (Linux `delayed_ack`, packets per ACK ×16): v2.x, or the current
+    /// version with `delayed_ack_comp`.
+    delayed_ack: u32,
+    // Version 2.0: a loss seen since the start or the last RTO (Linux `loss_cwnd != 0`), the
+    // Reno estimate and its ACK counter in segments.
     v2_loss_seen: bool,
     v2_ack_cnt: f64,
     v2_tcp_cwnd: f64,
@@ -383,7 +482,7 @@ impl Cubic {
             ),
             hystart_pp: HyStartPlusPlus::default(),
             last_send: None,
-            v2_delayed_ack: V2_DELAYED_ACK_INIT,
+            delayed_ack: V2_DELAYED_ACK_INIT,
             v2_loss_seen: false,
             v2_ack_cnt: 0.0,
             v2_tcp_cwnd: 0.0,
@@ -417,6 +516,14 @@ impl Cubic {
             CwndUnit::Packets => self.tcp_cwnd as f64,
             CwndUnit::Bytes => self.w_est,
         }
+    }
+    /// The delayed-ACK EWMA in packets per ACK (Linux `delayed_ack / 16`).
+    pub fn delayed_ack_ratio(&self) -> f64 {
+        f64::from(self.delayed_ack) / f64::from(1u32 << V2_ACK_RATIO_SHIFT)
+    }
+    /// The growth counter of the last congestion-avoidance ACK (Linux `ca->cnt`).
+    pub fn cnt(&self) -> u64 {
+        self.cnt
     }
     /// Minimum RTT seen by CUBIC (Linux `delay_min`; 0 before the first sample).
     pub fn delay_min(&self) -> Nanos {
@@ -515,8 +622,26 @@ impl Cubic {
                 cnt = cnt.min(max_cnt);
             }
         }
-        self.cnt = cnt.max(CNT_MIN);
-        self.win.additive_increase(self.cnt, credit);
+        if self.p.delayed_ack_comp {
+            // Linux ≤ 3.19: cnt·16/delayed_ack (packets per ACK ×16).
+            cnt = scale(
+                cnt,
+                1 << V2_ACK_RATIO_SHIFT,
+                u64::from(self.delayed_ack.max(1)),
+            );
+        }
+        match self.p.ai_rule {
+            AiRule::Linux4 => {
+                self.cnt = cnt.max(CNT_MIN);
+                self.win.additive_increase(self.cnt, credit);
+            }
+            AiRule::Linux26 => {
+                // cnt ≥ 1 and +1 segment after cnt + 1 ACKs (snd_cwnd_cnt counts 0..=cnt).
+                self.cnt = cnt.max(1);
+                self.win
+                    .additive_increase(self.cnt.saturating_add(1), credit);
+            }
+        }
     }
 
     /// RFC 9438 §4.2–4.5 (bytes unit). `credit` is in bytes (SMSS per ACK without ABC).
@@ -626,10 +751,14 @@ impl Cubic {
                 cnt = cnt.min(q(cwnd / (self.v2_tcp_cwnd - cwnd)));
             }
         }
-        cnt =
-            q(cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.v2_delayed_ack.max(1)));
+        cnt = q(cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.delayed_ack.max(1)));
         self.cnt = cnt.max(1.0) as u64;
-        increase_per_cnt(&mut self.win, credit, cnt);
+        if int && self.p.ai_rule == AiRule::Linux26 {
+            // +1 segment per cnt + 1 ACKs (AiRule::Linux26).
+            increase_per_cnt(&mut self.win, credit, cnt.max(1.0) + 1.0);
+        } else {
+            increase_per_cnt(&mut self.win, credit, cnt);
+        }
     }
 
     /// RFC 9438 §4.6–4.7 / Linux `cubictcp_recalc_ssthresh`: new W_max and ssthresh.
@@ -694,12 +823,15 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, ev: &AckEvent) {
         self.acked_total = self.acked_total.saturating_add(ev.bytes_acked);
-        if self.p.version.is_v2() && !ev.in_recovery && ev.packets_acked > 0 {
-            // v2.0 bictcp_acked: delayed-ACK ratio EWMA (Open state).
-            self.v2_delayed_ack = self
-                .v2_delayed_ack
+        let v2 = self.p.version.is_v2();
+        if (v2 || self.p.delayed_ack_comp) && !ev.in_recovery && ev.packets_acked > 0 {
+            // bictcp_acked: delayed-ACK ratio EWMA (Open state); limited to 32 packets per ACK
+            // from 2.6.39 (the 32-bit field of v2.0/v2.1 had no limit).
+            let d = self
+                .delayed_ack
                 .saturating_add(ev.packets_acked)
-                .saturating_sub(self.v2_delayed_ack >> V2_ACK_RATIO_SHIFT);
+                .saturating_sub(self.delayed_ack >> V2_ACK_RATIO_SHIFT);
+            self.delayed_ack = if v2 { d } else { d.min(ACK_RATIO_LIMIT) };
         }
 
         // RTT samples: delay_min and Linux HyStart (cubictcp_acked, also during recovery).
@@ -802,7 +934,7 @@ impl CongestionControl for Cubic {
         self.frac_bytes = 0.0;
         self.hystart.reset();
         self.hystart_pp.finish();
-        self.v2_delayed_ack = V2_DELAYED_ACK_INIT;
+        self.delayed_ack = V2_DELAYED_ACK_INIT;
         self.v2_loss_seen = false;
         self.v2_ack_cnt = 0.0;
         self.v2_tcp_cwnd = 0.0;
@@ -825,6 +957,14 @@ impl CongestionControl for Cubic {
     }
 
     fn on_undo(&mut self, _now: Nanos, prior_cwnd: u64, prior_ssthresh: u64) {
+        if self.p.undo_rule == UndoRule::WMax {
+            // Linux 2.6.16–3.2 bictcp_undo_cwnd: max(cwnd, last_max_cwnd), nothing restored.
+            let w_max = (self.w_max * self.win.mss() as f64) as u64; // saturating conversion
+            let c = self.win.cwnd().max(w_max);
+            self.win.set_cwnd(c);
+            self.win.set_ssthresh(prior_ssthresh);
+            return;
+        }
         // RFC 9438 §4.9: restore the state from before the spurious reduction.
         self.w_max = self.prior_w_max;
         self.cwnd_prior = self.prior_cwnd_prior;
@@ -914,6 +1054,30 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         default: "true",
         doc: "cnt <= 20 (>= 5 % per RTT) before the first loss (Linux 2.6.39, 'fix low \
               utilization of CUBIC with HyStart'); false for 2.6.26-2.6.38",
+    },
+    ParamInfo {
+        name: "delayed_ack_comp",
+        kind: ParamKind::Bool,
+        default: "false",
+        doc: "packets unit, version \"rfc9438\": Linux's delayed-ACK compensation cnt = \
+              cnt*16/delayed_ack (EWMA of packets per ACK, x16, limited to 32 per ACK), in \
+              every Linux CUBIC until 3.19 (removed for 4.0 by 'tcp: fix stretch ACK bugs in \
+              CUBIC'); v2.0/v2.1 always have it",
+    },
+    ParamInfo {
+        name: "undo_rule",
+        kind: ParamKind::Choice(UndoRule::CHOICES),
+        default: "prior",
+        doc: "undo of a spurious reduction: \"prior\" (RFC 9438 4.9: prior W_max, cwnd, \
+              ssthresh) or \"w_max\" (Linux 2.6.16-3.2: cwnd = max(cwnd, W_max as reduced, 0 \
+              after an RTO))",
+    },
+    ParamInfo {
+        name: "ai_rule",
+        kind: ParamKind::Choice(AiRule::CHOICES),
+        default: "linux-4.0",
+        doc: "packets unit: \"linux-4.0\" (cnt >= 2, +1 segment per cnt counted units) or \
+              \"linux-2.6\" (Linux 2.6.16-3.19: cnt >= 1, +1 segment after cnt + 1 ACKs)",
     },
     ParamInfo {
         name: "fast_convergence",
@@ -1006,6 +1170,9 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
             .unwrap_or_default(),
         rtt_stamp: p.bool("rtt_stamp"),
         unknown_wmax_cap: p.bool("unknown_wmax_cap"),
+        delayed_ack_comp: p.bool("delayed_ack_comp"),
+        ai_rule: AiRule::from_name(p.choice("ai_rule")).unwrap_or_default(),
+        undo_rule: UndoRule::from_name(p.choice("undo_rule")).unwrap_or_default(),
         fast_convergence: p.bool("fast_convergence"),
         tcp_friendliness: p.bool("tcp_friendliness"),
         beta,
@@ -1642,6 +1809,44 @@ mod tests {
     }
 
     #[test]
+    fn test_undo_linux26_restores_only_reduced_w_max() {
+        // Linux 2.6.16–3.2: after a loss at 900 below W_max 1000, fast convergence leaves
+        // last_max_cwnd = ⌊900·1741/2048⌋ = 765 and the undo gives max(cwnd, 765) = 765 (not 900),
+        // W_max stays 765; ssthresh is the stack's. After an RTO (W_max cleared) the undo
+        // leaves the window where it is.
+        let p = CubicParams {
+            undo_rule: UndoRule::WMax,
+            ..Default::default()
+        };
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, p);
+        loss(&mut cc, 0);
+        cc.set_cwnd(900_000);
+        loss(&mut cc, SEC);
+        assert_eq!(cc.cwnd(), 630_000);
+        cc.on_undo(2 * SEC, 900_000, 700_000);
+        assert_eq!(cc.cwnd(), 765_000);
+        assert_eq!(cc.w_max_segments(), 765.0);
+        assert_eq!(cc.ssthresh(), 700_000);
+        // Without fast convergence's scaling (a loss above W_max) the window comes back whole.
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, p);
+        loss(&mut cc, 0);
+        cc.on_undo(SEC, 1_000_000, 1_000_000);
+        assert_eq!(cc.cwnd(), 1_000_000);
+        // RTO: cwnd 1, W_max 0; the undo restores ssthresh only, cwnd stays 3 after growth.
+        let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, p);
+        cc.on_rto(&RtoEvent {
+            in_flight: 1_000_000,
+            backoff_count: 1,
+            mss: MSS,
+            ..Default::default()
+        });
+        cc.set_cwnd(3000);
+        cc.on_undo(SEC, 1_000_000, 1_000_000);
+        assert_eq!(cc.cwnd(), 3000);
+        assert_eq!(cc.ssthresh(), 1_000_000);
+    }
+
+    #[test]
     fn test_undo_restores_w_max() {
         let mut cc = cubic(CwndUnit::Packets, 1000, u64::MAX, CubicParams::default());
         loss(&mut cc, 0);
@@ -1854,5 +2059,189 @@ mod tests {
         let mut d = Driver::new(MSS);
         let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 2, AckSpacing::Spread));
         assert_eq!(w, 102.0);
+    }
+
+    // --- Linux 2.6.x delayed-ACK compensation and growth-counter rule -------------------------
+
+    /// The current version with Linux 2.6/3.x packets-unit knobs.
+    fn l26(comp: bool, rule: AiRule) -> CubicParams {
+        CubicParams {
+            hystart: HystartMode::Off,
+            tcp_friendliness: false,
+            delayed_ack_comp: comp,
+            ai_rule: rule,
+            ..Default::default()
+        }
+    }
+
+    /// Growth of the first congestion-avoidance round at 100 segments before any loss (cnt =
+    /// 20, the 5 %/RTT cap) with an ACK per `per_ack` segments. The EWMA needs no settling: it
+    /// starts at 2 packets per ACK and an ACK of one packet takes it to 31/16 at once.
+    fn round_before_loss(p: CubicParams, per_ack: u32) -> f64 {
+        let mut cc = cubic(CwndUnit::Packets, 100, 100 * u64::from(MSS), p);
+        let mut d = Driver::new(MSS);
+        segs(d.round(&mut cc, 100 * MS, 100 * MS, per_ack, AckSpacing::Spread))
+    }
+
+    #[test]
+    fn test_delayed_ack_comp_restores_growth_per_rtt_with_delayed_acks() {
+        // cnt = 20 (W_max unknown). Without compensation an ACK per two segments gives 50
+        // ACKs, +50/20 = 2 segments per round (2 %/RTT instead of 5 %). With Linux's EWMA at
+        // exactly 2 packets per ACK (32/16), cnt = 20·16/32 = 10: +5 per round, the designed
+        // 5 %/RTT. With an ACK per segment the integer EWMA drops from 32 to 31 and stays there
+        // (31 − 31/16 + 1 = 31), so cnt = ⌊320/31⌋ = 10 also: 100 ACKs → +10 (10 %/RTT).
+        assert_eq!(round_before_loss(l26(false, AiRule::Linux4), 2), 102.0);
+        assert_eq!(round_before_loss(l26(true, AiRule::Linux4), 2), 105.0);
+        assert_eq!(round_before_loss(l26(false, AiRule::Linux4), 1), 105.0);
+        assert_eq!(round_before_loss(l26(true, AiRule::Linux4), 1), 110.0);
+        // Linux ≤ 3.19 increments after cnt + 1 ACKs: 50/11 → +4, 100/11 → +9.
+        assert_eq!(round_before_loss(l26(true, AiRule::Linux26), 2), 104.0);
+        assert_eq!(round_before_loss(l26(true, AiRule::Linux26), 1), 109.0);
+    }
+
+    #[test]
+    fn test_delayed_ack_ratio_ewma_and_limit() {
+        // Open-state ACKs of 2 packets keep the EWMA at 2; ACKs in recovery do not move it;
+        // a stretch ACK of 10000 packets is limited to 32 per ACK (2.6.39's ACK_RATIO_LIMIT).
+        let mut cc = cubic(CwndUnit::Packets, 100, u64::MAX, l26(true, AiRule::Linux26));
+        let ack = |cc: &mut Cubic, n: u32, rec: bool| {
+            cc.on_ack(&AckEvent {
+                now: 0,
+                bytes_acked: u64::from(n) * u64::from(MSS),
+                packets_acked: n,
+                in_recovery: rec,
+                mss: MSS,
+                ..Default::default()
+            })
+        };
+        for _ in 0..50 {
+            ack(&mut cc, 2, false);
+        }
+        assert_eq!(cc.delayed_ack_ratio(), 2.0);
+        ack(&mut cc, 1000, true);
+        assert_eq!(cc.delayed_ack_ratio(), 2.0);
+        ack(&mut cc, 10_000, false);
+        assert_eq!(cc.delayed_ack_ratio(), 32.0);
+        // Off: the EWMA is not kept (stays at its initial 2 packets per ACK).
+        let mut cc = cubic(CwndUnit::Packets, 100, u64::MAX, l26(false, AiRule::Linux4));
+        ack(&mut cc, 10_000, false);
+        assert_eq!(cc.delayed_ack_ratio(), 2.0);
+    }
+
+    #[test]
+    fn test_linux26_floor_one_grows_at_most_one_segment_per_two_acks() {
+        // Far below the curve the target gives cnt = 0: Linux 2.6 raises it to 1 ("cannot be
+        // zero") and adds a segment every second ACK, the same limit as 4.0's cnt ≥ 2: ×1.5
+        // per RTT with an ACK per segment, ×1.25 with an ACK per two (the compensation cannot
+        // go below the floor). As test_avoidance_growth_capped_at_one_and_a_half_per_rtt.
+        for (comp, per_ack, factor) in [(false, 1, 1.5), (true, 1, 1.5), (true, 2, 1.25)] {
+            let mut cc = cubic(
+                CwndUnit::Packets,
+                1000,
+                1_000_000,
+                CubicParams {
+                    tcp_friendliness: true,
+                    ..l26(comp, AiRule::Linux26)
+                },
+            );
+            let mut d = Driver::new(MSS);
+            prime_rtt(&mut cc, 0, 100 * MS);
+            loss(&mut cc, 0);
+            for _ in 0..90 {
+                d.round(&mut cc, 100 * MS, 100 * MS, per_ack, AckSpacing::Spread);
+            }
+            cc.set_ssthresh(100_000);
+            cc.set_cwnd(100_000);
+            for r in 0..3 {
+                let w = segs(cc.cwnd());
+                let next = segs(d.round(&mut cc, 100 * MS, 100 * MS, per_ack, AckSpacing::Spread));
+                assert_eq!(cc.cnt(), 1, "comp={comp} per_ack={per_ack} round {r}");
+                let expect = w * factor;
+                assert!(
+                    (next - expect).abs() <= 1.0,
+                    "comp={comp} per_ack={per_ack} round {r}: {w} -> {next}, want {expect}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn test_delayed_ack_comp_follows_curve_after_loss_with_delayed_acks() {
+        // After a loss at 1000 segments (β 717/1024: cwnd_epoch 700, K = ∛(300/0.4) ≈ 9.09 s),
+        // RTT 100 ms, an ACK per two segments. cnt = cwnd/(W(t + RTT) − cwnd) is meant per
+        // segment; counted per ACK it gives half the growth, and the window settles where the
+        // target is twice as far ahead: it lags the curve. With the compensation (cnt halved)
+        // and Linux 2.6's +1 after cnt + 1 ACKs it follows it. `tol` is check_curve's: half an
+        // RTT of curve movement plus two segments.
+        let lag = |comp: bool, rule: AiRule| {
+            let p = CubicParams {
+                tcp_friendliness: true,
+                ..l26(comp, rule)
+            };
+            let pts = after_loss(CwndUnit::Packets, p, 1000, 60);
+            pts.iter()
+                .map(|&(t, w)| {
+                    let want = w_ref(0.4, 1000.0, 700.0, t);
+                    let tol = 0.5 * (w_ref(0.4, 1000.0, 700.0, t + 0.1) - want).abs() + 2.0;
+                    (want - w, tol)
+                })
+                .collect::<Vec<_>>()
+        };
+        // With compensation the window stays within 2 segments of W(t); without it, it lags
+        // about one RTT of curve movement (≈ 8 segments 0.5 s into the epoch) while the curve
+        // is steep (from the fourth round on: the epoch's first round starts on the curve), and
+        // catches up only where the curve flattens near K.
+        let on = lag(true, AiRule::Linux26);
+        let off = lag(false, AiRule::Linux4);
+        for (i, (&(a, _), &(b, tol))) in on.iter().zip(&off).enumerate() {
+            assert!(a.abs() <= 2.0, "round {i}: with compensation lag {a}");
+            if (3..20).contains(&i) {
+                assert!(b - a >= 0.9 * tol, "round {i}: lag {b} without vs {a} with");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+        #[test]
+        fn prop_linux26_counter_and_ratio_stay_in_range(
+            acks in proptest::collection::vec((1u32..20_000, proptest::bool::weighted(0.1), 0u32..4), 1..300),
+            comp in proptest::bool::ANY,
+            rule in proptest::prop_oneof![proptest::strategy::Just(AiRule::Linux4), proptest::strategy::Just(AiRule::Linux26)],
+        ) {
+            // Any mix of ACK sizes, recovery ACKs and losses: the EWMA stays in [1, 32]
+            // packets per ACK, cnt never reaches 0 (nor 1 under the 4.0 rule), and an Open
+            // congestion-avoidance ACK never shrinks the window.
+            let mut cc = cubic(CwndUnit::Packets, 100, 100 * u64::from(MSS), l26(comp, rule));
+            let mut now = 0;
+            for (n, rec, ev) in acks {
+                now += MS;
+                if ev == 0 {
+                    loss(&mut cc, now);
+                    continue;
+                }
+                let before = cc.cwnd();
+                cc.on_ack(&AckEvent {
+                    now,
+                    bytes_acked: u64::from(n) * u64::from(MSS),
+                    packets_acked: n,
+                    rtt_sample: Some(100 * MS),
+                    srtt: 100 * MS,
+                    min_rtt: 100 * MS,
+                    in_recovery: rec,
+                    mss: MSS,
+                    ..Default::default()
+                });
+                let r = cc.delayed_ack_ratio();
+                proptest::prop_assert!((1.0 / 16.0..=32.0).contains(&r), "ratio {r}");
+                if !rec {
+                    proptest::prop_assert!(cc.cwnd() >= before);
+                    if !cc.in_slow_start() {
+                        let floor = if rule == AiRule::Linux4 { 2 } else { 1 };
+                        proptest::prop_assert!(cc.cnt() >= floor, "cnt {}", cc.cnt());
+                    }
+                }
+            }
+        }
     }
 }

@@ -138,22 +138,30 @@ fn cubic_params() -> impl Strategy<Value = Vec<(String, ParamValue)>> {
         0.01f64..0.99,
         0.001f64..100.0,
         prop_oneof![Just("auto"), Just("cwnd"), Just("flight_size")],
-        prop_oneof![Just("rfc9438"), Just("2.0")],
+        prop_oneof![Just("rfc9438"), Just("2.0"), Just("2.1")],
         any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just("linux-4.0"), Just("linux-2.6")],
+        prop_oneof![Just("prior"), Just("w_max")],
     )
-        .prop_map(|(h, d, fc, tf, beta, c, basis, version, bug)| {
-            vec![
-                p("hystart", ParamValue::Str(h.into())),
-                p("hystart_detect", ParamValue::Str(d.into())),
-                p("fast_convergence", ParamValue::Bool(fc)),
-                p("tcp_friendliness", ParamValue::Bool(tf)),
-                p("beta", ParamValue::Float(beta)),
-                p("c", ParamValue::Float(c)),
-                p("ssthresh_from", ParamValue::Str(basis.into())),
-                p("version", ParamValue::Str(version.into())),
-                p("v2_scaling_bug", ParamValue::Bool(bug)),
-            ]
-        })
+        .prop_map(
+            |(h, d, fc, tf, beta, c, basis, version, bug, dack, ai, undo)| {
+                vec![
+                    p("hystart", ParamValue::Str(h.into())),
+                    p("hystart_detect", ParamValue::Str(d.into())),
+                    p("fast_convergence", ParamValue::Bool(fc)),
+                    p("tcp_friendliness", ParamValue::Bool(tf)),
+                    p("beta", ParamValue::Float(beta)),
+                    p("c", ParamValue::Float(c)),
+                    p("ssthresh_from", ParamValue::Str(basis.into())),
+                    p("version", ParamValue::Str(version.into())),
+                    p("v2_scaling_bug", ParamValue::Bool(bug)),
+                    p("delayed_ack_comp", ParamValue::Bool(dack)),
+                    p("ai_rule", ParamValue::Str(ai.into())),
+                    p("undo_rule", ParamValue::Str(undo.into())),
+                ]
+            },
+        )
 }
 
 /// Random parameters for the loss-based controllers (bic, hstcp, htcp, scalable, illinois,
