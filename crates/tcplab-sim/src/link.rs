@@ -388,6 +388,9 @@ pub struct Link<T: Copy + Default = ()> {
     /// A retaining link without frame counting, schedule steps to come, byte limit or loss
     /// model: the offer takes the plain path ([`Link::refresh_plain`]).
     plain: bool,
+    /// Plain but for counting TSO frames (the egress queue of a host with a TSO sender): the
+    /// frame-counting offer skips the same checks ([`Link::refresh_plain`]).
+    plain_frames: bool,
     /// The next entry to arrive (first not taken, not lost), or `end` when none (always `end`
     /// unless `retain`).
     next_arr: u64,
@@ -436,6 +439,7 @@ impl<T: Copy + Default> Link<T> {
             frames: false,
             retain: false,
             plain: false,
+            plain_frames: false,
             next_arr: 0,
             lost_ahead: 0,
             last_arrival_ns: 0,
@@ -481,15 +485,16 @@ impl<T: Copy + Default> Link<T> {
     }
 
     /// Whether the offer may take the plain path: it skips the checks that cannot fire (the
-    /// schedule, the byte limit, the loss model, frame counting, jitter).
+    /// schedule, the byte limit, the loss model, frame counting, jitter); `plain_frames`: the
+    /// same but for frame counting.
     fn refresh_plain(&mut self) {
-        self.plain = self.retain
-            && !self.frames
+        self.plain_frames = self.retain
             && self.next_step >= self.schedule.len()
             && self.limit_bytes.is_none()
             && matches!(self.loss.cfg, LossCfg::None)
             && self.jitter.is_none()
             && self.tick_ns == 0;
+        self.plain = self.plain_frames && !self.frames;
     }
 
     /// Count a TSO frame once against the packet limit from now on (the egress queue of a host
@@ -760,7 +765,11 @@ impl<T: Copy + Default> Link<T> {
         tag: T,
     ) -> Admit {
         if self.frames {
-            self.admit::<true, false>(now, len, lossy, down, cont, tag)
+            if self.plain_frames {
+                self.admit::<true, true>(now, len, lossy, down, cont, tag)
+            } else {
+                self.admit::<true, false>(now, len, lossy, down, cont, tag)
+            }
         } else {
             self.admit::<false, false>(now, len, lossy, down, false, tag)
         }
