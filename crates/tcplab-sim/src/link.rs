@@ -361,6 +361,10 @@ struct Entry<T> {
 pub struct Link<T: Copy + Default = ()> {
     rate_bps: u64,
     ps_per_byte: Option<u64>,
+    /// Without a whole number of ps per byte: the last length serialised and its time, ps
+    /// (`(0, 0)` is exact too). Packets of a direction mostly have one length (full segments
+    /// one way, ACKs the other), so the division is mostly skipped.
+    tx_memo: (u32, u64),
     delay_ns: u64,
     limit_pkts: Option<u32>,
     limit_bytes: Option<u64>,
@@ -422,6 +426,7 @@ impl<T: Copy + Default> Link<T> {
         Link {
             rate_bps,
             ps_per_byte: ps_per_byte(rate_bps),
+            tx_memo: (0, 0),
             delay_ns,
             limit_pkts,
             limit_bytes,
@@ -543,6 +548,7 @@ impl<T: Copy + Default> Link<T> {
             if let Some(r) = s.rate_bps {
                 self.rate_bps = r;
                 self.ps_per_byte = ps_per_byte(r);
+                self.tx_memo = (0, 0);
             }
             if let Some(d) = s.delay_ns {
                 self.delay_ns = d;
@@ -820,7 +826,12 @@ impl<T: Copy + Default> Link<T> {
         let start = self.start_time_ps(now);
         let tx = match self.ps_per_byte {
             Some(k) => len as u64 * k,
-            None => tx_time_ps(len, self.rate_bps),
+            None if len == self.tx_memo.0 => self.tx_memo.1,
+            None => {
+                let tx = tx_time_ps(len, self.rate_bps);
+                self.tx_memo = (len, tx);
+                tx
+            }
         };
         let finish = if !PLAIN && self.tick_ns != 0 {
             self.tick_departure_ps(now, tx)
