@@ -283,6 +283,10 @@ pub(crate) fn cbrt(x: f64) -> f64 {
 #[inline(always)]
 fn floor(x: f64) -> f64 {
     const INTEGRAL: f64 = 4_503_599_627_370_496.0; // 2^52
+    if x > 0.0 && x < INTEGRAL {
+        // Every value CUBIC floors is positive: truncation is the floor.
+        return x as i64 as f64;
+    }
     if x.abs() < INTEGRAL {
         let t = x as i64 as f64;
         (if t > x { t - 1.0 } else { t }).copysign(x)
