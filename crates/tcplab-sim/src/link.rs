@@ -1045,6 +1045,33 @@ mod tests {
     }
 
     #[test]
+    fn test_remembered_tx_time_follows_length_and_rate() {
+        // 1.0001 Gbit/s has no whole number of ps per byte (the remembered path); lengths
+        // alternate and repeat, and a step changes the rate with the last length unchanged.
+        let (r1, r2) = (1_000_100_000, 999_900_000);
+        let mut l = link(r1, 0, None).with_schedule(
+            vec![Step {
+                at_ns: 1_000_000,
+                rate_bps: Some(r2),
+                delay_ns: None,
+                loss: None,
+            }],
+            Some(0),
+        );
+        let mut busy = 0u64; // ps
+        for (i, len) in [1500, 52, 52, 1500, 1500, 64, 1500, 1500, 52, 52]
+            .into_iter()
+            .enumerate()
+        {
+            let now = i as u64 * 300_000; // ns; the step falls between offers 3 and 4, both 1500 B
+            let rate = if now >= 1_000_000 { r2 } else { r1 };
+            busy = busy.max(now * 1000) + tx_time_ps(len, rate);
+            let want = busy.div_ceil(1000);
+            assert_eq!(arrival(l.offer(now, len, true, false)), want, "offer {i}");
+        }
+    }
+
+    #[test]
     fn test_link_rate_step_halves_throughput_after_it() {
         // 12 Mbit/s, then 6 Mbit/s from 100 ms: a backlogged link delivers one 1500 B packet per
         // ms before and one per 2 ms after.
