@@ -102,6 +102,15 @@ impl Event {
     pub fn seq(&self) -> u64 {
         ((self.key >> TARGET_BITS) as u64) & SEQ_MASK
     }
+    /// The channel of a packet arrival ([`Class::Arrival`] naming a [`Target::Channel`]), the
+    /// event most runs are made of: one mask test on the key's low word instead of decoding the
+    /// class and the target.
+    #[inline(always)]
+    pub fn arrival_channel(&self) -> Option<u32> {
+        const NOT_CHANNEL_ARRIVAL: u64 = (3 << 62) | ENDPOINT_BASE as u64;
+        let lo = self.key as u64;
+        (lo & NOT_CHANNEL_ARRIVAL == 0).then_some((lo & TARGET_MASK as u64) as u32)
+    }
     #[inline]
     pub fn target(&self) -> Target {
         Target::from_code((self.key & TARGET_MASK) as u32, (self.key >> 62) & 3)

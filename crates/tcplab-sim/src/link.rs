@@ -361,6 +361,10 @@ struct Entry<T> {
 pub struct Link<T: Copy + Default = ()> {
     rate_bps: u64,
     ps_per_byte: Option<u64>,
+    /// Without a whole number of ps per byte: the last length serialised and its time, ps
+    /// (`(0, 0)` is exact too). Packets of a direction mostly have one length (full segments
+    /// one way, ACKs the other), so the division is mostly skipped.
+    tx_memo: (u32, u64),
     delay_ns: u64,
     limit_pkts: Option<u32>,
     limit_bytes: Option<u64>,
@@ -388,6 +392,9 @@ pub struct Link<T: Copy + Default = ()> {
     /// A retaining link without frame counting, schedule steps to come, byte limit or loss
     /// model: the offer takes the plain path ([`Link::refresh_plain`]).
     plain: bool,
+    /// Plain but for counting TSO frames (the egress queue of a host with a TSO sender): the
+    /// frame-counting offer skips the same checks ([`Link::refresh_plain`]).
+    plain_frames: bool,
     /// The next entry to arrive (first not taken, not lost), or `end` when none (always `end`
     /// unless `retain`).
     next_arr: u64,
@@ -419,6 +426,7 @@ impl<T: Copy + Default> Link<T> {
         Link {
             rate_bps,
             ps_per_byte: ps_per_byte(rate_bps),
+            tx_memo: (0, 0),
             delay_ns,
             limit_pkts,
             limit_bytes,
@@ -436,6 +444,7 @@ impl<T: Copy + Default> Link<T> {
             frames: false,
             retain: false,
             plain: false,
+            plain_frames: false,
             next_arr: 0,
             lost_ahead: 0,
             last_arrival_ns: 0,
@@ -481,15 +490,16 @@ impl<T: Copy + Default> Link<T> {
     }
 
     /// Whether the offer may take the plain path: it skips the checks that cannot fire (the
-    /// schedule, the byte limit, the loss model, frame counting, jitter).
+    /// schedule, the byte limit, the loss model, frame counting, jitter); `plain_frames`: the
+    /// same but for frame counting.
     fn refresh_plain(&mut self) {
-        self.plain = self.retain
-            && !self.frames
+        self.plain_frames = self.retain
             && self.next_step >= self.schedule.len()
             && self.limit_bytes.is_none()
             && matches!(self.loss.cfg, LossCfg::None)
             && self.jitter.is_none()
             && self.tick_ns == 0;
+        self.plain = self.plain_frames && !self.frames;
     }
 
     /// Count a TSO frame once against the packet limit from now on (the egress queue of a host
@@ -538,6 +548,7 @@ impl<T: Copy + Default> Link<T> {
             if let Some(r) = s.rate_bps {
                 self.rate_bps = r;
                 self.ps_per_byte = ps_per_byte(r);
+                self.tx_memo = (0, 0);
             }
             if let Some(d) = s.delay_ns {
                 self.delay_ns = d;
@@ -760,7 +771,11 @@ impl<T: Copy + Default> Link<T> {
         tag: T,
     ) -> Admit {
         if self.frames {
-            self.admit::<true, false>(now, len, lossy, down, cont, tag)
+            if self.plain_frames {
+                self.admit::<true, true>(now, len, lossy, down, cont, tag)
+            } else {
+                self.admit::<true, false>(now, len, lossy, down, cont, tag)
+            }
         } else {
             self.admit::<false, false>(now, len, lossy, down, false, tag)
         }
@@ -811,7 +826,12 @@ impl<T: Copy + Default> Link<T> {
         let start = self.start_time_ps(now);
         let tx = match self.ps_per_byte {
             Some(k) => len as u64 * k,
-            None => tx_time_ps(len, self.rate_bps),
+            None if len == self.tx_memo.0 => self.tx_memo.1,
+            None => {
+                let tx = tx_time_ps(len, self.rate_bps);
+                self.tx_memo = (len, tx);
+                tx
+            }
         };
         let finish = if !PLAIN && self.tick_ns != 0 {
             self.tick_departure_ps(now, tx)
@@ -1022,6 +1042,33 @@ mod tests {
         assert_eq!(l.queue_pkts(5_000), 1);
         assert_eq!(l.queue_bytes(5_000), 1500);
         assert_eq!(l.queue_pkts(1_005_000), 0);
+    }
+
+    #[test]
+    fn test_remembered_tx_time_follows_length_and_rate() {
+        // 1.0001 Gbit/s has no whole number of ps per byte (the remembered path); lengths
+        // alternate and repeat, and a step changes the rate with the last length unchanged.
+        let (r1, r2) = (1_000_100_000, 999_900_000);
+        let mut l = link(r1, 0, None).with_schedule(
+            vec![Step {
+                at_ns: 1_000_000,
+                rate_bps: Some(r2),
+                delay_ns: None,
+                loss: None,
+            }],
+            Some(0),
+        );
+        let mut busy = 0u64; // ps
+        for (i, len) in [1500, 52, 52, 1500, 1500, 64, 1500, 1500, 52, 52]
+            .into_iter()
+            .enumerate()
+        {
+            let now = i as u64 * 300_000; // ns; the step falls between offers 3 and 4, both 1500 B
+            let rate = if now >= 1_000_000 { r2 } else { r1 };
+            busy = busy.max(now * 1000) + tx_time_ps(len, rate);
+            let want = busy.div_ceil(1000);
+            assert_eq!(arrival(l.offer(now, len, true, false)), want, "offer {i}");
+        }
     }
 
     #[test]

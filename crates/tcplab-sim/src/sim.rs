@@ -719,7 +719,10 @@ impl Simulation {
                 break;
             }
             self.now = e.time();
-            let target = e.target();
+            let target = match e.arrival_channel() {
+                Some(ch) => Target::Channel(ch),
+                None => e.target(),
+            };
             if !matches!(target, Target::Channel(_)) {
                 self.ev.remove_next();
             }

@@ -262,9 +262,21 @@ impl Scoreboard {
                 res.bytes_acked += cut as u64;
                 break;
             }
-            let s = self.segs.pop_front().expect("front");
-            self.remove_accounting(&s);
-            res.bytes_acked += s.len as u64;
+            // Read through the front reference and drop the record afterwards: popping it by
+            // value copied the 64-byte record out first (≈ 40 instructions per record).
+            let s = front;
+            let len = s.len as u64;
+            self.out_bytes -= len;
+            if s.flags & SACKED != 0 {
+                self.sacked_bytes -= len;
+            }
+            if s.flags & LOST != 0 {
+                self.lost_bytes -= len;
+            }
+            if s.flags & RETRANS != 0 {
+                self.retrans_bytes -= len;
+            }
+            res.bytes_acked += len;
             res.packets_acked += 1;
             if s.flags & SACKED == 0 {
                 if s.flags & COUNTED == 0 {
@@ -286,27 +298,13 @@ impl Scoreboard {
                     res.first_ackt = Some(s.xmit);
                 }
             }
+            self.segs.pop_front();
         }
         self.lost_scan = self.lost_scan.max(ack);
         // The next ACKs pop the records behind the front, written a round trip ago: with a
         // large window they have left the caches, so start loading a few (a hint).
         if self.segs.len() as u64 >= crate::cache::FAR {
             crate::cache::prefetch(&self.segs[PREFETCH_AHEAD]);
-        }
-    }
-
-    #[inline]
-    fn remove_accounting(&mut self, s: &Seg) {
-        let len = s.len as u64;
-        self.out_bytes -= len;
-        if s.flags & SACKED != 0 {
-            self.sacked_bytes -= len;
-        }
-        if s.flags & LOST != 0 {
-            self.lost_bytes -= len;
-        }
-        if s.flags & RETRANS != 0 {
-            self.retrans_bytes -= len;
         }
     }
 
