@@ -41,6 +41,20 @@ SERVER_PORT0 = 5201
 CLIENT_PORT0 = 40000
 # Emulator thread priority (SCHED_FIFO): wake-ups must not wait behind iperf3 on 2 cores.
 EMULATOR_RT_PRIORITY = 10
+# The iperf3 servers' priority (SCHED_FIFO, below the emulator's). A Linux receiver acknowledges
+# at once only while the window it would advertise has not shrunk (tcp_input.c
+# `__tcp_ack_snd_check`: more than one full segment unacknowledged *and* `__tcp_select_window` ≥
+# `rcv_wnd`); while the receiving application is not scheduled, the data it has not read holds
+# the ACKs back until it reads, and then one stretch ACK releases a line-rate burst. On this
+# shared 2-core machine an iperf3 server at the default policy lost the CPU for a scheduler slice
+# several times a second: in C/CUBIC captures (2026-11-27, load 2.5-6) the receiver's ACK stream
+# paused for 4-7 ms while data kept arriving 2.9-5.4 times a second, 0.7 times a second with every
+# iperf3 process SCHED_FIFO (nice -10 did not help), 2 pauses in a 30-s run with the servers alone
+# SCHED_FIFO; one such pause before a 235-segment burst cost a trial 117 retransmissions. Only the
+# receiving side: clients sending flat out at SCHED_FIFO starved the servers (no data moved). The
+# studies' hosts ran nothing else; the simulator's application reads at once. README "The
+# real-kernel engine"; tests/test_kernel_root.py.
+APP_RT_PRIORITY = 1
 
 
 class Terminated(BaseException):
@@ -78,7 +92,7 @@ def _need_root() -> None:
 
 
 def _need_tools() -> None:
-    missing = [t for t in ("ip", "iperf3", "ethtool", "tc", "ss") if not have_tool(t)]
+    missing = [t for t in ("ip", "iperf3", "ethtool", "tc", "ss", "chrt") if not have_tool(t)]
     if missing:
         raise EngineUnavailable(
             f"the kernel engine needs {', '.join(missing)} (Debian: apt-get install iproute2 "
@@ -516,7 +530,7 @@ class KernelRun:
                 with open(wd / f"server{fs.index}.json", "wb") as out:
                     servers[fs.index] = self.ns.popen(
                         dst_ns,
-                        ["iperf3", "-s", "-1", "-p", str(fs.port), "-J"],
+                        [*app_priority(), "iperf3", "-s", "-1", "-p", str(fs.port), "-J"],
                         stdout=out,
                         stderr=subprocess.STDOUT,
                     )
@@ -683,6 +697,11 @@ class KernelRun:
             if not emu.alive():
                 raise EngineError(f"the link emulator stopped during the run: {emu.stderr()}")
             time.sleep(min(left / 1e9, 0.05))
+
+
+def app_priority() -> list[str]:
+    """The command prefix that runs an iperf3 server at :data:`APP_RT_PRIORITY` (SCHED_FIFO)."""
+    return ["chrt", "--fifo", str(APP_RT_PRIORITY)]
 
 
 def _index_or(items: list[str], x: str) -> int:
