@@ -38,7 +38,7 @@ from typing import Any
 from .features import Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 17
+FEATURE_VERSION = 18
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 #: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
@@ -81,11 +81,17 @@ def snap(p: Path) -> dict[str, Any]:
     """The grid point nearest to the inferred path *p* (see the module docstring)."""
     rate = _log_snap(min(max(p.rate_bps, 100e3), 2e9), 16)
     rtt = _log_snap(min(max(p.rtt_s, 1e-3), 2.0), 16)
-    # buffer: factor-sqrt(2) grid; rounded down when the capture shows loss episodes (the
-    # largest queue seen is at most the buffer, and a buffer rounded up can turn a flow that
-    # fills it into one limited by the receive window, which never loses)
+    # buffer: factor-sqrt(2) grid, the nearest point. It was rounded down for a capture with
+    # loss episodes (the largest queue is at most the buffer). Since the buffer is read at the
+    # onset of congestion losses (features.py: a drop-tail queue drops when full), it is the
+    # buffer itself, and rounding it down by up to 0.75 step ran the references on a buffer up
+    # to 1.3 times smaller than the capture's: seen 9898 path 4 (5.3 Mbit/s x 122 ms, 1.79
+    # BDP, read 1.80) snapped to 1.41 BDP, where Reno's slow-start overshoot, recovery and
+    # epochs are shorter than the capture's (distance 23.0, Illinois's 18.1); at 2.0 BDP, 1.5
+    # and first. A candidate that a buffer rounded up would leave held by the receive window
+    # still has the half-buffer variant (:func:`variants`).
     lb = 2 * math.log2(min(max(p.buffer_bdp, 0.125), 8.0))
-    k = math.floor(lb + 0.25) if p.lossy else round(lb)
+    k = round(lb)
     buf = float(f"{2.0 ** (k / 2):.4g}")
     if p.loss <= 0.5e-4:
         loss = 0.0
