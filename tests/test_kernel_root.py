@@ -310,7 +310,7 @@ def test_receiving_application_keeps_acks_flowing_under_cpu_load(tmp_path):
     (`__tcp_ack_snd_check`), so a receiving iperf3 that loses the CPU holds the ACKs back; the
     engine runs it SCHED_FIFO (engine.APP_RT_PRIORITY). With two CPU hogs on this 2-core machine
     the receiver's ACK stream must not pause while data keeps arriving. Measured (2026-11-27,
-    8 s at 50 Mbit/s): without the priority 19, 33, 39 and 79 pauses of 4-7 ms; with it 0 in five
+    8 s at 50 Mbit/s): without the priority 19, 33, 39 and 79 pauses of 4-7 ms; with it 0 in four
     local runs and 2 in one CI run (the emulator's own ≈ 5 ms stall, once per run, can make one).
     The bound sits between the two: a first bound of 1, set from two runs, failed that CI run."""
     from tcplab import kernel
