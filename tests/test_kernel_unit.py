@@ -715,6 +715,17 @@ def test_trials_are_judged_on_their_means():
     assert len(g["trials"]["jain_sim"]) == 6 and len(g["trials"]["jain_kernel"]) == 3
     assert g["trials"]["jain_sim_sem"] > 0 and g["trials"]["jain_kernel_sem"] > 0
     assert both["trials"] == 3 and both["sim_trials"] == 6
+    # Per kernel trial (not per simulator trial): the stagger used and the kernel's counters.
+    for i, r in enumerate(unfair):
+        r["start_stagger_ms"] = {"f1": 0.5 * i}
+        r["kernel_netstat"] = {"s0": {"TcpExtTCPHystartTrainCwnd": 100 + i}}
+    again = compare.merge_trials(cfg, unfair, extra)
+    assert again["stagger_trials_ms"] == [{"f1": 0.0}, {"f1": 0.5}, {"f1": 1.0}]
+    assert [n["s0"]["TcpExtTCPHystartTrainCwnd"] for n in again["kernel_netstat_trials"]] == [
+        100,
+        101,
+        102,
+    ]
     f0 = both["flows"][0]
     assert f0["trials"]["sim_goodput_bps"] == [80e6] * 3 + [48e6] * 3
     assert f0["mean_goodput_bps"]["kernel"] == pytest.approx((46e6 + 56e6 + 59e6) / 3)

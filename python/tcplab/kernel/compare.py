@@ -572,6 +572,10 @@ def merge_trials(
             "flows": flows,
             "groups": groups,
             "sim_jitter_trials": [r.get("sim_jitter", {}) for r in reports],
+            # Per kernel trial: the start stagger both engines used and the kernel hosts' own
+            # counters (kernel/netstat.py: which HyStart test ended slow start, at which cwnd).
+            "stagger_trials_ms": [r.get("start_stagger_ms", {}) for r in reports],
+            "kernel_netstat_trials": [r.get("kernel_netstat", {}) for r in reports],
             "pass": valid and all(f.get("pass") for f in judged) and all(g["pass"] for g in groups),
         }
     )
@@ -857,6 +861,7 @@ def compare(
         t_sim += time.perf_counter() - t
         rep_j = fidelity(cfg, sim_raw, kern, sim_error)
         rep_j["start_stagger_ms"] = {name: v / 1e6 for name, v in stagger.items()}
+        rep_j["kernel_netstat"] = kern.get("kernel", {}).get("netstat", {})
         rep_j["sim_jitter"] = jitter
         return rep_j
 
