@@ -319,3 +319,28 @@ def kernel_srtt_of_window_limited_reno(kernel_run, doc: dict) -> dict[int, float
     assert raw["valid"], raw["invalid_reasons"]
     s = raw["series"]
     return dict(zip(s["time_ns"], s["srtt_ns"], strict=True))
+
+
+def pcap_tcp_rows(path: str | Path) -> list[list[Any]]:
+    """The TCP packets of a classic pcap file (Ethernet/IPv4; micro- or nanosecond timestamps, as
+    tcpdump or the simulator write them) as rows ``[t_ns, sport, dport, seq, ack, flags, win,
+    None, payload]``, in file order; other frames are skipped."""
+    import struct
+
+    data = Path(path).read_bytes()
+    scale = 1 if struct.unpack("<I", data[:4])[0] == 0xA1B23C4D else 1_000
+    rows: list[list[Any]] = []
+    off = 24
+    while off + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack("<IIII", data[off : off + 16])
+        frame = data[off + 16 : off + 16 + incl]
+        off += 16 + incl
+        if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
+            continue
+        ip = frame[14:]
+        ihl = (ip[0] & 15) * 4
+        total = struct.unpack(">H", ip[2:4])[0]
+        sp, dp, seq, ack, doff, flags, win = struct.unpack(">HHIIBBH", ip[ihl : ihl + 16])
+        rows.append([sec * 10**9 + frac * scale, sp, dp, seq, ack, flags, win, None,
+                     total - ihl - (doff >> 4) * 4])  # fmt: skip
+    return rows

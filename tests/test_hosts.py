@@ -5,13 +5,12 @@ the scenario format, the engine and its packet capture."""
 from __future__ import annotations
 
 import itertools
-import struct
 from typing import Any
 
 import pytest
 
 import tcplab
-from conftest import needs_core
+from conftest import needs_core, pcap_tcp_rows
 from tcplab import ScenarioError
 from tcplab.kernel.linux import KnobRefusal, kernel_plan_for_flow
 from tcplab.scenario import load
@@ -27,21 +26,7 @@ def simulate(doc: dict[str, Any], pcap: list[str]) -> dict[str, Any]:
     :class:`test_stacks.Packets` reads)."""
     r = tcplab.run(doc, pcap=pcap)
     out = dict(r.raw[0])
-    rows = []
-    for path in r.captures:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        off = 24  # pcap header; nanosecond timestamps
-        while off < len(data):
-            sec, frac, incl, _ = struct.unpack("<IIII", data[off : off + 16])
-            ip = data[off + 16 + 14 : off + 16 + incl]  # after the Ethernet header
-            off += 16 + incl
-            ihl = (ip[0] & 15) * 4
-            total = struct.unpack(">H", ip[2:4])[0]
-            sp, dp, seq, ack, doff, flags, win = struct.unpack(">HHIIBBH", ip[ihl : ihl + 16])
-            doff = (doff >> 4) * 4
-            rows.append([sec * 10**9 + frac, sp, dp, seq, ack, flags, win, None,
-                         total - ihl - doff])  # fmt: skip
+    rows = [row for path in r.captures for row in pcap_tcp_rows(path)]
     out["packets"] = rows
     return out
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kernel_engine_skip_reason, sigint_default
+from conftest import kernel_engine_skip_reason, pcap_tcp_rows, sigint_default
 from tcplab.errors import EngineError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -275,34 +275,19 @@ def _ack_pauses(pcap: Path, server_port_min: int = 5201) -> tuple[int, int]:
     """(pauses, packets): times the receiver sent no ACK for more than 4 ms while data kept
     arriving (no data gap above 1 ms), read from a capture on the receiver's access link, after
     the first 0.5 s (slow start's rounds leave RTT-long gaps of their own)."""
-    import struct
-
-    data = pcap.read_bytes()
-    nano = struct.unpack("<I", data[:4])[0] == 0xA1B23C4D
-    pos, last_ack, last_data, pauses, n = 24, None, None, 0, 0
-    gap_data, t0 = 0.0, None
-    while pos + 16 <= len(data):
-        ts, frac, incl, _ = struct.unpack("<IIII", data[pos : pos + 16])
-        frame = data[pos + 16 : pos + 16 + incl]
-        pos += 16 + incl
-        if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
-            continue
-        t = ts + frac * (1e-9 if nano else 1e-6)
-        t0 = t if t0 is None else t0
-        ihl = (frame[14] & 15) * 4
-        tcp = frame[14 + ihl :]
-        sport = struct.unpack(">H", tcp[:2])[0]
-        payload = struct.unpack(">H", frame[16:18])[0] - ihl - (tcp[12] >> 4) * 4
-        n += 1
+    rows = pcap_tcp_rows(pcap)
+    last_ack, last_data, pauses, gap_data = None, None, 0, 0.0
+    t0 = rows[0][0] if rows else 0
+    for t, sport, *_, payload in rows:
         if payload > 0:
             if last_data is not None:
                 gap_data = max(gap_data, t - last_data)
             last_data = t
         elif sport >= server_port_min:
-            if last_ack is not None and t - last_ack > 0.004 and gap_data <= 0.001 and t > t0 + 0.5:
+            if last_ack is not None and t - last_ack > 4 * MS and gap_data <= MS and t > t0 + S / 2:
                 pauses += 1
-            last_ack, gap_data = t, 0.0
-    return pauses, n
+            last_ack, gap_data = t, 0
+    return pauses, len(rows)
 
 
 def test_receiving_application_keeps_acks_flowing_under_cpu_load(tmp_path):

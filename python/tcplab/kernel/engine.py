@@ -578,13 +578,8 @@ class KernelRun:
                 raise EngineError(
                     f"TCP_INFO sampler failed: {(wd / 'sampler.stderr').read_text()[-2000:]}"
                 )
-            # Time zero, a little ahead so every process has it before anything happens.
-            t0 = time.monotonic_ns() + 50_000_000
-            emu.begin(t0)
-            sampler.stdin.write(f"start {t0}\n".encode())
-            sampler.stdin.flush()
-            # The hosts' own TCP counters, read before the first flow and after the last
-            # (kernel/netstat.py).
+            # The hosts' own TCP counters, read before time zero (the reads
+            # take a subprocess each) and after the last flow (kernel/netstat.py).
             tcp_hosts = sorted(
                 {
                     fs.flow[end]
@@ -594,6 +589,11 @@ class KernelRun:
                 }
             )
             counters_before = {h: netstat.read(self.node_ns[h]) for h in tcp_hosts}
+            # Time zero, a little ahead so every process has it before anything happens.
+            t0 = time.monotonic_ns() + 50_000_000
+            emu.begin(t0)
+            sampler.stdin.write(f"start {t0}\n".encode())
+            sampler.stdin.flush()
             events: list[tuple[int, int, int]] = []
             for fs in self.pre.flows:
                 f = fs.flow

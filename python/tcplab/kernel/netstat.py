@@ -29,12 +29,8 @@ def parse(text: str) -> dict[str, int]:
     for head, vals in pairwise(lines):
         hg, _, names = head.partition(":")
         vg, _, values = vals.partition(":")
-        if (
-            hg != vg
-            or hg not in GROUPS
-            or not names.split()
-            or names.split()[0].lstrip("-").isdigit()
-        ):
+        # A group's header and values lines are the only neighbours that share a group name.
+        if hg != vg or hg not in GROUPS:
             continue
         for name, value in zip(names.split(), values.split(), strict=False):
             try:
