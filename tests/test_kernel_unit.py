@@ -640,6 +640,29 @@ def test_exchangeable_flows_are_judged_as_a_group():
     assert compare._group_checks(cfg, [flow("f0", (1, 1)), flow("f1", (1, 1))]) == []
 
 
+def test_small_share_says_which_flows_take_the_losses():
+    def f(sim, kern, rs, rk):
+        return {"mean_goodput_bps": {"sim": sim, "kernel": kern},
+                "retransmits": {"sim": rs, "kernel": rk}}  # fmt: skip
+
+    # A phase effect: the slower flow (a quarter of the goodput) takes 9 of 10 losses.
+    flows = [f(75.0, 60.0, 1.0, 6.0), f(25.0, 40.0, 9.0, 4.0)]
+    assert compare._small_share(flows, "sim") == pytest.approx(
+        {"goodput": 0.25, "retransmits": 0.9}
+    )
+    assert compare._small_share(flows, "kernel") == pytest.approx(
+        {"goodput": 0.4, "retransmits": 0.4}
+    )
+    # Nothing retransmitted: no share to give; equal flows: none below the mean.
+    assert math.isnan(
+        compare._small_share([f(1.0, 1.0, 0.0, 0.0), f(2.0, 1.0, 0.0, 0.0)], "sim")["retransmits"]
+    )
+    assert compare._small_share([f(1.0, 1.0, 3.0, 3.0)] * 2, "kernel") == {
+        "goodput": 0.0,
+        "retransmits": 0.0,
+    }
+
+
 def test_trials_are_judged_on_their_means():
     cfg = dumbbell(flows=2, duration=10 * S)
     for f in cfg["flows"]:
@@ -693,6 +716,11 @@ def test_trials_are_judged_on_their_means():
     assert f0["trials"]["sim_goodput_bps"] == [55e6] * 3
     assert f0["trials"]["kernel_retransmits"] == [12.0] * 3
     assert g["trials"]["retransmits_sim"] == [20.0] * 3  # both flows of each trial
+    # Who takes the losses: the slower flow of each kernel trial has 46/96, 40/96, 37/96 of the
+    # goodput and half the retransmissions (12 of 24; the test's flows all retransmit 12).
+    shares = g["trials"]["small_share_kernel"]
+    assert [x["goodput"] for x in shares] == pytest.approx([46 / 96, 40 / 96, 37 / 96])
+    assert [x["retransmits"] for x in shares] == [0.5] * 3
     # An invalid kernel run in any trial invalidates the whole comparison.
     runs[1]["kernel_valid"] = False
     runs[1]["kernel_invalid_reasons"] = ["emulator late"]

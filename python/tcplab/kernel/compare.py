@@ -554,6 +554,15 @@ def merge_trials(
             cols = [f["trials"].get(f"{w}_retransmits") for f in members]
             if cols and all(c is not None for c in cols):
                 g["trials"][f"retransmits_{w}"] = [sum(x) for x in zip(*cols, strict=True)]
+        # Who takes the losses: per trial, the flows below the group's mean goodput, their share
+        # of its goodput and of its retransmissions. Drops that fall on packets at random give
+        # the two about equal; a share of losses far above the share of goodput is a phase
+        # effect (Floyd & Jacobson 1992): the same flow finds the drop-tail queue full at every
+        # overflow (README, "The real-kernel engine", C/CUBIC).
+        for w, rs in (("sim", reports + extra), ("kernel", reports)):
+            g["trials"][f"small_share_{w}"] = [
+                _small_share([f for f in r["flows"] if f.get("flow") in g["flows"]], w) for r in rs
+            ]
         # How far each engine's mean can be trusted: the standard error of the mean Jain index.
         for w in ("sim", "kernel"):
             js = [x for x in g["trials"][f"jain_{w}"] if x == x]
@@ -580,6 +589,20 @@ def merge_trials(
         }
     )
     return out
+
+
+def _small_share(flows: list[dict[str, Any]], w: str) -> dict[str, float]:
+    """Of one trial's flows of a group (engine *w*), those below the mean goodput: their share
+    of the goodput and of the retransmissions (NaN when nothing was retransmitted)."""
+    good = [float(f["mean_goodput_bps"][w]) for f in flows]
+    retx = [float(f["retransmits"][w]) for f in flows]
+    mean = sum(good) / len(good) if good else 0.0
+    small = [i for i, x in enumerate(good) if x < mean]
+    total_g, total_r = sum(good), sum(retx)
+    return {
+        "goodput": sum(good[i] for i in small) / total_g if total_g > 0 else math.nan,
+        "retransmits": sum(retx[i] for i in small) / total_r if total_r > 0 else math.nan,
+    }
 
 
 def _jain(xs: list[float]) -> float:
@@ -741,6 +764,24 @@ def _markdown(name: str, rep: dict[str, Any]) -> str:
                 f"| {g['group']} | {gs} | {gk} | {g['jain']['sim']:.3f} / "
                 f"{g['jain']['kernel']:.3f} | {g.get('verdict', 'pass' if g['pass'] else 'FAIL')} |"
             )
+        for g in groups:
+            tr = g.get("trials") or {}
+            if "small_share_sim" not in tr:
+                continue
+
+            def mean_share(w: str, k: str, tr: dict[str, Any] = tr) -> str:
+                return f"{_nanmean([x[k] for x in tr[f'small_share_{w}']]):.0%}"
+
+            lines += [
+                "",
+                f"Who takes the losses in group {g['group']} (per trial, the flows below the "
+                "group's mean goodput; about equal shares of goodput and retransmissions when "
+                "drops fall on packets at random): "
+                f"simulator {mean_share('sim', 'goodput')} of the goodput, "
+                f"{mean_share('sim', 'retransmits')} of the retransmissions; "
+                f"kernel {mean_share('kernel', 'goodput')}, "
+                f"{mean_share('kernel', 'retransmits')}.",
+            ]
     lines += ["", "Failed checks:", ""]
     for f in rep["flows"]:
         for k, c in (f.get("checks") or {}).items():
