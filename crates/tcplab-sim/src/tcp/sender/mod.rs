@@ -211,6 +211,11 @@ pub struct TcpSender {
     cwnd_limited: bool,
     /// Knob `tso`: when the last send decision deferred a frame ([`tso::next_frame`]).
     tso_deferred_at: Option<Nanos>,
+    /// Knob `tso_model = "linux-6"`: where the write-queue buffer holding `snd_nxt` ends
+    /// ([`tso::size_goal`]; 0 before the first).
+    skb_end: u64,
+    /// The largest receive window the peer offered (Linux `max_window`).
+    max_rwnd: u64,
     pub stats: SenderStats,
 }
 
@@ -301,6 +306,8 @@ impl TcpSender {
             last_send: 0,
             cwnd_limited: false,
             tso_deferred_at: None,
+            skb_end: 0,
+            max_rwnd: 0,
             stats: SenderStats::default(),
             spec,
             cfg,
@@ -802,7 +809,19 @@ impl TcpSender {
                             min_tso,
                         ))
                     });
+            // The write queue's buffers: each holds `size_goal` bytes from where the previous
+            // one ended (module docs of tso.rs, "Write-queue buffers"); the last ends with the
+            // application's data.
+            self.max_rwnd = self.max_rwnd.max(self.rwnd);
+            if self.snd_nxt >= self.skb_end {
+                let end = self.snd_nxt + tso::size_goal(self.max_rwnd, mss);
+                self.skb_end = self
+                    .app_end
+                    .map_or(end, |e| end.min(e.max(self.snd_nxt + 1)));
+            }
             return tso::next_frame_linux6(&tso::Linux6Input {
+                skb_left: self.skb_end - self.snd_nxt,
+                skb_is_tail: self.app_end.is_some_and(|e| self.skb_end >= e),
                 // Recovery or Loss, as RACK's reordering window reads it (`rack_detect`).
                 recovering: self.ep.rec.active || self.ep.loss_point.is_some(),
                 ends_data,
