@@ -158,6 +158,21 @@ def test_decrease_outweighs_growth_features_near_their_noise():
     assert dist["linux-6/scalable"] < dist["linux-6/bic"], dist
 
 
+def test_median_standard_error_widens_the_scale_of_a_few_episode_reading():
+    from tcplab.identify.features import median_se
+
+    # pi/2 variance of the median, sigma from the MAD: two readings 0.5 and 0.6
+    assert median_se([0.5, 0.6]) == pytest.approx(1.2533 * 1.4826 * 0.05 / math.sqrt(2))
+    assert median_se([0.7] * 10) == 0.0 and median_se([0.5]) == 0.0
+    x, ref = {"beta": 0.55}, {"beta": 0.47}
+    sharp = classify._score_one(x, ref)[0]
+    wide = classify._score_one(x, ref, se={"beta": median_se([0.51, 0.59])})[0]
+    assert wide < sharp / 4
+    # the scale is floor and standard error in quadrature
+    f = math.hypot(classify.FLOORS["beta"], 0.03)
+    assert classify._score_one(x, ref, se={"beta": 0.03})[0] == pytest.approx((0.08 / f) ** 2)
+
+
 def test_post_loss_window_in_bdps_separates_westwood_from_reno(tmp_path):
     # Westwood+ sets ssthresh to its bandwidth estimate x RTTmin (about 1 BDP); Reno to half
     # the window, which a 2-BDP buffer makes about 1.5 BDP (log2 0.58)
