@@ -123,6 +123,56 @@ def test_decrease_is_measured_before_the_detection_stall(tmp_path):
     assert b["bic"] > b["cubic"] + 0.08, b
 
 
+def test_scalable_and_bic_decreases_are_apart_by_several_beta_scales(tmp_path):
+    # Scalable cuts by 1/8 (Kelly 2003), BIC to 819/1024 (Linux tcp_bic.c). The feature reads
+    # the window of the round after recovery, which holds that round's growth too: BIC's binary
+    # search adds up to 16 segments in it, so BIC's reading moves with the path (0.82, 0.86 and
+    # 0.94 on three 10-s paths, Scalable 0.91 on each; the references on the capture's path
+    # carry that). Where BIC's jump is small against its window (GRID), the two readings are
+    # more than three of the decrease's scales apart (classify.FLOORS, the tuning residual)
+    b = {
+        c: feats(capture(tmp_path, "linux-6", c, seed=5)).features["beta"]
+        for c in ("scalable", "bic")
+    }
+    assert b["scalable"] == pytest.approx(0.875, abs=0.05), b
+    assert b["scalable"] - b["bic"] > 3 * classify.FLOORS["beta"], b
+
+
+def test_decrease_outweighs_growth_features_near_their_noise():
+    # a capture that decreases by 7/8 with growth features half a scale or so from the
+    # Scalable reference, and exactly BIC's growth with BIC's 0.8 decrease: the decrease, a
+    # constant of the rule, decides (with the scale of 0.1 it had before, BIC was nearer)
+    x = {"beta": 0.88, "ca_slope": 1.0, "ca_rel_slope": 1.3, "ca_top_frac": 0.2}
+    libs = [
+        {
+            "linux-6/scalable": [
+                {"beta": 0.875, "ca_slope": 0.6, "ca_rel_slope": 1.0, "ca_top_frac": 0.12}
+            ],
+            "linux-6/bic": [
+                {"beta": 0.81, "ca_slope": 1.0, "ca_rel_slope": 1.3, "ca_top_frac": 0.2}
+            ],
+        }
+    ]
+    cands = [R.Candidate("linux-6", "scalable"), R.Candidate("linux-6", "bic")]
+    dist = classify.rank(x, libs, cands)[0]
+    assert dist["linux-6/scalable"] < dist["linux-6/bic"], dist
+
+
+def test_median_standard_error_widens_the_scale_of_a_few_episode_reading():
+    from tcplab.identify.features import median_se
+
+    # pi/2 variance of the median, sigma from the MAD: two readings 0.5 and 0.6
+    assert median_se([0.5, 0.6]) == pytest.approx(1.2533 * 1.4826 * 0.05 / math.sqrt(2))
+    assert median_se([0.7] * 10) == 0.0 and median_se([0.5]) == 0.0
+    x, ref = {"beta": 0.55}, {"beta": 0.47}
+    sharp = classify._score_one(x, ref)[0]
+    wide = classify._score_one(x, ref, se={"beta": median_se([0.51, 0.59])})[0]
+    assert wide < sharp / 4
+    # the scale is floor and standard error in quadrature
+    f = math.hypot(classify.FLOORS["beta"], 0.03)
+    assert classify._score_one(x, ref, se={"beta": 0.03})[0] == pytest.approx((0.08 / f) ** 2)
+
+
 def test_post_loss_window_in_bdps_separates_westwood_from_reno(tmp_path):
     # Westwood+ sets ssthresh to its bandwidth estimate x RTTmin (about 1 BDP); Reno to half
     # the window, which a 2-BDP buffer makes about 1.5 BDP (log2 0.58)

@@ -58,7 +58,20 @@ FLOORS: dict[str, float] = {
     "seg_per_ack": 0.15,
     "ss_growth": 0.1,
     "ss_exit_bdp": 0.5,
-    "beta": 0.1,
+    # The decrease is a constant of the algorithm's rule, not of the path: Reno 1/2 (RFC 5681
+    # §3.1), CUBIC 0.7 (RFC 9438 §4.6), BIC 819/1024 (Linux tcp_bic.c), Scalable 7/8 (Kelly
+    # 2003), macOS CUBIC 0.8; H-TCP's RTTmin/RTTmax and HSTCP's b(w) move with the path. The
+    # feature reads it with the growth of the round after recovery (BIC's binary search: 0.82
+    # to 0.94 on three paths, a test), which the references on the capture's path share. Its
+    # scale is `fitted`: the robust standard deviation (1.4826 x the median absolute value) of
+    # the capture's beta minus its true candidate's nearest reference's, 0.022 over the 129
+    # tuning-set captures with losses (the default set of validate.py; rms 0.097, heavy-tailed,
+    # which the cap of 16 bounds). It was 0.1, which let the growth features outweigh a
+    # decrease of 0.8 against 0.875 (README, "Validation"). A capture's own standard error of
+    # the median over its episodes (features.median_se; Extracted.se) adds to it in
+    # quadrature: a kernel capture with two episodes read 0.51 and 0.55 for Reno's 0.47 in the
+    # references. With it the tuning residuals' robust std in scales is 0.59 (conservative).
+    "beta": 0.022,
     "rec_new_rtt": 0.3,
     "rec_rtts": 0.8,
     "rto_frac": 0.15,
@@ -121,6 +134,7 @@ def _score_one(
     x: dict[str, float | None],
     ref: dict[str, float | None],
     spread: dict[str, float] | None = None,
+    se: dict[str, float] | None = None,
 ) -> tuple[float, dict[str, float]]:
     contrib: dict[str, float] = {}
     loss_charged = False
@@ -137,6 +151,10 @@ def _score_one(
                 contrib[f] = MISSING
             continue
         floor = FLOORS[f] + REL_FLOORS.get(f, 0.0) * abs(y)
+        if se and se.get(f):
+            # the capture's own reading is a median of few episodes: its standard error adds
+            # to the scale (independent errors add in quadrature)
+            floor = math.hypot(floor, se[f])
         if spread and f in spread:
             # per-candidate evidence weight: the feature's spread over this candidate's own
             # references widens its scale, and the Gaussian's normaliser log(scale^2) keeps
@@ -154,12 +172,13 @@ def score(
     x: dict[str, float | None],
     refs: list[dict[str, float | None]],
     spread: dict[str, float] | None = None,
+    se: dict[str, float] | None = None,
 ) -> tuple[float, dict[str, float], dict[str, float | None]]:
     """(D, per-feature contribution, the nearest reference's features) of one candidate: the
     nearest of its reference vectors (seeds) to the capture's features *x*."""
     best: tuple[float, dict[str, float], dict[str, float | None]] | None = None
     for r in refs:
-        d, contrib = _score_one(x, r, spread)
+        d, contrib = _score_one(x, r, spread, se)
         if best is None or d < best[0]:
             best = (d, contrib, {f: r.get(f) for f in contrib})
     assert best is not None
@@ -170,9 +189,11 @@ def rank(
     x: dict[str, float | None],
     libs: list[dict[str, list[dict[str, float | None]]]],
     cands: list[refs_mod.Candidate],
+    se: dict[str, float] | None = None,
 ) -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, dict], dict[str, int]]:
     """Per candidate label: distance, per-feature contributions, the nearest reference's
-    features, and the index of the path variant (of *libs*) it came from."""
+    features, and the index of the path variant (of *libs*) it came from. *se*: the capture's
+    standard error per feature (Extracted.se), added to the feature's scale."""
     dist, contribs, means, chosen = {}, {}, {}, {}
     for c in cands:
         spread = None
@@ -184,7 +205,7 @@ def rank(
                     spread[f] = SPREAD_K * float(np.std(v))
         best = None
         for vi, lib in enumerate(libs):
-            sc = score(x, lib[c.label], spread)
+            sc = score(x, lib[c.label], spread, se)
             if best is None or sc[0] < best[0][0]:
                 best = (sc, vi)
         assert best is not None
@@ -196,6 +217,7 @@ def seed_noise(
     x: dict[str, float | None],
     lib0: dict[str, list[dict[str, float | None]]],
     cands: list[refs_mod.Candidate],
+    se: dict[str, float] | None = None,
 ) -> float:
     """How much a candidate's distance to this capture moves with the reference seed alone.
 
@@ -211,7 +233,7 @@ def seed_noise(
     for c in cands:
         refs = lib0.get(c.label, [])
         if len(refs) >= 2:
-            d = [_score_one(x, r)[0] for r in refs]
+            d = [_score_one(x, r, se=se)[0] for r in refs]
             spreads.append(max(d) - min(d))
     return float(np.median(spreads)) if spreads else 0.0
 
@@ -591,7 +613,7 @@ def identify(
         for vi, g in enumerate(vars_)
     ]
     t_lib = time.perf_counter() - t0 - t_feat
-    dist, contribs, means, chosen = rank(ex.features, libs, cands)
+    dist, contribs, means, chosen = rank(ex.features, libs, cands, ex.se)
     conf = _shares(dist)
     order = sorted(dist, key=lambda k: (dist[k], k))
     by_stack: dict[str, float] = {}
@@ -605,7 +627,7 @@ def identify(
         best_cca[c.cca] = min(best_cca.get(c.cca, math.inf), dist[c.label])
     stacks_rank = sorted(by_stack, key=lambda s: (-by_stack[s], best_stack[s], s))
     cca_rank = sorted(by_cca, key=lambda s: (-by_cca[s], best_cca[s], s))
-    noise = seed_noise(ex.features, libs[0], cands)
+    noise = seed_noise(ex.features, libs[0], cands, ex.se)
     label_of = {c.label: c for c in cands}
     tied = with_reno_equivalents(indistinguishable(dist, noise), label_of, dist, ex.counts)
     tied, knob_reasons = with_personality_equivalents(tied, label_of, dist, capture_facts(ex))
@@ -639,6 +661,7 @@ def identify(
         "grid": grid,
         "features": {k: v for k, v in ex.features.items() if v is not None},
         "not_measured": {k: ex.why_missing.get(k, "") for k, v in ex.features.items() if v is None},
+        "feature_se": {k: round(v, 4) for k, v in ex.se.items() if v},
         "counts": ex.counts,
         "reference_knobs": tcp or {},
         "candidates": [

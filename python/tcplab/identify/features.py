@@ -188,6 +188,20 @@ class Extracted:
     features: dict[str, float | None]
     why_missing: dict[str, str]
     counts: dict[str, int]
+    #: standard error of a feature that is the median of per-episode readings, from this
+    #: capture's own spread (:func:`median_se`); classify widens the feature's scale by it
+    se: dict[str, float] = field(default_factory=dict)
+
+
+def median_se(v: list[float]) -> float:
+    """Standard error of the median of *v*: 1.2533 sigma / sqrt(n) for n normal readings
+    (the median's asymptotic variance, pi sigma^2 / 2n), sigma estimated robustly as 1.4826
+    times the median absolute deviation; 0 under two readings (no spread to read)."""
+    if len(v) < 2:
+        return 0.0
+    a = np.asarray(v, float)
+    mad = float(np.median(np.abs(a - np.median(a))))
+    return 1.2533 * 1.4826 * mad / math.sqrt(len(a))
 
 
 def _arr(series: dict[str, Any], key: str, dtype: Any) -> np.ndarray:
@@ -380,6 +394,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     mss = min(mss, int(ds.get("max_seg_size") or mss)) or mss
     feats: dict[str, float | None] = dict.fromkeys(FEATURES)
     why: dict[str, str] = {}
+    se: dict[str, float] = {}
     notes: list[str] = []
     if len(dt) < 20:
         raise ValueError(
@@ -710,6 +725,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
             if not ep["rto"]:
                 recl.append((ep["t_rec"] - ep["t"]) / r_rtt)
         feats["beta"] = float(np.median(betas)) if betas else None
+        se["beta"] = median_se(betas)
         feats["post_bdp"] = math.log2(max(float(np.median(posts)), 1e-3)) if posts else None
         feats["rec_new_rtt"] = float(np.median(recnew)) if recnew else None
         feats["rec_rtts"] = float(np.median(recl)) if recl else None
@@ -864,4 +880,4 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         # the median time between loss episodes, ms (0: fewer than two episodes)
         "epoch_ms": round(float(np.median(periods)) * r_rtt * 1e3) if periods else 0,
     }
-    return Extracted(ci, vant, sender, receiver, mss, path, feats, why, counts)
+    return Extracted(ci, vant, sender, receiver, mss, path, feats, why, counts, se)

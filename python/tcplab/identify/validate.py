@@ -166,8 +166,9 @@ def trace_prefix_digests(cap: FsPath) -> dict[str, str]:
 
 def observation_digest(cap: FsPath) -> tuple[str, dict[str, int]]:
     """Digest of what ``tcplab identify`` reads of *cap* before any reference
-    (classify.observe): the features (exact values), the inferred path (every field, not
-    rounded: the cross-traffic variants depend on it), the grid point and the vantage. Two
+    (classify.observe): the features (exact values) and their standard errors, the inferred
+    path (every field, not rounded: the cross-traffic variants depend on it), the grid point
+    and the vantage. Two
     captures with the same digest get the same references and the same distances, hence the
     same ranking. Also the capture's counts (loss episodes, largest window)."""
     from .classify import observe
@@ -175,6 +176,7 @@ def observation_digest(cap: FsPath) -> tuple[str, dict[str, int]]:
     ex, grid = observe(cap)
     blob = {
         "features": {k: v for k, v in ex.features.items() if v is not None},
+        "se": ex.se,
         "path": dataclasses.asdict(ex.path),
         "grid": grid,
         "vantage": ex.vantage,
