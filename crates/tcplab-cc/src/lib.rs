@@ -80,7 +80,7 @@ pub use bic::{Bic, BicParams, BicVariant};
 pub use ctcp::{Ctcp, CtcpParams};
 pub use cubic::{Cubic, CubicParams, CubicVersion, HystartMode};
 pub use fast::{Fast, FastParams};
-pub use growth::{CwndUnit, SsthreshBasis, WindowGrowth, WindowState};
+pub use growth::{AiRule, CwndUnit, SsthreshBasis, WindowGrowth, WindowState};
 pub use hstcp::HighSpeed;
 pub use htcp::{Htcp, HtcpParams};
 pub use hystart::HystartDetect;
