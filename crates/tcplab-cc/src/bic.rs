@@ -12,7 +12,8 @@
 //!     ("increase cwnd 5% per RTT"). Then the delayed-ACK compensation
 //!     `cnt = cnt·16/delayed_ack`, where `delayed_ack` is an EWMA (gain 1/16, in 1/16 units,
 //!     starting at 2 packets per ACK) of the packets acknowledged per ACK, updated only in the
-//!     Open state (`bictcp_acked`). The EWMA is integer, as in Linux:
+//!     Open state (`bictcp_acked`: the state before the ACK, [`AckEvent::outside_open`];
+//!     not in recovery either). The EWMA is integer, as in Linux:
 //!     `delayed_ack += acked − delayed_ack/16`; with one packet per ACK it settles at 31/16, not
 //!     1 (the truncated term stops it), so a flow with an ACK per segment grows ≈ 1.9× the
 //!     nominal increments — a Linux property modelled on purpose. `cnt ≥ 1`.
@@ -252,7 +253,11 @@ impl CongestionControl for Bic {
 
     fn on_ack(&mut self, ev: &AckEvent) {
         // bictcp_acked: delayed-ACK EWMA, Open state only (the 2.6.10 BIC had none).
-        if self.p.variant == BicVariant::Linux && !ev.in_recovery && ev.packets_acked > 0 {
+        if self.p.variant == BicVariant::Linux
+            && !ev.in_recovery
+            && !ev.outside_open
+            && ev.packets_acked > 0
+        {
             self.delayed_ack = self
                 .delayed_ack
                 .saturating_add(ev.packets_acked)
@@ -484,6 +489,32 @@ mod tests {
         // The same window with delayed ACKs (EWMA exactly 2): the nominal 16.
         let g = growth_at(CwndUnit::Packets, 400, 2, BicParams::default());
         assert!((g - 16.0).abs() <= 1.0, "{g}");
+    }
+
+    #[test]
+    fn test_delayed_ack_ewma_samples_open_state_acks_only() {
+        // bictcp_acked (every Linux BIC): delayed_ack += acked − delayed_ack/16 only when the
+        // ACK arrives in the Open state. From 32 (2 per ACK) an Open ACK of 40 packets gives
+        // 32 + 40 − 2 = 70; the same ACK outside Open (Disorder, the end of a recovery) or in
+        // recovery leaves 32.
+        let ev = |outside_open, in_recovery| AckEvent {
+            bytes_acked: 40 * u64::from(MSS),
+            packets_acked: 40,
+            packets_delivered: 40,
+            outside_open,
+            in_recovery,
+            mss: MSS,
+            ..Default::default()
+        };
+        for (outside, rec, ratio) in [
+            (false, false, 70.0 / 16.0),
+            (true, false, 2.0),
+            (false, true, 2.0),
+        ] {
+            let mut cc = bic(CwndUnit::Packets, 100, BicParams::default());
+            cc.on_ack(&ev(outside, rec));
+            assert_eq!(cc.delayed_ack_ratio(), ratio, "outside={outside} rec={rec}");
+        }
     }
 
     #[test]

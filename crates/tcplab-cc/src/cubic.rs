@@ -810,9 +810,14 @@ impl CongestionControl for Cubic {
     fn on_ack(&mut self, ev: &AckEvent) {
         self.acked_total = self.acked_total.saturating_add(ev.bytes_acked);
         let v2 = self.p.version.is_v2();
-        if (v2 || self.p.delayed_ack_comp) && !ev.in_recovery && ev.packets_acked > 0 {
-            // bictcp_acked: delayed-ACK ratio EWMA (Open state); limited to 32 packets per ACK
-            // from 2.6.39 (the 32-bit field of v2.0/v2.1 had no limit).
+        if (v2 || self.p.delayed_ack_comp)
+            && !ev.in_recovery
+            && !ev.outside_open
+            && ev.packets_acked > 0
+        {
+            // bictcp_acked: delayed-ACK ratio EWMA, on ACKs that arrive in the Open state (not
+            // in Disorder, CWR, Recovery or Loss, nor on the ACK that ends a recovery); limited
+            // to 32 packets per ACK from 2.6.39 (the 32-bit field of v2.0/v2.1 had no limit).
             let d = self
                 .delayed_ack
                 .saturating_add(ev.packets_acked)
@@ -2160,6 +2165,16 @@ mod tests {
         }
         assert_eq!(cc.delayed_ack_ratio(), 2.0);
         ack(&mut cc, 1000, true);
+        assert_eq!(cc.delayed_ack_ratio(), 2.0);
+        // An ACK that arrives outside Open (Disorder, or the one ending a recovery, which
+        // covers the SACKed data at once) is not sampled either (bictcp_acked: Open only).
+        cc.on_ack(&AckEvent {
+            bytes_acked: 40 * u64::from(MSS),
+            packets_acked: 40,
+            outside_open: true,
+            mss: MSS,
+            ..Default::default()
+        });
         assert_eq!(cc.delayed_ack_ratio(), 2.0);
         ack(&mut cc, 10_000, false);
         assert_eq!(cc.delayed_ack_ratio(), 32.0);

@@ -365,6 +365,8 @@ pub(crate) fn run_ops(
                     srtt,
                     min_rtt: srtt,
                     in_recovery,
+                    // SACKed data outstanding means Linux's Disorder state at the least.
+                    outside_open: in_recovery || sacked > 0,
                     app_limited: limited,
                     rate,
                     mss,
