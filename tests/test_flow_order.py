@@ -10,24 +10,23 @@ both flows lose packets at the shared queue, where tie-breaking between them wou
 Checked for I5 at full size (2026-11-26, 300 s, CTCP, Vista/Linux 2.6.29, equal starts and the
 study's start jitter): swapping the flows mirrored every per-flow number exactly.
 
-**Known to fail since 2026-11-27 (strict xfail): the engine is positional.** Events at the same
-nanosecond and of the same class pop in the order they were scheduled (src/event.rs), and that
-order follows the flows' positions: both flows' first packets tie at t = 0, so with the flows
-swapped the Vista flow's first ACK returns at 40.109 ms instead of 40.097 ms and every later
-time differs. The per-flow totals of this scenario still mirrored by chance until Linux 2.6's
-CUBIC increment rule (`ai_rule`) arrived; with it, the Linux flow delivers 27 994 184 bytes in
-one order and 27 992 736 (one segment less) in the other. The fix is a tie-break on something
-position-free (e.g. a target rank from the entities' names above `seq` in the event key), which
-changes the order of simultaneous events in every run, so it is left for a round that
-regenerates every result. The test stays strict: it fails loudly (XPASS) once the engine is
-fixed, and must then lose its marker.
+**The engine is positional at the event level; the results here mirror again (2026-11-27,
+branch l26reno).** Events at the same nanosecond and of the same class pop in the order they
+were scheduled (src/event.rs), and that order follows the flows' positions: both flows' first
+packets tie at t = 0, so with the flows swapped the Vista flow's first ACK returns at 40.109 ms
+instead of 40.097 ms. From Linux 2.6's CUBIC increment rule (`ai_rule`) until the BIC/CUBIC
+delayed-ACK EWMA sampled only ACKs arriving in Linux's Open state (`AckEvent::outside_open`),
+that microsecond difference reached the per-flow totals (the Linux flow delivered 27 994 184
+bytes in one order and 27 992 736 in the other) and this test was a strict xfail. With the
+Open-state sampling the totals and the 1-s series mirror exactly, checked at 5, 7, 8 and 10 s,
+so the marker is gone; a position-free tie-break (e.g. a target rank from the entities' names
+above `seq` in the event key) is still the fix for the event order, left for a round that
+regenerates every result.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import pytest
 
 import tcplab
 from conftest import needs_core
@@ -67,11 +66,6 @@ def per_flow(order: tuple[int, int]) -> dict[str, tuple[Any, ...]]:
 
 
 @needs_core
-@pytest.mark.xfail(
-    strict=True,
-    reason="simultaneous events pop in scheduling order, which follows the flows' positions "
-    "(module docstring)",
-)
 def test_swapping_flow_order_mirrors_results_exactly() -> None:
     a = per_flow((0, 1))
     b = per_flow((1, 0))

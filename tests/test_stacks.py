@@ -221,7 +221,24 @@ def test_key_facts_of_each_personality():
             assert values[k] == v, f"{name}: {k} = {values[k]!r}, expected {v!r}"
     for name, algo in cca.items():
         assert stacks.get(name, cat).cca == algo, name
-    assert stacks.get("linux-2.6.10", cat).params_for("bic") == {"variant": "2.6.10"}
+    assert stacks.get("linux-2.6.10", cat).params_for("bic") == {
+        "variant": "2.6.10",
+        "ai_rule": "linux-2.6",
+    }
+    # Linux 2.2-3.19 congestion avoidance (tcp_cong_avoid / tcp_reno_cong_avoid /
+    # bictcp_cong_avoid, then tcp_cong_avoid_ai until 4.0): the ACK counts once and +1 segment
+    # per w + 1 ACKs, for Reno, NewReno and BIC in every Linux 2.x personality, not in linux-6.
+    linux2 = ("linux-2.4.27", "linux-2.6.10", "linux-2.6.16", "linux-2.6.25", "linux-2.6.29")
+    for name in (*linux2, "linux-2.6.39"):
+        st = stacks.get(name, cat)
+        algos = ("reno", "newreno") if name == "linux-2.4.27" else ("reno", "newreno", "bic")
+        for algo in algos:
+            assert st.params_for(algo)["ai_rule"] == "linux-2.6", (name, algo)
+        # tcp_moderate_cwnd on dubious ACKs, the undoing one included (2.4-3.0).
+        assert st.knob_values()["cwnd_moderation"] is True, name
+    for algo in ("reno", "newreno", "bic"):
+        assert "ai_rule" not in stacks.get("linux-6", cat).params_for(algo), algo
+    assert not stacks.get("linux-6", cat).knob_values().get("cwnd_moderation", False)
     # CUBIC v2.0 with the 2.6.18 scaling error for 2.6.16; 2.6.24's v2.1 for 2.6.25.
     for name, version in (("linux-2.6.16", "2.0"), ("linux-2.6.25", "2.1")):
         assert stacks.get(name, cat).params_for("cubic")["version"] == version, name
@@ -337,7 +354,7 @@ def test_sender_and_receiver_stacks_resolve_separately():
     (f,) = load(doc, catalog=cat).config(1)["flows"]
     assert f["tcp"] == stacks.get("linux-2.4.27", cat).knob_values()
     assert f["receiver_tcp"] == stacks.get("windows-xp", cat).knob_values()
-    assert f["cca"] == {"name": "reno", "params": {}}  # linux-2.4.27's default
+    assert f["cca"] == {"name": "reno", "params": {"ai_rule": "linux-2.6"}}  # linux-2.4.27 default
     # the top-level stack is the default of both ends
     doc = base()
     doc["stack"] = "openbsd-3.5"
@@ -401,7 +418,7 @@ def test_none_lifts_a_personality_limit():
 def test_cca_defaults_to_the_sender_stack_with_its_parameters():
     cat = resolution_catalog()
     cases = {
-        "linux-2.6.10": {"name": "bic", "params": {"variant": "2.6.10"}},
+        "linux-2.6.10": {"name": "bic", "params": {"variant": "2.6.10", "ai_rule": "linux-2.6"}},
         "linux-2.6.25": {
             "name": "cubic",
             "params": {
@@ -430,9 +447,12 @@ def test_cca_defaults_to_the_sender_stack_with_its_parameters():
     # a table without a name means the sender stack's default algorithm
     doc = base(sender_stack="linux-2.6.10", cca={"variant": "linux"})
     (f,) = load(doc, catalog=cat).config(1)["flows"]
-    assert f["cca"] == {"name": "bic", "params": {"variant": "linux"}}
-    # another algorithm gets none of the default's parameters
+    assert f["cca"] == {"name": "bic", "params": {"variant": "linux", "ai_rule": "linux-2.6"}}
+    # another algorithm gets none of the default's parameters, only its own implementation's
     doc = base(sender_stack="linux-2.6.10", cca="reno")
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["cca"] == {"name": "reno", "params": {"ai_rule": "linux-2.6"}}
+    doc = base(sender_stack="windows-xp", cca="reno")
     (f,) = load(doc, catalog=cat).config(1)["flows"]
     assert f["cca"] == {"name": "reno", "params": {}}
 

@@ -15,19 +15,20 @@
 //!   [`increase_per_window`], i.e. `α` segments per window of credit. In the bytes unit without
 //!   ABC each ACK adds `α·SMSS·SMSS/cwnd`, RFC 5681 §3.1 eq. 3 scaled by `α`.
 
-use crate::growth::{CwndUnit, WindowState};
+use crate::growth::{AiRule, CwndUnit, WindowState};
 use crate::{CongestionControl, CongestionEvent, RtoEvent};
 
 /// `+1 segment per cnt segments' worth of credit` (see the module doc). In the packets unit
 /// `cnt` is used rounded down (callers pass Linux's integer `cnt`); in bytes it may be
 /// fractional. `cnt` below 1 (or NaN) is taken as 1, as Linux's "cnt cannot be zero".
-pub(crate) fn increase_per_cnt(win: &mut WindowState, credit: u64, cnt: f64) {
+/// The counter follows `rule` ([`WindowState::additive_increase_rule`]).
+pub(crate) fn increase_per_cnt(win: &mut WindowState, rule: AiRule, credit: u64, cnt: f64) {
     let cnt = if cnt.is_nan() { 1.0 } else { cnt.max(1.0) };
     let per = match win.growth().unit {
         CwndUnit::Packets => cnt as u64, // saturating conversion
         CwndUnit::Bytes => (cnt * win.mss() as f64).round() as u64,
     };
-    win.additive_increase(per.max(1), credit);
+    win.additive_increase_rule(rule, per.max(1), credit);
 }
 
 /// `cwnd += (num/den)/cwnd` per unit of credit: `num/den` segments per window of credit (see
@@ -125,7 +126,7 @@ mod tests {
             let mut w = win(unit, 0, 100);
             for _ in 0..49 {
                 let c = credit(&w);
-                increase_per_cnt(&mut w, c, 50.0);
+                increase_per_cnt(&mut w, AiRule::Linux4, c, 50.0);
             }
             // Packets: whole segments; bytes: 1/50 segment per ACK (RFC 5681 eq. 3 style).
             let want = if unit == CwndUnit::Packets {
@@ -135,7 +136,7 @@ mod tests {
             };
             assert_eq!(w.cwnd(), want, "{unit:?}");
             let c = credit(&w);
-            increase_per_cnt(&mut w, c, 50.0);
+            increase_per_cnt(&mut w, AiRule::Linux4, c, 50.0);
             assert_eq!(w.cwnd(), 101_000, "{unit:?}");
         }
     }

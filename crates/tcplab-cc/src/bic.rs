@@ -12,7 +12,8 @@
 //!     ("increase cwnd 5% per RTT"). Then the delayed-ACK compensation
 //!     `cnt = cnt·16/delayed_ack`, where `delayed_ack` is an EWMA (gain 1/16, in 1/16 units,
 //!     starting at 2 packets per ACK) of the packets acknowledged per ACK, updated only in the
-//!     Open state (`bictcp_acked`). The EWMA is integer, as in Linux:
+//!     Open state (`bictcp_acked`: the state before the ACK, [`AckEvent::outside_open`];
+//!     not in recovery either). The EWMA is integer, as in Linux:
 //!     `delayed_ack += acked − delayed_ack/16`; with one packet per ACK it settles at 31/16, not
 //!     1 (the truncated term stops it), so a flow with an ACK per segment grows ≈ 1.9× the
 //!     nominal increments — a Linux property modelled on purpose. `cnt ≥ 1`.
@@ -37,12 +38,16 @@
 //!
 //! Both: slow start below ssthresh, then the increase above with `aimd::increase_per_cnt` (packets:
 //! Linux integer `cnt`; bytes: the same rules on the fractional window without rounding).
+//! Parameter `ai_rule` ([`AiRule`]): `"linux-2.6"` is the counter of every Linux BIC before 4.0
+//! (2.6.8–2.6.12 inline in `tcp_cong_avoid` with `bictcp_cwnd` as the limit, then
+//! `bictcp_cong_avoid` and from 2.6.30 `tcp_cong_avoid_ai(tp, ca->cnt)`): the ACK counts once,
+//! also with ABC on, and the window grows one segment per `cnt + 1` ACKs.
 //! Simplification (as in `cubic.rs`): `cnt` is recomputed on every ACK, not at most every
 //! `HZ/32` while cwnd is unchanged.
 
 use crate::aimd::{cwnd_segments, decreased_ssthresh, increase_per_cnt, scaled_ssthresh};
-use crate::growth::{CwndUnit, SsthreshBasis, WindowState};
-use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::growth::{AiRule, CwndUnit, SsthreshBasis, WindowState};
+use crate::params::{ParamInfo, ParamKind, Params, AI_RULE, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
 
@@ -79,6 +84,8 @@ pub struct BicParams {
     /// `ssthresh` set at connection start, segments; 0 = keep the connection's initial value.
     pub initial_ssthresh: u32,
     pub ssthresh_from: SsthreshBasis,
+    /// Growth-counter rule in the packets unit ([`AiRule`]; parameter `ai_rule`).
+    pub ai_rule: AiRule,
 }
 
 impl Default for BicParams {
@@ -89,6 +96,7 @@ impl Default for BicParams {
             fast_convergence_bug: true,
             initial_ssthresh: 0,
             ssthresh_from: SsthreshBasis::Auto,
+            ai_rule: AiRule::Linux4,
         }
     }
 }
@@ -245,7 +253,11 @@ impl CongestionControl for Bic {
 
     fn on_ack(&mut self, ev: &AckEvent) {
         // bictcp_acked: delayed-ACK EWMA, Open state only (the 2.6.10 BIC had none).
-        if self.p.variant == BicVariant::Linux && !ev.in_recovery && ev.packets_acked > 0 {
+        if self.p.variant == BicVariant::Linux
+            && !ev.in_recovery
+            && !ev.outside_open
+            && ev.packets_acked > 0
+        {
             self.delayed_ack = self
                 .delayed_ack
                 .saturating_add(ev.packets_acked)
@@ -254,8 +266,10 @@ impl CongestionControl for Bic {
         let Some(credit) = self.win.grow_slow_start(ev) else {
             return;
         };
+        // Linux 2.x counts the ACK once in congestion avoidance, with ABC on too (AiRule).
+        let credit = self.p.ai_rule.credit(self.win.growth().unit, credit);
         self.cnt = self.compute_cnt(cwnd_segments(&self.win));
-        increase_per_cnt(&mut self.win, credit, self.cnt);
+        increase_per_cnt(&mut self.win, self.p.ai_rule, credit, self.cnt);
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
@@ -319,6 +333,7 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
               Linux 0, the 2.6.13-era module 100)",
     },
     SSTHRESH_FROM,
+    AI_RULE,
 ];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
@@ -328,6 +343,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         fast_convergence_bug: p.bool("fast_convergence_bug"),
         initial_ssthresh: p.int_in("initial_ssthresh", 0, i64::from(u32::MAX))?,
         ssthresh_from: p.ssthresh_from(),
+        ai_rule: p.ai_rule(),
     };
     Ok(Box::new(Bic::new(init, params)))
 }
@@ -392,6 +408,45 @@ mod tests {
     }
 
     #[test]
+    fn test_avoidance_linux26_rule_counts_acks_to_cnt_plus_one() {
+        // Linux 2.6 BIC (2.6.10 variant: no delayed-ACK compensation, cnt = cwnd at or below
+        // low_window 14): at cwnd 10 the 11th ACK adds the segment, also when each ACK covers
+        // two segments and ABC is on (2.6.16: tcp_abc only changed slow start and Reno). The
+        // 4.0 rule counts the two segments of each ACK: the 5th ACK.
+        let p = |ai_rule| BicParams {
+            variant: BicVariant::Linux2610,
+            ai_rule,
+            ..BicParams::default()
+        };
+        let ev = AckEvent {
+            bytes_acked: 2 * u64::from(MSS),
+            packets_acked: 2,
+            packets_delivered: 2,
+            mss: MSS,
+            ..Default::default()
+        };
+        for (rule, abc, acks) in [
+            (AiRule::Linux26, 1, 11),
+            (AiRule::Linux26, 0, 11),
+            (AiRule::Linux4, 1, 5),
+            (AiRule::Linux4, 0, 10),
+        ] {
+            let init = cc_init(MSS, CwndUnit::Packets, abc, 10, 2 * u64::from(MSS));
+            let mut cc = Bic::new(&init, p(rule));
+            let mut n = 0;
+            while cc.cwnd() == 10 * u64::from(MSS) {
+                cc.on_ack(&ev);
+                n += 1;
+            }
+            assert_eq!(
+                (n, cc.cwnd()),
+                (acks, 11 * u64::from(MSS)),
+                "{rule:?} abc={abc}"
+            );
+        }
+    }
+
+    #[test]
     fn test_avoidance_delayed_acks_binary_search_increments_at_wmax_distances() {
         // With an ACK per two segments the EWMA is exactly 2 packets per ACK and compensates
         // the halved ACK count: the increments per RTT are BIC's nominal ones (A.3). The window
@@ -434,6 +489,32 @@ mod tests {
         // The same window with delayed ACKs (EWMA exactly 2): the nominal 16.
         let g = growth_at(CwndUnit::Packets, 400, 2, BicParams::default());
         assert!((g - 16.0).abs() <= 1.0, "{g}");
+    }
+
+    #[test]
+    fn test_delayed_ack_ewma_samples_open_state_acks_only() {
+        // bictcp_acked (every Linux BIC): delayed_ack += acked − delayed_ack/16 only when the
+        // ACK arrives in the Open state. From 32 (2 per ACK) an Open ACK of 40 packets gives
+        // 32 + 40 − 2 = 70; the same ACK outside Open (Disorder, the end of a recovery) or in
+        // recovery leaves 32.
+        let ev = |outside_open, in_recovery| AckEvent {
+            bytes_acked: 40 * u64::from(MSS),
+            packets_acked: 40,
+            packets_delivered: 40,
+            outside_open,
+            in_recovery,
+            mss: MSS,
+            ..Default::default()
+        };
+        for (outside, rec, ratio) in [
+            (false, false, 70.0 / 16.0),
+            (true, false, 2.0),
+            (false, true, 2.0),
+        ] {
+            let mut cc = bic(CwndUnit::Packets, 100, BicParams::default());
+            cc.on_ack(&ev(outside, rec));
+            assert_eq!(cc.delayed_ack_ratio(), ratio, "outside={outside} rec={rec}");
+        }
     }
 
     #[test]

@@ -117,9 +117,9 @@
 //! packets, the same rules on the fractional window in bytes.
 
 use crate::aimd::increase_per_cnt;
-use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
+use crate::growth::{may_grow, AiRule, CwndUnit, SsthreshBasis, WindowState};
 use crate::hystart::{HyStartAction, HyStartLinux, HyStartPlusPlus, HystartClock, HystartDetect};
-use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::params::{ParamInfo, ParamKind, Params, AI_RULE, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{
     AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, SentEvent, MS, SEC,
@@ -178,35 +178,6 @@ impl CubicVersion {
     /// first loss, delayed-ACK compensation, no HyStart, no idle shift.
     pub fn is_v2(self) -> bool {
         matches!(self, CubicVersion::V2_0 | CubicVersion::V2_1)
-    }
-}
-
-/// How Linux turns `cnt` into window growth in the packets unit (`tcp_cong_avoid_ai`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum AiRule {
-    /// Linux ≥ 4.0: `cnt ≥ 2` ("at most 1 packet per 2 packets ACKed, 1.5x per RTT") and
-    /// +1 segment per `cnt` counted units ("tcp: fix the timid additive increase on stretch
-    /// ACKs", 814d488c612, and "tcp: fix stretch ACK bugs in CUBIC", 9cd981dcf17, N. Cardwell,
-    /// net-next 28 Jan 2015, merged for 4.0).
-    #[default]
-    Linux4,
-    /// Linux 2.6.16–3.19: `cnt ≥ 1` (`bictcp_update`: "cannot be zero") and the counter
-    /// `snd_cwnd_cnt` grows by one per ACK up to `cnt`, the next ACK adds a segment and clears
-    /// it: +1 segment per `cnt + 1` ACKs (inline in `bictcp_cong_avoid` of 2.6.25 and 2.6.29,
-    /// then `tcp_cong_avoid_ai`, "tcp: add helper for AI algorithm", 758ce5c8d11, 2.6.30, same
-    /// rule). The fastest growth is one segment per two ACKs.
-    Linux26,
-}
-
-impl AiRule {
-    pub const CHOICES: &'static [&'static str] = &["linux-4.0", "linux-2.6"];
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "linux-4.0" => Some(AiRule::Linux4),
-            "linux-2.6" => Some(AiRule::Linux26),
-            _ => None,
-        }
     }
 }
 
@@ -656,10 +627,10 @@ impl Cubic {
                 self.win.additive_increase(self.cnt, credit);
             }
             AiRule::Linux26 => {
-                // cnt ≥ 1 and +1 segment after cnt + 1 ACKs (snd_cwnd_cnt counts 0..=cnt).
+                // cnt ≥ 1 and +1 segment per cnt + 1 ACKs (snd_cwnd_cnt counts 0..=cnt).
                 self.cnt = cnt.max(1);
                 self.win
-                    .additive_increase(self.cnt.saturating_add(1), credit);
+                    .additive_increase_rule(AiRule::Linux26, self.cnt, credit);
             }
         }
     }
@@ -773,12 +744,7 @@ impl Cubic {
         }
         cnt = q(cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.delayed_ack.max(1)));
         self.cnt = cnt.max(1.0) as u64;
-        if int && self.p.ai_rule == AiRule::Linux26 {
-            // +1 segment per cnt + 1 ACKs (AiRule::Linux26).
-            increase_per_cnt(&mut self.win, credit, cnt.max(1.0) + 1.0);
-        } else {
-            increase_per_cnt(&mut self.win, credit, cnt);
-        }
+        increase_per_cnt(&mut self.win, self.p.ai_rule, credit, cnt);
     }
 
     /// RFC 9438 §4.6–4.7 / Linux `cubictcp_recalc_ssthresh`: new W_max and ssthresh.
@@ -844,9 +810,14 @@ impl CongestionControl for Cubic {
     fn on_ack(&mut self, ev: &AckEvent) {
         self.acked_total = self.acked_total.saturating_add(ev.bytes_acked);
         let v2 = self.p.version.is_v2();
-        if (v2 || self.p.delayed_ack_comp) && !ev.in_recovery && ev.packets_acked > 0 {
-            // bictcp_acked: delayed-ACK ratio EWMA (Open state); limited to 32 packets per ACK
-            // from 2.6.39 (the 32-bit field of v2.0/v2.1 had no limit).
+        if (v2 || self.p.delayed_ack_comp)
+            && !ev.in_recovery
+            && !ev.outside_open
+            && ev.packets_acked > 0
+        {
+            // bictcp_acked: delayed-ACK ratio EWMA, on ACKs that arrive in the Open state (not
+            // in Disorder, CWR, Recovery or Loss, nor on the ACK that ends a recovery); limited
+            // to 32 packets per ACK from 2.6.39 (the 32-bit field of v2.0/v2.1 had no limit).
             let d = self
                 .delayed_ack
                 .saturating_add(ev.packets_acked)
@@ -920,6 +891,8 @@ impl CongestionControl for Cubic {
         if credit == 0 {
             return;
         }
+        // Linux 2.x counts the ACK once in congestion avoidance, with ABC on too (AiRule).
+        let credit = self.p.ai_rule.credit(self.win.growth().unit, credit);
         if self.p.version.is_v2() {
             self.avoid_v2(ev.now, credit);
             return;
@@ -1092,13 +1065,7 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
               ssthresh) or \"w_max\" (Linux 2.6.16-3.2: cwnd = max(cwnd, W_max as reduced, 0 \
               after an RTO))",
     },
-    ParamInfo {
-        name: "ai_rule",
-        kind: ParamKind::Choice(AiRule::CHOICES),
-        default: "linux-4.0",
-        doc: "packets unit: \"linux-4.0\" (cnt >= 2, +1 segment per cnt counted units) or \
-              \"linux-2.6\" (Linux 2.6.16-3.19: cnt >= 1, +1 segment after cnt + 1 ACKs)",
-    },
+    AI_RULE,
     ParamInfo {
         name: "fast_convergence",
         kind: ParamKind::Bool,
@@ -1191,7 +1158,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         rtt_stamp: p.bool("rtt_stamp"),
         unknown_wmax_cap: p.bool("unknown_wmax_cap"),
         delayed_ack_comp: p.bool("delayed_ack_comp"),
-        ai_rule: AiRule::from_name(p.choice("ai_rule")).unwrap_or_default(),
+        ai_rule: p.ai_rule(),
         undo_rule: UndoRule::from_name(p.choice("undo_rule")).unwrap_or_default(),
         fast_convergence: p.bool("fast_convergence"),
         tcp_friendliness: p.bool("tcp_friendliness"),
@@ -2198,6 +2165,16 @@ mod tests {
         }
         assert_eq!(cc.delayed_ack_ratio(), 2.0);
         ack(&mut cc, 1000, true);
+        assert_eq!(cc.delayed_ack_ratio(), 2.0);
+        // An ACK that arrives outside Open (Disorder, or the one ending a recovery, which
+        // covers the SACKed data at once) is not sampled either (bictcp_acked: Open only).
+        cc.on_ack(&AckEvent {
+            bytes_acked: 40 * u64::from(MSS),
+            packets_acked: 40,
+            outside_open: true,
+            mss: MSS,
+            ..Default::default()
+        });
         assert_eq!(cc.delayed_ack_ratio(), 2.0);
         ack(&mut cc, 10_000, false);
         assert_eq!(cc.delayed_ack_ratio(), 32.0);

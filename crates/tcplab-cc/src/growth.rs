@@ -162,6 +162,55 @@ impl WindowGrowth {
     }
 }
 
+/// How Linux's congestion-avoidance counter `snd_cwnd_cnt` turns ACKs into segments in the
+/// packets unit (`tcp_cong_avoid_ai` and the inline code before it). Shared by the controllers
+/// whose Linux 2.x code used the counter (Reno, BIC, CUBIC); facts read in the kernel history
+/// (net/ipv4/tcp_input.c, tcp_cong.c, tcp_bic.c, tcp_cubic.c), nothing copied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AiRule {
+    /// Linux ≥ 4.0: every credit unit counts and +1 segment per `w` of them, a counter left
+    /// above a smaller `w` yielding one ("tcp: fix the timid additive increase on stretch
+    /// ACKs", 814d488c612, N. Cardwell, net-next 28 Jan 2015, merged for 4.0;
+    /// [`WindowState::additive_increase`]). CUBIC adds `cnt ≥ 2` ("tcp: fix stretch ACK bugs
+    /// in CUBIC", 9cd981dcf17).
+    #[default]
+    Linux4,
+    /// Linux 2.2 – 3.19: `if (snd_cwnd_cnt >= w) { snd_cwnd++; snd_cwnd_cnt = 0; } else
+    /// snd_cwnd_cnt++;` on every ACK that may grow the window: the ACK counts once, whatever it
+    /// acknowledges, and the ACK that finds the counter at `w` adds the segment *without being
+    /// counted*, so the window grows one segment per `w + 1` ACKs. Reno's `w` is cwnd
+    /// (2.4 / 2.6.0–2.6.12 `tcp_cong_avoid` in tcp_input.c; `tcp_reno_cong_avoid` in tcp_cong.c
+    /// from 2.6.13), BIC's and CUBIC's their `cnt` (`bictcp_cong_avoid`, inline until 2.6.29);
+    /// "tcp: add helper for AI algorithm" (758ce5c8d11, 2.6.30) moved the same lines into
+    /// `tcp_cong_avoid_ai`, unchanged until the 4.0 commit above. ABC (`tcp_abc`, 2.6.15–3.8)
+    /// changed only slow start and Reno's increase (a byte counter, one segment per window of
+    /// bytes: see [`WindowState::reno_increase_rule`]); BIC and CUBIC kept counting ACKs.
+    Linux26,
+}
+
+impl AiRule {
+    pub const CHOICES: &'static [&'static str] = &["linux-4.0", "linux-2.6"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "linux-4.0" => Some(AiRule::Linux4),
+            "linux-2.6" => Some(AiRule::Linux26),
+            _ => None,
+        }
+    }
+
+    /// The congestion-avoidance credit of an ACK whose credit under the window's growth rules
+    /// is `credit`: under [`AiRule::Linux26`] in the packets unit the ACK counts once
+    /// (`snd_cwnd_cnt++`, also with ABC on), otherwise `credit` unchanged.
+    pub fn credit(self, unit: CwndUnit, credit: u64) -> u64 {
+        if self == AiRule::Linux26 && unit == CwndUnit::Packets {
+            credit.min(1)
+        } else {
+            credit
+        }
+    }
+}
+
 /// Congestion window, slow-start threshold and the growth counters, in one place so every
 /// window-based controller shares the same arithmetic.
 ///
@@ -328,8 +377,14 @@ impl WindowState {
     /// Reno's window growth for one ACK (RFC 5681 §3.1; Linux `tcp_reno_cong_avoid`): slow
     /// start, then [`WindowState::reno_increase`] with the credit left.
     pub fn reno_on_ack(&mut self, ev: &AckEvent) {
+        self.reno_on_ack_rule(AiRule::Linux4, ev);
+    }
+
+    /// [`WindowState::reno_on_ack`] with the increase under `rule`
+    /// ([`WindowState::reno_increase_rule`]).
+    pub fn reno_on_ack_rule(&mut self, rule: AiRule, ev: &AckEvent) {
         if let Some(credit) = self.grow_slow_start(ev) {
-            self.reno_increase(credit);
+            self.reno_increase_rule(rule, credit);
         }
     }
 
@@ -426,15 +481,48 @@ impl WindowState {
         }
     }
 
+    /// Additive increase of `+1 segment per per` under `rule` ([`AiRule`]): in the packets unit
+    /// [`AiRule::Linux26`] is Linux 2.x's counter exactly — the ACK that finds the counter at
+    /// `per` adds a segment and clears it, any other counts once (`credit` > 0 means the ACK
+    /// may grow the window; its size is not counted) — else [`WindowState::additive_increase`].
+    pub fn additive_increase_rule(&mut self, rule: AiRule, per: u64, credit: u64) {
+        if rule == AiRule::Linux26 && self.growth.unit == CwndUnit::Packets {
+            if credit == 0 {
+                return;
+            }
+            if self.ai_count >= per.max(1) {
+                self.ai_count = 0;
+                self.grow_segments(1);
+            } else {
+                self.ai_count += 1;
+            }
+        } else {
+            self.additive_increase(per, credit);
+        }
+    }
+
     /// Reno's congestion avoidance (RFC 5681 §3.1; Linux `tcp_reno_cong_avoid`): about one
     /// segment per window of credit, i.e. `additive_increase` with `per` = cwnd in segments
     /// (packets unit) or in bytes (bytes unit).
     pub fn reno_increase(&mut self, credit: u64) {
+        self.reno_increase_rule(AiRule::Linux4, credit);
+    }
+
+    /// [`WindowState::reno_increase`] under `rule`. With ABC on, Linux 2.6.15–3.8's Reno
+    /// counted bytes instead (`tcp_reno_cong_avoid`: `if (bytes_acked >= snd_cwnd·mss)
+    /// { bytes_acked −= snd_cwnd·mss; snd_cwnd++; }`, one segment per window of bytes), which
+    /// is the [`AiRule::Linux4`] arithmetic on the ABC credit; the rule applies without ABC.
+    pub fn reno_increase_rule(&mut self, rule: AiRule, credit: u64) {
         let per = match self.growth.unit {
             CwndUnit::Packets => self.cwnd_segments(),
             CwndUnit::Bytes => self.cwnd,
         };
-        self.additive_increase(per, credit);
+        let rule = if self.growth.abc() {
+            AiRule::Linux4
+        } else {
+            rule
+        };
+        self.additive_increase_rule(rule, per, credit);
     }
 
     /// Grows `cwnd` by `bytes`, rounded down to whole segments in the packets unit (used for

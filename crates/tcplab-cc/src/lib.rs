@@ -80,7 +80,7 @@ pub use bic::{Bic, BicParams, BicVariant};
 pub use ctcp::{Ctcp, CtcpParams};
 pub use cubic::{Cubic, CubicParams, CubicVersion, HystartMode};
 pub use fast::{Fast, FastParams};
-pub use growth::{CwndUnit, SsthreshBasis, WindowGrowth, WindowState};
+pub use growth::{AiRule, CwndUnit, SsthreshBasis, WindowGrowth, WindowState};
 pub use hstcp::HighSpeed;
 pub use htcp::{Htcp, HtcpParams};
 pub use hystart::HystartDetect;
@@ -146,6 +146,12 @@ pub struct AckEvent {
     pub min_rtt: Nanos,
     /// True while the stack is in fast recovery / loss recovery.
     pub in_recovery: bool,
+    /// The ACK arrived outside Linux's Open state (`icsk_ca_state` before the ACK is processed
+    /// is Disorder, CWR, Recovery or Loss: duplicate ACKs counted, SACKed or lost data
+    /// outstanding, an episode or the Disorder period after one). Linux's BIC and CUBIC (to
+    /// 3.19) sample their delayed-ACK ratio only on ACKs that arrive in Open (`bictcp_acked`,
+    /// called from `tcp_clean_rtx_queue` before `tcp_fastretrans_alert` changes the state).
+    pub outside_open: bool,
     /// True if the application or the receiver's window, not the congestion window, limited
     /// sending, so window growth should not be credited (RFC 7661 spirit; the negation of Linux's
     /// `tcp_is_cwnd_limited`).

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::growth::SsthreshBasis;
+use crate::growth::{AiRule, SsthreshBasis};
 use crate::registry::{CcError, CcInfo};
 
 /// The type of a parameter.
@@ -248,6 +248,17 @@ pub(crate) fn parse_default(p: &ParamInfo) -> Option<Resolved> {
 
 /// `ssthresh_from`: what the multiplicative decrease on loss starts from. Every window-based
 /// algorithm declares it (all but BBR).
+/// The growth-counter rule of the controllers that used Linux's `snd_cwnd_cnt` (Reno, BIC,
+/// CUBIC; [`AiRule`]).
+pub(crate) const AI_RULE: ParamInfo = ParamInfo {
+    name: "ai_rule",
+    kind: ParamKind::Choice(AiRule::CHOICES),
+    default: "linux-4.0",
+    doc: "packets unit: \"linux-4.0\" (+1 segment per cnt counted units; CUBIC also cnt >= 2) \
+          or \"linux-2.6\" (Linux 2.2-3.19: the ACK counts once, +1 segment per cnt + 1 ACKs; \
+          Reno with ABC on keeps its byte counter; CUBIC cnt >= 1)",
+};
+
 pub(crate) const SSTHRESH_FROM: ParamInfo = ParamInfo {
     name: "ssthresh_from",
     kind: ParamKind::Choice(SsthreshBasis::CHOICES),
@@ -266,6 +277,11 @@ impl Params {
             value,
             reason: reason.into(),
         }
+    }
+
+    /// The [`AI_RULE`] choice.
+    pub(crate) fn ai_rule(&self) -> AiRule {
+        AiRule::from_name(self.choice(AI_RULE.name)).unwrap_or_default()
     }
 
     /// The [`SSTHRESH_FROM`] choice.

@@ -380,7 +380,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             e.to_string(),
-            "reno: unknown parameter \"beta\"; allowed: ssthresh_from"
+            "reno: unknown parameter \"beta\"; allowed: ssthresh_from, ai_rule"
         );
     }
 

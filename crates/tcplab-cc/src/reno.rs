@@ -5,7 +5,8 @@
 //!
 //! * Slow start and congestion avoidance: [`WindowState::slow_start`] then
 //!   [`WindowState::reno_increase`] (about +1 SMSS per RTT), in the personality's unit and ABC
-//!   setting (see `growth.rs`).
+//!   setting (see `growth.rs`). Parameter `ai_rule` ([`AiRule`]): `"linux-2.6"` is Linux
+//!   2.2–3.19's counter without ABC, +1 segment per cwnd + 1 ACKs instead of per cwnd.
 //! * Congestion event: `ssthresh = max(FlightSize/2, 2·SMSS)` (RFC 5681 §3.1 eq. 4) in the bytes
 //!   unit; `max(cwnd/2, 2)` segments from cwnd in the packets unit (Linux `tcp_reno_ssthresh`).
 //!   The basis is the `ssthresh_from` parameter ([`SsthreshBasis`]). `cwnd` is left to the
@@ -13,8 +14,8 @@
 //! * RTO: the same `ssthresh` on the first timeout, held constant on repeated timeouts of the same
 //!   data (RFC 5681 §3.1, text after eq. 4); `cwnd` = 1 segment, the loss window (RFC 5681 §3.1).
 
-use crate::growth::{SsthreshBasis, WindowState};
-use crate::params::{ParamInfo, Params, SSTHRESH_FROM};
+use crate::growth::{AiRule, SsthreshBasis, WindowState};
+use crate::params::{ParamInfo, Params, AI_RULE, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
 
@@ -24,6 +25,8 @@ pub struct Reno {
     name: &'static str,
     win: WindowState,
     basis: SsthreshBasis,
+    /// Growth-counter rule in congestion avoidance (parameter `ai_rule`, [`AiRule`]).
+    rule: AiRule,
 }
 
 impl Reno {
@@ -33,7 +36,13 @@ impl Reno {
             name: "reno",
             win: WindowState::new(init),
             basis,
+            rule: AiRule::Linux4,
         }
+    }
+
+    /// The same controller with the growth-counter rule `rule` ([`AiRule`]).
+    pub fn with_ai_rule(self, rule: AiRule) -> Self {
+        Reno { rule, ..self }
     }
 
     /// The same window rules, named `"newreno"` (RFC 6582 recovery is done by the stack).
@@ -56,7 +65,7 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
-        self.win.reno_on_ack(ev);
+        self.win.reno_on_ack_rule(self.rule, ev);
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
@@ -73,17 +82,21 @@ impl CongestionControl for Reno {
 // ---------------------------------------------------------------------------------------------
 // Registry.
 
-pub(crate) const PARAMS: &[ParamInfo] = &[SSTHRESH_FROM];
+pub(crate) const PARAMS: &[ParamInfo] = &[SSTHRESH_FROM, AI_RULE];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
-    Ok(Box::new(Reno::new(init, p.ssthresh_from())))
+    Ok(Box::new(
+        Reno::new(init, p.ssthresh_from()).with_ai_rule(p.ai_rule()),
+    ))
 }
 
 pub(crate) fn build_newreno(
     p: &Params,
     init: &CcInit,
 ) -> Result<Box<dyn CongestionControl>, CcError> {
-    Ok(Box::new(Reno::newreno(init, p.ssthresh_from())))
+    Ok(Box::new(
+        Reno::newreno(init, p.ssthresh_from()).with_ai_rule(p.ai_rule()),
+    ))
 }
 
 #[cfg(test)]
@@ -184,6 +197,104 @@ mod tests {
         }
         let per_rtt = (segs(cc.cwnd()) - start) / 60.0;
         assert!((per_rtt - 1.0).abs() < 0.03, "{per_rtt}");
+    }
+
+    /// ACKs, each covering `per_ack` segments, until the window grows by one segment.
+    fn acks_to_next_segment(cc: &mut Reno, per_ack: u32) -> u32 {
+        let start = cc.cwnd();
+        let ev = AckEvent {
+            bytes_acked: u64::from(per_ack * MSS),
+            packets_acked: per_ack,
+            packets_delivered: per_ack,
+            mss: MSS,
+            ..Default::default()
+        };
+        for n in 1..=10_000 {
+            cc.on_ack(&ev);
+            if cc.cwnd() > start {
+                assert_eq!(cc.cwnd(), start + u64::from(MSS));
+                return n;
+            }
+        }
+        panic!("no growth");
+    }
+
+    #[test]
+    fn test_avoidance_linux26_rule_one_segment_per_cwnd_plus_one_acks() {
+        // Linux 2.2–3.19 `tcp_reno_cong_avoid` without ABC: the ACK that finds snd_cwnd_cnt at
+        // cwnd adds the segment and clears the counter uncounted, so at cwnd = 30 the 31st ACK
+        // grows the window, then the 32nd at 31, whatever each ACK covers. Linux ≥ 4.0: the
+        // 30th (then the 15th with two segments per ACK, which counts both).
+        let ca = |rule: AiRule, abc: u32| {
+            reno(CwndUnit::Packets, abc, 30, 2 * u64::from(MSS)).with_ai_rule(rule)
+        };
+        let mut cc = ca(AiRule::Linux26, 0);
+        assert_eq!(acks_to_next_segment(&mut cc, 1), 31);
+        assert_eq!(acks_to_next_segment(&mut cc, 2), 32);
+        let mut cc = ca(AiRule::Linux4, 0);
+        assert_eq!(acks_to_next_segment(&mut cc, 1), 30);
+        // With ABC on, Linux 2.6.15–3.8 Reno counted bytes: one segment per window of bytes,
+        // under either rule (30 segments: 30 single or 15 double ACKs).
+        for rule in [AiRule::Linux26, AiRule::Linux4] {
+            let mut cc = ca(rule, 1);
+            assert_eq!(acks_to_next_segment(&mut cc, 1), 30, "{rule:?}");
+            let mut cc = ca(rule, 2);
+            assert_eq!(acks_to_next_segment(&mut cc, 2), 15, "{rule:?}");
+        }
+        // The bytes unit ignores the rule.
+        let mut a = reno(CwndUnit::Bytes, 0, 30, 2 * u64::from(MSS)).with_ai_rule(AiRule::Linux26);
+        let mut b = reno(CwndUnit::Bytes, 0, 30, 2 * u64::from(MSS));
+        let mut d1 = Driver::new(MSS);
+        let mut d2 = Driver::new(MSS);
+        for _ in 0..5 {
+            let x = d1.round(&mut a, RTT, RTT, 1, AckSpacing::Spread);
+            assert_eq!(x, d2.round(&mut b, RTT, RTT, 1, AckSpacing::Spread));
+        }
+    }
+
+    #[test]
+    fn test_avoidance_linux26_rule_delayed_acks_growth_per_rtt() {
+        // Per RTT with an ACK per two segments and no ABC: W/2 ACKs and +1 per W + 1 of them,
+        // W/(2(W+1)) segments: 0.484 at W = 30, against 0.5 with the 4.0 rule.
+        let mut cc =
+            reno(CwndUnit::Packets, 0, 30, 2 * u64::from(MSS)).with_ai_rule(AiRule::Linux26);
+        let mut d = Driver::new(MSS);
+        let start = segs(cc.cwnd());
+        for _ in 0..60 {
+            d.round(&mut cc, RTT, RTT, 2, AckSpacing::Spread);
+        }
+        let w = (start + segs(cc.cwnd())) / 2.0;
+        let per_rtt = (segs(cc.cwnd()) - start) / 60.0;
+        let expect = w / (2.0 * (w + 1.0));
+        assert!((per_rtt - expect).abs() < 0.01, "{per_rtt} vs {expect}");
+        assert!(per_rtt < 0.49, "{per_rtt}");
+    }
+
+    #[test]
+    fn test_registry_builds_ai_rule() {
+        use crate::params::ParamValue;
+        for name in ["reno", "newreno"] {
+            let init = cc_init(MSS, CwndUnit::Packets, 0, 30, 2 * u64::from(MSS));
+            let mut cc = crate::registry::build(
+                name,
+                &[("ai_rule".to_string(), ParamValue::Str("linux-2.6".into()))],
+                init,
+            )
+            .unwrap();
+            let ev = AckEvent {
+                bytes_acked: u64::from(MSS),
+                packets_acked: 1,
+                packets_delivered: 1,
+                mss: MSS,
+                ..Default::default()
+            };
+            for _ in 0..30 {
+                cc.on_ack(&ev);
+            }
+            assert_eq!(cc.cwnd(), 30 * u64::from(MSS), "{name}");
+            cc.on_ack(&ev);
+            assert_eq!(cc.cwnd(), 31 * u64::from(MSS), "{name}");
+        }
     }
 
     #[test]

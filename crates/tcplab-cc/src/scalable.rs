@@ -93,7 +93,7 @@ impl CongestionControl for Scalable {
         } else {
             // +1 per min(cwnd, ai_cnt) ACK units.
             let cnt = aimd::cwnd_segments(&self.win).min(f64::from(self.p.ai_cnt.max(1)));
-            increase_per_cnt(&mut self.win, credit, cnt);
+            increase_per_cnt(&mut self.win, crate::AiRule::Linux4, credit, cnt);
         }
     }
 

@@ -781,17 +781,7 @@ fn test_undo_restores_the_window_after_a_spurious_timeout() {
     // lost time shows in the goodput. Measured: 1 timeout and 1 retransmission either way;
     // ssthresh after it 200 kB without (half the 400 kB cwnd), still unset with undo (the
     // window-limited flow never left slow start); delivered over 20 s 21.66 MB / 22.63 MB.
-    let run = |undo: bool| {
-        let mut tcp = linux_like();
-        tcp["undo"] = json!(undo);
-        tcp["rcvbuf"] = json!(200_000);
-        tcp["sndbuf"] = json!(200_000);
-        let mut d = Dumbbell::new(10_000_000, 100 * MS, 3000, 20 * SEC).tcp("data", "reno", 0, tcp);
-        d.record_changes = true;
-        let mut cfg = d.config();
-        cfg["links"][0]["ba"]["outages"] = json!([[10 * SEC, 10_400 * MS]]);
-        tcplab_sim::run_json(&cfg.to_string()).unwrap()
-    };
+    let run = |undo: bool| spurious_timeout_run(&[("undo", json!(undo))]);
     let (off, on) = (run(false), run(true));
     let ssthresh_at = |r: &tcplab_sim::RunResult, t: u64| {
         let c = r.changes.as_ref().unwrap();
@@ -824,18 +814,25 @@ fn test_undo_restores_the_window_after_a_spurious_timeout() {
     // Without D-SACK (SACK off) there is no evidence here: the ACK that ends the outage echoes
     // the retransmission's timestamp (RFC 7323 §4.3 updates TS.Recent from the duplicate), so
     // the Eifel test does not fire either, as in Linux.
-    let no_sack = {
-        let mut tcp = linux_like();
-        tcp["undo"] = json!(true);
-        tcp["sack"] = json!(false);
-        tcp["rcvbuf"] = json!(200_000);
-        tcp["sndbuf"] = json!(200_000);
-        let d = Dumbbell::new(10_000_000, 100 * MS, 3000, 20 * SEC).tcp("data", "reno", 0, tcp);
-        let mut cfg = d.config();
-        cfg["links"][0]["ba"]["outages"] = json!([[10 * SEC, 10_400 * MS]]);
-        tcplab_sim::run_json(&cfg.to_string()).unwrap()
-    };
+    let no_sack = spurious_timeout_run(&[("undo", json!(true)), ("sack", json!(false))]);
     assert_eq!((no_sack.flows[0].timeouts, no_sack.flows[0].undos), (1, 0));
+}
+
+/// A Linux-like Reno flow, 10 Mbit/s × 100 ms, 200 kB buffers, 20 s, whose ACK path goes dark
+/// from 10 s to 10.4 s (nothing is lost: a spurious timeout), with the knobs `knobs` set and
+/// cwnd/ssthresh changes recorded.
+fn spurious_timeout_run(knobs: &[(&str, serde_json::Value)]) -> tcplab_sim::RunResult {
+    let mut tcp = linux_like();
+    tcp["rcvbuf"] = json!(200_000);
+    tcp["sndbuf"] = json!(200_000);
+    for (k, v) in knobs {
+        tcp[*k] = v.clone();
+    }
+    let mut d = Dumbbell::new(10_000_000, 100 * MS, 3000, 20 * SEC).tcp("data", "reno", 0, tcp);
+    d.record_changes = true;
+    let mut cfg = d.config();
+    cfg["links"][0]["ba"]["outages"] = json!([[10 * SEC, 10_400 * MS]]);
+    tcplab_sim::run_json(&cfg.to_string()).unwrap()
 }
 
 #[test]
@@ -1122,4 +1119,43 @@ fn test_rto_rearmed_by_the_head_retransmission_spares_a_spurious_timeout() {
     assert_eq!((strict.0, strict.1), (1, 1), "strict RFC 6298 times out");
     assert_eq!((rearm.0, rearm.1), (1, 0));
     assert!(rearm.2 < strict.2);
+}
+
+#[test]
+fn test_undo_moderates_cwnd_to_in_flight_plus_three_segments() {
+    // Linux 2.4-2.6 `tcp_undo_cwr` ends with `tcp_moderate_cwnd`: after an undo, cwnd =
+    // min(restored cwnd, packets in flight + tcp_max_burst), tcp_max_burst = 3 (2.6.x
+    // `tp->reordering`, 3 by default); the restored ssthresh then brings the window back in
+    // slow start. 2.6.3x-3.0 moved the call to `tcp_try_to_open`, which the undoing ACK also
+    // reaches. Knob `cwnd_moderation` (the Linux 2.4-2.6 personalities): the undo ACK arrives
+    // outside the Open state, is dubious, and `Episodes::moderation_cap` applies to it.
+    // Scenario of the test above: a 400 ms ACK outage, a spurious timeout undone by D-SACK.
+    let run = |moderation: bool| {
+        spurious_timeout_run(&[
+            ("undo", json!(true)),
+            ("cwnd_moderation", json!(moderation)),
+        ])
+    };
+    // The change the undo makes: the first after the outage that restores ssthresh.
+    let at_undo = |r: &tcplab_sim::RunResult| {
+        let c = r.changes.as_ref().unwrap();
+        let i = (0..c.time_ns.len())
+            .find(|&i| c.time_ns[i] > 10_400 * MS && c.ssthresh_bytes[i].is_infinite())
+            .expect("no undo");
+        (c.cwnd_bytes[i], c.in_flight_bytes[i])
+    };
+    let (off, on) = (run(false), run(true));
+    let (cwnd_off, _) = at_undo(&off);
+    let (cwnd_on, flight_on) = at_undo(&on);
+    eprintln!(
+        "undo: cwnd {cwnd_off} B without moderation, {cwnd_on} B with (in flight after its sends \
+         {flight_on} B); delivered {}/{} bytes",
+        off.flows[0].bytes_delivered, on.flows[0].bytes_delivered
+    );
+    assert_eq!((off.flows[0].undos, on.flows[0].undos), (1, 1));
+    // Without: the window before the timeout (twice the halved ssthresh, 402 544 B).
+    assert!(cwnd_off >= 2 * 199_824, "{cwnd_off}");
+    // With: the undo ACK acknowledges everything (nothing in flight), so 3 segments.
+    assert_eq!(cwnd_on, 3 * 1448);
+    assert!(on.flows[0].bytes_delivered < off.flows[0].bytes_delivered);
 }

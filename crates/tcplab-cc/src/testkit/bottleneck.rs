@@ -355,6 +355,7 @@ impl<C: CongestionControl> Bottleneck<C> {
             srtt: f.srtt,
             min_rtt: f.min_rtt,
             in_recovery: false,
+            outside_open: false,
             app_limited: false,
             rate,
             mss: self.mss,

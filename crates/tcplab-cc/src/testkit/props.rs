@@ -176,8 +176,9 @@ fn loss_based_params() -> impl Strategy<Value = (&'static str, Vec<(String, Para
             any::<bool>(),
             prop_oneof![Just(0i64), 1i64..1000],
             basis(),
+            prop_oneof![Just("linux-4.0"), Just("linux-2.6")],
         )
-            .prop_map(move |(v, fc, bug, iss, b)| (
+            .prop_map(move |(v, fc, bug, iss, b, ai)| (
                 "bic",
                 vec![
                     p("variant", s(v)),
@@ -185,6 +186,7 @@ fn loss_based_params() -> impl Strategy<Value = (&'static str, Vec<(String, Para
                     p("fast_convergence_bug", ParamValue::Bool(bug)),
                     p("initial_ssthresh", ParamValue::Int(iss)),
                     p("ssthresh_from", s(b)),
+                    p("ai_rule", s(ai)),
                 ]
             )),
         basis().prop_map(move |b| ("hstcp", vec![p("ssthresh_from", s(b))])),
@@ -363,6 +365,8 @@ pub(crate) fn run_ops(
                     srtt,
                     min_rtt: srtt,
                     in_recovery,
+                    // SACKed data outstanding means Linux's Disorder state at the least.
+                    outside_open: in_recovery || sacked > 0,
                     app_limited: limited,
                     rate,
                     mss,

@@ -952,14 +952,15 @@ impl TcpSender {
             ca_rtt_stamp: self.cfg.rtt_sampling == ack::RttSamplingCfg::Linux26
                 && self.cc.rtt_stamp(),
         };
-        // Knob `cwnd_moderation`: an ACK outside the Open state is dubious (Linux
-        // `tcp_ack_is_dubious`); such an ACK takes the full path.
-        let not_open =
-            self.cfg.cwnd_moderation && self.ep.ca_state(self.acks.dupacks, &self.sb) != 0;
+        // Linux's state when the ACK arrives (`icsk_ca_state` before `tcp_ack`): outside Open
+        // the controller is told so (`AckEvent::outside_open`), and with knob `cwnd_moderation`
+        // the ACK is dubious (Linux `tcp_ack_is_dubious`) and takes the full path.
+        let outside_open = self.ep.ca_state(self.acks.dupacks, &self.sb) != 0;
+        let not_open = self.cfg.cwnd_moderation && outside_open;
         // 1. The ACK part (the fast path when it only advances snd_una and no episode is on).
         if let Some(ack) = AckProcessor::in_order(&acx, h, p.payload, &self.sb) {
             if self.ep.quiet() && !not_open && fast_ack_enabled() {
-                self.on_in_order_ack(&acx, h, ack, use_sack);
+                self.on_in_order_ack(&acx, h, ack, use_sack, outside_open);
                 return;
             }
         }
@@ -1020,7 +1021,7 @@ impl TcpSender {
                 &res,
                 a.prior_in_flight,
                 a.ca_rtt,
-                out.cc_in_recovery,
+                (out.cc_in_recovery, outside_open),
                 lost_new,
             );
             self.cc.on_ack(&ev);
@@ -1104,7 +1105,7 @@ impl TcpSender {
         res: &AckResult,
         prior_in_flight: u64,
         ca_rtt: Option<Nanos>,
-        in_recovery: bool,
+        (in_recovery, outside_open): (bool, bool),
         bytes_lost: u64,
     ) -> AckEvent {
         let rate = self.sb.rate.end_ack(self.rtt.min_rtt);
@@ -1120,6 +1121,7 @@ impl TcpSender {
             srtt: self.rtt.srtt,
             min_rtt: self.rtt.min_rtt,
             in_recovery,
+            outside_open,
             app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= self.cc.cwnd()),
             rate,
             mss: self.smss,
@@ -1136,7 +1138,14 @@ impl TcpSender {
     /// (time-based marking may find a loss and enter recovery here, as in the full path).
     /// Checked against the full path by `prop_fast_ack_path_changes_nothing` (whole runs, every
     /// cwnd change) and `prop_in_order_ack_matches_full_path` (the ACK part).
-    fn on_in_order_ack(&mut self, acx: &AckCx, h: &TcpHdr, ack: u64, use_sack: bool) {
+    fn on_in_order_ack(
+        &mut self,
+        acx: &AckCx,
+        h: &TcpHdr,
+        ack: u64,
+        use_sack: bool,
+        outside_open: bool,
+    ) {
         let now = acx.now;
         let a = self
             .acks
@@ -1162,7 +1171,7 @@ impl TcpSender {
             &res,
             prior_in_flight,
             a.ca_rtt,
-            self.ep.rec.active,
+            (self.ep.rec.active, outside_open),
             lost_new,
         );
         self.cc.on_ack(&ev);
@@ -1386,13 +1395,14 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
         /// Whole runs with and without the ACK fast path are identical — every sample, every
-        /// cwnd change, every counter — across controllers, recovery modes, SACK/timestamps,
+        /// cwnd change, every counter — across controllers (BIC for the Open-state test of its
+        /// delayed-ACK EWMA, `AckEvent::outside_open`), recovery modes, SACK/timestamps,
         /// RACK, undo, F-RTO, local CWR and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
         #[test]
         fn prop_fast_ack_path_changes_nothing(
             seed in 1u64..1_000_000,
-            cca in proptest::sample::select(vec!["reno", "newreno", "cubic", "bbr", "htcp", "ctcp"]),
+            cca in proptest::sample::select(vec!["reno", "newreno", "cubic", "bbr", "htcp", "ctcp", "bic"]),
             recovery in proptest::sample::select(vec!["sack", "newreno", "prr", "ratehalving"]),
             sack: bool,
             timestamps: bool,
