@@ -295,10 +295,9 @@ impl EventQueue {
     /// [`EventQueue::replace_next`]).
     #[inline]
     pub fn peek(&mut self) -> Option<Event> {
-        if self.n > 0 {
-            Some(Event {
-                key: self.small[self.n - 1],
-            })
+        // `n − 1` wraps when the array is empty: one test for "not empty" and "in bounds".
+        if let Some(&key) = self.small.get(self.n.wrapping_sub(1)) {
+            Some(Event { key })
         } else if self.big {
             self.settle();
             self.heap.peek().map(|&Reverse(key)| Event { key })
@@ -353,9 +352,11 @@ impl EventQueue {
     #[inline]
     pub fn replace_next(&mut self, time: Nanos, class: Class, seq: u64, target: Target) {
         let key = pack_key(time, class, seq, target);
-        if self.n > 0 {
+        // As in `peek`: one test for "not empty" and "in bounds".
+        let last = self.n.wrapping_sub(1);
+        if last < SMALL_EVENTS {
             self.popped += 1;
-            Self::sink(&mut self.small[..self.n], key);
+            Self::sink(&mut self.small[..=last], key);
             return;
         }
         if !self.big {

@@ -849,8 +849,10 @@ impl<T: Copy + Default> Link<T> {
         self.stats.busy_ps += tx;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(waiting + 1);
         let lost = if PLAIN {
-            // No loss model: `lose` would only count the packet.
-            self.loss.count += u64::from(lossy);
+            // No loss model: `lose` would only count the packet, and the count only matters
+            // to a later switch to a `list` model, which takes a schedule step (a link with
+            // steps to come is not plain).
+            let _ = lossy;
             down
         } else {
             (lossy && self.loss.lose()) || down
