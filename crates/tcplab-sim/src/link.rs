@@ -393,6 +393,9 @@ pub struct Link<T: Copy + Default = ()> {
     frames: bool,
     /// Keep entries until taken (see the type's docs).
     retain: bool,
+    /// The owner checks conditions of its own on every offer (the simulator's outages,
+    /// [`Link::with_owner_checks`]): never plain.
+    owner_checks: bool,
     /// A retaining link without frame counting, schedule steps to come, byte limit or loss
     /// model: the offer takes the plain path ([`Link::refresh_plain`]).
     plain: bool,
@@ -447,6 +450,7 @@ impl<T: Copy + Default> Link<T> {
             cont_unfinished: 0,
             frames: false,
             retain: false,
+            owner_checks: false,
             plain: false,
             plain_frames: false,
             next_arr: 0,
@@ -493,11 +497,27 @@ impl<T: Copy + Default> Link<T> {
         self
     }
 
+    /// The owner has conditions of its own to check on every offer (the simulator's outages):
+    /// the link is never [`Link::is_plain`], so that an owner can skip its checks on the plain
+    /// path.
+    pub fn with_owner_checks(mut self, on: bool) -> Link<T> {
+        self.owner_checks = on;
+        self.refresh_plain();
+        self
+    }
+
+    /// The offer takes the plain path ([`Link::refresh_plain`]).
+    #[inline(always)]
+    pub fn is_plain(&self) -> bool {
+        self.plain
+    }
+
     /// Whether the offer may take the plain path: it skips the checks that cannot fire (the
-    /// schedule, the byte limit, the loss model, frame counting, jitter); `plain_frames`: the
-    /// same but for frame counting.
+    /// schedule, the byte limit, the loss model, frame counting, jitter, the owner's checks);
+    /// `plain_frames`: the same but for frame counting.
     fn refresh_plain(&mut self) {
         self.plain_frames = self.retain
+            && !self.owner_checks
             && self.next_step >= self.schedule.len()
             && self.limit_bytes.is_none()
             && matches!(self.loss.cfg, LossCfg::None)

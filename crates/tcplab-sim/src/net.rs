@@ -170,7 +170,8 @@ impl Channel {
         .retaining()
         .with_schedule(cfg.schedule.clone(), Some(0))
         .with_jitter(Jitter::new(cfg.jitter.clone(), jitter_rng))
-        .with_tick(cfg.tick_ns);
+        .with_tick(cfg.tick_ns)
+        .with_owner_checks(!cfg.outages.is_empty());
         Channel {
             name,
             link,
@@ -240,8 +241,11 @@ impl Channel {
         frame_cont: bool,
         ev: &mut EventQueue,
     ) -> Offer {
-        let down =
-            !self.outages.is_empty() && self.outages.iter().any(|&(a, b)| now >= a && now < b);
+        // A channel with outages is never plain (`Link::with_owner_checks`): the plain path
+        // skips the look.
+        let down = !self.model.is_plain()
+            && !self.outages.is_empty()
+            && self.outages.iter().any(|&(a, b)| now >= a && now < b);
         // The arrival event's sequence number is taken only for a packet that will arrive, so
         // the event order is what it was with a separate FIFO of packets on the wire.
         let idle = !self.model.on_wire();
