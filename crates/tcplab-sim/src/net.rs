@@ -272,16 +272,19 @@ impl Channel {
 
     /// Take the head packet, whose arrival is the queue's next event (seen with
     /// [`EventQueue::peek`]): that event is removed and the next head's arrival scheduled.
+    /// Also returns [`Channel::is_far`] after the take, computed before the event queue is
+    /// written (the cursors are still in registers then; afterwards they were loaded again).
     #[inline]
-    pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> PacketId {
+    pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> (PacketId, bool) {
         let head = self.model.take_arrival();
+        let far = self.is_far();
         match self.model.next_arrival() {
             Some((arrival, next)) => {
                 ev.replace_next(arrival, Class::Arrival, next.seq, Target::Channel(id))
             }
             None => ev.remove_next(),
         }
-        head.pkt
+        (head.pkt, far)
     }
 
     /// Many packets on the wire ([`crate::cache::FAR`]): their ring entries and pool slots were

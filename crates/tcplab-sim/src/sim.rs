@@ -731,8 +731,8 @@ impl Simulation {
             match target {
                 Target::Channel(ch) => {
                     let c = &mut self.net.channels[ch as usize];
-                    let h = c.take_arrival(ch, &mut self.ev);
-                    if c.is_far() {
+                    let (h, far) = c.take_arrival(ch, &mut self.ev);
+                    if far {
                         c.prefetch_arrivals(&self.net.pool);
                     }
                     let at = c.to;
