@@ -10,24 +10,19 @@ both flows lose packets at the shared queue, where tie-breaking between them wou
 Checked for I5 at full size (2026-11-26, 300 s, CTCP, Vista/Linux 2.6.29, equal starts and the
 study's start jitter): swapping the flows mirrored every per-flow number exactly.
 
-**Known to fail since 2026-11-27 (strict xfail): the engine is positional.** Events at the same
-nanosecond and of the same class pop in the order they were scheduled (src/event.rs), and that
-order follows the flows' positions: both flows' first packets tie at t = 0, so with the flows
-swapped the Vista flow's first ACK returns at 40.109 ms instead of 40.097 ms and every later
-time differs. The per-flow totals of this scenario still mirrored by chance until Linux 2.6's
-CUBIC increment rule (`ai_rule`) arrived; with it, the Linux flow delivers 27 994 184 bytes in
-one order and 27 992 736 (one segment less) in the other. The fix is a tie-break on something
-position-free (e.g. a target rank from the entities' names above `seq` in the event key), which
-changes the order of simultaneous events in every run, so it is left for a round that
-regenerates every result. The test stays strict: it fails loudly (XPASS) once the engine is
-fixed, and must then lose its marker.
+**Positional until 2026-11-27, fixed since.** Events at the same nanosecond and of the same
+class used to pop in the order they were scheduled, and that order followed the flows'
+positions: both flows' first packets tie at t = 0, so with the flows swapped the Vista flow's
+first ACK returned at 40.109 ms instead of 40.097 ms and every later time differed (with Linux
+2.6's CUBIC increment rule the Linux flow delivered 27 994 184 bytes in one order and 27 992 736
+in the other). Simultaneous events of different entities now pop in the order of a rank hashed
+from the entity's name (src/event.rs, docs/design.md §2), so swapping the flows mirrors every
+per-flow number exactly again.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import pytest
 
 import tcplab
 from conftest import needs_core
@@ -67,11 +62,6 @@ def per_flow(order: tuple[int, int]) -> dict[str, tuple[Any, ...]]:
 
 
 @needs_core
-@pytest.mark.xfail(
-    strict=True,
-    reason="simultaneous events pop in scheduling order, which follows the flows' positions "
-    "(module docstring)",
-)
 def test_swapping_flow_order_mirrors_results_exactly() -> None:
     a = per_flow((0, 1))
     b = per_flow((1, 0))
