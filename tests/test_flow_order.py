@@ -10,18 +10,16 @@ both flows lose packets at the shared queue, where tie-breaking between them wou
 Checked for I5 at full size (2026-11-26, 300 s, CTCP, Vista/Linux 2.6.29, equal starts and the
 study's start jitter): swapping the flows mirrored every per-flow number exactly.
 
-**The engine is positional at the event level; the results here mirror again (2026-11-27,
-branch l26reno).** Events at the same nanosecond and of the same class pop in the order they
-were scheduled (src/event.rs), and that order follows the flows' positions: both flows' first
-packets tie at t = 0, so with the flows swapped the Vista flow's first ACK returns at 40.109 ms
-instead of 40.097 ms. From Linux 2.6's CUBIC increment rule (`ai_rule`) until the BIC/CUBIC
-delayed-ACK EWMA sampled only ACKs arriving in Linux's Open state (`AckEvent::outside_open`),
-that microsecond difference reached the per-flow totals (the Linux flow delivered 27 994 184
-bytes in one order and 27 992 736 in the other) and this test was a strict xfail. With the
-Open-state sampling the totals and the 1-s series mirror exactly, checked at 5, 7, 8 and 10 s,
-so the marker is gone; a position-free tie-break (e.g. a target rank from the entities' names
-above `seq` in the event key) is still the fix for the event order, left for a round that
-regenerates every result.
+**Positional until 2026-11-27, fixed since.** Events at the same nanosecond and of the same
+class used to pop in the order they were scheduled, and that order followed the flows'
+positions: both flows' first packets tie at t = 0, so with the flows swapped the Vista flow's
+first ACK returned at 40.109 ms instead of 40.097 ms and every later time differed (with Linux
+2.6's CUBIC increment rule the Linux flow delivered 27 994 184 bytes in one order and 27 992 736
+in the other). Simultaneous events of different entities now pop in the order of a rank hashed
+from the entity's name (src/event.rs, docs/design.md §2), so swapping the flows mirrors every
+per-flow number exactly again. (Between the two, the totals had already mirrored again by
+chance: the BIC/CUBIC delayed-ACK estimate sampling only ACKs in Linux's Open state,
+`AckEvent::outside_open`, removed the microsecond's effect on this run.)
 """
 
 from __future__ import annotations

@@ -101,12 +101,11 @@ impl PacketPool {
     }
 }
 
-/// What a channel keeps with each packet in its link's FIFO: the packet's handle and the
-/// sequence number of its arrival event (taken when it was admitted, so ties between events at
-/// the same time resolve in admission order).
+/// What a channel keeps with each packet in its link's FIFO: the packet's handle. (Until
+/// 2026-11-27 also the sequence number of its arrival event; the event order now needs none,
+/// src/event.rs.)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Wire {
-    seq: u64,
     pkt: PacketId,
 }
 
@@ -126,6 +125,9 @@ pub struct Channel {
     pub delay_ns: Nanos,
     pub mtu: u32,
     pub monitor: bool,
+    /// Rank of this link direction's arrival events among simultaneous arrivals (src/event.rs,
+    /// from its name).
+    pub rank: u64,
     pub model: Link<Wire>,
     outages: Vec<(u64, u64)>,
 }
@@ -170,7 +172,8 @@ impl Channel {
         .retaining()
         .with_schedule(cfg.schedule.clone(), Some(0))
         .with_jitter(Jitter::new(cfg.jitter.clone(), jitter_rng))
-        .with_tick(cfg.tick_ns);
+        .with_tick(cfg.tick_ns)
+        .with_owner_checks(!cfg.outages.is_empty());
         Channel {
             name,
             link,
@@ -181,6 +184,7 @@ impl Channel {
             delay_ns: cfg.delay_ns,
             mtu,
             monitor,
+            rank: 0,
             model,
             outages: cfg.outages.clone(),
         }
@@ -240,15 +244,13 @@ impl Channel {
         frame_cont: bool,
         ev: &mut EventQueue,
     ) -> Offer {
-        let down =
-            !self.outages.is_empty() && self.outages.iter().any(|&(a, b)| now >= a && now < b);
-        // The arrival event's sequence number is taken only for a packet that will arrive, so
-        // the event order is what it was with a separate FIFO of packets on the wire.
+        // A channel with outages is never plain (`Link::with_owner_checks`): the plain path
+        // skips the look.
+        let down = !self.model.is_plain()
+            && !self.outages.is_empty()
+            && self.outages.iter().any(|&(a, b)| now >= a && now < b);
         let idle = !self.model.on_wire();
-        let tag = Wire {
-            seq: ev.peek_seq(),
-            pkt,
-        };
+        let tag = Wire { pkt };
         match self
             .model
             .offer_frame_tagged(now, wire_len, true, down, frame_cont, tag)
@@ -256,10 +258,8 @@ impl Channel {
             Admit::Dropped => Offer::Dropped,
             Admit::Lost { .. } => Offer::Lost,
             Admit::Queued { arrival_ns, .. } => {
-                let seq = ev.take_seq();
-                debug_assert_eq!(seq, tag.seq);
                 if idle {
-                    ev.schedule_with_seq(arrival_ns, Class::Arrival, seq, Target::Channel(id));
+                    ev.schedule(arrival_ns, Class::Arrival, self.rank, Target::Channel(id));
                 }
                 Offer::Queued
             }
@@ -268,16 +268,19 @@ impl Channel {
 
     /// Take the head packet, whose arrival is the queue's next event (seen with
     /// [`EventQueue::peek`]): that event is removed and the next head's arrival scheduled.
+    /// Also returns [`Channel::is_far`] after the take, computed before the event queue is
+    /// written (the cursors are still in registers then; afterwards they were loaded again).
     #[inline]
-    pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> PacketId {
+    pub fn take_arrival(&mut self, id: u32, ev: &mut EventQueue) -> (PacketId, bool) {
         let head = self.model.take_arrival();
+        let far = self.is_far();
         match self.model.next_arrival() {
-            Some((arrival, next)) => {
-                ev.replace_next(arrival, Class::Arrival, next.seq, Target::Channel(id))
+            Some((arrival, _)) => {
+                ev.replace_next(arrival, Class::Arrival, self.rank, Target::Channel(id))
             }
             None => ev.remove_next(),
         }
-        head.pkt
+        (head.pkt, far)
     }
 
     /// Many packets on the wire ([`crate::cache::FAR`]): their ring entries and pool slots were
@@ -302,6 +305,8 @@ impl Channel {
 pub struct Node {
     pub name: String,
     pub kind: NodeKind,
+    /// Rank of this host's receive interrupts among simultaneous ones (src/event.rs).
+    pub rank: u64,
     /// Channel leaving this node towards each destination node (index = node id), or u32::MAX.
     pub route: Vec<u32>,
     /// The channel a host sends on (hosts have one link in the topologies built so far; with
@@ -339,6 +344,7 @@ impl Network {
             nodes.push(Node {
                 name: n.name.clone(),
                 kind: n.kind,
+                rank: crate::event::rank("host", &n.name),
                 route: Vec::new(),
                 egress: None,
                 ingress: None,
@@ -412,6 +418,9 @@ impl Network {
             pool: PacketPool::default(),
             routes: Vec::new(),
         };
+        for c in &mut net.channels {
+            c.rank = crate::event::rank("channel", &c.name);
+        }
         net.compute_routes();
         Ok(net)
     }
@@ -485,7 +494,8 @@ impl Network {
             tick_ns: 0,
         };
         let name = format!("{}.rx", self.nodes[node as usize].name);
-        let ch = Channel::new(
+        let rank = crate::event::rank("channel", &name);
+        let mut ch = Channel::new(
             name,
             usize::MAX,
             "rx",
@@ -499,6 +509,7 @@ impl Network {
             Rng::new(0),
             Rng::new(0),
         );
+        ch.rank = rank;
         self.channels.push(ch);
         self.nodes[node as usize].ingress = Some(self.channels.len() as u32 - 1);
     }

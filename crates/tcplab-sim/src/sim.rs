@@ -195,6 +195,9 @@ pub struct Simulation {
     ep_flow: Vec<u32>,
     /// Background source of each endpoint (`u32::MAX`: not background).
     ep_bg: Vec<u32>,
+    /// Rank of each endpoint's timer events among simultaneous ones (src/event.rs): from the
+    /// flow's name and the side (a background source's name and the slot's number).
+    ep_rank: Vec<u64>,
     /// Arrival time and size of the connection in each background sender slot.
     ep_mouse: Vec<(Nanos, u64)>,
     bg: Vec<BgState>,
@@ -438,6 +441,24 @@ impl Simulation {
         }
         let n_eps = eps.len();
         let n_flows = flows.len();
+        // Ranks from names (src/event.rs): a flow's two endpoints, then each background
+        // source's fixed endpoints (numbered within the source).
+        let mut ep_rank: Vec<u64> = (0..fg_eps)
+            .map(|i| {
+                let side = if i % 2 == 0 { "snd" } else { "rcv" };
+                let name = format!("{}.{side}", cfg.flows[i / 2].name);
+                crate::event::rank("endpoint", &name)
+            })
+            .collect();
+        for i in fg_eps..n_eps {
+            let bi = ep_bg[i] as usize;
+            let k = ep_bg[fg_eps..i]
+                .iter()
+                .filter(|&&b| b as usize == bi)
+                .count();
+            let name = format!("{}.{k}", cfg.background[bi].name);
+            ep_rank.push(crate::event::rank("background", &name));
+        }
         let n_ch = net.channels.len();
         // Events name their target in 20 bits of the key (event.rs).
         let max = crate::event::MAX_TARGET_INDEX as usize + 1;
@@ -477,6 +498,7 @@ impl Simulation {
             fg_eps,
             ep_flow,
             ep_bg,
+            ep_rank,
             ep_mouse: vec![(0, 0); n_eps],
             bg,
             next_bg_flow,
@@ -498,6 +520,7 @@ impl Simulation {
         sim.ev.schedule(
             cfg.interval_ns.min(cfg.duration_ns),
             Class::Sample,
+            0,
             Target::Sampler,
         );
         Ok(sim)
@@ -514,8 +537,12 @@ impl Simulation {
             match self.ep_sched[id] {
                 Some(s) if s <= t => {}
                 _ => {
-                    self.ev
-                        .schedule(t, Class::Timer, Target::Endpoint(id as u32));
+                    self.ev.schedule(
+                        t,
+                        Class::Timer,
+                        self.ep_rank[id],
+                        Target::Endpoint(id as u32),
+                    );
                     self.ep_sched[id] = Some(t);
                 }
             }
@@ -541,8 +568,12 @@ impl Simulation {
         if matches!(self.ep_sched[id], Some(s) if s <= fire) {
             return;
         }
-        self.ev
-            .schedule(fire, Class::Timer, Target::Endpoint(id as u32));
+        self.ev.schedule(
+            fire,
+            Class::Timer,
+            self.ep_rank[id],
+            Target::Endpoint(id as u32),
+        );
         self.ep_sched[id] = Some(fire);
     }
 
@@ -731,8 +762,8 @@ impl Simulation {
             match target {
                 Target::Channel(ch) => {
                     let c = &mut self.net.channels[ch as usize];
-                    let h = c.take_arrival(ch, &mut self.ev);
-                    if c.is_far() {
+                    let (h, far) = c.take_arrival(ch, &mut self.ev);
+                    if far {
                         c.prefetch_arrivals(&self.net.pool);
                     }
                     let at = c.to;
@@ -746,13 +777,16 @@ impl Simulation {
                                 continue;
                             }
                         }
-                        if let Some(c) = self.net.nodes[at as usize].rx_irq.as_mut() {
+                        let node = &mut self.net.nodes[at as usize];
+                        if let Some(c) = node.rx_irq.as_mut() {
                             // The NIC holds it for the next receive interrupt (src/host.rs).
                             match c.offer(self.now, h) {
-                                Hold::Schedule(t) => {
-                                    self.ev
-                                        .schedule(t, Class::Interrupt, Target::Host(at as u32))
-                                }
+                                Hold::Schedule(t) => self.ev.schedule(
+                                    t,
+                                    Class::Interrupt,
+                                    node.rank,
+                                    Target::Host(at as u32),
+                                ),
                                 Hold::Held => {}
                                 Hold::Dropped => self.net.pool.release(h),
                             }
@@ -779,7 +813,7 @@ impl Simulation {
                     self.sample();
                     if self.now < self.duration {
                         let next = (self.now + self.interval).min(self.duration);
-                        self.ev.schedule(next, Class::Sample, Target::Sampler);
+                        self.ev.schedule(next, Class::Sample, 0, Target::Sampler);
                     }
                 }
             }
@@ -1044,7 +1078,10 @@ impl Simulation {
                     return;
                 }
                 let s = self.eps.len();
-                for _ in 0..2 {
+                for side in ["snd", "rcv"] {
+                    // Slots are numbered within their source (`pool_slots` before this one).
+                    let name = format!("{}.slot{}.{side}", st.totals.name, st.totals.pool_slots);
+                    self.ep_rank.push(crate::event::rank("background", &name));
                     self.eps.push(Endpoint::Vacant);
                     self.ep_node.push(0);
                     self.ep_sched.push(None);
