@@ -234,9 +234,12 @@ def test_key_facts_of_each_personality():
         algos = ("reno", "newreno") if name == "linux-2.4.27" else ("reno", "newreno", "bic")
         for algo in algos:
             assert st.params_for(algo)["ai_rule"] == "linux-2.6", (name, algo)
+        # Scalable too, from the pluggable modules of 2.6.13 on (tcp_scalable.c).
+        has_scalable = name not in ("linux-2.4.27", "linux-2.6.10")
+        assert ("ai_rule" in st.params_for("scalable")) == has_scalable, name
         # tcp_moderate_cwnd on dubious ACKs, the undoing one included (2.4-3.0).
         assert st.knob_values()["cwnd_moderation"] is True, name
-    for algo in ("reno", "newreno", "bic"):
+    for algo in ("reno", "newreno", "bic", "scalable"):
         assert "ai_rule" not in stacks.get("linux-6", cat).params_for(algo), algo
     assert not stacks.get("linux-6", cat).knob_values().get("cwnd_moderation", False)
     # CUBIC v2.0 with the 2.6.18 scaling error for 2.6.16; 2.6.24's v2.1 for 2.6.25.

@@ -418,13 +418,7 @@ mod tests {
             ai_rule,
             ..BicParams::default()
         };
-        let ev = AckEvent {
-            bytes_acked: 2 * u64::from(MSS),
-            packets_acked: 2,
-            packets_delivered: 2,
-            mss: MSS,
-            ..Default::default()
-        };
+        let ev = crate::testkit::delayed_ack(MSS);
         for (rule, abc, acks) in [
             (AiRule::Linux26, 1, 11),
             (AiRule::Linux26, 0, 11),

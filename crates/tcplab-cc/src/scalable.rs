@@ -20,12 +20,19 @@
 //!   below `ai_cnt`) and always decreases by 1/8.
 //! * RTO: `ssthresh` as on a congestion event for the first timeout, held on repeated ones;
 //!   cwnd 1 segment.
+//! * `ai_rule` ([`AiRule`]): `"linux-2.6"` is the counter of Linux's Scalable before 4.0 — the
+//!   2.6.13–2.6.29 `tcp_scalable_cong_avoid` counted every ACK once (`snd_cwnd_cnt++`) and
+//!   added a segment when the counter exceeded min(cwnd, 50), i.e. one per min(cwnd, 50) + 1
+//!   ACKs, with `tcp_abc` on as well (ABC changed only `tcp_slow_start` and
+//!   `tcp_reno_cong_avoid`); 2.6.30 moved the same rule into `tcp_cong_avoid_ai` (758ce5c8d11),
+//!   4.0 made it count acknowledged packets (814d488c612). Read in the Linux history for the
+//!   facts, nothing copied.
 
 use crate::aimd::{
     self, decreased_ssthresh, increase_per_cnt, reduce_on_first_timeout, scaled_ssthresh,
 };
-use crate::growth::{SsthreshBasis, WindowState};
-use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
+use crate::growth::{AiRule, SsthreshBasis, WindowState};
+use crate::params::{ParamInfo, ParamKind, Params, AI_RULE, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, RtoEvent};
 
@@ -37,6 +44,8 @@ pub struct ScalableParams {
     /// Standard TCP at or below this window, segments; 0 = none (Linux).
     pub legacy_window: u32,
     pub ssthresh_from: SsthreshBasis,
+    /// Growth-counter rule in the packets unit ([`AiRule`]; parameter `ai_rule`).
+    pub ai_rule: AiRule,
 }
 
 impl Default for ScalableParams {
@@ -45,6 +54,7 @@ impl Default for ScalableParams {
             ai_cnt: 50,
             legacy_window: 0,
             ssthresh_from: SsthreshBasis::Auto,
+            ai_rule: AiRule::Linux4,
         }
     }
 }
@@ -91,9 +101,10 @@ impl CongestionControl for Scalable {
         if self.legacy() {
             self.win.reno_increase(credit);
         } else {
-            // +1 per min(cwnd, ai_cnt) ACK units.
+            // +1 per min(cwnd, ai_cnt) ACK units (per that + 1 ACKs under Linux 2.x's counter).
             let cnt = aimd::cwnd_segments(&self.win).min(f64::from(self.p.ai_cnt.max(1)));
-            increase_per_cnt(&mut self.win, crate::AiRule::Linux4, credit, cnt);
+            let credit = self.p.ai_rule.credit(self.win.growth().unit, credit);
+            increase_per_cnt(&mut self.win, self.p.ai_rule, credit, cnt);
         }
     }
 
@@ -136,6 +147,7 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
               none as Linux (Kelly's legacy window; 16 is UNVERIFIED)",
     },
     SSTHRESH_FROM,
+    AI_RULE,
 ];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
@@ -143,6 +155,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         ai_cnt: p.int_in("ai_cnt", 1, i64::from(u32::MAX))?,
         legacy_window: p.int_in("legacy_window", 0, i64::from(u32::MAX))?,
         ssthresh_from: p.ssthresh_from(),
+        ai_rule: p.ai_rule(),
     };
     Ok(Box::new(Scalable::new(init, params)))
 }
@@ -178,6 +191,39 @@ mod tests {
             d.round(&mut cc, RTT, RTT, per_ack, AckSpacing::Spread);
         }
         (segs(cc.cwnd()) / w0).powf(1.0 / f64::from(rounds))
+    }
+
+    #[test]
+    fn test_avoidance_linux26_rule_counts_acks_to_min_cwnd_ai_cnt_plus_one() {
+        // Linux 2.6 Scalable: each ACK counts once, with ABC on too, and the segment comes when
+        // the counter exceeds min(cwnd, 50): the 51st ACK at cwnd 80, the 11th at cwnd 10. The
+        // 4.0 rule with ABC counts the two segments of each ACK (25th and 5th ACK); without
+        // ABC every ACK is one unit (50th and 10th).
+        let ev = crate::testkit::delayed_ack(MSS);
+        for (rule, abc, cwnd, acks) in [
+            (AiRule::Linux26, 1, 80, 51),
+            (AiRule::Linux26, 0, 80, 51),
+            (AiRule::Linux26, 1, 10, 11),
+            (AiRule::Linux4, 1, 80, 25),
+            (AiRule::Linux4, 1, 10, 5),
+            (AiRule::Linux4, 0, 80, 50),
+        ] {
+            let p = ScalableParams {
+                ai_rule: rule,
+                ..Default::default()
+            };
+            let mut cc = scalable(CwndUnit::Packets, abc, cwnd, p);
+            let mut n = 0;
+            while cc.cwnd() == cwnd * u64::from(MSS) {
+                cc.on_ack(&ev);
+                n += 1;
+            }
+            assert_eq!(
+                (n, cc.cwnd()),
+                (acks, (cwnd + 1) * u64::from(MSS)),
+                "{rule:?} abc={abc} cwnd={cwnd}"
+            );
+        }
     }
 
     #[test]

@@ -69,6 +69,17 @@ pub(crate) fn ack_one(now: Nanos, rtt: Nanos, mss: u32) -> AckEvent {
     }
 }
 
+/// A delayed ACK of two `mss` segments (no RTT fields), at time 0.
+pub(crate) fn delayed_ack(mss: u32) -> AckEvent {
+    AckEvent {
+        bytes_acked: 2 * u64::from(mss),
+        packets_acked: 2,
+        packets_delivered: 2,
+        mss,
+        ..Default::default()
+    }
+}
+
 /// An ACK of one `mss` segment during recovery carrying only an RTT sample `rtt` (no smoothed
 /// or minimum RTT), at time 0.
 pub(crate) fn recovery_ack(rtt: Nanos, mss: u32) -> AckEvent {
