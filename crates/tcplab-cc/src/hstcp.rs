@@ -14,7 +14,12 @@
 //!   Linux moves its row index only on congestion-avoidance ACKs; the decrease uses the row of
 //!   the last such ACK. Packets unit: as Linux (a loss in the initial slow start therefore halves,
 //!   row 0). Bytes unit: the row of the current window (RFC 3649: `b(w)` of `w`).
-//! * Increase: `cwnd += a/cwnd` per ACK unit (`aimd::increase_per_window`).
+//! * Increase: `cwnd += a/cwnd` per ACK (`aimd::increase_per_window`). In the packets unit every
+//!   ACK counts once, whatever it acknowledges and with ABC or packet counting on: Linux's
+//!   `hstcp_cong_avoid` adds `ai + 1` to `snd_cwnd_cnt` per call in congestion avoidance and
+//!   never reads `acked` there (2.6.13 to 6.x alike; ABC, 2.6.15–3.8, changed only
+//!   `tcp_slow_start` and `tcp_reno_cong_avoid`), and RFC 3649 §5 applies `a(w)/w` "for each
+//!   ACK" too. Bytes unit: the window's byte credit, as before.
 //! * Decrease: `ssthresh = max(basis − basis·md/256, 2)` (Linux `hstcp_ssthresh`, integer in the
 //!   packets unit); RTO: the same on the first timeout (held on repeated ones), cwnd 1 segment.
 
@@ -158,7 +163,12 @@ impl CongestionControl for HighSpeed {
             return;
         };
         self.update_row();
-        // cwnd += a(w)/cwnd per ACK unit (RFC 3649 §5; Linux snd_cwnd_cnt += ai + 1).
+        // cwnd += a(w)/cwnd per ACK (RFC 3649 §5; Linux snd_cwnd_cnt += ai + 1 per ACK).
+        let credit = if self.win.growth().unit == CwndUnit::Packets {
+            credit.min(1)
+        } else {
+            credit
+        };
         increase_per_window(&mut self.win, credit, self.row as u64 + 1, 1);
     }
 
@@ -312,6 +322,24 @@ mod tests {
                     1.0 - b
                 );
             }
+        }
+    }
+
+    #[test]
+    fn test_avoidance_counts_each_ack_once_in_packets() {
+        // Linux hstcp_cong_avoid: snd_cwnd_cnt += ai + 1 per ACK, whatever the ACK covers and
+        // with ABC (or packet counting) on. At cwnd 100 (row a = 2) the counter reaches 100 on
+        // the 50th delayed ACK of two segments, with or without ABC.
+        for abc in [0, 2] {
+            let init = cc_init(MSS, CwndUnit::Packets, abc, 100, 2 * u64::from(MSS));
+            let mut cc = HighSpeed::new(&init, SsthreshBasis::Auto);
+            let ev = crate::testkit::delayed_ack(MSS);
+            let mut n = 0;
+            while cc.cwnd() == 100 * u64::from(MSS) {
+                cc.on_ack(&ev);
+                n += 1;
+            }
+            assert_eq!((n, cc.cwnd()), (50, 101 * u64::from(MSS)), "abc={abc}");
         }
     }
 
