@@ -599,9 +599,8 @@ def _small_share(flows: list[dict[str, Any]], w: str) -> dict[str, float]:
     of the goodput and of the retransmissions (NaN when nothing was retransmitted)."""
     good = [float(f["mean_goodput_bps"][w]) for f in flows]
     retx = [float(f["retransmits"][w]) for f in flows]
-    mean = sum(good) / len(good) if good else 0.0
-    small = [i for i, x in enumerate(good) if x < mean]
     total_g, total_r = sum(good), sum(retx)
+    small = [i for i, x in enumerate(good) if x * len(good) < total_g]
     return {
         "goodput": sum(good[i] for i in small) / total_g if total_g > 0 else math.nan,
         "retransmits": sum(retx[i] for i in small) / total_r if total_r > 0 else math.nan,
@@ -771,19 +770,19 @@ def _markdown(name: str, rep: dict[str, Any]) -> str:
             tr = g.get("trials") or {}
             if "small_share_sim" not in tr:
                 continue
-
-            def mean_share(w: str, k: str, tr: dict[str, Any] = tr) -> str:
-                return f"{_nanmean([x[k] for x in tr[f'small_share_{w}']]):.0%}"
-
+            m = {
+                (w, k): f"{_nanmean([x[k] for x in tr[f'small_share_{w}']]):.0%}"
+                for w in ("sim", "kernel")
+                for k in ("goodput", "retransmits")
+            }
             lines += [
                 "",
                 f"Who takes the losses in group {g['group']} (per trial, the flows below the "
                 "group's mean goodput; about equal shares of goodput and retransmissions when "
                 "drops fall on packets at random): "
-                f"simulator {mean_share('sim', 'goodput')} of the goodput, "
-                f"{mean_share('sim', 'retransmits')} of the retransmissions; "
-                f"kernel {mean_share('kernel', 'goodput')}, "
-                f"{mean_share('kernel', 'retransmits')}.",
+                f"simulator {m['sim', 'goodput']} of the goodput, "
+                f"{m['sim', 'retransmits']} of the retransmissions; "
+                f"kernel {m['kernel', 'goodput']}, {m['kernel', 'retransmits']}.",
             ]
     lines += ["", "Failed checks:", ""]
     for f in rep["flows"]:

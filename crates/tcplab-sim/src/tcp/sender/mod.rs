@@ -815,9 +815,8 @@ impl TcpSender {
             self.max_rwnd = self.max_rwnd.max(self.rwnd);
             if self.snd_nxt >= self.skb_end {
                 let end = self.snd_nxt + tso::size_goal(self.max_rwnd, mss);
-                self.skb_end = self
-                    .app_end
-                    .map_or(end, |e| end.min(e.max(self.snd_nxt + 1)));
+                // New data is being sent, so the application's end lies beyond snd_nxt.
+                self.skb_end = self.app_end.map_or(end, |e| end.min(e));
             }
             return tso::next_frame_linux6(&tso::Linux6Input {
                 skb_left: self.skb_end - self.snd_nxt,
