@@ -44,6 +44,7 @@ from ..errors import EngineUnavailable, UserError
 from ..kernel.sampler import setns
 from .match import (
     DEFAULT_TOLERANCE,
+    DEVICE_GSO_MAX_SEGS,
     O_MSS,
     O_SACK,
     O_TS,
@@ -457,7 +458,7 @@ def _in_namespace(
     # then may hold back part of a window waiting for more ACKs (tcp_tso_should_defer), an
     # offload-driven behaviour that made sends late by 10-20 ms. gso_max_segs 1 gives what a
     # device without segmentation offload gets.
-    _ip("link", "set", "tun0", "gso_max_segs", "1")
+    _ip("link", "set", "tun0", "gso_max_segs", str(DEVICE_GSO_MAX_SEGS))
     _ip("link", "set", "tun0", "up", "mtu", "1500")
     _ip("route", "add", "192.0.2.0/24", "dev", "tun0")
     eng = KernelEngine(tun)

@@ -45,6 +45,9 @@ __all__ = [
 ]
 
 DEFAULT_TOLERANCE = 0.004  # seconds; packetdrill's default --tolerance_usecs=4000
+#: Segments per GSO buffer of the device the scripts run over: the kernel runner sets its TUN's
+#: ``gso_max_segs`` to this (kernel.py) and the simulator runner gives it to the model (sim.py).
+DEVICE_GSO_MAX_SEGS = 1
 
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
 O_MSS, O_WS, O_SACK, O_TS = 0x01, 0x02, 0x04, 0x08

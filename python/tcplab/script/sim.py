@@ -25,6 +25,7 @@ import json
 from ..errors import UserError
 from .match import (
     DEFAULT_TOLERANCE,
+    DEVICE_GSO_MAX_SEGS,
     FIN,
     PSH,
     SYN,
@@ -83,7 +84,10 @@ class SimEngine:
         from .. import stacks
 
         st = stacks.get(stack)
-        self.knobs = dict(st.knob_values()) | (sysctls or {})
+        # The device the scripts describe is the kernel runner's TUN, whose gso_max_segs is 1
+        # (kernel.py): every GSO buffer is one segment, which Linux never defers.
+        device = {"gso_max_segs": DEVICE_GSO_MAX_SEGS}
+        self.knobs = dict(st.knob_values()) | device | (sysctls or {})
         self.cca = st.cca
         self.stack = stack
         self.writes = writes

@@ -291,6 +291,14 @@ knobs! {
     /// at the socket's pacing rate, `tcp_tso_autosize`, deferred while less than a buffer and a
     /// third of the window is open and an ACK is due within min(SRTT/2, 1 ms)).
     tso_model: TsoModelCfg = TsoModelCfg::Linux26; kind "choice", choices &["linux-2.6", "linux-6"];
+    /// Most segments the outgoing device takes in one GSO buffer (Linux `sk_gso_max_segs`, set
+    /// from the device's `gso_max_segs` in `sk_setup_caps`; GSO_MAX_SEGS = 65 535 unless
+    /// `ip link set DEV gso_max_segs N`). It caps `tcp_tso_segs`, so the buffers of `tso_model =
+    /// "linux-6"` and the pacing slots of `pacing_quantum = "linux-tso-autosize"`; with 1 every
+    /// buffer is one segment, which `tcp_tso_should_defer` never holds back (its "full-sized
+    /// buffer" test is one segment). The behaviour-script engine sets 1: the kernel runner's TUN
+    /// device has it (python/tcplab/script/kernel.py).
+    gso_max_segs: u32 = 65_535; kind "int";
     /// Undo a congestion reduction shown to be spurious: by the timestamp echoed on an ACK
     /// older than the episode's first retransmission (Eifel detection, RFC 3522) or by D-SACKs
     /// for every retransmission (RFC 3708), restore cwnd and ssthresh and stop resending —

@@ -609,10 +609,12 @@ impl TcpSender {
         // like delivery-rate samples, count payload bytes, as Linux's do); pacing.rs.
         if let Some(rate) = self.pacing_rate() {
             let (min_rtt, mss, cc) = (self.rtt.min_rtt, self.smss, &self.cc);
-            // The buffer size is asked only when a buffer starts (not per segment).
+            let gso_max_segs = self.cfg.gso_max_segs.max(1);
+            // The buffer size is asked only when a buffer starts (not per segment); Linux
+            // `tcp_tso_segs`: autosized, at most the device's `gso_max_segs`.
             let quantum = || {
                 let min_tso = cc.min_tso_segs().unwrap_or(pacing::MIN_TSO_SEGS);
-                pacing::autosize_segments(rate, min_rtt, mss, min_tso)
+                pacing::autosize_segments(rate, min_rtt, mss, min_tso).min(gso_max_segs)
             };
             self.timers.pace_next = self.pacer.on_send(
                 now,
@@ -808,7 +810,9 @@ impl TcpSender {
                             self.smss,
                             min_tso,
                         ))
-                    });
+                    })
+                    // `tcp_tso_segs`: at most the device's `gso_max_segs`.
+                    .min(u64::from(self.cfg.gso_max_segs.max(1)));
             // The write queue's buffers: each holds `size_goal` bytes from where the previous
             // one ended (module docs of tso.rs, "Write-queue buffers"); the last ends with the
             // application's data.
@@ -825,7 +829,14 @@ impl TcpSender {
                 recovering: self.ep.rec.active || self.ep.loss_point.is_some(),
                 ends_data,
                 cwnd,
-                in_flight: pipe,
+                // Linux's `tcp_packets_in_flight`: without SACK each duplicate ACK counts as a
+                // segment that left the network (`tcp_add_reno_sack`), which is how RFC 3042's
+                // limited transmit opens room in Linux; with SACK the pipe already excludes them.
+                in_flight: if self.sack_on {
+                    pipe
+                } else {
+                    pipe.saturating_sub(u64::from(self.acks.dupacks) * mss)
+                },
                 rwnd: self.rwnd,
                 rwnd_left,
                 mss,

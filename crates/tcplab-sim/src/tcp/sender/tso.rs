@@ -36,11 +36,14 @@
 //!   an unpaced flow's pacing rate is still computed: mss · max(cwnd, packets out) / SRTT ×
 //!   200 % while cwnd < ssthresh / 2, else × 120 % (ip-sysctl `tcp_pacing_ss_ratio`,
 //!   `tcp_pacing_ca_ratio`, [`linux_pacing_rate`]);
+//! * a buffer is also at most the device's `gso_max_segs` segments (knob `gso_max_segs`,
+//!   `sk_gso_max_segs`; `tcp_tso_segs`);
 //! * send at once in Recovery or Loss, at the end of the data, when the last buffer left more
-//!   than 1 ms ago ("allowing defer only if the last write was recent (1 ms)"), when
-//!   `limit` = min(receive window left, cwnd − in flight) holds one segment only (a one-segment
-//!   buffer is tested by Nagle's rule alone; measured, see [`next_frame_linux6`]), a full buffer or a third of
-//!   min(receive window, cwnd) (`tcp_tso_win_divisor` 3), when nothing is outstanding, or
+//!   than 1 ms ago ("allowing defer only if the last write was recent (1 ms)"), when the
+//!   write-queue buffer holding the next segment is one segment long (`tso_segs == 1`: Nagle's
+//!   rule alone, which a full segment passes), when `limit` = min(receive window left, cwnd −
+//!   in flight) holds a full buffer or a third of min(receive window, cwnd)
+//!   (`tcp_tso_win_divisor` 3), when nothing is outstanding, or
 //!   when the ACK of the oldest outstanding segment is due in more than min(SRTT / 2, 1 ms)
 //!   (its send time + SRTT − now; 295ce1eb "tcp: fix tcp_tso_should_defer() vs large RTT",
 //!   6.18 and the 6.17 stable series); otherwise defer until an ACK opens more;
@@ -163,22 +166,16 @@ pub fn next_frame_linux6(i: &Linux6Input) -> (Frame, bool) {
     if i.recovering || i.ends_data {
         return send;
     }
-    // Room for one segment only: it leaves. Linux tests a one-segment buffer with Nagle's rule
-    // alone (`tso_segs == 1` in `tcp_write_xmit`), but the open window stands for it here, not
-    // the buffer's length (`skb_left`): measured, this kernel sends the lone last segment of a
-    // burst at once (scripts/linux-6/cubic-ca-growth.pkt, reno-ca-growth.pkt) although the
-    // buffer holding it is longer by the write-queue model below (the two scripts fail with
-    // `skb_left < 2 · mss` here; the reason is not found). In steady state it makes 7 + 1
-    // runs where the kernel sends 7 (74 Mbit/s × 20 ms, README "Behaviour scripts").
-    if limit < 2 * mss {
+    // A one-segment buffer is tested by Nagle's rule alone (`tso_segs == 1` in
+    // `tcp_write_xmit`, `tso_segs` being the buffer's segment count); the model's data
+    // segments are full-sized, so it leaves.
+    if skb < 2 * mss {
         return send;
     }
-    // "Only if the last write was recent (1 ms)": Linux defers up to and including 1 ms;
-    // here only below it. A kernel never handles an ACK at the very nanosecond, and at the
-    // exact boundary, where a simulator's events land (an ACK 1 ms after a send), this kernel
-    // sends: measured by scripts/linux-6/limited-transmit.pkt and six others.
+    // "Only if the last write was recent (1 ms)": deferral is allowed up to and including
+    // 1 ms after the last buffer left (`tcp_clock_cache - tcp_wstamp_ns - 1 ms > 0` sends).
     match i.last_send {
-        Some(t) if i.now.saturating_sub(t) < MSEC => {}
+        Some(t) if i.now.saturating_sub(t) <= MSEC => {}
         _ => return send,
     }
     // "Middle in queue won't get any more data, full sendable already?": a buffer that is not
@@ -424,10 +421,26 @@ mod tests {
     }
 
     #[test]
-    fn test_linux6_a_lone_open_segment_leaves() {
-        // 1 segment open (a burst's odd last one): no deferral; 2 open: deferred.
-        assert_eq!(next_frame_linux6(&v6(200, 199)).0, Frame::Send(MSS));
-        assert_eq!(next_frame_linux6(&v6(200, 198)).0, Frame::Defer);
+    fn test_linux6_one_open_segment_waits_unless_its_buffer_is_one_segment() {
+        // 1 segment open of a long write-queue buffer: deferred like any part of a buffer...
+        assert_eq!(next_frame_linux6(&v6(200, 199)), (Frame::Defer, true));
+        // ...but a one-segment buffer is tested by Nagle's rule alone and leaves.
+        let mut i = v6(200, 199);
+        i.skb_left = MSS;
+        assert_eq!(next_frame_linux6(&i).0, Frame::Send(MSS));
+        // One segment per GSO buffer (a device with gso_max_segs 1): a full buffer is open.
+        let mut i = v6(200, 199);
+        i.max_segs = 1;
+        assert_eq!(next_frame_linux6(&i).0, Frame::Send(MSS));
+    }
+
+    #[test]
+    fn test_linux6_defers_up_to_and_including_1_ms_after_the_last_send() {
+        let mut i = v6(200, 197);
+        i.last_send = Some(i.now - 1_000_000);
+        assert_eq!(next_frame_linux6(&i).0, Frame::Defer);
+        i.last_send = Some(i.now - 1_000_001);
+        assert_eq!(next_frame_linux6(&i).0, Frame::Send(3 * MSS));
     }
 
     #[test]
