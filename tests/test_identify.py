@@ -864,3 +864,42 @@ def test_gain_cycle_is_not_read_on_a_window_growing_every_second_round(tmp_path)
         c8[(cca, seed)] = feats(R.simulate_capture(doc, "sender", d)).features["cycle8"]
     assert abs(c8[("cubic", 11)]) < 0.15 and abs(c8[("cubic", 12)]) < 0.15, c8
     assert c8[("bbr", 5)] > 0.5, c8
+
+
+def test_growth_at_a_low_and_a_high_queue_shows_compound_and_illinois(tmp_path):
+    # 40 Mbit/s x 40 ms, half a BDP of buffer: after each halving the queue empties. Compound's
+    # delay window adds alpha·win^k per round there (draft-sridharan-tcpm-ctcp-02) and
+    # Illinois's alpha is 10 (Liu et al. 2008), Reno adds 1; at a full queue Compound is back
+    # to Reno's +1 and Illinois's alpha falls towards 0.3
+    g = dict(GRID, rate_bps=40e6, rtt_s=0.04, buffer_bdp=0.5, loss=0.0, duration_s=10.0)
+    f = {}
+    for cca in ("reno", "ctcp", "illinois"):
+        f[cca] = feats(capture(tmp_path, "linux-6", cca, grid=g, seed=5)).features
+    lo = {k: v["ca_slope_lowq"] for k, v in f.items()}
+    hi = {k: v["ca_slope_highq"] for k, v in f.items()}
+    assert None not in lo.values() and None not in hi.values(), (lo, hi)
+    assert lo["ctcp"] > lo["reno"] + 2 * classify.FLOORS["ca_slope_lowq"], lo
+    assert lo["illinois"] > lo["reno"] + 1.5 * classify.FLOORS["ca_slope_lowq"], lo
+    assert abs(hi["ctcp"] - hi["reno"]) < classify.FLOORS["ca_slope_highq"], hi
+    assert hi["illinois"] < hi["reno"] - 0.5 * classify.FLOORS["ca_slope_highq"], hi
+
+
+def test_growth_by_queue_counts_rounds_by_their_own_queue():
+    import numpy as np
+
+    from tcplab.identify.features import _growth_by_queue
+
+    # 40 rounds of 100 ms on a 100-ms path, one epoch from 0 to 4 s: the queue (over a buffer
+    # of one base RTT) is 0 for the first 20 rounds, where the flight grows 5 per round, and
+    # full for the last 20, where it grows 1
+    rt0 = np.arange(40) * 0.1
+    flight = np.concatenate([np.arange(20) * 5.0, 100 + np.arange(20) * 1.0])
+    rtt_t = rt0 + 0.05
+    rtt_ms = np.where(rt0 < 2.0, 100.0, 195.0)
+    lo, hi = _growth_by_queue(True, 0.1, 0.1, rt0, flight, rtt_t, rtt_ms, 1.0, [(-0.2, 4.2)], 4.2)
+    assert lo == pytest.approx(5.0) and hi == pytest.approx(1.0)
+    # without RTT samples (a receiver-side capture without timestamps) neither is read
+    assert _growth_by_queue(False, 0.1, 0.1, rt0, flight, rtt_t, rtt_ms, 1.0, [(0, 4)], 4) == (
+        None,
+        None,
+    )

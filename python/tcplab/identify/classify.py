@@ -80,6 +80,8 @@ FLOORS: dict[str, float] = {
     "ca_curv": 0.8,
     "epoch_rtts": 0.4,
     "ca_top_frac": 0.12,
+    "ca_slope_lowq": 0.5,
+    "ca_slope_highq": 0.5,
     "post_bdp": 0.35,
     "flight_cv": 0.08,
     "qdelay": 0.1,
@@ -125,6 +127,8 @@ LOSS_GROUP = (
     "ca_rel_slope",
     "ca_curv",
     "ca_top_frac",
+    "ca_slope_lowq",
+    "ca_slope_highq",
     "post_bdp",
     "epoch_rtts",
 )

@@ -94,6 +94,19 @@ FEATURES: dict[str, tuple[str, str]] = {
         "(H-TCP's alpha rising with the time since the loss, Leith & Shorten 2004; Scalable's "
         "exponential, Kelly 2003): under 0.2",
     ),
+    "ca_slope_lowq": (
+        "growth of the flight between losses while the queue is under 0.2 of the buffer, "
+        "log(1 + segments per round)",
+        "Compound's delay window grows alpha·win^k per round below its backlog target gamma "
+        "(draft-sridharan-tcpm-ctcp-02; Tan et al. 2006), Illinois's alpha is 10 at an empty "
+        "queue (Liu et al. 2008); Reno +1 whatever the queue",
+    ),
+    "ca_slope_highq": (
+        "growth of the flight between losses while the queue is over 0.6 of the buffer, "
+        "log(1 + segments per round)",
+        "Compound's delay window shrinks by zeta·diff over gamma (Reno or flat), Illinois's "
+        "alpha falls towards 0.3 as the delay nears its largest; Reno +1 whatever the queue",
+    ),
     "post_bdp": (
         "window after a loss episode in BDPs (log2)",
         "Westwood+ sets ssthresh to bandwidth estimate x RTTmin, about 1 BDP whatever the "
@@ -345,6 +358,62 @@ def _busy_share(
     ia = np.clip(np.searchsorted(ack_t, edges), 1, len(amax)) - 1
     got = np.diff(amax[ia]).astype(float)
     return float(got[busy].sum() / (cap_payload * r_rtt * busy.sum()))
+
+
+#: Queue bounds of :func:`_growth_by_queue`, as fractions of the buffer read from the capture
+#: (the queue at congestion losses): a round is "low" under LOW_Q of it, "high" over HIGH_Q.
+LOW_Q, HIGH_Q = 0.2, 0.6
+#: Rounds needed in a class before its mean growth is read.
+QUEUE_ROUNDS_MIN = 4
+
+
+def _growth_by_queue(
+    timed: bool,
+    rtt: float,
+    r_rtt: float,
+    rt0: np.ndarray,
+    flight_seg: np.ndarray,
+    rtt_t: np.ndarray,
+    rtt_ms: np.ndarray,
+    q_full: float | None,
+    bounds: list[tuple[float, float]],
+    t_end: float,
+) -> tuple[float | None, float | None]:
+    """(mean growth of the flight per round while the queue is low, while it is high), in
+    segments per round, over the rounds between loss recoveries; None where too few rounds.
+
+    Delay-aware loss-based algorithms grow at a rate set by the queue, the others do not:
+    Compound TCP adds the delay window's alpha·win^k - 1 per round (alpha 1/8, k 3/4) on top of
+    Reno's +1 while its backlog estimate diff = (win/baseRTT - win/RTT)·baseRTT is under gamma
+    (30 packets, tuned into [5, 30]) and removes zeta·diff from it once the queue is longer
+    (draft-sridharan-tcpm-ctcp-02 §3; Tan et al., INFOCOM 2006 §3): faster than Reno at an
+    empty queue, Reno or flat at a full one. Illinois sets its increase alpha to 10 at a
+    queueing delay under dm/100 and lowers it towards 0.3 as the average delay nears the
+    largest, dm (Liu, Basar & Srikant 2008 §3.1; Linux tcp_illinois.c): 10 at an empty queue,
+    under Reno's 1 at a full one. Reno, HSTCP, Scalable, BIC, CUBIC and H-TCP set theirs by the
+    window or the time since the loss, whatever the queue. A round's queue is the smallest
+    RTT sample timed in it minus the base RTT, over the buffer (*q_full*, both over the base
+    RTT); the growth of round k to k + 1 is counted in round k's class, whose ACKs set it."""
+    if not timed or q_full is None or q_full <= 0 or len(rtt_ms) < 10 or len(rt0) < 3:
+        return None, None
+    edges = np.append(rt0, rt0[-1] + r_rtt)
+    ix = np.searchsorted(rtt_t, edges)
+    n_in = np.diff(ix)
+    lo = np.full(len(rt0), np.nan)
+    has = n_in > 0
+    if has.any():
+        lo[has] = np.minimum.reduceat(rtt_ms, np.minimum(ix[:-1], len(rtt_ms) - 1))[has]
+    q = (lo / 1e3 - rtt) / rtt / q_full
+    inc = np.diff(flight_seg)
+    keep = np.zeros(len(inc), bool)
+    for a, b in bounds:
+        # both rounds inside one epoch, a round clear of the recovery and of the next loss
+        keep |= (rt0[:-1] >= a + r_rtt) & (rt0[1:] < min(b, t_end) - r_rtt)
+    qk = q[:-1]
+    out: list[float | None] = []
+    for m in (keep & (qk < LOW_Q), keep & (qk > HIGH_Q)):
+        out.append(float(np.mean(inc[m])) if m.sum() >= QUEUE_ROUNDS_MIN else None)
+    return out[0], out[1]
 
 
 def _slope(y: np.ndarray) -> float:
@@ -769,14 +838,24 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     else:
         for k in ("ca_slope", "ca_rel_slope", "ca_curv"):
             why[k] = "no stretch of six or more rounds between losses"
+    lo_g, hi_g = _growth_by_queue(
+        timed, rtt, r_rtt, rt0, flight_seg, rtt_t, rtt_ms, q_full, bounds, t_end
+    )
+    for f, g, where in (("ca_slope_lowq", lo_g, "low"), ("ca_slope_highq", hi_g, "high")):
+        if g is not None:
+            feats[f] = math.copysign(math.log1p(abs(g)), g)
+        else:
+            why[f] = (
+                "no RTT samples (the queue of a round is not known)"
+                if not timed or q_full is None
+                else f"fewer than {QUEUE_ROUNDS_MIN} rounds between losses at a {where} queue"
+            )
     if tops:
         feats["ca_top_frac"] = float(np.median(tops))
     else:
         why["ca_top_frac"] = "no epoch of six or more rounds that ended in a loss"
     if periods:
         feats["epoch_rtts"] = math.log10(max(float(np.median(periods)), 0.1))
-    else:
-        why["epoch_rtts"] = "fewer than two loss episodes"
     steady = flight_seg[
         rt0 >= (episodes[0]["t_rec"] if episodes else t_first + 0.3 * (t_end - t_first))
     ]
