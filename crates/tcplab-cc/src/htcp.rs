@@ -497,7 +497,9 @@ impl Htcp {
         if self.p.bandwidth_switch {
             self.measure_throughput(ev);
         }
-        if !may_grow(ev) {
+        // tcp_ack calls cong_avoid only for ACKs that acknowledge new data (FLAG_DATA_ACKED)
+        // and may raise the window (not in CWR, Recovery or Loss; cwnd-limited).
+        if !may_grow(ev) || ev.bytes_acked == 0 {
             return;
         }
         if self.win.in_slow_start() {
@@ -999,6 +1001,17 @@ mod tests {
         let mut cc = linux(HtcpVersion::Paper, 100);
         let ev = lack(SEC / 10, 2, true, 100 * MS, 100 * MS);
         assert_eq!(acks_to_grow(&mut cc, &ev), 100);
+        // ACKs that acknowledge nothing new (SACK only) do not reach the counter.
+        let mut cc = linux(HtcpVersion::Linux2616, 100);
+        let sack_only = AckEvent {
+            bytes_acked: 0,
+            packets_acked: 0,
+            ..lack(SEC / 10, 2, true, 100 * MS, 100 * MS)
+        };
+        for _ in 0..500 {
+            cc.on_ack(&sack_only);
+        }
+        assert_eq!(acks_to_grow(&mut cc, &ev), 101);
     }
 
     #[test]
