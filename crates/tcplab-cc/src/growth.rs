@@ -487,17 +487,28 @@ impl WindowState {
     /// may grow the window; its size is not counted) — else [`WindowState::additive_increase`].
     pub fn additive_increase_rule(&mut self, rule: AiRule, per: u64, credit: u64) {
         if rule == AiRule::Linux26 && self.growth.unit == CwndUnit::Packets {
-            if credit == 0 {
-                return;
-            }
-            if self.ai_count >= per.max(1) {
-                self.ai_count = 0;
-                self.grow_segments(1);
-            } else {
-                self.ai_count += 1;
+            if credit > 0 {
+                self.counter_step(per, 1);
             }
         } else {
             self.additive_increase(per, credit);
+        }
+    }
+
+    /// One step of Linux's inline congestion-avoidance counter in the packets unit: the ACK
+    /// that finds `snd_cwnd_cnt ≥ per` adds one segment and clears the counter *without being
+    /// counted*; any other ACK adds `count` to it. [`AiRule::Linux26`] counts 1 per ACK; H-TCP
+    /// counts the packets an ACK covered since Linux 2.6.17 (`snd_cwnd_cnt += ca->pkts_acked`
+    /// in `htcp_cong_avoid`, see htcp.rs). Returns true if the window grew. `per` 0 is taken
+    /// as 1.
+    pub fn counter_step(&mut self, per: u64, count: u64) -> bool {
+        if self.ai_count >= per.max(1) {
+            self.ai_count = 0;
+            self.grow_segments(1);
+            true
+        } else {
+            self.ai_count = self.ai_count.saturating_add(count);
+            false
         }
     }
 

@@ -30,21 +30,136 @@
 //! Arithmetic: `α(Δ)` and the RTT factor in real numbers (Linux computes them in jiffies and
 //! integers; e.g. `α(2 s)` is 11 there instead of 11.25), β in Linux's 1/128 fixed point.
 //! `α` is recomputed on every ACK instead of after each increment.
+//!
+//! # Linux's tcp_htcp.c (`version = "2.6.16"` … `"2.6.28"`)
+//!
+//! The rules above are the paper's (`version = "paper"`, the default). The Linux versions
+//! follow net/ipv4/tcp_htcp.c as the kernels shipped it, read for the facts only (nothing
+//! copied): the CentOS 5 tree's 2.6.18 file (spacex/kernel-centos5), a 2.6.2x file
+//! (SenberHu/Linux-Kernel-2.16, `pkts_acked(sk, n, s32 rtt)`), today's torvalds/linux, and the
+//! commits of the file's history named below (git.zx2c4.com log, tangled.org diffs). In every
+//! Linux version:
+//! * **Counter**, packets unit (`htcp_cong_avoid`): the ACK that finds
+//!   `(snd_cwnd_cnt·α) >> 7 ≥ cwnd` (α in 1/128) adds one segment, clears the counter, is not
+//!   counted, and only then recomputes α (`htcp_alpha_update`); any other ACK adds its count.
+//!   α therefore changes only at an increment and at a congestion event (`htcp_param_update`,
+//!   which runs in the `ssthresh` hook before `htcp_reset` restarts Δ, so the first increment
+//!   after an event uses the α of the epoch that ended). Slow start or congestion avoidance,
+//!   never both on one ACK.
+//! * **Integer arithmetic in jiffies** ([`HtcpParams::hz`], Linux `HZ`): Δ = jiffies since
+//!   `last_cong`; `factor = 1 + (10d + (d/2)²/HZ)/HZ` with `d = Δ − HZ` (integer); RTT scaling
+//!   `scale = (HZ·8)/(10·minRTT)` clamped to [4, 80], `factor = max(8·factor/scale, 1)`; α =
+//!   `2·factor·(128 − β)`. At HZ 250 and 180 ms (45 jiffies) `scale` is 4, so the factor
+//!   doubles where the paper's ratio gives ×1.8. β = `(minRTT·128)/maxRTT` in jiffies when
+//!   `minRTT > msecs_to_jiffies(10)` (3 at HZ 250); the RTTmax outlier step is
+//!   `msecs_to_jiffies(20)`.
+//! * **Δ restarts when the connection returns to Open** (`htcp_state(TCP_CA_Open)`), not only
+//!   when recovery starts (`htcp_reset` on CWR, Recovery and Loss): in the model, at the last
+//!   ACK that arrived outside Open before one in Open ([`AckEvent::outside_open`]). Until
+//!   "tcp_htcp: last_cong bug fix" (8f65b5354b1, D. Leith, Nov 2008, 2.6.28) on *every* return
+//!   to Open (Disorder → Open included) and the undo restored the saved `last_cong`, `maxRTT`
+//!   and `old_maxB` unconditionally; from it only after CWR, Recovery or Loss, and an undo
+//!   restores them once.
+//! * **Undo** (`htcp_cwnd_undo`, to 4.12): `cwnd = max(cwnd, ssthresh·128/β)` from the reduced
+//!   `ssthresh`, `ssthresh = max(ssthresh, prior)` (tcp_input.c `tcp_undo_cwr`); 4.13's
+//!   "tcp: fix cwnd undo in Reno and HTCP congestion controls" (Y. Cheng, Aug 2017) restores
+//!   the prior window instead, which is what the paper mode's undo does.
+//!
+//! By version:
+//!
+//! | version | counts per ACK | RTT for minRTT/maxRTT | RTTmax grows | α store | Δ restart on Open |
+//! |---|---|---|---|---|---|
+//! | `2.6.16` | 1 (each ACK once) | `srtt`, in congestion avoidance | Open, after the first loss, > 3 minRTT into the epoch | u16 | every return |
+//! | `2.6.17` | packets acked if Open, else 1 | as 2.6.16 | as 2.6.16 | u16 | every return |
+//! | `2.6.19` | as 2.6.17 | as 2.6.16 | as 2.6.16 | u32 | every return |
+//! | `2.6.23` | as 2.6.17 | each ACK's sample (`usecs_to_jiffies`, rounded up) | Open | u32 | every return |
+//! | `2.6.28` | as 2.6.17 | as 2.6.23 | Open | u32 | after CWR/Recovery/Loss |
+//!
+//! Sources by row: "[TCP] H-TCP: Account for delayed-ACKS" (B. Even, committed 2006-03-20,
+//! the day 2.6.16 was released, so first in 2.6.17) introduced `snd_cwnd_cnt +=
+//! ca->pkts_acked` (the 2.6.18 file: `pkts_acked` set from the `pkts_acked` hook in Open, reset
+//! to 1 after each `cong_avoid`); that 2.6.16 counted each ACK once is **inferred from the
+//! commit title, the 2.6.16 file was not read (UNVERIFIED)**, as is its time accounting: the
+//! companion "[TCP] H-TCP: Better time accounting" (same day, same release) changed how Δ was
+//! measured, and the model uses the later jiffies rule for 2.6.16 too. `srtt` and the RTTmax
+//! gate (`snd_ssthresh < 0xFFFF && htcp_ccount > 3`) are the 2.6.18 file's `measure_rtt`,
+//! called from `htcp_cong_avoid` in congestion avoidance; "[TCP]: htcp - use measured rtt"
+//! and "[TCP]: H-TCP maxRTT estimation at startup" (S. Hemminger, July/August 2007, 2.6.23)
+//! moved it to the `pkts_acked` hook's RTT and dropped the gate. α was a u16 in 1/128 until
+//! "[TCP] H-TCP: fix integer overflow" (2a272f98619, G. McCullagh, Oct 2006, 2.6.19: "alpha can
+//! exceed 65000, so alpha needs to be a u32"): before it α wraps modulo 65536 (512 segments
+//! per RTT at β = 0.5). The throughput estimate stays in bytes per second and nanoseconds
+//! (Linux: packets per second, jiffies), `cwnd ≤ ssthresh` still means congestion avoidance at
+//! equality (Linux 2.6: slow start), and Linux versions in the bytes unit keep the paper's
+//! increase.
 
 use crate::aimd::{self, increase_per_window, scaled_ssthresh};
-use crate::growth::{SsthreshBasis, WindowState};
+use crate::growth::{may_grow, CwndUnit, SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
 use crate::{AckEvent, CcInit, CongestionControl, CongestionEvent, Nanos, RtoEvent, MS, SEC};
 
+/// Which H-TCP: the paper's rules in real arithmetic, or Linux's tcp_htcp.c from the release
+/// named (see the module doc's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum HtcpVersion {
+    #[default]
+    Paper,
+    Linux2616,
+    Linux2617,
+    Linux2619,
+    Linux2623,
+    Linux2628,
+}
+
+impl HtcpVersion {
+    pub const CHOICES: &'static [&'static str] =
+        &["paper", "2.6.16", "2.6.17", "2.6.19", "2.6.23", "2.6.28"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "paper" => HtcpVersion::Paper,
+            "2.6.16" => HtcpVersion::Linux2616,
+            "2.6.17" => HtcpVersion::Linux2617,
+            "2.6.19" => HtcpVersion::Linux2619,
+            "2.6.23" => HtcpVersion::Linux2623,
+            "2.6.28" => HtcpVersion::Linux2628,
+            _ => return None,
+        })
+    }
+    fn linux(self) -> bool {
+        self != HtcpVersion::Paper
+    }
+    /// `snd_cwnd_cnt += ca->pkts_acked` (2.6.17+) rather than one per ACK.
+    fn counts_packets(self) -> bool {
+        self >= HtcpVersion::Linux2617
+    }
+    /// α held in a u16 (before 2.6.19).
+    fn alpha_u16(self) -> bool {
+        self < HtcpVersion::Linux2619
+    }
+    /// minRTT/maxRTT from `srtt` in congestion avoidance, RTTmax gated (before 2.6.23).
+    fn rtt_from_srtt(self) -> bool {
+        self < HtcpVersion::Linux2623
+    }
+    /// Δ restarts on every return to Open (before 2.6.28).
+    fn reset_on_every_open(self) -> bool {
+        self < HtcpVersion::Linux2628
+    }
+}
+
 /// H-TCP's switches (Linux module parameters `use_rtt_scaling`, `use_bandwidth_switch`; the
-/// adaptive backoff has no Linux switch).
+/// adaptive backoff has no Linux switch), the version and Linux's clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HtcpParams {
     pub rtt_scaling: bool,
     pub bandwidth_switch: bool,
     pub adaptive_backoff: bool,
     pub ssthresh_from: SsthreshBasis,
+    pub version: HtcpVersion,
+    /// Linux `HZ`, the jiffy rate of the Linux versions' arithmetic (250: the default of
+    /// Linux 2.6.13 and later, the 4-ms clock of this project's 2.6 personalities).
+    pub hz: u32,
 }
 
 impl Default for HtcpParams {
@@ -54,6 +169,8 @@ impl Default for HtcpParams {
             bandwidth_switch: true,
             adaptive_backoff: true,
             ssthresh_from: SsthreshBasis::Auto,
+            version: HtcpVersion::Paper,
+            hz: 250,
         }
     }
 }
@@ -72,6 +189,8 @@ const BETA_MIN: u64 = 64;
 const BETA_MAX: u64 = 102;
 /// α passed to the increase in 1/1024 segments.
 const ALPHA_DEN: u64 = 1024;
+/// Linux α = 1.0 in 1/128 (`ALPHA_BASE`), the value before the first update.
+const ALPHA_BASE: u64 = 128;
 
 /// H-TCP.
 #[derive(Clone, Debug)]
@@ -97,6 +216,17 @@ pub struct Htcp {
     old_max_b: f64,
     // Undo.
     undo: Option<(Option<Nanos>, Nanos, f64)>,
+    // Linux versions only.
+    /// α in 1/128 (Linux `ca->alpha`).
+    alpha_fx: u64,
+    /// minRTT and maxRTT in jiffies (Linux `ca->minRTT`, `ca->maxRTT`).
+    min_j: u64,
+    max_j: u64,
+    /// Linux `undo_last_cong != 0`: a congestion state was entered and neither undone nor
+    /// left for Open since.
+    cong_pending: bool,
+    /// Time of the last ACK that arrived outside Open, until one arrives in Open.
+    outside_open_at: Option<Nanos>,
 }
 
 impl Htcp {
@@ -117,6 +247,11 @@ impl Htcp {
             max_b: 0.0,
             old_max_b: 0.0,
             undo: None,
+            alpha_fx: ALPHA_BASE,
+            min_j: 0,
+            max_j: 0,
+            cong_pending: false,
+            outside_open_at: None,
         }
     }
 
@@ -218,8 +353,9 @@ impl Htcp {
         }
     }
 
-    /// Linux `htcp_beta_update`.
-    fn update_beta(&mut self) {
+    /// Linux `htcp_beta_update`, on RTTs `min`/`max` and the adaptive threshold `floor` in one
+    /// unit (nanoseconds in the paper mode, jiffies in the Linux versions).
+    fn update_beta(&mut self, min: u64, max: u64, floor: u64) {
         if self.p.bandwidth_switch {
             let old = self.old_max_b;
             self.old_max_b = self.max_b;
@@ -230,12 +366,8 @@ impl Htcp {
                 return;
             }
         }
-        if self.p.adaptive_backoff
-            && self.modeswitch
-            && self.min_rtt > ADAPTIVE_MIN_RTT
-            && self.max_rtt > 0
-        {
-            let b = aimd::scale(self.min_rtt, BETA_SHIFT, self.max_rtt);
+        if self.p.adaptive_backoff && self.modeswitch && min > floor && max > 0 {
+            let b = aimd::scale(min, BETA_SHIFT, max);
             self.beta = b.clamp(BETA_MIN, BETA_MAX);
         } else {
             self.beta = BETA_MIN;
@@ -245,18 +377,165 @@ impl Htcp {
 
     /// `htcp_recalc_ssthresh` then `htcp_reset` (entering recovery).
     fn congestion(&mut self, now: Nanos, in_flight: u64) {
-        self.undo = Some((self.last_cong, self.max_rtt, self.old_max_b));
-        self.update_beta();
-        self.update_alpha(now);
-        // Slowly fading memory of RTTmax (routing changes).
-        if self.min_rtt > 0 && self.max_rtt > self.min_rtt {
-            self.max_rtt = self.min_rtt + (self.max_rtt - self.min_rtt) * 95 / 100;
+        if self.p.version.linux() {
+            // The ssthresh hook (htcp_param_update) runs before the state change's
+            // htcp_reset, which so saves the updated old_maxB and the faded maxRTT.
+            self.update_beta(self.min_j, self.max_j, self.msecs_to_jiffies(10));
+            self.update_alpha_linux(now);
+            self.max_j = fade(self.min_j, self.max_j);
+            self.sync_rtt_ns();
+            self.reset_epoch(now);
+        } else {
+            self.undo = Some((self.last_cong, self.max_rtt, self.old_max_b));
+            self.update_beta(self.min_rtt, self.max_rtt, ADAPTIVE_MIN_RTT);
+            self.update_alpha(now);
+            // Slowly fading memory of RTTmax (routing changes).
+            self.max_rtt = fade(self.min_rtt, self.max_rtt);
+            self.last_cong = Some(now);
         }
         let basis = self.p.ssthresh_from.bytes(&self.win, in_flight);
         let s = scaled_ssthresh(&self.win, basis, self.beta, BETA_SHIFT);
         self.win.set_ssthresh(s);
         self.win.reset_counters();
+    }
+
+    /// Linux `htcp_reset` (entering CWR, Recovery or Loss): save what an undo restores and
+    /// restart Δ.
+    fn reset_epoch(&mut self, now: Nanos) {
+        self.undo = Some((self.last_cong, self.max_j, self.old_max_b));
+        self.cong_pending = true;
         self.last_cong = Some(now);
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Linux versions (module doc, "Linux's tcp_htcp.c").
+
+    /// `t` in whole jiffies (Linux `jiffies`, a tick counter).
+    fn jiffies(&self, t: Nanos) -> u64 {
+        aimd::scale(t, u64::from(self.p.hz), SEC)
+    }
+
+    /// Linux `msecs_to_jiffies`: rounded up.
+    fn msecs_to_jiffies(&self, ms: u64) -> u64 {
+        (ms * u64::from(self.p.hz)).div_ceil(1000)
+    }
+
+    /// The jiffy RTTs mirrored in nanoseconds for the throughput estimate and the getters.
+    fn sync_rtt_ns(&mut self) {
+        let hz = u64::from(self.p.hz.max(1));
+        self.min_rtt = aimd::scale(self.min_j, SEC, hz);
+        self.max_rtt = aimd::scale(self.max_j, SEC, hz);
+    }
+
+    /// Linux `htcp_alpha_update`, in integers and jiffies.
+    fn update_alpha_linux(&mut self, now: Nanos) {
+        let hz = u64::from(self.p.hz.max(1));
+        let last = self.last_cong.unwrap_or(now);
+        let diff = self.jiffies(now).saturating_sub(self.jiffies(last));
+        let mut factor = 1;
+        if diff > hz {
+            let d = diff - hz;
+            factor = 1 + (10 * d + (d / 2) * (d / 2) / hz) / hz;
+        }
+        if self.p.rtt_scaling && self.min_j > 0 {
+            let scale = ((hz << 3) / (10 * self.min_j)).clamp(4, 80);
+            factor = ((factor << 3) / scale).max(1);
+        }
+        let mut a = 2 * factor * (BETA_SHIFT - self.beta);
+        if self.p.version.alpha_u16() {
+            a &= 0xFFFF;
+        }
+        self.alpha_fx = if a == 0 { ALPHA_BASE } else { a };
+        self.alpha = self.alpha_fx as f64 / BETA_SHIFT as f64;
+    }
+
+    /// Linux `measure_rtt` on a jiffy RTT; RTTmax moves only when `grow_max`.
+    fn measure_rtt_linux(&mut self, rtt: u64, grow_max: bool) {
+        if self.min_j == 0 || rtt < self.min_j {
+            self.min_j = rtt;
+        }
+        if grow_max {
+            if self.max_j < self.min_j {
+                self.max_j = self.min_j;
+            }
+            if self.max_j < rtt && rtt <= self.max_j + self.msecs_to_jiffies(20) {
+                self.max_j = rtt;
+            }
+        }
+        self.sync_rtt_ns();
+    }
+
+    /// Linux `htcp_state(TCP_CA_Open)`: the ACK processed at the last time seen outside Open
+    /// returned the connection to Open.
+    fn track_open(&mut self, ev: &AckEvent) {
+        if ev.outside_open {
+            self.outside_open_at = Some(ev.now);
+            return;
+        }
+        if let Some(t) = self.outside_open_at.take() {
+            if self.p.version.reset_on_every_open() || self.cong_pending {
+                self.last_cong = Some(t);
+                self.cong_pending = false;
+            }
+        }
+    }
+
+    /// One ACK under Linux's tcp_htcp.c (`pkts_acked` hook, then `htcp_cong_avoid`).
+    fn on_ack_linux(&mut self, ev: &AckEvent) {
+        self.track_open(ev);
+        let open = !ev.outside_open;
+        if !self.p.version.rtt_from_srtt() {
+            if let Some(s) = ev.rtt_sample {
+                // usecs_to_jiffies rounds up; a zero RTT is not a sample (`rtt > 0`).
+                let j = (u128::from(s) * u128::from(self.p.hz)).div_ceil(u128::from(SEC));
+                let j = u64::try_from(j).unwrap_or(u64::MAX);
+                if j > 0 {
+                    self.measure_rtt_linux(j, open);
+                }
+            }
+        }
+        if self.p.bandwidth_switch {
+            self.measure_throughput(ev);
+        }
+        // tcp_ack calls cong_avoid only for ACKs that acknowledge new data (FLAG_DATA_ACKED)
+        // and may raise the window (not in CWR, Recovery or Loss; cwnd-limited).
+        if !may_grow(ev) || ev.bytes_acked == 0 {
+            return;
+        }
+        if self.win.in_slow_start() {
+            self.win.slow_start(ev);
+            return;
+        }
+        if self.p.version.rtt_from_srtt() {
+            // 2.6.18 `measure_rtt`: srtt >> 3 (whole jiffies); RTTmax only after the first
+            // loss (snd_ssthresh < 0xFFFF) and more than 3 minRTT into the epoch.
+            let srtt = self.jiffies(ev.srtt);
+            let since = self
+                .jiffies(ev.now)
+                .saturating_sub(self.jiffies(self.last_cong.unwrap_or(ev.now)));
+            let gate =
+                open && self.win.ssthresh() != u64::MAX && self.min_j > 0 && since / self.min_j > 3;
+            self.measure_rtt_linux(srtt, gate);
+        }
+        let count = if self.p.version.counts_packets() && open {
+            u64::from(ev.packets_acked)
+        } else {
+            1
+        };
+        let per = (self.win.cwnd_segments() * BETA_SHIFT).div_ceil(self.alpha_fx.max(1));
+        if self.win.counter_step(per, count) {
+            self.update_alpha_linux(ev.now);
+        }
+    }
+}
+
+/// `min + 0.95·(max − min)`: RTTmax's slowly fading memory at a congestion event (routing
+/// changes; Linux `htcp_param_update`).
+fn fade(min: u64, max: u64) -> u64 {
+    if min > 0 && max > min {
+        min + (max - min) * 95 / 100
+    } else {
+        max
     }
 }
 
@@ -269,6 +548,10 @@ impl CongestionControl for Htcp {
         if self.last_cong.is_none() {
             // Linux htcp_init: last_cong = now at connection start.
             self.last_cong = Some(ev.now);
+        }
+        if self.p.version.linux() && self.win.growth().unit == CwndUnit::Packets {
+            self.on_ack_linux(ev);
+            return;
         }
         if let Some(s) = ev.rtt_sample {
             self.measure_rtt(s, ev.in_recovery);
@@ -291,6 +574,9 @@ impl CongestionControl for Htcp {
     fn on_rto(&mut self, ev: &RtoEvent) {
         if ev.backoff_count <= 1 {
             self.congestion(ev.now, ev.in_flight);
+        } else if self.p.version.linux() {
+            // Entering Loss again: htcp_state → htcp_reset.
+            self.reset_epoch(ev.now);
         } else {
             // Entering Loss again resets the epoch (htcp_state → htcp_reset).
             self.last_cong = Some(ev.now);
@@ -299,13 +585,36 @@ impl CongestionControl for Htcp {
     }
 
     fn on_undo(&mut self, _now: Nanos, prior_cwnd: u64, prior_ssthresh: u64) {
-        if let Some((last_cong, max_rtt, old_max_b)) = self.undo.take() {
-            self.last_cong = last_cong;
-            self.max_rtt = max_rtt;
-            self.old_max_b = old_max_b;
+        let v = self.p.version;
+        if !v.linux() {
+            if let Some((last_cong, max_rtt, old_max_b)) = self.undo.take() {
+                self.last_cong = last_cong;
+                self.max_rtt = max_rtt;
+                self.old_max_b = old_max_b;
+            }
+            self.win.set_cwnd(prior_cwnd);
+            self.win.set_ssthresh(prior_ssthresh);
+            return;
         }
-        self.win.set_cwnd(prior_cwnd);
-        self.win.set_ssthresh(prior_ssthresh);
+        // htcp_cwnd_undo: before 2.6.28 the saved values are restored whenever there are
+        // some, from 2.6.28 once per congestion state.
+        if v.reset_on_every_open() || self.cong_pending {
+            if let Some((last_cong, max_j, old_max_b)) = self.undo {
+                self.last_cong = last_cong;
+                self.max_j = max_j;
+                self.old_max_b = old_max_b;
+                self.sync_rtt_ns();
+            }
+            self.cong_pending = false;
+        }
+        // cwnd = max(cwnd, (ssthresh << 7)/beta) from the reduced ssthresh; tcp_undo_cwr then
+        // restores the prior ssthresh when larger.
+        let mss = self.win.mss();
+        let from_beta = (self.win.ssthresh() / mss).saturating_mul(BETA_SHIFT) / self.beta.max(1);
+        let cwnd = self.win.cwnd().max(from_beta.saturating_mul(mss));
+        self.win.set_cwnd(cwnd);
+        let ssthresh = self.win.ssthresh().max(prior_ssthresh);
+        self.win.set_ssthresh(ssthresh);
     }
 
     crate::growth::delegate_window!();
@@ -345,6 +654,23 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         default: "true",
         doc: "β = RTTmin/RTTmax clamped to [0.5, 0.8] when RTTmin > 10 ms; false = always 0.5",
     },
+    ParamInfo {
+        name: "version",
+        kind: ParamKind::Choice(HtcpVersion::CHOICES),
+        default: "paper",
+        doc: "\"paper\" (Leith & Shorten in real arithmetic) or Linux tcp_htcp.c from the release \
+              named, packets unit: counter with the increment ACK uncounted, integer α in \
+              jiffies, Δ restarting on the return to Open; \"2.6.16\" counts each ACK once \
+              (inferred), \"2.6.17\" the packets an ACK in Open covered, \"2.6.19\" α no longer \
+              a u16, \"2.6.23\" RTT samples instead of srtt, \"2.6.28\" Δ restarts only after a \
+              congestion state",
+    },
+    ParamInfo {
+        name: "hz",
+        kind: ParamKind::Int,
+        default: "250",
+        doc: "Linux versions: the kernel's HZ (jiffies per second) of the integer arithmetic",
+    },
     SSTHRESH_FROM,
 ];
 
@@ -354,6 +680,8 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         bandwidth_switch: p.bool("bandwidth_switch"),
         adaptive_backoff: p.bool("adaptive_backoff"),
         ssthresh_from: p.ssthresh_from(),
+        version: HtcpVersion::from_name(p.choice("version")).unwrap_or_default(),
+        hz: p.int_in("hz", 1, 10_000)?,
     };
     Ok(Box::new(Htcp::new(init, params)))
 }
@@ -603,5 +931,203 @@ mod tests {
         cc.set_cwnd(W * u64::from(MSS));
         cc.on_ack(&ack(10 * SEC + SEC / 2, 100 * MS));
         assert_eq!(cc.alpha(), 1.0);
+    }
+
+    // --- Linux versions (module doc, "Linux's tcp_htcp.c") ----------------------------------
+
+    fn linux(version: HtcpVersion, w: u64) -> Htcp {
+        let p = HtcpParams {
+            version,
+            ..Default::default()
+        };
+        // ssthresh 2 segments: congestion avoidance from the start.
+        Htcp::new(
+            &cc_init(MSS, CwndUnit::Packets, 0, w, 2 * u64::from(MSS)),
+            p,
+        )
+    }
+
+    /// An ACK at `now` covering `packets` segments, in Open or not, with an RTT sample `rtt`
+    /// and smoothed RTT `srtt`.
+    fn lack(now: Nanos, packets: u32, open: bool, rtt: Nanos, srtt: Nanos) -> AckEvent {
+        AckEvent {
+            now,
+            bytes_acked: u64::from(packets) * u64::from(MSS),
+            packets_acked: packets,
+            packets_delivered: packets,
+            rtt_sample: Some(rtt),
+            srtt,
+            min_rtt: rtt,
+            outside_open: !open,
+            mss: MSS,
+            ..Default::default()
+        }
+    }
+
+    /// ACKs `ev` until the window grows one segment; returns how many it took.
+    fn acks_to_grow(cc: &mut Htcp, ev: &AckEvent) -> u32 {
+        let before = cc.cwnd();
+        for n in 1..=100_000 {
+            cc.on_ack(ev);
+            if cc.cwnd() > before {
+                assert_eq!(cc.cwnd(), before + u64::from(MSS), "one segment at a time");
+                return n;
+            }
+        }
+        panic!("no growth");
+    }
+
+    #[test]
+    fn test_linux_counter_counts_each_ack_in_2616_and_open_packets_from_2617() {
+        // cwnd 100, α = 1.0 (ALPHA_BASE until the first increment): an increment needs the
+        // counter at 100·128/128 = 100, and the ACK that finds it there is not counted.
+        // Delayed ACKs (2 segments): 2.6.16 counts each ACK once → the 101st ACK grows;
+        // 2.6.17+ adds the 2 packets of an ACK in Open → counter 100 after 50, the 51st grows;
+        // outside Open 2.6.17 counts 1 (pkts_acked is only taken in Open) → the 101st.
+        let cases = [
+            (HtcpVersion::Linux2616, true, 101),
+            (HtcpVersion::Linux2616, false, 101),
+            (HtcpVersion::Linux2617, true, 51),
+            (HtcpVersion::Linux2628, true, 51),
+            (HtcpVersion::Linux2617, false, 101),
+        ];
+        for (v, open, want) in cases {
+            let mut cc = linux(v, 100);
+            let ev = lack(SEC / 10, 2, open, 100 * MS, 100 * MS);
+            assert_eq!(acks_to_grow(&mut cc, &ev), want, "{v:?} open {open}");
+        }
+        // The paper mode credits the growth rules' units (one per ACK without ABC) and grows
+        // α/cwnd per unit: the 100th ACK completes the segment.
+        let mut cc = linux(HtcpVersion::Paper, 100);
+        let ev = lack(SEC / 10, 2, true, 100 * MS, 100 * MS);
+        assert_eq!(acks_to_grow(&mut cc, &ev), 100);
+        // ACKs that acknowledge nothing new (SACK only) do not reach the counter.
+        let mut cc = linux(HtcpVersion::Linux2616, 100);
+        let sack_only = AckEvent {
+            bytes_acked: 0,
+            packets_acked: 0,
+            ..lack(SEC / 10, 2, true, 100 * MS, 100 * MS)
+        };
+        for _ in 0..500 {
+            cc.on_ack(&sack_only);
+        }
+        assert_eq!(acks_to_grow(&mut cc, &ev), 101);
+    }
+
+    #[test]
+    fn test_linux_alpha_is_integer_in_jiffies_and_a_u16_before_2619() {
+        // RTT 180 ms = 45 jiffies at HZ 250: scale = 2000/450 = 4 (clamped to 4 anyway), so
+        // the factor doubles; the paper's ratio 100/180 gives ×1.8. At Δ = 5 s: factor =
+        // 1 + (10·1000 + 500²/250)/250 = 45 → 90 (Linux) vs 45·1.8 = 81 (paper). At Δ = 30 s:
+        // 1 + (10·7250 + 3625²/250)/250 = 501 → 1002 segments/RTT, α = 2·1002·64 = 128256 in
+        // 1/128, which a u16 keeps as 128256 − 65536 = 62720 → 490 (2.6.16–2.6.18).
+        let rtt = 180 * MS;
+        let t0 = SEC / 2;
+        for (v, delta, want) in [
+            (HtcpVersion::Linux2623, 5 * SEC, 90.0),
+            (HtcpVersion::Linux2617, 5 * SEC, 90.0),
+            (HtcpVersion::Linux2619, 30 * SEC, 1002.0),
+            (HtcpVersion::Linux2617, 30 * SEC, 490.0),
+            (HtcpVersion::Linux2616, 30 * SEC, 490.0),
+        ] {
+            let mut cc = linux(v, 1000);
+            cc.on_ack(&lack(0, 1, true, rtt, rtt));
+            event(&mut cc, t0);
+            // Δ < 1 s at the event: factor 1 → 2 after scaling, α = 2·2·64/128 = 2.
+            assert_eq!(cc.alpha(), 2.0, "{v:?}");
+            acks_to_grow(&mut cc, &lack(t0 + delta, 1, true, rtt, rtt));
+            assert_eq!(cc.alpha(), want, "{v:?} Δ {delta}");
+        }
+        let mut cc = htcp(CwndUnit::Packets, HtcpParams::default());
+        cc.on_ack(&ack(0, rtt));
+        event(&mut cc, t0);
+        cc.on_ack(&ack(t0 + 5 * SEC, rtt));
+        assert!((cc.alpha() - 81.0).abs() < 1e-9, "{}", cc.alpha());
+    }
+
+    /// α after the first increment at `at`, RTT scaling off and β = 0.5: the factor α(Δ).
+    fn alpha_after_growth(cc: &mut Htcp, at: Nanos) -> f64 {
+        acks_to_grow(cc, &lack(at, 1, true, 100 * MS, 100 * MS));
+        cc.alpha()
+    }
+
+    fn linux_unscaled(v: HtcpVersion) -> Htcp {
+        let mut cc = linux(v, 4);
+        cc.p.rtt_scaling = false;
+        cc
+    }
+
+    #[test]
+    fn test_linux_delta_restarts_when_the_connection_returns_to_open() {
+        // Loss at 1 s, ACKs outside Open until 1.2 s (the last one returns to Open), then in
+        // Open. Linux restarts Δ at the return to Open (htcp_state(TCP_CA_Open)): at 4.2 s
+        // Δ = 3 s → factor 1 + (10·500 + 250²/250)/250 = 22; the paper mode counts from the
+        // loss: Δ = 3.2 s → 24.25 (Linux's integers would give 24).
+        for v in [HtcpVersion::Linux2616, HtcpVersion::Linux2628] {
+            let mut cc = linux_unscaled(v);
+            cc.on_ack(&lack(0, 1, true, 100 * MS, 100 * MS));
+            event(&mut cc, SEC);
+            for t in [SEC + SEC / 10, SEC + SEC / 5] {
+                cc.on_ack(&AckEvent {
+                    in_recovery: true,
+                    ..lack(t, 1, false, 100 * MS, 100 * MS)
+                });
+            }
+            cc.set_cwnd(4 * u64::from(MSS));
+            assert_eq!(
+                alpha_after_growth(&mut cc, 4 * SEC + SEC / 5),
+                22.0,
+                "{v:?}"
+            );
+        }
+        // A Disorder period without a congestion event (an ACK outside Open at 5 s): until
+        // 2.6.28 the return to Open restarts Δ too (at 6.5 s: Δ = 1.5 s → factor
+        // 1 + (1250 + 62²/250)/250 = 6); from 2.6.28 only after CWR, Recovery or Loss
+        // (Δ = 6.5 s since the connection start → 1 + (13750 + 687²/250)/250 = 63).
+        for (v, want) in [
+            (HtcpVersion::Linux2623, 6.0),
+            (HtcpVersion::Linux2628, 63.0),
+        ] {
+            let mut cc = linux_unscaled(v);
+            cc.on_ack(&lack(0, 1, true, 100 * MS, 100 * MS));
+            cc.on_ack(&lack(5 * SEC, 1, false, 100 * MS, 100 * MS));
+            assert_eq!(
+                alpha_after_growth(&mut cc, 6 * SEC + SEC / 2),
+                want,
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn test_linux_undo_restores_cwnd_from_ssthresh_over_beta() {
+        // Loss at cwnd 1000 (β = 0.5): ssthresh 500. An undo with a prior window of 900
+        // segments: Linux (htcp_cwnd_undo, to 4.12) takes max(cwnd, 500·128/64) = 1000 and
+        // ssthresh max(500, prior 700); the paper mode restores the prior values.
+        let w = u64::from(MSS);
+        for (v, cwnd) in [(HtcpVersion::Linux2616, 1000), (HtcpVersion::Paper, 900)] {
+            let mut cc = linux(v, 1000);
+            cc.on_ack(&lack(0, 1, true, 100 * MS, 100 * MS));
+            event(&mut cc, SEC);
+            assert_eq!(cc.cwnd(), 500 * w);
+            cc.on_undo(SEC, 900 * w, 700 * w);
+            assert_eq!((cc.cwnd(), cc.ssthresh()), (cwnd * w, 700 * w), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn test_linux_rtt_from_srtt_before_2623_and_samples_after() {
+        // An ACK in congestion avoidance with a 50-ms sample and a 100-ms srtt: 2.6.16–2.6.22
+        // take srtt (25 jiffies = 100 ms), 2.6.23+ the sample rounded up to jiffies
+        // (12.5 → 13 = 52 ms).
+        for (v, want) in [
+            (HtcpVersion::Linux2616, 100 * MS),
+            (HtcpVersion::Linux2619, 100 * MS),
+            (HtcpVersion::Linux2623, 52 * MS),
+        ] {
+            let mut cc = linux(v, 100);
+            cc.on_ack(&lack(SEC, 1, true, 50 * MS, 100 * MS));
+            assert_eq!(cc.rtt_min_max().0, want, "{v:?}");
+        }
     }
 }
