@@ -263,7 +263,7 @@ impl Episodes {
         }
         self.recover = Some(self.rec.point);
         let set = self.rec.exit(p.cc.ssthresh(), p.sb.out_bytes);
-        p.cc.on_recovery_exit(0);
+        p.cc.on_recovery_exit(s.now);
         if let Some(w) = set {
             if !p.cc.governs_recovery() {
                 p.cc.set_cwnd(w);
