@@ -278,14 +278,16 @@ impl AckFields {
 pub struct ReceiverStats {
     /// Bytes delivered in order (`rcv_nxt` advance).
     pub bytes_delivered: u64,
-    /// Bytes the application has read (equals `bytes_delivered` with instant reads).
-    pub bytes_read: u64,
-    /// Segments carrying data or a FIN passed to `on_segment`.
-    pub segments_received: u64,
     /// Segments whose new data was queued above a hole.
     pub ooo_segments: u64,
+    /// Bytes the application has read (equals `bytes_delivered` with instant reads). The
+    /// counters incremented on every in-order segment are kept apart: side by side, the
+    /// compiler merged their increments into one SSE add of six instructions.
+    pub bytes_read: u64,
     /// Segments that carried nothing new.
     pub dup_segments: u64,
+    /// Segments carrying data or a FIN passed to `on_segment`.
+    pub segments_received: u64,
     /// Segments with bytes beyond the window (includes zero-window probes).
     pub beyond_window_segments: u64,
     /// ACKs sent carrying a D-SACK block.
