@@ -287,7 +287,7 @@ impl TcpReceiver {
                 }
             }
         }
-        rx.on_ack_sent(cx.now);
+        rx.on_fields_sent(&f);
         self.last_ack_sent = f.ack;
         let wire = packet::IPV4_HEADER
             + packet::TCP_HEADER

@@ -264,6 +264,9 @@ pub struct AckFields {
     pub n_sack: u8,
     /// The first block is a D-SACK block (RFC 2883).
     pub dsack: bool,
+    /// The right window edge (offset) that `window` advertises, for
+    /// [`RecvCore::on_fields_sent`].
+    pub edge: u64,
 }
 
 impl AckFields {
@@ -418,7 +421,8 @@ impl RecvCore {
     /// (RFC 9293 §3.10.7.4; a keep-alive below `rcv_nxt` gets an ACK).
     ///
     /// When the outcome says `ack_now`, the caller sends an ACK built from
-    /// [`RecvCore::ack_fields`] and calls [`RecvCore::on_ack_sent`]; otherwise it (re)schedules
+    /// [`RecvCore::ack_fields`] and calls [`RecvCore::on_ack_sent`] (or
+    /// [`RecvCore::on_fields_sent`] with those fields); otherwise it (re)schedules
     /// [`RecvCore::on_timer`] at [`RecvCore::poll_at`].
     pub fn on_segment(&mut self, now: u64, seq: u32, len: u32, fin: bool) -> SegOutcome {
         if let Some(out) = self.on_segment_in_order(now, seq, len, fin) {
@@ -710,13 +714,14 @@ impl RecvCore {
     ///
     /// Reflects the state after the last call that took `now` (`on_segment`, `on_timer`).
     pub fn ack_fields(&self) -> AckFields {
-        let (window, _) = self.offered_window();
+        let (window, edge) = self.offered_window();
         let mut f = AckFields {
             ack: self.ack_seq().get(),
             window: window as u32,
             sack: [(0, 0); MAX_SACK_BLOCKS],
             n_sack: 0,
             dsack: false,
+            edge,
         };
         if !self.cfg.sack || (self.dsack.is_none() && self.ooo.is_empty()) {
             // Every block below comes from the D-SACK or the out-of-order ranges.
@@ -781,6 +786,24 @@ impl RecvCore {
     pub fn on_ack_sent(&mut self, now: u64) {
         let _ = now; // time of sending is not needed by this model
         let (window, edge) = self.offered_window();
+        self.window_sent(window, edge);
+    }
+
+    /// [`RecvCore::on_ack_sent`] for the ACK built from `f`, the [`RecvCore::ack_fields`] of
+    /// the current state (nothing changed in between): its window is not computed again.
+    #[inline]
+    pub fn on_fields_sent(&mut self, f: &AckFields) {
+        debug_assert_eq!(
+            (u64::from(f.window), f.edge),
+            self.offered_window(),
+            "state changed since ack_fields"
+        );
+        self.window_sent(u64::from(f.window), f.edge);
+    }
+
+    /// What sending an ACK advertising `window` (field) up to `edge` does.
+    #[inline]
+    fn window_sent(&mut self, window: u64, edge: u64) {
         debug_assert!(edge >= self.adv_edge, "right window edge moved left");
         self.adv_edge = self.adv_edge.max(edge);
         if window == 0 {
