@@ -605,8 +605,11 @@ impl TcpSender {
             is_retransmission: retransmit,
             total_delivered: self.sb.rate.delivered,
         });
-        // RFC 6298 §5.1: start the timer when sending data if it is not running.
-        self.timers.start_rto_if_idle(now, self.rtt.rto());
+        // RFC 6298 §5.1: start the timer when sending data if it is not running (the RTO is
+        // computed only then: almost every segment finds the timer running).
+        if self.timers.rto.is_none() {
+            self.timers.start_rto_if_idle(now, self.rtt.rto());
+        }
         // Pacing: the next departure is this slot's payload at the pacing rate later (rates,
         // like delivery-rate samples, count payload bytes, as Linux's do); pacing.rs.
         if let Some(rate) = self.pacing_rate() {
