@@ -656,8 +656,14 @@ impl TcpSender {
     /// What the send loop knows once its gates are open (see [`send::next_segment`]).
     #[inline]
     fn send_state(&self) -> SendState {
+        self.send_state_in(self.cwnd())
+    }
+
+    /// [`TcpSender::send_state`] with the window given.
+    #[inline]
+    fn send_state_in(&self, window: u64) -> SendState {
         SendState {
-            window: self.cwnd(),
+            window,
             smss: self.smss,
             fast_rexmit_due: self.ep.fast_rexmit_due,
             frto_send_new: self.ep.frto.send_new,
@@ -685,8 +691,9 @@ impl TcpSender {
         let mut frame_left = 0u64;
         self.timers.pace_blocked = false;
         // Built once: sending changes only the window, snd_nxt and fast_rexmit_due, refreshed
-        // before each step (checked against a fresh state in debug builds).
-        let mut st = self.send_state();
+        // before each step (checked against a fresh state in debug builds); the window is
+        // asked of the controller there, not here as well.
+        let mut st = self.send_state_in(0);
         let stop = loop {
             let pacing_wait =
                 !self.pacer.gate_open(now, self.timers.pace_next) && self.pacing_rate().is_some();
