@@ -414,14 +414,19 @@ impl Scoreboard {
 
     /// RFC 6675 `IsLost` marking: every un-SACKed record with at least DupThresh SACKed records
     /// above it is lost. Returns bytes newly marked.
+    #[inline]
     pub fn mark_lost_by_sack(&mut self) -> u64 {
-        if self.n_top < self.dupthresh {
+        // The two answers of nearly every ACK, tested where the caller is (inlined); the walk
+        // stays out of line.
+        if self.n_top < self.dupthresh || self.top[0] <= self.lost_scan {
             return 0;
         }
-        let boundary = self.top[0];
-        if boundary <= self.lost_scan {
-            return 0;
-        }
+        self.mark_lost_below(self.top[0])
+    }
+
+    /// [`Scoreboard::mark_lost_by_sack`]'s walk, with `boundary` above `lost_scan`.
+    #[inline(never)]
+    fn mark_lost_below(&mut self, boundary: u64) -> u64 {
         let mut newly = 0;
         let mut i = self.index_of(self.lost_scan);
         while i < self.segs.len() && self.segs[i].start < boundary {
