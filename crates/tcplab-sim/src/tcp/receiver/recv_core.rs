@@ -424,10 +424,18 @@ impl RecvCore {
     /// [`RecvCore::ack_fields`] and calls [`RecvCore::on_ack_sent`] (or
     /// [`RecvCore::on_fields_sent`] with those fields); otherwise it (re)schedules
     /// [`RecvCore::on_timer`] at [`RecvCore::poll_at`].
+    #[inline]
     pub fn on_segment(&mut self, now: u64, seq: u32, len: u32, fin: bool) -> SegOutcome {
         if let Some(out) = self.on_segment_in_order(now, seq, len, fin) {
             return out;
         }
+        self.on_segment_general(now, seq, len, fin)
+    }
+
+    /// [`RecvCore::on_segment`] beyond its in-order case, out of line: its many live values
+    /// made every call, in-order ones too, save and restore six registers.
+    #[inline(never)]
+    fn on_segment_general(&mut self, now: u64, seq: u32, len: u32, fin: bool) -> SegOutcome {
         self.app_read_until(now);
         let mut out = SegOutcome::default();
         let ack_off = self.ack_offset();
