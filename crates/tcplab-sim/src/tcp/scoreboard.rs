@@ -242,33 +242,14 @@ impl Scoreboard {
             if front.start >= ack {
                 break;
             }
-            if front.end() > ack {
-                // ACK inside a record (only after a peer re-segmented); trim it.
-                let cut = (ack - front.start) as u32;
-                let f = self.segs.front_mut().expect("front");
-                self.out_bytes -= cut as u64;
-                if f.flags & SACKED != 0 {
-                    self.sacked_bytes -= cut as u64;
-                    res.bytes_acked_sacked += cut as u64;
-                }
-                if f.flags & LOST != 0 {
-                    self.lost_bytes -= cut as u64;
-                }
-                if f.flags & RETRANS != 0 {
-                    self.retrans_bytes -= cut as u64;
-                }
-                f.start = ack;
-                f.len -= cut;
-                res.bytes_acked += cut as u64;
-                break;
-            }
             // Read through the front reference and drop the record afterwards: popping it by
             // value copied the 64-byte record out first (≈ 40 instructions per record).
             let s = front;
-            let len = s.len as u64;
-            if s.flags == 0 {
-                // A record sent once and neither SACKed nor marked (a bulk flow's every record
-                // outside loss episodes): the branches below with every flag clear, tested once.
+            if s.flags == 0 && s.end() <= ack {
+                // A whole record sent once and neither SACKed nor marked (a bulk flow's every
+                // record outside loss episodes): `cum_ack_front` with every flag clear, here
+                // and tested once.
+                let len = s.len as u64;
                 self.out_bytes -= len;
                 res.bytes_acked += len;
                 res.packets_acked += 1;
@@ -283,39 +264,9 @@ impl Scoreboard {
                 self.segs.pop_front();
                 continue;
             }
-            self.out_bytes -= len;
-            if s.flags & SACKED != 0 {
-                self.sacked_bytes -= len;
+            if !self.cum_ack_front(ack, now, res) {
+                break;
             }
-            if s.flags & LOST != 0 {
-                self.lost_bytes -= len;
-            }
-            if s.flags & RETRANS != 0 {
-                self.retrans_bytes -= len;
-            }
-            res.bytes_acked += len;
-            res.packets_acked += 1;
-            if s.flags & SACKED == 0 {
-                if s.flags & COUNTED == 0 {
-                    res.packets_delivered += 1;
-                    self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
-                }
-            } else {
-                res.bytes_acked_sacked += s.len as u64;
-            }
-            if s.flags & EVER_RETRANS != 0 {
-                res.acked_retransmitted = true;
-            } else {
-                res.last_cum_ackt = Some(s.xmit);
-            }
-            if s.flags & EVER_RETRANS == 0 && s.flags & SACKED == 0 {
-                res.rtt_xmit = Some(s.xmit);
-                res.rtt_end = s.end();
-                if res.first_ackt.is_none() {
-                    res.first_ackt = Some(s.xmit);
-                }
-            }
-            self.segs.pop_front();
         }
         self.lost_scan = self.lost_scan.max(ack);
         // The next ACKs pop the records behind the front, written a round trip ago: with a
@@ -323,6 +274,72 @@ impl Scoreboard {
         if self.segs.len() as u64 >= crate::cache::FAR {
             crate::cache::prefetch(&self.segs[PREFETCH_AHEAD]);
         }
+    }
+
+    /// The front record (starting below `ack`) of [`Scoreboard::on_cum_ack`] when it is cut by
+    /// `ack` or carries flags; false when the walk stops (the record was trimmed). Out of line:
+    /// inlined, its live values made the clean records' loop spill registers.
+    #[inline(never)]
+    fn cum_ack_front(&mut self, ack: u64, now: Nanos, res: &mut AckResult) -> bool {
+        let Some(front) = self.segs.front() else {
+            return false;
+        };
+        if front.end() > ack {
+            // ACK inside a record (only after a peer re-segmented); trim it.
+            let cut = (ack - front.start) as u32;
+            let f = self.segs.front_mut().expect("front");
+            self.out_bytes -= cut as u64;
+            if f.flags & SACKED != 0 {
+                self.sacked_bytes -= cut as u64;
+                res.bytes_acked_sacked += cut as u64;
+            }
+            if f.flags & LOST != 0 {
+                self.lost_bytes -= cut as u64;
+            }
+            if f.flags & RETRANS != 0 {
+                self.retrans_bytes -= cut as u64;
+            }
+            f.start = ack;
+            f.len -= cut;
+            res.bytes_acked += cut as u64;
+            return false;
+        }
+        let s = front;
+        let len = s.len as u64;
+        self.out_bytes -= len;
+        if s.flags & SACKED != 0 {
+            self.sacked_bytes -= len;
+        }
+        if s.flags & LOST != 0 {
+            self.lost_bytes -= len;
+        }
+        if s.flags & RETRANS != 0 {
+            self.retrans_bytes -= len;
+        }
+        res.bytes_acked += len;
+        res.packets_acked += 1;
+        if s.flags & SACKED == 0 {
+            if s.flags & COUNTED == 0 {
+                res.packets_delivered += 1;
+                self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
+            }
+        } else {
+            res.bytes_acked_sacked += s.len as u64;
+        }
+        if s.flags & EVER_RETRANS != 0 {
+            res.acked_retransmitted = true;
+        } else {
+            res.last_cum_ackt = Some(s.xmit);
+        }
+        if s.flags & EVER_RETRANS == 0 && s.flags & SACKED == 0 {
+            res.rtt_xmit = Some(s.xmit);
+            res.rtt_end = s.end();
+            if res.first_ackt.is_none() {
+                res.first_ackt = Some(s.xmit);
+            }
+        }
+        self.segs.pop_front();
+        true
     }
 
     /// Process one SACK block `[left, right)` (offsets). Only whole records are marked.
