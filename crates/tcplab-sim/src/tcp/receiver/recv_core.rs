@@ -721,6 +721,7 @@ impl RecvCore {
     /// The fields of the ACK to send now: acknowledgment number, window, SACK blocks.
     ///
     /// Reflects the state after the last call that took `now` (`on_segment`, `on_timer`).
+    #[inline]
     pub fn ack_fields(&self) -> AckFields {
         let (window, edge) = self.offered_window();
         let mut f = AckFields {
@@ -731,10 +732,17 @@ impl RecvCore {
             dsack: false,
             edge,
         };
-        if !self.cfg.sack || (self.dsack.is_none() && self.ooo.is_empty()) {
-            // Every block below comes from the D-SACK or the out-of-order ranges.
-            return f;
+        if self.cfg.sack && (self.dsack.is_some() || !self.ooo.is_empty()) {
+            // Every block comes from the D-SACK or the out-of-order ranges.
+            self.sack_blocks(&mut f);
         }
+        f
+    }
+
+    /// The SACK blocks of [`RecvCore::ack_fields`] (with a D-SACK or data held out of order),
+    /// out of line: the ACK of in-order data has none and stays small.
+    #[inline(never)]
+    fn sack_blocks(&self, f: &mut AckFields) {
         let max = usize::from(self.cfg.max_sack_blocks).min(MAX_SACK_BLOCKS);
         // Offset blocks, and the index of the out-of-order range behind each (MAX: D-SACK).
         let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
@@ -786,7 +794,6 @@ impl RecvCore {
             );
         }
         f.n_sack = n as u8;
-        f
     }
 
     /// Records that an ACK built from [`RecvCore::ack_fields`] was sent at `now`: the advertised
