@@ -242,63 +242,31 @@ impl Scoreboard {
             if front.start >= ack {
                 break;
             }
-            if front.end() > ack {
-                // ACK inside a record (only after a peer re-segmented); trim it.
-                let cut = (ack - front.start) as u32;
-                let f = self.segs.front_mut().expect("front");
-                self.out_bytes -= cut as u64;
-                if f.flags & SACKED != 0 {
-                    self.sacked_bytes -= cut as u64;
-                    res.bytes_acked_sacked += cut as u64;
-                }
-                if f.flags & LOST != 0 {
-                    self.lost_bytes -= cut as u64;
-                }
-                if f.flags & RETRANS != 0 {
-                    self.retrans_bytes -= cut as u64;
-                }
-                f.start = ack;
-                f.len -= cut;
-                res.bytes_acked += cut as u64;
-                break;
-            }
             // Read through the front reference and drop the record afterwards: popping it by
             // value copied the 64-byte record out first (≈ 40 instructions per record).
             let s = front;
-            let len = s.len as u64;
-            self.out_bytes -= len;
-            if s.flags & SACKED != 0 {
-                self.sacked_bytes -= len;
-            }
-            if s.flags & LOST != 0 {
-                self.lost_bytes -= len;
-            }
-            if s.flags & RETRANS != 0 {
-                self.retrans_bytes -= len;
-            }
-            res.bytes_acked += len;
-            res.packets_acked += 1;
-            if s.flags & SACKED == 0 {
-                if s.flags & COUNTED == 0 {
-                    res.packets_delivered += 1;
-                    self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
-                }
-            } else {
-                res.bytes_acked_sacked += s.len as u64;
-            }
-            if s.flags & EVER_RETRANS != 0 {
-                res.acked_retransmitted = true;
-            } else {
+            if s.flags == 0 && s.end() <= ack {
+                // A whole record sent once and neither SACKed nor marked (a bulk flow's every
+                // record outside loss episodes): `cum_ack_front` with every flag clear, here
+                // and tested once.
+                let len = s.len as u64;
+                self.out_bytes -= len;
+                res.bytes_acked += len;
+                res.packets_acked += 1;
+                res.packets_delivered += 1;
+                self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
                 res.last_cum_ackt = Some(s.xmit);
-            }
-            if s.flags & EVER_RETRANS == 0 && s.flags & SACKED == 0 {
                 res.rtt_xmit = Some(s.xmit);
                 res.rtt_end = s.end();
                 if res.first_ackt.is_none() {
                     res.first_ackt = Some(s.xmit);
                 }
+                self.segs.pop_front();
+                continue;
             }
-            self.segs.pop_front();
+            if !self.cum_ack_front(ack, now, res) {
+                break;
+            }
         }
         self.lost_scan = self.lost_scan.max(ack);
         // The next ACKs pop the records behind the front, written a round trip ago: with a
@@ -306,6 +274,72 @@ impl Scoreboard {
         if self.segs.len() as u64 >= crate::cache::FAR {
             crate::cache::prefetch(&self.segs[PREFETCH_AHEAD]);
         }
+    }
+
+    /// The front record (starting below `ack`) of [`Scoreboard::on_cum_ack`] when it is cut by
+    /// `ack` or carries flags; false when the walk stops (the record was trimmed). Out of line:
+    /// inlined, its live values made the clean records' loop spill registers.
+    #[inline(never)]
+    fn cum_ack_front(&mut self, ack: u64, now: Nanos, res: &mut AckResult) -> bool {
+        let Some(front) = self.segs.front() else {
+            return false;
+        };
+        if front.end() > ack {
+            // ACK inside a record (only after a peer re-segmented); trim it.
+            let cut = (ack - front.start) as u32;
+            let f = self.segs.front_mut().expect("front");
+            self.out_bytes -= cut as u64;
+            if f.flags & SACKED != 0 {
+                self.sacked_bytes -= cut as u64;
+                res.bytes_acked_sacked += cut as u64;
+            }
+            if f.flags & LOST != 0 {
+                self.lost_bytes -= cut as u64;
+            }
+            if f.flags & RETRANS != 0 {
+                self.retrans_bytes -= cut as u64;
+            }
+            f.start = ack;
+            f.len -= cut;
+            res.bytes_acked += cut as u64;
+            return false;
+        }
+        let s = front;
+        let len = s.len as u64;
+        self.out_bytes -= len;
+        if s.flags & SACKED != 0 {
+            self.sacked_bytes -= len;
+        }
+        if s.flags & LOST != 0 {
+            self.lost_bytes -= len;
+        }
+        if s.flags & RETRANS != 0 {
+            self.retrans_bytes -= len;
+        }
+        res.bytes_acked += len;
+        res.packets_acked += 1;
+        if s.flags & SACKED == 0 {
+            if s.flags & COUNTED == 0 {
+                res.packets_delivered += 1;
+                self.rate.on_delivered(s.len, s.xmit, &s.snap, now);
+            }
+        } else {
+            res.bytes_acked_sacked += s.len as u64;
+        }
+        if s.flags & EVER_RETRANS != 0 {
+            res.acked_retransmitted = true;
+        } else {
+            res.last_cum_ackt = Some(s.xmit);
+        }
+        if s.flags & EVER_RETRANS == 0 && s.flags & SACKED == 0 {
+            res.rtt_xmit = Some(s.xmit);
+            res.rtt_end = s.end();
+            if res.first_ackt.is_none() {
+                res.first_ackt = Some(s.xmit);
+            }
+        }
+        self.segs.pop_front();
+        true
     }
 
     /// Process one SACK block `[left, right)` (offsets). Only whole records are marked.
@@ -397,14 +431,19 @@ impl Scoreboard {
 
     /// RFC 6675 `IsLost` marking: every un-SACKed record with at least DupThresh SACKed records
     /// above it is lost. Returns bytes newly marked.
+    #[inline]
     pub fn mark_lost_by_sack(&mut self) -> u64 {
-        if self.n_top < self.dupthresh {
+        // The two answers of nearly every ACK, tested where the caller is (inlined); the walk
+        // stays out of line.
+        if self.n_top < self.dupthresh || self.top[0] <= self.lost_scan {
             return 0;
         }
-        let boundary = self.top[0];
-        if boundary <= self.lost_scan {
-            return 0;
-        }
+        self.mark_lost_below(self.top[0])
+    }
+
+    /// [`Scoreboard::mark_lost_by_sack`]'s walk, with `boundary` above `lost_scan`.
+    #[inline(never)]
+    fn mark_lost_below(&mut self, boundary: u64) -> u64 {
         let mut newly = 0;
         let mut i = self.index_of(self.lost_scan);
         while i < self.segs.len() && self.segs[i].start < boundary {

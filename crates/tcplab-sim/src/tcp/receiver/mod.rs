@@ -274,7 +274,10 @@ impl TcpReceiver {
             n_sack: f.n_sack,
             ..TcpHdr::default()
         };
-        hdr.sack = f.sack;
+        if f.n_sack > 0 {
+            // Otherwise both are all zeros (`ack_fields` fills only the blocks it reports).
+            hdr.sack = f.sack;
+        }
         let p = self.cfg.quirk_invalid_sack_fraction;
         if p > 0.0 {
             // Quirk (FreeBSD 5.3 as a receiver, Jansen & McGregor 2005): some SACK blocks carry
@@ -287,7 +290,7 @@ impl TcpReceiver {
                 }
             }
         }
-        rx.on_ack_sent(cx.now);
+        rx.on_fields_sent(&f);
         self.last_ack_sent = f.ack;
         let wire = packet::IPV4_HEADER
             + packet::TCP_HEADER

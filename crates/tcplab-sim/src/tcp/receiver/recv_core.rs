@@ -264,6 +264,9 @@ pub struct AckFields {
     pub n_sack: u8,
     /// The first block is a D-SACK block (RFC 2883).
     pub dsack: bool,
+    /// The right window edge (offset) that `window` advertises, for
+    /// [`RecvCore::on_fields_sent`].
+    pub edge: u64,
 }
 
 impl AckFields {
@@ -278,14 +281,16 @@ impl AckFields {
 pub struct ReceiverStats {
     /// Bytes delivered in order (`rcv_nxt` advance).
     pub bytes_delivered: u64,
-    /// Bytes the application has read (equals `bytes_delivered` with instant reads).
-    pub bytes_read: u64,
-    /// Segments carrying data or a FIN passed to `on_segment`.
-    pub segments_received: u64,
     /// Segments whose new data was queued above a hole.
     pub ooo_segments: u64,
+    /// Bytes the application has read (equals `bytes_delivered` with instant reads). The
+    /// counters incremented on every in-order segment are kept apart: side by side, the
+    /// compiler merged their increments into one SSE add of six instructions.
+    pub bytes_read: u64,
     /// Segments that carried nothing new.
     pub dup_segments: u64,
+    /// Segments carrying data or a FIN passed to `on_segment`.
+    pub segments_received: u64,
     /// Segments with bytes beyond the window (includes zero-window probes).
     pub beyond_window_segments: u64,
     /// ACKs sent carrying a D-SACK block.
@@ -416,12 +421,21 @@ impl RecvCore {
     /// (RFC 9293 §3.10.7.4; a keep-alive below `rcv_nxt` gets an ACK).
     ///
     /// When the outcome says `ack_now`, the caller sends an ACK built from
-    /// [`RecvCore::ack_fields`] and calls [`RecvCore::on_ack_sent`]; otherwise it (re)schedules
+    /// [`RecvCore::ack_fields`] and calls [`RecvCore::on_ack_sent`] (or
+    /// [`RecvCore::on_fields_sent`] with those fields); otherwise it (re)schedules
     /// [`RecvCore::on_timer`] at [`RecvCore::poll_at`].
+    #[inline]
     pub fn on_segment(&mut self, now: u64, seq: u32, len: u32, fin: bool) -> SegOutcome {
         if let Some(out) = self.on_segment_in_order(now, seq, len, fin) {
             return out;
         }
+        self.on_segment_general(now, seq, len, fin)
+    }
+
+    /// [`RecvCore::on_segment`] beyond its in-order case, out of line: its many live values
+    /// made every call, in-order ones too, save and restore six registers.
+    #[inline(never)]
+    fn on_segment_general(&mut self, now: u64, seq: u32, len: u32, fin: bool) -> SegOutcome {
         self.app_read_until(now);
         let mut out = SegOutcome::default();
         let ack_off = self.ack_offset();
@@ -707,19 +721,28 @@ impl RecvCore {
     /// The fields of the ACK to send now: acknowledgment number, window, SACK blocks.
     ///
     /// Reflects the state after the last call that took `now` (`on_segment`, `on_timer`).
+    #[inline]
     pub fn ack_fields(&self) -> AckFields {
-        let (window, _) = self.offered_window();
+        let (window, edge) = self.offered_window();
         let mut f = AckFields {
             ack: self.ack_seq().get(),
             window: window as u32,
             sack: [(0, 0); MAX_SACK_BLOCKS],
             n_sack: 0,
             dsack: false,
+            edge,
         };
-        if !self.cfg.sack || (self.dsack.is_none() && self.ooo.is_empty()) {
-            // Every block below comes from the D-SACK or the out-of-order ranges.
-            return f;
+        if self.cfg.sack && (self.dsack.is_some() || !self.ooo.is_empty()) {
+            // Every block comes from the D-SACK or the out-of-order ranges.
+            self.sack_blocks(&mut f);
         }
+        f
+    }
+
+    /// The SACK blocks of [`RecvCore::ack_fields`] (with a D-SACK or data held out of order),
+    /// out of line: the ACK of in-order data has none and stays small.
+    #[inline(never)]
+    fn sack_blocks(&self, f: &mut AckFields) {
         let max = usize::from(self.cfg.max_sack_blocks).min(MAX_SACK_BLOCKS);
         // Offset blocks, and the index of the out-of-order range behind each (MAX: D-SACK).
         let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
@@ -771,7 +794,6 @@ impl RecvCore {
             );
         }
         f.n_sack = n as u8;
-        f
     }
 
     /// Records that an ACK built from [`RecvCore::ack_fields`] was sent at `now`: the advertised
@@ -779,6 +801,24 @@ impl RecvCore {
     pub fn on_ack_sent(&mut self, now: u64) {
         let _ = now; // time of sending is not needed by this model
         let (window, edge) = self.offered_window();
+        self.window_sent(window, edge);
+    }
+
+    /// [`RecvCore::on_ack_sent`] for the ACK built from `f`, the [`RecvCore::ack_fields`] of
+    /// the current state (nothing changed in between): its window is not computed again.
+    #[inline]
+    pub fn on_fields_sent(&mut self, f: &AckFields) {
+        debug_assert_eq!(
+            (u64::from(f.window), f.edge),
+            self.offered_window(),
+            "state changed since ack_fields"
+        );
+        self.window_sent(u64::from(f.window), f.edge);
+    }
+
+    /// What sending an ACK advertising `window` (field) up to `edge` does.
+    #[inline]
+    fn window_sent(&mut self, window: u64, edge: u64) {
         debug_assert!(edge >= self.adv_edge, "right window edge moved left");
         self.adv_edge = self.adv_edge.max(edge);
         if window == 0 {

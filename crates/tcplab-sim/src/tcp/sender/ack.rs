@@ -292,7 +292,6 @@ pub struct InOrderAck {
     pub rwnd: u64,
     /// Pipe (RFC 6675) before this ACK.
     pub prior_in_flight: u64,
-    pub res: AckResult,
     pub rtt_sample: Option<RttSample>,
     pub ca_rtt: Option<Nanos>,
 }
@@ -320,7 +319,9 @@ impl AckProcessor {
     /// The ACK fast path: exactly what [`AckProcessor::on_ack`] does to `self`, `sb` and
     /// `stats` for an ACK that [`AckProcessor::in_order`] accepted (cumulative advance to
     /// `ack`), in the same order, without building an [`AckOutcome`]. The property test
-    /// `prop_in_order_ack_matches_full_path` checks the equivalence.
+    /// `prop_in_order_ack_matches_full_path` checks the equivalence. The [`AckResult`] is
+    /// written into `res` (the caller's, reset first): returned by value it was copied twice
+    /// more on each ACK.
     #[inline]
     pub fn on_in_order_ack(
         &mut self,
@@ -329,18 +330,19 @@ impl AckProcessor {
         ack: u64,
         sb: &mut Scoreboard,
         rtt: &RttEstimator,
+        res: &mut AckResult,
     ) -> InOrderAck {
         let now = cx.now;
         let prior_in_flight = sb.pipe();
         self.last_wnd_raw = h.wnd;
         sb.rate.begin_ack(prior_in_flight);
-        let mut res = AckResult::default();
-        sb.on_cum_ack(ack, now, &mut res);
+        *res = AckResult::default();
+        sb.on_cum_ack(ack, now, res);
         // RTT sample as in `on_ack` (the ACK advances; nothing is SACKed, so `rtt_xmit` is
         // the cumulative walk's newest clean record).
         let (rtt_sample, ca_rtt) = if cx.rtt_sampling == RttSamplingCfg::Linux {
             let ecr = (cx.ts_on && h.ts_ecr != 0).then_some(h.ts_ecr);
-            linux_rtt_samples(now, &res, res.rtt_xmit, true, ecr, cx.clock_granularity)
+            linux_rtt_samples(now, res, res.rtt_xmit, true, ecr, cx.clock_granularity)
         } else {
             let m = if cx.ts_on {
                 (h.ts_ecr != 0)
@@ -349,7 +351,7 @@ impl AckProcessor {
                 res.rtt_xmit.map(|x| rtt.sample(x, now))
             };
             let ca = if cx.rtt_sampling == RttSamplingCfg::Linux26 {
-                linux26_ca_rtt(now, &res, cx.ca_rtt_stamp, cx.clock_granularity)
+                linux26_ca_rtt(now, res, cx.ca_rtt_stamp, cx.clock_granularity)
             } else {
                 m.map(|m| m.nanos)
             };
@@ -359,7 +361,6 @@ impl AckProcessor {
         InOrderAck {
             rwnd: (h.wnd as u64) << cx.snd_wscale,
             prior_in_flight,
-            res,
             rtt_sample,
             ca_rtt,
         }
@@ -914,7 +915,8 @@ mod tests {
             let mut st1 = SenderStats::default();
             let st2 = SenderStats::default();
             let full = a1.on_ack(&c, &h, 0, &mut sb1, &rtt(), &mut st1).unwrap();
-            let fast = a2.on_in_order_ack(&c, &h, to_off, &mut sb2, &rtt());
+            let mut fast_res = AckResult::default();
+            let fast = a2.on_in_order_ack(&c, &h, to_off, &mut sb2, &rtt(), &mut fast_res);
             proptest::prop_assert!(full.advanced && !full.is_dup && !full.fin_acked);
             proptest::prop_assert_eq!(full.dsack_end, None);
             proptest::prop_assert_eq!(full.snd_una, to_off);
@@ -922,7 +924,7 @@ mod tests {
             proptest::prop_assert_eq!(full.prior_in_flight, fast.prior_in_flight);
             proptest::prop_assert_eq!(full.rtt_sample, fast.rtt_sample);
             proptest::prop_assert_eq!(full.ca_rtt, fast.ca_rtt);
-            proptest::prop_assert_eq!(format!("{:?}", full.res), format!("{:?}", fast.res));
+            proptest::prop_assert_eq!(format!("{:?}", full.res), format!("{fast_res:?}"));
             proptest::prop_assert_eq!(format!("{a1:?}"), format!("{a2:?}"));
             proptest::prop_assert_eq!(format!("{st1:?}"), format!("{st2:?}"));
             proptest::prop_assert_eq!(format!("{:?}", sb1.rate), format!("{:?}", sb2.rate));

@@ -107,9 +107,11 @@ fn fast_ack_enabled() -> bool {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SenderStats {
     pub segments_sent: u64,
-    pub bytes_sent: u64,
     /// Retransmitted segments (web100 SegsRetrans).
     pub retransmits: u64,
+    /// Not beside `segments_sent`: the compiler merged the two increments of every segment
+    /// sent into one SSE add of six instructions (as in `LinkStats`).
+    pub bytes_sent: u64,
     /// Fast-retransmit / recovery entries (web100 FastRetran).
     pub fast_retransmits: u64,
     /// Retransmission timeouts (web100 Timeouts).
@@ -603,8 +605,11 @@ impl TcpSender {
             is_retransmission: retransmit,
             total_delivered: self.sb.rate.delivered,
         });
-        // RFC 6298 §5.1: start the timer when sending data if it is not running.
-        self.timers.start_rto_if_idle(now, self.rtt.rto());
+        // RFC 6298 §5.1: start the timer when sending data if it is not running (the RTO is
+        // computed only then: almost every segment finds the timer running).
+        if self.timers.rto.is_none() {
+            self.timers.start_rto_if_idle(now, self.rtt.rto());
+        }
         // Pacing: the next departure is this slot's payload at the pacing rate later (rates,
         // like delivery-rate samples, count payload bytes, as Linux's do); pacing.rs.
         if let Some(rate) = self.pacing_rate() {
@@ -653,8 +658,14 @@ impl TcpSender {
     /// What the send loop knows once its gates are open (see [`send::next_segment`]).
     #[inline]
     fn send_state(&self) -> SendState {
+        self.send_state_in(self.cwnd())
+    }
+
+    /// [`TcpSender::send_state`] with the window given.
+    #[inline]
+    fn send_state_in(&self, window: u64) -> SendState {
         SendState {
-            window: self.cwnd(),
+            window,
             smss: self.smss,
             fast_rexmit_due: self.ep.fast_rexmit_due,
             frto_send_new: self.ep.frto.send_new,
@@ -682,8 +693,9 @@ impl TcpSender {
         let mut frame_left = 0u64;
         self.timers.pace_blocked = false;
         // Built once: sending changes only the window, snd_nxt and fast_rexmit_due, refreshed
-        // before each step (checked against a fresh state in debug builds).
-        let mut st = self.send_state();
+        // before each step (checked against a fresh state in debug builds); the window is
+        // asked of the controller there, not here as well.
+        let mut st = self.send_state_in(0);
         let stop = loop {
             let pacing_wait =
                 !self.pacer.gate_open(now, self.timers.pace_next) && self.pacing_rate().is_some();
@@ -1157,11 +1169,11 @@ impl TcpSender {
         outside_open: bool,
     ) {
         let now = acx.now;
+        let mut res = AckResult::default();
         let a = self
             .acks
-            .on_in_order_ack(acx, h, ack, &mut self.sb, &self.rtt);
+            .on_in_order_ack(acx, h, ack, &mut self.sb, &self.rtt, &mut res);
         self.take_ack_fields(a.rwnd, h.ts_val, ack);
-        let res = a.res;
         let prior_in_flight = a.prior_in_flight;
         if let Some(m) = a.rtt_sample {
             self.rtt.on_measurement(m, self.min_rtt_sample(m, a.ca_rtt));
