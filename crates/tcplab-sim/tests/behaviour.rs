@@ -1159,3 +1159,22 @@ fn test_undo_moderates_cwnd_to_in_flight_plus_three_segments() {
     assert_eq!(cwnd_on, 3 * 1448);
     assert!(on.flows[0].bytes_delivered < off.flows[0].bytes_delivered);
 }
+
+#[test]
+fn test_undo_is_not_moderated_from_linux_2_6_39() {
+    // "tcp: avoid cwnd moderation in undo" (2.6.39): `tcp_undo_cwr` no longer ends with
+    // `tcp_moderate_cwnd`, and `tcp_try_to_open` moderates only when the sender stays in
+    // Disorder. The undoing ACK of the test above acknowledges everything, so the sender is
+    // Open after it: knob `cwnd_moderation_open = false` keeps the restored window.
+    let r = spurious_timeout_run(&[
+        ("undo", json!(true)),
+        ("cwnd_moderation", json!(true)),
+        ("cwnd_moderation_open", json!(false)),
+    ]);
+    let c = r.changes.as_ref().unwrap();
+    let i = (0..c.time_ns.len())
+        .find(|&i| c.time_ns[i] > 10_400 * MS && c.ssthresh_bytes[i].is_infinite())
+        .expect("no undo");
+    assert_eq!(r.flows[0].undos, 1);
+    assert!(c.cwnd_bytes[i] >= 2 * 199_824, "{}", c.cwnd_bytes[i]);
+}

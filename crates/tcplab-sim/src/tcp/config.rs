@@ -274,6 +274,14 @@ knobs! {
     /// cut to in flight + `dupthresh` segments; after a recovery or loss episode ended without
     /// an undo the sender stays in Disorder until everything then sent is acknowledged.
     cwnd_moderation: bool = false; kind "bool";
+    /// With `cwnd_moderation`: a dubious ACK that leaves the sender in Open is moderated too —
+    /// Linux 2.4–2.6.38, where `tcp_try_to_open` moderated whatever state it left and
+    /// `tcp_undo_cwr` ended with `tcp_moderate_cwnd`, so an undoing ACK was cut to in flight +
+    /// 3. Off: only an ACK that leaves the sender in Disorder — Linux 2.6.39 to 3.x ("tcp:
+    /// avoid cwnd moderation in undo", first in 2.6.39: `tcp_undo_cwr` without the call and
+    /// `tcp_try_to_open` moderating only when `tcp_try_keep_open` left the state other than
+    /// Open; net/ipv4/tcp_input.c of both eras, read for the facts).
+    cwnd_moderation_open: bool = true; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

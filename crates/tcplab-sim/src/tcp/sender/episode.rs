@@ -469,8 +469,14 @@ impl Episodes {
     /// (`tcp_cong_avoid` runs before `tcp_fastretrans_alert`).
     #[inline]
     pub fn moderation_cap(&self, p: &Parts, dupacks: u32, dubious: bool, smss: u32) -> Option<u64> {
-        (p.cfg.cwnd_moderation && dubious && self.ca_state(dupacks, p.sb) <= 1)
-            .then(|| p.sb.pipe() + u64::from(p.cfg.dupthresh) * u64::from(smss))
+        if !(p.cfg.cwnd_moderation && dubious) {
+            return None;
+        }
+        // Open (0) too before Linux 2.6.39, Disorder (1) only after (knob
+        // `cwnd_moderation_open`).
+        let state = self.ca_state(dupacks, p.sb);
+        let applies = state == 1 || (state == 0 && p.cfg.cwnd_moderation_open);
+        applies.then(|| p.sb.pipe() + u64::from(p.cfg.dupthresh) * u64::from(smss))
     }
 
     /// The state as Linux's `tcpi_ca_state` names it (include/uapi/linux/tcp.h
