@@ -605,22 +605,16 @@ impl TcpSender {
             is_retransmission: retransmit,
             total_delivered: self.sb.rate.delivered,
         });
-        // RFC 6298 §5.1: start the timer when sending data if it is not running (the RTO is
-        // computed only then: almost every segment finds the timer running).
-        if self.timers.rto.is_none() {
-            self.timers.start_rto_if_idle(now, self.rtt.rto());
-        }
+        // RFC 6298 §5.1: start the timer when sending data if it is not running.
+        let rtt = &self.rtt;
+        self.timers.start_rto_if_idle(now, || rtt.rto());
         // Pacing: the next departure is this slot's payload at the pacing rate later (rates,
         // like delivery-rate samples, count payload bytes, as Linux's do); pacing.rs.
         if let Some(rate) = self.pacing_rate() {
             let (min_rtt, mss, cc) = (self.rtt.min_rtt, self.smss, &self.cc);
-            let gso_max_segs = self.cfg.gso_max_segs.max(1);
-            // The buffer size is asked only when a buffer starts (not per segment); Linux
-            // `tcp_tso_segs`: autosized, at most the device's `gso_max_segs`.
-            let quantum = || {
-                let min_tso = cc.min_tso_segs().unwrap_or(pacing::MIN_TSO_SEGS);
-                pacing::autosize_segments(rate, min_rtt, mss, min_tso).min(gso_max_segs)
-            };
+            let gso_max_segs = self.cfg.gso_max_segs;
+            // The buffer size is asked only when a buffer starts (not per segment).
+            let quantum = || pacing::tso_segs(rate, min_rtt, mss, cc.min_tso_segs(), gso_max_segs);
             self.timers.pace_next = self.pacer.on_send(
                 now,
                 self.timers.pace_next,
@@ -812,19 +806,14 @@ impl TcpSender {
             }
             let mss = u64::from(self.smss.max(1));
             let packets_out = self.snd_nxt.saturating_sub(self.snd_una);
-            let max_segs =
+            let gso_max_segs = self.cfg.gso_max_segs;
+            let max_segs = u64::from(
                 tso::linux_pacing_rate(cwnd, packets_out, self.cc.ssthresh(), self.rtt.srtt)
-                    .map_or(u64::from(pacing::MIN_TSO_SEGS), |rate| {
-                        let min_tso = self.cc.min_tso_segs().unwrap_or(pacing::MIN_TSO_SEGS);
-                        u64::from(pacing::autosize_segments(
-                            rate,
-                            self.rtt.min_rtt,
-                            self.smss,
-                            min_tso,
-                        ))
-                    })
-                    // `tcp_tso_segs`: at most the device's `gso_max_segs`.
-                    .min(u64::from(self.cfg.gso_max_segs.max(1)));
+                    .map_or(pacing::MIN_TSO_SEGS.min(gso_max_segs.max(1)), |rate| {
+                        let min_tso = self.cc.min_tso_segs();
+                        pacing::tso_segs(rate, self.rtt.min_rtt, self.smss, min_tso, gso_max_segs)
+                    }),
+            );
             // The write queue's buffers: each holds `size_goal` bytes from where the previous
             // one ended (module docs of tso.rs, "Write-queue buffers"); the last ends with the
             // application's data.
@@ -899,7 +888,8 @@ impl TcpSender {
                 let hdr = self.data_hdr(cx.now, end, flags::FIN);
                 let wire = self.header_len();
                 self.emit(cx, hdr, 0, wire);
-                self.timers.start_rto_if_idle(cx.now, self.rtt.rto());
+                let rtt = &self.rtt;
+                self.timers.start_rto_if_idle(cx.now, || rtt.rto());
             }
         }
     }

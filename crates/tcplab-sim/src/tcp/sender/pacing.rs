@@ -67,6 +67,20 @@ pub fn autosize_segments(rate_bps: u64, min_rtt: Nanos, mss: u32, min_tso: u32) 
     segs.max(min_tso.max(1))
 }
 
+/// Linux `tcp_tso_segs`: segments per GSO buffer at pacing rate `rate_bps` — autosized
+/// ([`autosize_segments`], at least the controller's `min_tso_segs` or else `tcp_min_tso_segs`)
+/// and at most the device's `gso_max_segs` (knob `gso_max_segs`, `sk_gso_max_segs`).
+pub fn tso_segs(
+    rate_bps: u64,
+    min_rtt: Nanos,
+    mss: u32,
+    min_tso: Option<u32>,
+    gso_max_segs: u32,
+) -> u32 {
+    autosize_segments(rate_bps, min_rtt, mss, min_tso.unwrap_or(MIN_TSO_SEGS))
+        .min(gso_max_segs.max(1))
+}
+
 /// The buffer being sent in the current slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Buffer {

@@ -135,9 +135,11 @@ impl Timers {
     }
 
     /// RFC 6298 §5.1: start the retransmission timer when sending data if it is not running.
-    pub fn start_rto_if_idle(&mut self, now: Nanos, rto: Nanos) {
+    /// `rto` is asked only then (almost every segment finds the timer running).
+    #[inline]
+    pub fn start_rto_if_idle(&mut self, now: Nanos, rto: impl FnOnce() -> Nanos) {
         if self.rto.is_none() {
-            self.rto = Some(now + rto);
+            self.rto = Some(now + rto());
         }
     }
 
@@ -241,8 +243,8 @@ mod tests {
     #[test]
     fn test_rto_start_and_restart() {
         let mut t = Timers::default();
-        t.start_rto_if_idle(10, 100);
-        t.start_rto_if_idle(20, 100);
+        t.start_rto_if_idle(10, || 100);
+        t.start_rto_if_idle(20, || 100);
         assert_eq!(t.rto, Some(110), "RFC 6298 §5.1: only if not running");
         t.restart_rto(20, 100);
         assert_eq!(t.rto, Some(120));
