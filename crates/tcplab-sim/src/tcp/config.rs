@@ -183,6 +183,10 @@ knobs! {
     /// Receiver: out-of-order data re-enters quick-ACK mode (Linux before 4.18; 4.18 stopped it,
     /// commit a3893637e1eb, when SACK compression came).
     quickack_on_ooo: bool = true; kind "bool";
+    /// Receiver: each segment that grows the offered window (`rwnd_initial_segments` /
+    /// `rwnd_initial_bytes` growth) keeps at least one quick ACK pending (Linux
+    /// `tcp_grow_window`: `quick |= 1`, every version from 2.4 to 6.x).
+    quickack_on_growth: bool = false; kind "bool";
     /// Receiver: SACK compression, at most this many SACK-only ACKs held while out-of-order data
     /// is queued, after three sent at once per `rcv_nxt` (Linux ≥ 4.18 ip-sysctl
     /// `tcp_comp_sack_nr`, default 44); 0 = off.
@@ -349,6 +353,10 @@ knobs! {
     /// `tcp_grow_window`; stacks-and-ccas.md B.1 "initial advertised 4·MSS"); 0 = the whole
     /// buffer is offered at once (BSD, Windows).
     rwnd_initial_segments: u32 = 0; kind "int";
+    /// Receiver: as `rwnd_initial_segments`, the initial window given in bytes and rounded down
+    /// to whole segments (Linux ≥ 4.19: "around 64KB", 65 535 B, the SYN's unscaled field);
+    /// used when `rwnd_initial_segments` is 0; 0 = unused.
+    rwnd_initial_bytes: u64 = 0; kind "bytes";
     /// Receiver: receive-buffer autotuning up to this many bytes (Linux `tcp_moderate_rcvbuf`,
     /// Windows Vista+ auto-tuning): once per round trip the buffer grows to twice the bytes
     /// delivered in the last round trip; null = fixed buffer.

@@ -46,6 +46,8 @@ pub struct TcpReceiver {
     synack_at: Nanos,
     /// Round-trip time measured from the handshake (SYN-ACK sent → first data segment).
     rtt_est: Option<Nanos>,
+    /// When the last data segment arrived (quick-ACK after idle).
+    last_data_at: Nanos,
     /// Receive-buffer autotuning, once data flows (with `rcvbuf_autotune_max`).
     tune: Option<Autotune>,
     /// Stream for `quirk_invalid_sack_fraction`.
@@ -87,6 +89,7 @@ impl TcpReceiver {
             seg_mss: 536,
             synack_at: 0,
             rtt_est: None,
+            last_data_at: 0,
             tune: None,
             rng,
             spare_buf: VecDeque::new(),
@@ -199,6 +202,7 @@ impl TcpReceiver {
                 delack_timeout_ns: self.cfg.delack_timeout.max(1),
                 quickack_segments: self.cfg.quickack_segments,
                 quickack_on_ooo: self.cfg.quickack_on_ooo,
+                quickack_on_growth: self.cfg.quickack_on_growth,
                 comp_sack_nr: self.cfg.comp_sack_nr,
                 comp_sack_delay_ns: self.cfg.comp_sack_delay.max(1),
                 sack: self.sack_on,
@@ -214,11 +218,16 @@ impl TcpReceiver {
             self.seg_mss = rcfg.mss;
             match RecvCore::new_in(rcfg, irs, std::mem::take(&mut self.spare_buf)) {
                 Ok(mut r) => {
-                    if self.cfg.rwnd_initial_segments > 0 {
-                        // Linux: the offered window starts small (rcv_ssthresh) and grows.
-                        r.set_initial_clamp(
-                            self.cfg.rwnd_initial_segments as u64 * self.seg_mss as u64,
-                        );
+                    // Linux: the offered window starts small (rcv_ssthresh) and grows
+                    // (`RecvCore::grow_clamp`): a number of segments, or (≥ 4.19) bytes rounded
+                    // down to whole segments.
+                    let mss = u64::from(self.seg_mss);
+                    let initial = match self.cfg.rwnd_initial_segments {
+                        0 => self.cfg.rwnd_initial_bytes / mss * mss,
+                        n => u64::from(n) * mss,
+                    };
+                    if initial > 0 {
+                        r.set_initial_clamp(initial);
                     }
                     self.rx = Some(r);
                 }
@@ -338,13 +347,26 @@ impl TcpReceiver {
                 t.on_ts_echo(ts_now, h.ts_ecr, p.payload, self.seg_mss);
             }
         }
+        if p.payload > 0 && self.cfg.quickack_segments > 0 {
+            // Linux `tcp_event_data_recv` ("Too long gap"): data after a silence longer than the
+            // receiver's RTO re-enters quick-ACK mode, so a sender restarting after idle is not
+            // held back by delayed ACKs. The RTO is the one of the handshake's sample (RFC 6298
+            // §2.2, with `min_rto` as the sender applies it); measured on this machine's 6.18
+            // kernel by scripts/linux-6/quickack-after-idle.pkt.
+            let rtt = self.rtt_est.unwrap_or(1);
+            let var = 2 * rtt;
+            let rto = if self.cfg.rto_min_on_variance {
+                rtt + var.max(self.cfg.min_rto)
+            } else {
+                (rtt + var).max(self.cfg.min_rto)
+            };
+            if self.last_data_at > 0 && now.saturating_sub(self.last_data_at) > rto {
+                rx.enter_quickack();
+            }
+            self.last_data_at = now;
+        }
         let out = rx.on_segment(now, h.seq, p.payload, fin);
         if out.delivered > 0 && !out.out_of_order {
-            if rx.clamp() != u64::MAX && p.payload >= self.seg_mss {
-                // Linux `tcp_grow_window`: two segments more per full-sized in-order segment.
-                let c = rx.clamp() + 2 * self.seg_mss as u64;
-                rx.raise_clamp(c);
-            }
             if let Some(t) = self.tune.as_mut() {
                 // Dynamic right-sizing (autotune.rs): the round-trip estimate, then once per
                 // estimated round trip the buffer from what the application took in it.
