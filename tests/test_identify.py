@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -327,11 +328,14 @@ def test_early_acks_show_the_receiver_not_the_startup_losses(tmp_path):
     # a 3-packet buffer drops from the initial window: the ACK that a retransmission draws
     # covers the segments that arrived after the hole, which is the sender's loss, not the
     # receiver's ACK policy; read outside recoveries, one receiver reads the same whatever the
-    # sender's algorithm (CUBIC read 1.93 against Reno's 1.70 with them)
+    # sender's algorithm (CUBIC read 1.93 against Reno's 1.70 with them). A linux-2.6.39
+    # receiver: linux-6's also ACKs at once every segment that grows its window
+    # (quickack_on_growth, Linux tcp_grow_window), and how far autotuning lets it grow follows
+    # the sender's rate, so there the early ACKs rightly differ between algorithms (1.37-1.53).
     g = {"rate_bps": 4.5e6, "rtt_s": 0.015, "buffer_bdp": 0.5, "loss": 0.0, "duration_s": 5.0}
     e = {}
     for cca in ("reno", "cubic", "fast"):
-        ex = feats(capture(tmp_path, "linux-6", cca, grid=g))
+        ex = feats(capture(tmp_path, "linux-2.6.39", cca, grid=g))
         assert ex.counts["loss_episodes"] > 10
         e[cca] = ex.features["early_seg_per_ack"]
     assert max(e.values()) - min(e.values()) < 0.1, e
@@ -845,17 +849,25 @@ def test_buffer_is_the_queue_at_a_congestion_loss_on_a_random_loss_path(tmp_path
     # 99th percentile of the queueing delay misses it (this kernel's CUBIC: 0.11-0.21 of a
     # 0.5-BDP buffer); a drop-tail queue drops only when full, so the queue when slow start's
     # overflow is detected is the buffer. Random losses at a short queue stay random.
+    # The loss rate on the median of three seeds: BBR's single-seed readings spread over
+    # 0.50-0.92 of the true rate (seeds 5-7; 0.55-0.80 before linux-6 receivers ACKed growing
+    # windows at once), 42 expected losses per run.
     tcp = {"rcvbuf": 4 << 20, "rcvbuf_autotune_max": "none"}
     for cca in ("cubic", "reno", "bbr"):
-        doc = R.scenario_doc(R.Candidate("linux-6", cca), LOSSY, 5, tcp=tcp)
-        (tmp_path / cca).mkdir()
-        p = feats(R.simulate_capture(doc, "sender", tmp_path / cca)).path
-        assert p.buffer_bdp == pytest.approx(0.5, abs=0.06), (cca, p)
-        assert R.snap(p)["buffer_bdp"] == 0.5, (cca, p)
-        assert p.loss == pytest.approx(LOSSY["loss"], rel=0.5), (cca, p)
-        if cca == "cubic":
-            # the percentile alone would have read a quarter of it
-            assert p.queue_bdp < 0.3, p
+        losses = []
+        for seed in (5, 6, 7):
+            doc = R.scenario_doc(R.Candidate("linux-6", cca), LOSSY, seed, tcp=tcp)
+            (tmp_path / f"{cca}{seed}").mkdir()
+            p = feats(R.simulate_capture(doc, "sender", tmp_path / f"{cca}{seed}")).path
+            losses.append(p.loss)
+            if seed != 5:
+                continue
+            assert p.buffer_bdp == pytest.approx(0.5, abs=0.06), (cca, p)
+            assert R.snap(p)["buffer_bdp"] == 0.5, (cca, p)
+            if cca == "cubic":
+                # the percentile alone would have read a quarter of it
+                assert p.queue_bdp < 0.3, p
+        assert statistics.median(losses) == pytest.approx(LOSSY["loss"], rel=0.5), (cca, losses)
 
 
 def test_gain_cycle_is_not_read_on_a_window_growing_every_second_round(tmp_path):
