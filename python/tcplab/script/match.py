@@ -19,8 +19,9 @@ with absolute sequence numbers, flag bits FIN..ACK and option bits O_MSS..O_TS b
 
 Like packetdrill (its README, ``--tolerance_usecs``, default 4 ms) an outbound segment matches
 when it leaves within the tolerance of the script's time (or inside an ``a~b`` window) and its
-fields agree: flags equal except PSH (the simulator sets PSH on every data segment, Linux on the
-last segment of a write; the scripts do not test PSH); sequence range and ack equal; ``win`` and
+fields agree: flags equal except PSH (the scripts do not test it: where a stack pushes depends on
+its write and GSO buffers, which the scripts leave to the stack); sequence range and ack equal;
+``win`` and
 options compared only when the script gives them (options by kind, MSS and wscale by value, NOP
 layout ignored). A segment nobody expected fails the next line; the run stops at the first
 failing line, as packetdrill does.

@@ -187,6 +187,11 @@ knobs! {
     /// `rwnd_initial_bytes` growth) keeps at least one quick ACK pending (Linux
     /// `tcp_grow_window`: `quick |= 1`, every version from 2.4 to 6.x).
     quickack_on_growth: bool = false; kind "bool";
+    /// Receiver: a full-sized in-order segment carrying PSH that the delayed-ACK rules hold is
+    /// ACKed when the application has read it and nothing else is queued (Linux 6.x:
+    /// `tcp_measure_rcv_mss` marks ICSK_ACK_PUSHED, `tcp_cleanup_rbuf` ACKs on the read);
+    /// with an application that reads at once, on arrival.
+    ack_pushed_on_read: bool = false; kind "bool";
     /// Receiver: SACK compression, at most this many SACK-only ACKs held while out-of-order data
     /// is queued, after three sent at once per `rcv_nxt` (Linux ≥ 4.18 ip-sysctl
     /// `tcp_comp_sack_nr`, default 44); 0 = off.

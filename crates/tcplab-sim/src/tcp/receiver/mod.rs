@@ -365,7 +365,23 @@ impl TcpReceiver {
             }
             self.last_data_at = now;
         }
-        let out = rx.on_segment(now, h.seq, p.payload, fin);
+        let mut out = rx.on_segment(now, h.seq, p.payload, fin);
+        if !out.ack_now
+            && self.cfg.ack_pushed_on_read
+            && h.flags & flags::PSH != 0
+            && p.payload >= self.seg_mss
+            && out.delivered > 0
+            && !out.out_of_order
+            && rx.unread_bytes() == 0
+            && rx.ooo_bytes() == 0
+        {
+            // Knob `ack_pushed_on_read` (Linux 6.x tcp_measure_rcv_mss / tcp_cleanup_rbuf): the
+            // application's read empties the queue right away, and the held ACK of a pushed
+            // segment leaves with it. Measured on this machine's 6.18 kernel (kernel engine, one
+            // CUBIC flow, 74 Mbit/s x 20 ms): runs of 7 segments ending in PSH draw ACKs of
+            // 2, 2, 2 and 1 segments (24 % of ACKs cover one segment, 1.77 segments per ACK).
+            out.ack_now = true;
+        }
         if out.delivered > 0 && !out.out_of_order {
             if let Some(t) = self.tune.as_mut() {
                 // Dynamic right-sizing (autotune.rs): the round-trip estimate, then once per

@@ -566,14 +566,15 @@ impl TcpSender {
 
     /// Send `len` bytes of new data at snd_nxt (recorded on the scoreboard, snd_nxt advanced).
     #[inline]
-    fn send_new(&mut self, cx: &mut Cx, len: u32, frame_cont: bool) {
+    fn send_new(&mut self, cx: &mut Cx, len: u32, frame_cont: bool, frame_end: bool) {
         let off = self.snd_nxt;
         self.sb.on_send_new(off, len, cx.now);
         self.snd_nxt += len as u64;
-        self.send_segment(cx, off, len, false, frame_cont);
+        self.send_segment(cx, off, len, false, frame_cont, frame_end);
     }
 
-    /// Send `len` bytes from offset `off`; `frame_cont`: the segment continues a TSO frame.
+    /// Send `len` bytes from offset `off`; `frame_cont`: the segment continues a TSO frame;
+    /// `frame_end`: it ends a `tso_model = "linux-6"` GSO buffer.
     fn send_segment(
         &mut self,
         cx: &mut Cx,
@@ -581,9 +582,17 @@ impl TcpSender {
         len: u32,
         retransmit: bool,
         frame_cont: bool,
+        frame_end: bool,
     ) {
         let now = cx.now;
-        let hdr = self.data_hdr(now, off, if len > 0 { flags::PSH } else { 0 });
+        // PSH (RFC 9293 §3.9.1 "Send Call": the sender pushes at the end of what the application
+        // handed over, here the end of its data) and, with Linux 6's GSO buffers, on the last
+        // segment of each buffer: measured on this machine's 6.18 kernel (kernel engine, CUBIC,
+        // 74 Mbit/s x 20 ms: 16 % of data segments carry PSH, the last of every run of back-to-back
+        // segments; tcp_gso_segment keeps a buffer's PSH on its last segment only).
+        let push =
+            len > 0 && (frame_end || self.app_end.is_some_and(|e| off + u64::from(len) >= e));
+        let hdr = self.data_hdr(now, off, if push { flags::PSH } else { 0 });
         let wire = self.header_len() + len;
         cx.send(self.packet(hdr, len, wire, frame_cont));
         self.stats.segments_sent += 1;
@@ -717,7 +726,7 @@ impl TcpSender {
                 Step::Retransmit(i) => {
                     self.ep.fast_rexmit_due = false;
                     let (start, len) = self.sb.on_retransmit(i, now);
-                    self.send_segment(cx, start, len, true, false);
+                    self.send_segment(cx, start, len, true, false, false);
                 }
                 Step::New(len) => {
                     // Knob `tso`: a segment after its frame's first takes no room of its own in
@@ -733,11 +742,14 @@ impl TcpSender {
                         }
                     }
                     frame_left = frame_left.saturating_sub(len);
+                    let frame_end = self.cfg.tso
+                        && self.cfg.tso_model == tso::TsoModelCfg::Linux6
+                        && frame_left == 0;
                     self.maybe_idle_restart(now);
                     if self.snd_nxt + len > self.snd_una + self.rwnd {
                         self.stats.sent_beyond_rwnd += 1;
                     }
-                    self.send_new(cx, len as u32, frame_cont);
+                    self.send_new(cx, len as u32, frame_cont, frame_end);
                     sent_new = true;
                 }
                 Step::PacingWait => {
@@ -910,7 +922,7 @@ impl TcpSender {
         let room = self.room();
         match timers::persist_probe(!self.sb.is_empty(), room.rwnd, room.app, self.smss) {
             PersistProbe::Outstanding => self.timers.persist_backoff = 0,
-            PersistProbe::Partial(len) => self.send_new(cx, len, false),
+            PersistProbe::Partial(len) => self.send_new(cx, len, false, false),
             PersistProbe::ZeroWindow => {
                 self.stats.zero_window_probes += 1;
                 let hdr = self.data_hdr(cx.now, self.snd_una.wrapping_sub(1), 0);
@@ -1243,10 +1255,10 @@ impl TcpSender {
         self.stats.tlp_probes += 1;
         let room = self.room();
         match RackTlp::probe(self.smss, room.app, room.rwnd) {
-            Probe::New(len) => self.send_new(cx, len, false),
+            Probe::New(len) => self.send_new(cx, len, false, false),
             Probe::Retransmit => {
                 if let Some((start, len)) = self.sb.on_probe_retransmit(cx.now) {
-                    self.send_segment(cx, start, len, true, false);
+                    self.send_segment(cx, start, len, true, false, false);
                 }
             }
         }
