@@ -344,22 +344,37 @@ pub(crate) fn cbrt(x: f64) -> f64 {
 }
 
 /// `x.floor()`, bit for bit, without the libm call it is on baseline x86-64 (no SSE4.1
-/// `roundsd`; 1.6 % of an Iwanaga I5 trial's instructions, README "Performance"): below 2^52 in
-/// magnitude the truncation to i64 and back is exact and one less corrects a negative fraction;
-/// the sign of a zero result is `x`'s (`floor(-0.0) = -0.0`); from 2^52 on, and for infinities
-/// and NaN, `x` is its own floor.
+/// `roundsd`; 1.6 % of an Iwanaga I5 trial's instructions, README "Performance"). For
+/// `0 < x < 2^52`, the case of every value CUBIC floors, `(x + 2^52) − 2^52` is `x` rounded to
+/// the nearest integer (both operations exact but the first's rounding, in the default
+/// round-to-nearest mode), one less when that is above `x`: four floating-point operations, no
+/// round trip through an integer register and its saturation checks. Otherwise: below 2^52 in
+/// magnitude the truncation to i64 and back is exact and one less corrects a negative
+/// fraction; the sign of a zero result is `x`'s (`floor(-0.0) = -0.0`); from 2^52 on, and for
+/// infinities and NaN, `x` is its own floor.
 #[inline(always)]
 fn floor(x: f64) -> f64 {
     const INTEGRAL: f64 = 4_503_599_627_370_496.0; // 2^52
     if x > 0.0 && x < INTEGRAL {
-        // Every value CUBIC floors is positive: truncation is the floor.
-        return x as i64 as f64;
+        let r = (x + INTEGRAL) - INTEGRAL;
+        return if r > x { r - 1.0 } else { r };
     }
     if x.abs() < INTEGRAL {
         let t = x as i64 as f64;
         (if t > x { t - 1.0 } else { t }).copysign(x)
     } else {
         x
+    }
+}
+
+/// `x as f64`, the same value: below 2^63 through the signed conversion (one `cvtsi2sd` on
+/// x86-64, where the unsigned one is a four-instruction sequence on the critical path of
+/// CUBIC's per-ACK arithmetic); both round the same integer to nearest.
+#[inline(always)]
+fn to_f64(x: u64) -> f64 {
+    match i64::try_from(x) {
+        Ok(v) => v as f64,
+        Err(_) => x as f64,
     }
 }
 
@@ -543,7 +558,7 @@ impl Cubic {
     }
 
     fn cwnd_seg_f(&self) -> f64 {
-        self.win.cwnd() as f64 / self.win.mss() as f64
+        to_f64(self.win.cwnd()) / to_f64(self.win.mss())
     }
 
     /// `W_cubic(t)` (RFC 9438 eq. 1) in segments for `t` seconds into the epoch.
@@ -581,7 +596,7 @@ impl Cubic {
         }
         let epoch = self.epoch_start.unwrap_or(now);
         // Target one delay_min ahead: W_cubic(t + RTT) (Linux adds delay_min to t).
-        let t = now.saturating_sub(epoch).saturating_add(self.delay_min) as f64 / SEC as f64;
+        let t = to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64;
         let offs = t - self.k;
         let delta = self.p.c * offs.abs() * offs.abs() * offs.abs();
         // Integer origin ± integer delta, as Linux (delta rounded down, toward the origin).
@@ -637,9 +652,9 @@ impl Cubic {
 
     /// RFC 9438 §4.2–4.5 (bytes unit). `credit` is in bytes (SMSS per ACK without ABC).
     fn avoid_bytes(&mut self, ev: &AckEvent, credit: u64) {
-        let mss = self.win.mss() as f64;
+        let mss = to_f64(self.win.mss());
         let cwnd = self.cwnd_seg_f();
-        let acked = credit as f64 / mss;
+        let acked = to_f64(credit) / mss;
         if self.epoch_start.is_none() {
             self.start_epoch(ev.now, cwnd);
             self.w_est = cwnd;
@@ -650,8 +665,8 @@ impl Cubic {
             .into_iter()
             .find(|&r| r > 0)
             .unwrap_or(0);
-        let t = ev.now.saturating_sub(epoch) as f64 / SEC as f64;
-        let rtt_s = rtt as f64 / SEC as f64;
+        let t = to_f64(ev.now.saturating_sub(epoch)) / SEC as f64;
+        let rtt_s = to_f64(rtt) / SEC as f64;
         let w_t = self.w_cubic(t);
         let target = self.w_cubic(t + rtt_s).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
         let mut new_cwnd = cwnd + (target - cwnd) / cwnd * acked;
@@ -679,12 +694,16 @@ impl Cubic {
     fn avoid_v2(&mut self, now: Nanos, credit: u64) {
         let int = self.win.growth().unit == CwndUnit::Packets;
         let q = |x: f64| if int { floor(x) } else { x };
-        let cwnd = crate::aimd::cwnd_segments(&self.win);
+        let cwnd = if int {
+            to_f64(self.win.cwnd_segments())
+        } else {
+            self.cwnd_seg_f()
+        };
         // ACK units (segments of credit) for the Reno estimate.
         let units = if int {
-            credit as f64
+            to_f64(credit)
         } else {
-            credit as f64 / self.win.mss() as f64
+            to_f64(credit) / to_f64(self.win.mss())
         };
         self.v2_ack_cnt += units;
         if self.epoch_start.is_none() {
@@ -693,7 +712,7 @@ impl Cubic {
             self.v2_tcp_cwnd = cwnd;
         }
         let epoch = self.epoch_start.unwrap_or(now);
-        let t = now.saturating_sub(epoch).saturating_add(self.delay_min) as f64 / SEC as f64;
+        let t = to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64;
         let offs = (t - self.k).abs();
         // The scaling error is v2.0's only (fixed in 2.6.19, before v2.1).
         let scaling_bug = self.p.v2_scaling_bug && self.p.version == CubicVersion::V2_0;
@@ -718,7 +737,7 @@ impl Cubic {
         let floor_applies = self.p.version == CubicVersion::V2_0 || t >= self.k;
         if self.delay_min > 0 && floor_applies {
             // max increment = Smax·rtt/0.1 s: cnt ≥ cwnd·0.1 s/(Smax·delay_min).
-            let d = self.delay_min as f64 / SEC as f64;
+            let d = to_f64(self.delay_min) / SEC as f64;
             let bug = if scaling_bug {
                 V2_BUG_DELAY_FACTOR
             } else {
@@ -732,7 +751,7 @@ impl Cubic {
             cnt = V2_CNT_NO_LOSS;
         }
         if self.p.tcp_friendliness {
-            let per = q(cwnd * self.beta_scale as f64 / 8.0);
+            let per = q(cwnd * to_f64(self.beta_scale) / 8.0);
             if per > 0.0 && self.v2_ack_cnt > per {
                 let n = (self.v2_ack_cnt / per).ceil() - 1.0;
                 self.v2_ack_cnt -= n * per;
@@ -744,7 +763,13 @@ impl Cubic {
         }
         cnt = q(cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.delayed_ack.max(1)));
         self.cnt = cnt.max(1.0) as u64;
-        increase_per_cnt(&mut self.win, self.p.ai_rule, credit, cnt);
+        if int {
+            // increase_per_cnt's packets case, with the conversion of cnt done once.
+            self.win
+                .additive_increase_rule(self.p.ai_rule, self.cnt, credit);
+        } else {
+            increase_per_cnt(&mut self.win, self.p.ai_rule, credit, cnt);
+        }
     }
 
     /// RFC 9438 §4.6–4.7 / Linux `cubictcp_recalc_ssthresh`: new W_max and ssthresh.
