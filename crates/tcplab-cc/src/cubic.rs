@@ -343,21 +343,35 @@ pub(crate) fn cbrt(x: f64) -> f64 {
     y
 }
 
+/// 2^52: from here on every f64 is an integer.
+const INTEGRAL: f64 = 4_503_599_627_370_496.0;
+
+/// `(x.floor(), x.floor() as u64)` for `0 < x < 2^52` (None otherwise): `x + 2^52` lies in
+/// [2^52, 2^53), where the spacing of f64 is 1, so it is `2^52 + round(x)` exactly (default
+/// round-to-nearest), and its mantissa bits are `round(x)` as an integer; one less when that is
+/// above `x`. Four floating-point operations and no conversion back from a float register with
+/// Rust's saturation checks.
+#[inline(always)]
+fn floor_parts(x: f64) -> Option<(f64, u64)> {
+    if !(x > 0.0 && x < INTEGRAL) {
+        return None;
+    }
+    let y = x + INTEGRAL;
+    let r = y - INTEGRAL;
+    let n = y.to_bits() - INTEGRAL.to_bits();
+    Some(if r > x { (r - 1.0, n - 1) } else { (r, n) })
+}
+
 /// `x.floor()`, bit for bit, without the libm call it is on baseline x86-64 (no SSE4.1
-/// `roundsd`; 1.6 % of an Iwanaga I5 trial's instructions, README "Performance"). For
-/// `0 < x < 2^52`, the case of every value CUBIC floors, `(x + 2^52) − 2^52` is `x` rounded to
-/// the nearest integer (both operations exact but the first's rounding, in the default
-/// round-to-nearest mode), one less when that is above `x`: four floating-point operations, no
-/// round trip through an integer register and its saturation checks. Otherwise: below 2^52 in
-/// magnitude the truncation to i64 and back is exact and one less corrects a negative
+/// `roundsd`; 1.6 % of an Iwanaga I5 trial's instructions, README "Performance"):
+/// [`floor_parts`] for `0 < x < 2^52`, the case of every value CUBIC floors. Otherwise: below
+/// 2^52 in magnitude the truncation to i64 and back is exact and one less corrects a negative
 /// fraction; the sign of a zero result is `x`'s (`floor(-0.0) = -0.0`); from 2^52 on, and for
 /// infinities and NaN, `x` is its own floor.
 #[inline(always)]
 fn floor(x: f64) -> f64 {
-    const INTEGRAL: f64 = 4_503_599_627_370_496.0; // 2^52
-    if x > 0.0 && x < INTEGRAL {
-        let r = (x + INTEGRAL) - INTEGRAL;
-        return if r > x { r - 1.0 } else { r };
+    if let Some((f, _)) = floor_parts(x) {
+        return f;
     }
     if x.abs() < INTEGRAL {
         let t = x as i64 as f64;
@@ -392,6 +406,8 @@ pub struct Cubic {
     /// β' = round(β·1024) and Linux `beta_scale` for the packets unit.
     beta_int: u64,
     beta_scale: u64,
+    /// RFC 9438 §4.3 `α = 3(1−β)/(1+β)` (bytes unit, while `W_est < cwnd_prior`).
+    reno_alpha: f64,
 
     // Epoch and curve (segments, seconds).
     w_max: f64,
@@ -466,6 +482,7 @@ impl Cubic {
             win,
             beta_int,
             beta_scale,
+            reno_alpha: 3.0 * (1.0 - p.beta) / (1.0 + p.beta),
             w_max: 0.0,
             cwnd_prior: 0.0,
             epoch_start: None,
@@ -674,7 +691,7 @@ impl Cubic {
             let alpha = if self.w_est >= self.cwnd_prior {
                 1.0
             } else {
-                3.0 * (1.0 - self.p.beta) / (1.0 + self.p.beta)
+                self.reno_alpha
             };
             self.w_est += alpha * acked / cwnd;
             if w_t < self.w_est {
@@ -683,7 +700,10 @@ impl Cubic {
             }
         }
         let inc = (new_cwnd - cwnd) * mss + self.frac_bytes;
-        if inc.is_finite() && inc > 0.0 {
+        if let Some((whole, n)) = floor_parts(inc) {
+            self.frac_bytes = inc - whole;
+            self.win.grow_bytes(n);
+        } else if inc.is_finite() && inc > 0.0 {
             let whole = floor(inc);
             self.frac_bytes = inc - whole;
             self.win.grow_bytes(whole as u64);
@@ -761,8 +781,18 @@ impl Cubic {
                 cnt = cnt.min(q(cwnd / (self.v2_tcp_cwnd - cwnd)));
             }
         }
-        cnt = q(cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.delayed_ack.max(1)));
-        self.cnt = cnt.max(1.0) as u64;
+        let scaled =
+            cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.delayed_ack.max(1));
+        match floor_parts(scaled).filter(|_| int) {
+            Some((f, n)) => {
+                cnt = f;
+                self.cnt = n.max(1);
+            }
+            None => {
+                cnt = q(scaled);
+                self.cnt = cnt.max(1.0) as u64;
+            }
+        }
         if int {
             // increase_per_cnt's packets case, with the conversion of cnt done once.
             self.win
@@ -1220,7 +1250,8 @@ mod tests {
         bytes as f64 / f64::from(MSS)
     }
 
-    /// The local `floor` is `f64::floor` bit for bit: edge values, then random bit patterns
+    /// The local `floor` is `f64::floor` bit for bit, and `floor_parts` answers exactly for
+    /// `0 < x < 2^52` with that floor and its integer: edge values, then random bit patterns
     /// (every exponent, NaNs and infinities included) and random values near integers.
     #[test]
     fn test_floor_is_libm_floor_bit_for_bit() {
@@ -1230,6 +1261,12 @@ mod tests {
                 x.floor().to_bits(),
                 "floor({x:e}) [{:#x}]",
                 x.to_bits()
+            );
+            let want = (x > 0.0 && x < INTEGRAL).then(|| (x.floor().to_bits(), x.floor() as u64));
+            assert_eq!(
+                floor_parts(x).map(|(f, n)| (f.to_bits(), n)),
+                want,
+                "floor_parts({x:e})"
             );
         };
         let two52 = 4_503_599_627_370_496.0_f64;
