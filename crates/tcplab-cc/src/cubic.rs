@@ -447,6 +447,9 @@ pub struct Cubic {
     v2_loss_seen: bool,
     v2_ack_cnt: f64,
     v2_tcp_cwnd: f64,
+    /// v2.x: the max-increment floor on `cnt` last computed, for (window bits, `delay_min`):
+    /// both change far less often than once per ACK, and the floor is two divisions.
+    v2_min_cnt: Option<(u64, Nanos, f64)>,
 }
 
 impl Cubic {
@@ -509,6 +512,7 @@ impl Cubic {
             v2_loss_seen: false,
             v2_ack_cnt: 0.0,
             v2_tcp_cwnd: 0.0,
+            v2_min_cnt: None,
         }
     }
 
@@ -714,8 +718,9 @@ impl Cubic {
     fn avoid_v2(&mut self, now: Nanos, credit: u64) {
         let int = self.win.growth().unit == CwndUnit::Packets;
         let q = |x: f64| if int { floor(x) } else { x };
+        let cwnd_int = self.win.cwnd_segments();
         let cwnd = if int {
-            to_f64(self.win.cwnd_segments())
+            to_f64(cwnd_int)
         } else {
             self.cwnd_seg_f()
         };
@@ -757,13 +762,20 @@ impl Cubic {
         let floor_applies = self.p.version == CubicVersion::V2_0 || t >= self.k;
         if self.delay_min > 0 && floor_applies {
             // max increment = Smax·rtt/0.1 s: cnt ≥ cwnd·0.1 s/(Smax·delay_min).
-            let d = to_f64(self.delay_min) / SEC as f64;
-            let bug = if scaling_bug {
-                V2_BUG_DELAY_FACTOR
-            } else {
-                1.0
+            let min_cnt = match self.v2_min_cnt {
+                Some((w, dm, m)) if w == cwnd.to_bits() && dm == self.delay_min => m,
+                _ => {
+                    let d = to_f64(self.delay_min) / SEC as f64;
+                    let bug = if scaling_bug {
+                        V2_BUG_DELAY_FACTOR
+                    } else {
+                        1.0
+                    };
+                    let m = q(cwnd * 0.1 * bug / (V2_MAX_INCREMENT * d));
+                    self.v2_min_cnt = Some((cwnd.to_bits(), self.delay_min, m));
+                    m
+                }
             };
-            let min_cnt = q(cwnd * 0.1 * bug / (V2_MAX_INCREMENT * d));
             cnt = cnt.max(min_cnt);
         }
         if !self.v2_loss_seen {
@@ -771,7 +783,14 @@ impl Cubic {
             cnt = V2_CNT_NO_LOSS;
         }
         if self.p.tcp_friendliness {
-            let per = q(cwnd * to_f64(self.beta_scale) / 8.0);
+            // In packets ⌊cwnd·beta_scale/8⌋ is exact in integers: beta_scale < 2^13 (β' ≥ 1),
+            // so below 2^40 segments the product is below 2^53, exact in f64 as well.
+            debug_assert!(self.beta_scale < 1 << 13);
+            let per = if int && cwnd_int < 1 << 40 {
+                to_f64((cwnd_int * self.beta_scale) >> 3)
+            } else {
+                q(cwnd * to_f64(self.beta_scale) / 8.0)
+            };
             if per > 0.0 && self.v2_ack_cnt > per {
                 let n = (self.v2_ack_cnt / per).ceil() - 1.0;
                 self.v2_ack_cnt -= n * per;
