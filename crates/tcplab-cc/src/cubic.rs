@@ -343,23 +343,52 @@ pub(crate) fn cbrt(x: f64) -> f64 {
     y
 }
 
+/// 2^52: from here on every f64 is an integer.
+const INTEGRAL: f64 = 4_503_599_627_370_496.0;
+
+/// `(x.floor(), x.floor() as u64)` for `0 < x < 2^52` (None otherwise): `x + 2^52` lies in
+/// [2^52, 2^53), where the spacing of f64 is 1, so it is `2^52 + round(x)` exactly (default
+/// round-to-nearest), and its mantissa bits are `round(x)` as an integer; one less when that is
+/// above `x`. Four floating-point operations and no conversion back from a float register with
+/// Rust's saturation checks.
+#[inline(always)]
+fn floor_parts(x: f64) -> Option<(f64, u64)> {
+    if !(x > 0.0 && x < INTEGRAL) {
+        return None;
+    }
+    let y = x + INTEGRAL;
+    let r = y - INTEGRAL;
+    let n = y.to_bits() - INTEGRAL.to_bits();
+    Some(if r > x { (r - 1.0, n - 1) } else { (r, n) })
+}
+
 /// `x.floor()`, bit for bit, without the libm call it is on baseline x86-64 (no SSE4.1
-/// `roundsd`; 1.6 % of an Iwanaga I5 trial's instructions, README "Performance"): below 2^52 in
-/// magnitude the truncation to i64 and back is exact and one less corrects a negative fraction;
-/// the sign of a zero result is `x`'s (`floor(-0.0) = -0.0`); from 2^52 on, and for infinities
-/// and NaN, `x` is its own floor.
+/// `roundsd`; 1.6 % of an Iwanaga I5 trial's instructions, README "Performance"):
+/// [`floor_parts`] for `0 < x < 2^52`, the case of every value CUBIC floors. Otherwise: below
+/// 2^52 in magnitude the truncation to i64 and back is exact and one less corrects a negative
+/// fraction; the sign of a zero result is `x`'s (`floor(-0.0) = -0.0`); from 2^52 on, and for
+/// infinities and NaN, `x` is its own floor.
 #[inline(always)]
 fn floor(x: f64) -> f64 {
-    const INTEGRAL: f64 = 4_503_599_627_370_496.0; // 2^52
-    if x > 0.0 && x < INTEGRAL {
-        // Every value CUBIC floors is positive: truncation is the floor.
-        return x as i64 as f64;
+    if let Some((f, _)) = floor_parts(x) {
+        return f;
     }
     if x.abs() < INTEGRAL {
         let t = x as i64 as f64;
         (if t > x { t - 1.0 } else { t }).copysign(x)
     } else {
         x
+    }
+}
+
+/// `x as f64`, the same value: below 2^63 through the signed conversion (one `cvtsi2sd` on
+/// x86-64, where the unsigned one is a four-instruction sequence on the critical path of
+/// CUBIC's per-ACK arithmetic); both round the same integer to nearest.
+#[inline(always)]
+fn to_f64(x: u64) -> f64 {
+    match i64::try_from(x) {
+        Ok(v) => v as f64,
+        Err(_) => x as f64,
     }
 }
 
@@ -377,6 +406,8 @@ pub struct Cubic {
     /// β' = round(β·1024) and Linux `beta_scale` for the packets unit.
     beta_int: u64,
     beta_scale: u64,
+    /// RFC 9438 §4.3 `α = 3(1−β)/(1+β)` (bytes unit, while `W_est < cwnd_prior`).
+    reno_alpha: f64,
 
     // Epoch and curve (segments, seconds).
     w_max: f64,
@@ -416,6 +447,9 @@ pub struct Cubic {
     v2_loss_seen: bool,
     v2_ack_cnt: f64,
     v2_tcp_cwnd: f64,
+    /// v2.x: the max-increment floor on `cnt` last computed, for (window bits, `delay_min`):
+    /// both change far less often than once per ACK, and the floor is two divisions.
+    v2_min_cnt: Option<(u64, Nanos, f64)>,
 }
 
 impl Cubic {
@@ -451,6 +485,7 @@ impl Cubic {
             win,
             beta_int,
             beta_scale,
+            reno_alpha: 3.0 * (1.0 - p.beta) / (1.0 + p.beta),
             w_max: 0.0,
             cwnd_prior: 0.0,
             epoch_start: None,
@@ -477,6 +512,7 @@ impl Cubic {
             v2_loss_seen: false,
             v2_ack_cnt: 0.0,
             v2_tcp_cwnd: 0.0,
+            v2_min_cnt: None,
         }
     }
 
@@ -543,7 +579,7 @@ impl Cubic {
     }
 
     fn cwnd_seg_f(&self) -> f64 {
-        self.win.cwnd() as f64 / self.win.mss() as f64
+        to_f64(self.win.cwnd()) / to_f64(self.win.mss())
     }
 
     /// `W_cubic(t)` (RFC 9438 eq. 1) in segments for `t` seconds into the epoch.
@@ -581,7 +617,7 @@ impl Cubic {
         }
         let epoch = self.epoch_start.unwrap_or(now);
         // Target one delay_min ahead: W_cubic(t + RTT) (Linux adds delay_min to t).
-        let t = now.saturating_sub(epoch).saturating_add(self.delay_min) as f64 / SEC as f64;
+        let t = to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64;
         let offs = t - self.k;
         let delta = self.p.c * offs.abs() * offs.abs() * offs.abs();
         // Integer origin ± integer delta, as Linux (delta rounded down, toward the origin).
@@ -637,9 +673,9 @@ impl Cubic {
 
     /// RFC 9438 §4.2–4.5 (bytes unit). `credit` is in bytes (SMSS per ACK without ABC).
     fn avoid_bytes(&mut self, ev: &AckEvent, credit: u64) {
-        let mss = self.win.mss() as f64;
+        let mss = to_f64(self.win.mss());
         let cwnd = self.cwnd_seg_f();
-        let acked = credit as f64 / mss;
+        let acked = to_f64(credit) / mss;
         if self.epoch_start.is_none() {
             self.start_epoch(ev.now, cwnd);
             self.w_est = cwnd;
@@ -650,8 +686,8 @@ impl Cubic {
             .into_iter()
             .find(|&r| r > 0)
             .unwrap_or(0);
-        let t = ev.now.saturating_sub(epoch) as f64 / SEC as f64;
-        let rtt_s = rtt as f64 / SEC as f64;
+        let t = to_f64(ev.now.saturating_sub(epoch)) / SEC as f64;
+        let rtt_s = to_f64(rtt) / SEC as f64;
         let w_t = self.w_cubic(t);
         let target = self.w_cubic(t + rtt_s).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
         let mut new_cwnd = cwnd + (target - cwnd) / cwnd * acked;
@@ -659,7 +695,7 @@ impl Cubic {
             let alpha = if self.w_est >= self.cwnd_prior {
                 1.0
             } else {
-                3.0 * (1.0 - self.p.beta) / (1.0 + self.p.beta)
+                self.reno_alpha
             };
             self.w_est += alpha * acked / cwnd;
             if w_t < self.w_est {
@@ -668,7 +704,10 @@ impl Cubic {
             }
         }
         let inc = (new_cwnd - cwnd) * mss + self.frac_bytes;
-        if inc.is_finite() && inc > 0.0 {
+        if let Some((whole, n)) = floor_parts(inc) {
+            self.frac_bytes = inc - whole;
+            self.win.grow_bytes(n);
+        } else if inc.is_finite() && inc > 0.0 {
             let whole = floor(inc);
             self.frac_bytes = inc - whole;
             self.win.grow_bytes(whole as u64);
@@ -679,12 +718,17 @@ impl Cubic {
     fn avoid_v2(&mut self, now: Nanos, credit: u64) {
         let int = self.win.growth().unit == CwndUnit::Packets;
         let q = |x: f64| if int { floor(x) } else { x };
-        let cwnd = crate::aimd::cwnd_segments(&self.win);
+        let cwnd_int = self.win.cwnd_segments();
+        let cwnd = if int {
+            to_f64(cwnd_int)
+        } else {
+            self.cwnd_seg_f()
+        };
         // ACK units (segments of credit) for the Reno estimate.
         let units = if int {
-            credit as f64
+            to_f64(credit)
         } else {
-            credit as f64 / self.win.mss() as f64
+            to_f64(credit) / to_f64(self.win.mss())
         };
         self.v2_ack_cnt += units;
         if self.epoch_start.is_none() {
@@ -693,7 +737,7 @@ impl Cubic {
             self.v2_tcp_cwnd = cwnd;
         }
         let epoch = self.epoch_start.unwrap_or(now);
-        let t = now.saturating_sub(epoch).saturating_add(self.delay_min) as f64 / SEC as f64;
+        let t = to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64;
         let offs = (t - self.k).abs();
         // The scaling error is v2.0's only (fixed in 2.6.19, before v2.1).
         let scaling_bug = self.p.v2_scaling_bug && self.p.version == CubicVersion::V2_0;
@@ -718,13 +762,20 @@ impl Cubic {
         let floor_applies = self.p.version == CubicVersion::V2_0 || t >= self.k;
         if self.delay_min > 0 && floor_applies {
             // max increment = Smax·rtt/0.1 s: cnt ≥ cwnd·0.1 s/(Smax·delay_min).
-            let d = self.delay_min as f64 / SEC as f64;
-            let bug = if scaling_bug {
-                V2_BUG_DELAY_FACTOR
-            } else {
-                1.0
+            let min_cnt = match self.v2_min_cnt {
+                Some((w, dm, m)) if w == cwnd.to_bits() && dm == self.delay_min => m,
+                _ => {
+                    let d = to_f64(self.delay_min) / SEC as f64;
+                    let bug = if scaling_bug {
+                        V2_BUG_DELAY_FACTOR
+                    } else {
+                        1.0
+                    };
+                    let m = q(cwnd * 0.1 * bug / (V2_MAX_INCREMENT * d));
+                    self.v2_min_cnt = Some((cwnd.to_bits(), self.delay_min, m));
+                    m
+                }
             };
-            let min_cnt = q(cwnd * 0.1 * bug / (V2_MAX_INCREMENT * d));
             cnt = cnt.max(min_cnt);
         }
         if !self.v2_loss_seen {
@@ -732,7 +783,14 @@ impl Cubic {
             cnt = V2_CNT_NO_LOSS;
         }
         if self.p.tcp_friendliness {
-            let per = q(cwnd * self.beta_scale as f64 / 8.0);
+            // In packets ⌊cwnd·beta_scale/8⌋ is exact in integers: beta_scale < 2^13 (β' ≥ 1),
+            // so below 2^40 segments the product is below 2^53, exact in f64 as well.
+            debug_assert!(self.beta_scale < 1 << 13);
+            let per = if int && cwnd_int < 1 << 40 {
+                to_f64((cwnd_int * self.beta_scale) >> 3)
+            } else {
+                q(cwnd * to_f64(self.beta_scale) / 8.0)
+            };
             if per > 0.0 && self.v2_ack_cnt > per {
                 let n = (self.v2_ack_cnt / per).ceil() - 1.0;
                 self.v2_ack_cnt -= n * per;
@@ -742,9 +800,25 @@ impl Cubic {
                 cnt = cnt.min(q(cwnd / (self.v2_tcp_cwnd - cwnd)));
             }
         }
-        cnt = q(cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.delayed_ack.max(1)));
-        self.cnt = cnt.max(1.0) as u64;
-        increase_per_cnt(&mut self.win, self.p.ai_rule, credit, cnt);
+        let scaled =
+            cnt * f64::from(1u32 << V2_ACK_RATIO_SHIFT) / f64::from(self.delayed_ack.max(1));
+        match floor_parts(scaled).filter(|_| int) {
+            Some((f, n)) => {
+                cnt = f;
+                self.cnt = n.max(1);
+            }
+            None => {
+                cnt = q(scaled);
+                self.cnt = cnt.max(1.0) as u64;
+            }
+        }
+        if int {
+            // increase_per_cnt's packets case, with the conversion of cnt done once.
+            self.win
+                .additive_increase_rule(self.p.ai_rule, self.cnt, credit);
+        } else {
+            increase_per_cnt(&mut self.win, self.p.ai_rule, credit, cnt);
+        }
     }
 
     /// RFC 9438 §4.6–4.7 / Linux `cubictcp_recalc_ssthresh`: new W_max and ssthresh.
@@ -1195,7 +1269,8 @@ mod tests {
         bytes as f64 / f64::from(MSS)
     }
 
-    /// The local `floor` is `f64::floor` bit for bit: edge values, then random bit patterns
+    /// The local `floor` is `f64::floor` bit for bit, and `floor_parts` answers exactly for
+    /// `0 < x < 2^52` with that floor and its integer: edge values, then random bit patterns
     /// (every exponent, NaNs and infinities included) and random values near integers.
     #[test]
     fn test_floor_is_libm_floor_bit_for_bit() {
@@ -1205,6 +1280,12 @@ mod tests {
                 x.floor().to_bits(),
                 "floor({x:e}) [{:#x}]",
                 x.to_bits()
+            );
+            let want = (x > 0.0 && x < INTEGRAL).then(|| (x.floor().to_bits(), x.floor() as u64));
+            assert_eq!(
+                floor_parts(x).map(|(f, n)| (f.to_bits(), n)),
+                want,
+                "floor_parts({x:e})"
             );
         };
         let two52 = 4_503_599_627_370_496.0_f64;

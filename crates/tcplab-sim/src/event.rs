@@ -225,12 +225,18 @@ impl EventQueue {
     /// The last key of `small` is `key`: move it towards the front past the smaller keys.
     #[inline(always)]
     fn sink(small: &mut [u128], key: u128) {
-        let mut i = small.len() - 1;
-        while i > 0 && small[i - 1] < key {
-            small[i] = small[i - 1];
-            i -= 1;
+        // A walk of references, not indices: no bounds checks in the loop.
+        let Some((mut hole, sooner)) = small.split_last_mut() else {
+            return;
+        };
+        for k in sooner.iter_mut().rev() {
+            if *k >= key {
+                break;
+            }
+            *hole = *k;
+            hole = k;
         }
-        small[i] = key;
+        *hole = key;
     }
 
     /// [`EventQueue::insert`] on a heap (turning the array into one when full): into the

@@ -92,8 +92,11 @@ impl RateSampler {
         if interval == 0 || interval < min_rtt {
             return None;
         }
+        // `x as f64` below 2^63 through the signed conversion, the same value: one instruction
+        // on x86-64 instead of the unsigned conversion's four (per ACK).
+        let float = |x: u64| i64::try_from(x).map_or(x as f64, |v| v as f64);
         Some(RateSample {
-            delivery_rate_bps: delivered as f64 * 8e9 / interval as f64,
+            delivery_rate_bps: float(delivered) * 8e9 / float(interval),
             delivered,
             interval,
             is_app_limited: self.is_app_limited,

@@ -106,6 +106,10 @@ pub struct Scoreboard {
     pub sacked_bytes: u64,
     pub lost_bytes: u64,
     pub retrans_bytes: u64,
+    /// RFC 6675 `pipe`, `out − sacked − lost + retrans`, kept by every method that changes one
+    /// of the four (they are written nowhere else): read several times per segment sent and per
+    /// ACK, where its three subtractions were 1 % of an Iwanaga I5 trial's instructions.
+    pipe: u64,
     /// Highest SACKed end (RFC 6675 "HighSACKed" + 1 segment).
     pub high_sacked: u64,
     dupthresh: usize,
@@ -171,6 +175,7 @@ impl Scoreboard {
             sacked_bytes: 0,
             lost_bytes: 0,
             retrans_bytes: 0,
+            pipe: 0,
             high_sacked: 0,
             dupthresh: (dupthresh as usize).clamp(1, MAX_DUPTHRESH),
             top: [0; MAX_DUPTHRESH],
@@ -206,7 +211,17 @@ impl Scoreboard {
     /// RFC 6675 `pipe`: bytes believed to be in the network.
     #[inline]
     pub fn pipe(&self) -> u64 {
+        debug_assert_eq!(self.pipe, self.pipe_from_counts());
+        self.pipe
+    }
+
+    fn pipe_from_counts(&self) -> u64 {
         self.out_bytes - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+    }
+
+    /// Recompute `pipe` after a change of several counts (paths outside the per-packet ones).
+    fn refresh_pipe(&mut self) {
+        self.pipe = self.pipe_from_counts();
     }
 
     /// Record a new segment `[start, start+len)` sent at `now`.
@@ -223,6 +238,7 @@ impl Scoreboard {
             sacked_until: 0,
         });
         self.out_bytes += len as u64;
+        self.pipe += len as u64;
     }
 
     #[inline]
@@ -251,6 +267,7 @@ impl Scoreboard {
                 // and tested once.
                 let len = s.len as u64;
                 self.out_bytes -= len;
+                self.pipe -= len;
                 res.bytes_acked += len;
                 res.packets_acked += 1;
                 res.packets_delivered += 1;
@@ -302,6 +319,7 @@ impl Scoreboard {
             f.start = ack;
             f.len -= cut;
             res.bytes_acked += cut as u64;
+            self.refresh_pipe();
             return false;
         }
         let s = front;
@@ -339,6 +357,7 @@ impl Scoreboard {
             }
         }
         self.segs.pop_front();
+        self.refresh_pipe();
         true
     }
 
@@ -377,6 +396,7 @@ impl Scoreboard {
                 let counted = seg.flags & COUNTED != 0;
                 seg.flags = (seg.flags & EVER_RETRANS) | SACKED | COUNTED;
                 self.sacked_bytes += len;
+                self.refresh_pipe();
                 res.bytes_sacked += len;
                 res.new_sack_info = true;
                 if s.flags & EVER_RETRANS == 0 {
@@ -451,6 +471,7 @@ impl Scoreboard {
             if s.flags & (SACKED | LOST) == 0 {
                 s.flags |= LOST;
                 self.lost_bytes += s.len as u64;
+                self.pipe -= s.len as u64;
                 newly += s.len as u64;
                 self.retx_hint = self.retx_hint.min(s.start);
             }
@@ -483,6 +504,7 @@ impl Scoreboard {
             if s.flags & (SACKED | LOST) == 0 {
                 s.flags |= LOST;
                 self.lost_bytes += s.len as u64;
+                self.pipe -= s.len as u64;
                 newly += s.len as u64;
                 self.retx_hint = self.retx_hint.min(s.start);
             }
@@ -499,6 +521,7 @@ impl Scoreboard {
             if s.flags & (SACKED | LOST) == 0 {
                 s.flags |= LOST;
                 self.lost_bytes += s.len as u64;
+                self.pipe -= s.len as u64;
                 self.retx_hint = self.retx_hint.min(s.start);
                 return s.len as u64;
             }
@@ -516,6 +539,7 @@ impl Scoreboard {
         self.sacked_bytes = 0;
         self.retrans_bytes = 0;
         self.lost_bytes = self.out_bytes;
+        self.refresh_pipe();
         self.n_top = 0;
         self.high_sacked = 0;
         self.lost_scan = self.segs.front().map_or(0, |s| s.start);
@@ -544,6 +568,7 @@ impl Scoreboard {
         }
         self.retrans_bytes = 0;
         self.lost_bytes = self.out_bytes - self.sacked_bytes;
+        self.refresh_pipe();
         // Every un-SACKed record is already lost: nothing below the newest record is left for
         // SACK-based loss marking to examine.
         self.lost_scan = self.segs.back().map_or(0, |s| s.end());
@@ -564,6 +589,7 @@ impl Scoreboard {
             }
         }
         self.lost_bytes -= freed;
+        self.refresh_pipe();
         self.lost_scan = self.segs.front().map_or(0, |s| s.start);
         self.retx_hint = u64::MAX;
     }
@@ -606,6 +632,7 @@ impl Scoreboard {
         s.xmit = now;
         s.snap = snap;
         self.retrans_bytes += s.len as u64;
+        self.pipe += s.len as u64;
         let out = (s.start, s.len);
         self.retx_order.push_back(Retx {
             start: out.0,
@@ -666,6 +693,7 @@ impl Scoreboard {
                 if s.flags & LOST == 0 {
                     self.segs[i].flags |= LOST;
                     self.lost_bytes += s.len as u64;
+                    self.pipe -= s.len as u64;
                     out.newly_lost += s.len as u64;
                     self.retx_hint = self.retx_hint.min(s.start);
                 }
@@ -732,6 +760,7 @@ impl Scoreboard {
         s.flags &= !RETRANS;
         let len = s.len as u64;
         self.retrans_bytes -= len;
+        self.pipe -= len;
         self.retx_hint = self.retx_hint.min(s.start);
         self.retx_order.pop_front();
         len

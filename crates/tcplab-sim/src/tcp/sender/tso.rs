@@ -229,9 +229,11 @@ pub fn next_frame(i: &DeferInput) -> Frame {
         return frame;
     }
     if let Some(t) = i.deferred_at {
-        // "Defer for less than two clock ticks": jiffies now − jiffies then > 1.
+        // "Defer for less than two clock ticks": jiffies now − jiffies then > 1, i.e. now at
+        // or past the start of the second tick after then's (one division, not two).
         let tick = i.tick.max(1);
-        if i.now / tick > t / tick + 1 {
+        let ends = (t / tick).checked_add(2).and_then(|j| j.checked_mul(tick));
+        if ends.is_some_and(|e| i.now >= e) {
             return frame;
         }
     }
@@ -303,6 +305,27 @@ mod tests {
         ] {
             i.deferred_at = Some(prev);
             assert_eq!(next_frame(&i), want, "deferred at {prev}");
+        }
+    }
+
+    #[test]
+    fn test_deferral_end_is_the_jiffies_comparison() {
+        // now ≥ (⌊t/tick⌋ + 2)·tick is ⌊now/tick⌋ > ⌊t/tick⌋ + 1, also at the ends of the range.
+        let mut i = input(10_000, 9_990);
+        for tick in [1, 3, 4_000_000, 10_000_000] {
+            for t in [0, 1, tick - 1, tick, 5 * tick + 7, u64::MAX - 1, u64::MAX] {
+                for dt in [0, 1, tick, 2 * tick - 1, 2 * tick, 3 * tick + 1, u64::MAX] {
+                    let now = t.saturating_add(dt);
+                    (i.now, i.deferred_at, i.tick) = (now, Some(t), tick);
+                    let past = (t / tick).checked_add(1).is_some_and(|j| now / tick > j);
+                    let want = if past {
+                        Frame::Send(10 * MSS)
+                    } else {
+                        Frame::Defer
+                    };
+                    assert_eq!(next_frame(&i), want, "tick {tick} then {t} now {now}");
+                }
+            }
         }
     }
 
