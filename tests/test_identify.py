@@ -108,6 +108,19 @@ def test_gain_cycle_is_read_between_losses_not_on_an_eight_round_sawtooth(tmp_pa
     assert ex.features["cycle8"] is None or ex.features["cycle8"] < 0.2, ex.features["cycle8"]
 
 
+def test_gain_cycle_is_zero_where_changes_reverse_at_lag_eight(tmp_path):
+    # tuning path 0's grid point (10 Mbit/s x 13.3 ms, 1 BDP, BDP 11 packets): the epochs of
+    # Reno and Westwood+ between their cuts reverse their changes 8 rounds apart (Reno read
+    # -0.23 here before the clip, their references -0.31 and -0.45, their captures on the
+    # unsnapped path -0.09 and 0.21): the shape of an epoch, not an 8-round cycle, so a
+    # negative reading is not evidence and reads 0
+    g = {"rate_bps": 10e6, "rtt_s": 0.01334, "buffer_bdp": 1.0, "loss": 0.0001, "duration_s": 20.0}
+    for cca in ("reno", "westwood"):
+        ex = feats(capture(tmp_path, "linux-6", cca, seed=11, grid=g))
+        assert ex.counts["loss_episodes"] > 20, ex.counts
+        assert ex.features["cycle8"] == 0.0, (cca, ex.features["cycle8"])
+
+
 def test_decrease_is_measured_before_the_detection_stall(tmp_path):
     # the outstanding count grows while the cumulative ACK waits at the hole (SACK, RACK's
     # reordering window): measured from before that, CUBIC's decrease reads its beta 0.7
