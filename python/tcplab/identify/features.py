@@ -576,6 +576,16 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     if timed and len(rtt_ms):
         r_rtt = max(rtt, float(np.median(rtt_ms)) / 1e3)
     rt0, flight = _flight_per_round(vant, r_rtt, dt, deq, out_t, out_v, t_first, t_end)
+    if vant == "receiver" and timed and len(rt0) > 1:
+        # Little's law: what is in flight is the arrival rate times the round trip. The bytes
+        # that arrived in a bin of r_rtt are the rate times r_rtt, so a round whose round trip
+        # was longer (a standing queue) held proportionally more: scale each bin by its median
+        # timestamp-echo RTT over r_rtt. Without it, behind a buffer over 1 BDP the arrivals keep
+        # the capacity's rate through a halving and the window's cut does not show.
+        ix = np.searchsorted(rtt_t, np.append(rt0, rt0[-1] + r_rtt))
+        for k in range(len(rt0)):
+            if ix[k + 1] > ix[k]:
+                flight[k] *= float(np.median(rtt_ms[ix[k] : ix[k + 1]])) / 1e3 / r_rtt
     flight_seg = flight / mss
 
     # --- path: rate, buffer, loss ------------------------------------------------------------
