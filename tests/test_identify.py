@@ -109,6 +109,35 @@ def test_gain_cycle_is_read_between_losses_not_on_an_eight_round_sawtooth(tmp_pa
     assert ex.features["cycle8"] is None or ex.features["cycle8"] < 0.2, ex.features["cycle8"]
 
 
+def test_gain_cycle_is_zero_where_changes_reverse_at_lag_eight(tmp_path):
+    # tuning path 0's grid point (10 Mbit/s x 13.3 ms, 1 BDP, BDP 11 packets): the epochs of
+    # Reno and Westwood+ between their cuts reverse their changes 8 rounds apart (Reno read
+    # -0.23 here before the clip, their references -0.31 and -0.45, their captures on the
+    # unsnapped path -0.09 and 0.21): the shape of an epoch, not an 8-round cycle, so a
+    # negative reading is not evidence and reads 0
+    g = {"rate_bps": 10e6, "rtt_s": 0.01334, "buffer_bdp": 1.0, "loss": 0.0001, "duration_s": 20.0}
+    for cca in ("reno", "westwood"):
+        ex = feats(capture(tmp_path, "linux-6", cca, seed=11, grid=g))
+        assert ex.counts["loss_episodes"] > 20, ex.counts
+        assert ex.features["cycle8"] == 0.0, (cca, ex.features["cycle8"])
+
+
+def test_receiver_side_window_is_rate_times_round_trip_behind_a_full_pipe(tmp_path):
+    # near the receiver the flight of a round is the bytes that arrived in it; behind a buffer
+    # over 1 BDP the window after a halving still fills the pipe, the arrivals keep the
+    # capacity's rate and every loss-based decrease read 0.95-0.99 (Reno 0.977, CUBIC 0.987);
+    # scaled by the round's timestamp-echo RTT (Little's law) they read the rules' decrease
+    g = {"rate_bps": 8e6, "rtt_s": 0.05, "buffer_bdp": 1.5, "loss": 0.0, "duration_s": 20.0}
+    beta = {}
+    for cca in ("reno", "cubic", "bic"):
+        ex = feats(capture(tmp_path, "linux-6", cca, vantage="receiver", seed=5, grid=g))
+        assert ex.vantage == "receiver" and ex.counts["loss_episodes"] >= 3, ex.counts
+        beta[cca] = ex.features["beta"]
+    assert abs(beta["reno"] - 0.5) < 0.08, beta  # RFC 5681 §3.1
+    assert abs(beta["cubic"] - 0.7) < 0.08, beta  # RFC 9438 §4.6
+    assert beta["bic"] > beta["cubic"] + 0.05, beta  # tcp_bic.c: 819/1024
+
+
 def test_decrease_is_measured_before_the_detection_stall(tmp_path):
     # the outstanding count grows while the cumulative ACK waits at the hole (SACK, RACK's
     # reordering window): measured from before that, CUBIC's decrease reads its beta 0.7
