@@ -46,8 +46,10 @@ pub struct TcpReceiver {
     synack_at: Nanos,
     /// Round-trip time measured from the handshake (SYN-ACK sent → first data segment).
     rtt_est: Option<Nanos>,
-    /// When the last data segment arrived (quick-ACK after idle).
+    /// When the last data segment arrived, and the silence after which data re-enters
+    /// quick-ACK mode (the RTO of the handshake's sample; `u64::MAX` until it is known).
     last_data_at: Nanos,
+    idle_quickack_after: Nanos,
     /// Receive-buffer autotuning, once data flows (with `rcvbuf_autotune_max`).
     tune: Option<Autotune>,
     /// Stream for `quirk_invalid_sack_fraction`.
@@ -90,6 +92,7 @@ impl TcpReceiver {
             synack_at: 0,
             rtt_est: None,
             last_data_at: 0,
+            idle_quickack_after: u64::MAX,
             tune: None,
             rng,
             spare_buf: VecDeque::new(),
@@ -324,6 +327,16 @@ impl TcpReceiver {
         if self.rtt_est.is_none() {
             let rtt = now.saturating_sub(self.synack_at).max(1);
             self.rtt_est = Some(rtt);
+            if self.cfg.quickack_segments > 0 {
+                // The receiver's RTO after the handshake's sample (RFC 6298 §2.2: SRTT = R,
+                // RTTVAR = R/2), with `min_rto` as the sender applies it.
+                let var = 2 * rtt;
+                self.idle_quickack_after = if self.cfg.rto_min_on_variance {
+                    rtt + var.max(self.cfg.min_rto)
+                } else {
+                    (rtt + var).max(self.cfg.min_rto)
+                };
+            }
             if let Some(max) = self.cfg.rcvbuf_autotune_max {
                 self.tune = Some(Autotune::new(
                     self.cfg.rcv_rtt,
@@ -347,20 +360,15 @@ impl TcpReceiver {
                 t.on_ts_echo(ts_now, h.ts_ecr, p.payload, self.seg_mss);
             }
         }
-        if p.payload > 0 && self.cfg.quickack_segments > 0 {
+        if p.payload > 0 {
             // Linux `tcp_event_data_recv` ("Too long gap"): data after a silence longer than the
-            // receiver's RTO re-enters quick-ACK mode, so a sender restarting after idle is not
-            // held back by delayed ACKs. The RTO is the one of the handshake's sample (RFC 6298
-            // §2.2, with `min_rto` as the sender applies it); measured on this machine's 6.18
+            // receiver's RTO re-enters quick-ACK mode (`idle_quickack_after`, set with the
+            // handshake's sample for personalities with quick-ACK mode), so a sender restarting
+            // after idle is not held back by delayed ACKs. Measured on this machine's 6.18
             // kernel by scripts/linux-6/quickack-after-idle.pkt.
-            let rtt = self.rtt_est.unwrap_or(1);
-            let var = 2 * rtt;
-            let rto = if self.cfg.rto_min_on_variance {
-                rtt + var.max(self.cfg.min_rto)
-            } else {
-                (rtt + var).max(self.cfg.min_rto)
-            };
-            if self.last_data_at > 0 && now.saturating_sub(self.last_data_at) > rto {
+            if now.saturating_sub(self.last_data_at) > self.idle_quickack_after
+                && self.last_data_at > 0
+            {
                 rx.enter_quickack();
             }
             self.last_data_at = now;

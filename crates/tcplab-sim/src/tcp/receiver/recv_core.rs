@@ -927,7 +927,9 @@ impl RecvCore {
     /// (`u64::MAX`, BSD and Windows receivers): nothing to grow.
     #[inline]
     fn grow_clamp(&mut self, len: u32) {
-        if self.clamp == u64::MAX || len < self.cfg.mss {
+        // The free buffer is at most the buffer: a clamp that reached it (or none, u64::MAX)
+        // has no room, the common case, tested first.
+        if self.clamp >= self.cfg.rcvbuf || len < self.cfg.mss {
             return;
         }
         let space = self
