@@ -45,11 +45,16 @@ def run(
 def acks_after(rows: list[list[Any]], t0_ns: float, t1_ns: float) -> list[float]:
     """Segments (of the flow's largest payload) acknowledged by each pure ACK in [t0, t1)."""
     mss = max(r[8] for r in rows)
-    data_port = next(r[2] for r in rows if r[8] > 0)
+    # the bulk connection: the port pair that carries the most data (iperf3 has a control
+    # connection to the same server port)
+    carried: dict[tuple[int, int], int] = {}
+    for r in rows:
+        carried[(r[1], r[2])] = carried.get((r[1], r[2]), 0) + r[8]
+    sport, dport = max(carried, key=lambda k: carried[k])
     start = rows[0][0]
     out, last = [], None
     for r in rows:
-        if r[1] != data_port or r[8] != 0:
+        if (r[1], r[2]) != (dport, sport) or r[8] != 0:
             continue
         if last is not None and r[4] > last and t0_ns <= r[0] - start < t1_ns:
             out.append((r[4] - last) / mss)

@@ -76,12 +76,37 @@ def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
     knobs.update(stacks.get("linux-6").knob_values())
     # This machine's autotuning limits instead of the 6.x defaults of the personality: the send
     # buffer may grow to tcp_wmem[2] (the simulator has no send-buffer autotuning: the limit is
-    # used from the start); the receive buffer starts at tcp_rmem[1] and grows to tcp_rmem[2],
-    # of which about half is offered as window (tcp_adv_win_scale = 1, as in linux-6.toml).
+    # used from the start); the receive buffer starts at tcp_rmem[1], whose window is the
+    # personality's measured share of it (rcvbuf_window), and grows to tcp_rmem[2], of which
+    # half is offered as window (tcp_adv_win_scale = 1, as linux-6.toml's ceiling).
     knobs["sndbuf"] = int(wmem[2])
-    knobs["rcvbuf"] = int(rmem[1]) // 2
+    knobs["rcvbuf"] = rcvbuf_window(int(rmem[1]), knobs["rcvbuf"])
     knobs["rcvbuf_autotune_max"] = int(rmem[2]) // 2
     return knobs
+
+
+def stacks_linux6_rcvbuf() -> int:
+    """linux-6.toml's `rcvbuf` (the measured window of the default buffer)."""
+    from .. import stacks
+
+    return int(stacks.get("linux-6").knob_values()["rcvbuf"])
+
+
+#: The 6.x default tcp_rmem[1] (ip-sysctl) against which linux-6.toml's `rcvbuf` (the window
+#: of that buffer, measured: 81 760 B, a window/buffer ratio of 0.62) is given.
+LINUX6_DEFAULT_RMEM1 = 131072
+
+
+def rcvbuf_window(rmem1: int, persona_rcvbuf: int) -> int:
+    """The initial window of a tcp_rmem[1] of *rmem1* bytes at the personality's measured
+    window/buffer ratio (linux-6.toml `rcvbuf`; 6.6+ scaling_ratio). The autotuning ceiling keeps
+    the 1/2 of linux-6.toml's `rcvbuf_autotune_max`."""
+    return rmem1 * persona_rcvbuf // LINUX6_DEFAULT_RMEM1
+
+
+def rcvbuf_buffer(window: int, persona_rcvbuf: int) -> int:
+    """The inverse of :func:`rcvbuf_window`: the tcp_rmem[1] whose window is *window*."""
+    return -(-window * LINUX6_DEFAULT_RMEM1 // persona_rcvbuf)
 
 
 def available_ccas() -> list[str]:
@@ -295,17 +320,19 @@ def kernel_plan_for_flow(flow: dict[str, Any], mtu: int) -> KernelFlowSettings:
     autotune = knobs.get("rcvbuf_autotune_max")
     if autotune is not None:
         # An autotuned receiver (the linux-6 personality): rcvbuf is the initial window and
-        # rcvbuf_autotune_max the largest; the buffers are about twice the window
-        # (tcp_adv_win_scale = 1, ip-sysctl), set as the namespaces' autotuning limits, no -w.
+        # rcvbuf_autotune_max the largest; set as the namespaces' autotuning limits, no -w: the
+        # initial buffer at the measured window/buffer ratio (rcvbuf_buffer), the largest at
+        # twice the window (tcp_adv_win_scale = 1, ip-sysctl; linux-6.toml's ceiling).
         rcv = int(rcv if rcv is not None else linux["rcvbuf"])
         autotune = int(autotune)
         if autotune < rcv:
             raise refuse(
                 "rcvbuf_autotune_max", f"is below tcp.rcvbuf = {rcv} (autotuning only grows)"
             )
-        out.receiver_sysctls["net.ipv4.tcp_rmem"] = f"4096 {2 * rcv} {2 * autotune}"
+        rmem1 = rcvbuf_buffer(rcv, int(stacks_linux6_rcvbuf()))
+        out.receiver_sysctls["net.ipv4.tcp_rmem"] = f"4096 {rmem1} {2 * autotune}"
         out.applied["rcvbuf/rcvbuf_autotune_max"] = (
-            f"net.ipv4.tcp_rmem = 4096 {2 * rcv} {2 * autotune} (receiver; autotuning on)"
+            f"net.ipv4.tcp_rmem = 4096 {rmem1} {2 * autotune} (receiver; autotuning on)"
         )
         if snd is not None:
             out.sender_sysctls["net.ipv4.tcp_wmem"] = f"4096 16384 {int(snd)}"
