@@ -80,16 +80,9 @@ def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
     # personality's measured share of it (rcvbuf_window), and grows to tcp_rmem[2], of which
     # half is offered as window (tcp_adv_win_scale = 1, as linux-6.toml's ceiling).
     knobs["sndbuf"] = int(wmem[2])
-    knobs["rcvbuf"] = rcvbuf_window(int(rmem[1]), knobs["rcvbuf"])
+    knobs["rcvbuf"] = rcvbuf_window(int(rmem[1]))
     knobs["rcvbuf_autotune_max"] = int(rmem[2]) // 2
     return knobs
-
-
-def stacks_linux6_rcvbuf() -> int:
-    """linux-6.toml's `rcvbuf` (the measured window of the default buffer)."""
-    from .. import stacks
-
-    return int(stacks.get("linux-6").knob_values()["rcvbuf"])
 
 
 #: The 6.x default tcp_rmem[1] (ip-sysctl) against which linux-6.toml's `rcvbuf` (the window
@@ -97,16 +90,22 @@ def stacks_linux6_rcvbuf() -> int:
 LINUX6_DEFAULT_RMEM1 = 131072
 
 
-def rcvbuf_window(rmem1: int, persona_rcvbuf: int) -> int:
+def _linux6_window_of_default_buffer() -> int:
+    from .. import stacks
+
+    return int(stacks.get("linux-6").knob_values()["rcvbuf"])
+
+
+def rcvbuf_window(rmem1: int) -> int:
     """The initial window of a tcp_rmem[1] of *rmem1* bytes at the personality's measured
     window/buffer ratio (linux-6.toml `rcvbuf`; 6.6+ scaling_ratio). The autotuning ceiling keeps
     the 1/2 of linux-6.toml's `rcvbuf_autotune_max`."""
-    return rmem1 * persona_rcvbuf // LINUX6_DEFAULT_RMEM1
+    return rmem1 * _linux6_window_of_default_buffer() // LINUX6_DEFAULT_RMEM1
 
 
-def rcvbuf_buffer(window: int, persona_rcvbuf: int) -> int:
+def rcvbuf_buffer(window: int) -> int:
     """The inverse of :func:`rcvbuf_window`: the tcp_rmem[1] whose window is *window*."""
-    return -(-window * LINUX6_DEFAULT_RMEM1 // persona_rcvbuf)
+    return -(-window * LINUX6_DEFAULT_RMEM1 // _linux6_window_of_default_buffer())
 
 
 def available_ccas() -> list[str]:
@@ -329,7 +328,7 @@ def kernel_plan_for_flow(flow: dict[str, Any], mtu: int) -> KernelFlowSettings:
             raise refuse(
                 "rcvbuf_autotune_max", f"is below tcp.rcvbuf = {rcv} (autotuning only grows)"
             )
-        rmem1 = rcvbuf_buffer(rcv, int(stacks_linux6_rcvbuf()))
+        rmem1 = rcvbuf_buffer(rcv)
         out.receiver_sysctls["net.ipv4.tcp_rmem"] = f"4096 {rmem1} {2 * autotune}"
         out.applied["rcvbuf/rcvbuf_autotune_max"] = (
             f"net.ipv4.tcp_rmem = 4096 {rmem1} {2 * autotune} (receiver; autotuning on)"

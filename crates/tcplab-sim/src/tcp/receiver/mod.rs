@@ -7,6 +7,7 @@ pub mod autotune;
 pub mod recv_core;
 
 use super::config::TcpConfig;
+use super::rtt::RttEstimator;
 use super::sender::wscale_for;
 use super::seq::Seq;
 use crate::endpoint::Cx;
@@ -328,14 +329,17 @@ impl TcpReceiver {
             let rtt = now.saturating_sub(self.synack_at).max(1);
             self.rtt_est = Some(rtt);
             if self.cfg.quickack_segments > 0 {
-                // The receiver's RTO after the handshake's sample (RFC 6298 §2.2: SRTT = R,
-                // RTTVAR = R/2), with `min_rto` as the sender applies it.
-                let var = 2 * rtt;
-                self.idle_quickack_after = if self.cfg.rto_min_on_variance {
-                    rtt + var.max(self.cfg.min_rto)
-                } else {
-                    (rtt + var).max(self.cfg.min_rto)
-                };
+                // The receiver's RTO after the handshake's sample, computed as the sender's is.
+                let c = &self.cfg;
+                let mut est = RttEstimator::new(
+                    c.initial_rto,
+                    c.min_rto,
+                    c.max_rto,
+                    c.clock_granularity,
+                    c.rto_min_on_variance,
+                );
+                est.on_sample(rtt);
+                self.idle_quickack_after = est.rto();
             }
             if let Some(max) = self.cfg.rcvbuf_autotune_max {
                 self.tune = Some(Autotune::new(
