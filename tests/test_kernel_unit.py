@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import socket
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -602,6 +603,19 @@ def test_linux_behaviour_is_the_linux6_personality_with_this_machines_buffers(mo
     assert rcv["delack_timeout"] == persona["delack_timeout"]
     assert rcv["quickack_segments"] == persona["quickack_segments"]
     assert both["tcp"]["rcvbuf_autotune_max"] == 16 << 20
+    # A scenario file that gives the receiver nothing of its own still writes `receiver_tcp`
+    # out (empty, a copy of `tcp`: scenario/model.py), and the simulator takes it as it stands:
+    # the validator's simulated receivers were its generic ones (64 MB, 200 ms delayed ACKs, no
+    # quick ACKs, no SACK compression) until that side got Linux's knobs too.
+    from tcplab import scenario as scenario_mod
+
+    vfile = Path(linux.__file__).parent / "validation" / "c-cubic-2flows-100mbit-20ms.toml"
+    written = scenario_mod.load(vfile, catalog=linux.kernel_catalog()).config(0)
+    assert all(f["receiver_tcp"] == {} for f in written["flows"])
+    for f in compare.linux_sim_config(written, known_knobs=set(knobs))["flows"]:
+        assert f["receiver_tcp"] == f["tcp"]
+        for k in ("comp_sack_nr", "quickack_segments", "delack_timeout", "quickack_on_growth"):
+            assert f["receiver_tcp"][k] == persona[k], k
     # The kernel side: every knob of the linux-6 personality is honoured or equal to Linux's,
     # and the autotuned buffers become the receiver namespace's tcp_rmem.
     plan = linux.kernel_plan_for_flow(dumbbell(tcp=dict(persona))["flows"][0], 1500)

@@ -80,10 +80,13 @@ def linux_sim_config(config: dict[str, Any], known_knobs: set[str] | None = None
                 mtu = int(link.get("mtu", 1500))
                 break
         base = {k: v for k, v in linux.linux6_tcp_knobs(mtu).items() if k in known_knobs}
-        # The receiver is a Linux host too: a flow whose receiving side has knobs of its own
-        # (``receiver_tcp``, e.g. the buffers of ``window``) gets Linux's for the rest; without
-        # ``receiver_tcp`` the simulator gives the receiver the sender's knobs.
-        for side in ("tcp", "receiver_tcp") if f.get("receiver_tcp") else ("tcp",):
+        # The receiver is a Linux host too: its side gets Linux's knobs under its own (e.g. the
+        # buffers of ``window``). The scenario's config always writes ``receiver_tcp`` out (a
+        # copy of ``tcp`` when the file gives the receiver nothing of its own, possibly empty),
+        # and the simulator takes it as it stands: a side left empty here would run the
+        # simulator's generic receiver (64 MB buffer, 200 ms delayed ACKs, no quick ACKs, no
+        # SACK compression), not Linux's.
+        for side in ("tcp", "receiver_tcp"):
             own = f.get(side) or {}
             mine = dict(base)
             if "rcvbuf" in own and "rcvbuf_autotune_max" not in own:
