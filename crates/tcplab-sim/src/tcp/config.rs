@@ -187,6 +187,11 @@ knobs! {
     /// `rwnd_initial_bytes` growth) keeps at least one quick ACK pending (Linux
     /// `tcp_grow_window`: `quick |= 1`, every version from 2.4 to 6.x).
     quickack_on_growth: bool = false; kind "bool";
+    /// Receiver with SACK: an out-of-order segment grows the offered window as an in-order one
+    /// does (`rwnd_initial_segments` / `rwnd_initial_bytes` growth; Linux `tcp_data_queue_ofo`
+    /// calls `tcp_grow_window` since 3.13, 4e4f1fc2268 "tcp: properly increase rcv_ssthresh for
+    /// ofo packets", for SACK flows only since 5.8, 662051215c75).
+    grow_window_on_ooo: bool = false; kind "bool";
     /// Receiver: a full-sized in-order segment carrying PSH that the delayed-ACK rules hold is
     /// ACKed when the application has read it and nothing else is queued (Linux 6.x:
     /// `tcp_measure_rcv_mss` marks ICSK_ACK_PUSHED, `tcp_cleanup_rbuf` ACKs on the read);

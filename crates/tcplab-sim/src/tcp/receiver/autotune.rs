@@ -226,6 +226,18 @@ impl Autotune {
         };
         Some(win.min(self.max))
     }
+
+    /// An out-of-order segment was queued; `ooo_extent` is the span of the out-of-order queue
+    /// above `rcv_nxt`. Linux ≥ 6.16 calls `tcp_rcvbuf_grow` from `tcp_data_queue_ofo` too
+    /// (63ad7dfedfae "tcp: adjust rcvbuf in presence of reorders", with the current
+    /// `rcvq_space.space` as its new value since b1e014a1f327, so no slow-start growth term):
+    /// the buffer's window becomes twice the last interval's bytes plus that extent, so that a
+    /// hole does not stall the sender while the queue behind it fills. Only with `boost` (the
+    /// same commit brought the extent into the rule) and a Linux 6 estimator.
+    pub fn on_out_of_order(&self, ooo_extent: u64) -> Option<u64> {
+        (self.mode == RcvRttCfg::Linux6 && self.boost)
+            .then(|| (2 * self.space + ooo_extent).min(self.max))
+    }
 }
 
 #[cfg(test)]
@@ -310,6 +322,28 @@ mod tests {
         b.on_in_order(30 * MS, 10_000, 10_000);
         b.on_in_order(80 * MS, 20_000, 10_000);
         assert_eq!(b.rtt(), Some(50 * MS));
+    }
+
+    #[test]
+    fn linux6_boost_grows_the_buffer_by_the_out_of_order_extent() {
+        let mut t = Autotune::new(RcvRttCfg::Linux6, true, 1 << 30, MS, 10 * MS, 0, 0, 1000);
+        t.space = 50_000;
+        assert_eq!(t.on_out_of_order(30_000), Some(130_000));
+        let capped = Autotune {
+            max: 100_000,
+            ..t.clone()
+        };
+        assert_eq!(capped.on_out_of_order(30_000), Some(100_000));
+        let plain = Autotune {
+            boost: false,
+            ..t.clone()
+        };
+        assert_eq!(plain.on_out_of_order(30_000), None);
+        let old = Autotune {
+            mode: RcvRttCfg::Linux26,
+            ..t
+        };
+        assert_eq!(old.on_out_of_order(30_000), None);
     }
 
     #[test]

@@ -207,6 +207,7 @@ impl TcpReceiver {
                 quickack_segments: self.cfg.quickack_segments,
                 quickack_on_ooo: self.cfg.quickack_on_ooo,
                 quickack_on_growth: self.cfg.quickack_on_growth,
+                grow_window_on_ooo: self.cfg.grow_window_on_ooo,
                 comp_sack_nr: self.cfg.comp_sack_nr,
                 comp_sack_delay_ns: self.cfg.comp_sack_delay.max(1),
                 sack: self.sack_on,
@@ -393,6 +394,17 @@ impl TcpReceiver {
             // CUBIC flow, 74 Mbit/s x 20 ms): runs of 7 segments ending in PSH draw ACKs of
             // 2, 2, 2 and 1 segments (24 % of ACKs cover one segment, 1.77 segments per ACK).
             out.ack_now = true;
+        }
+        if out.out_of_order {
+            // Linux >= 6.16: the out-of-order queue's extent provisions the buffer at once
+            // (autotune.rs `on_out_of_order`).
+            if let Some(w) = self
+                .tune
+                .as_ref()
+                .and_then(|t| t.on_out_of_order(rx.ooo_extent()))
+            {
+                rx.grow_rcvbuf(w);
+            }
         }
         if out.delivered > 0 && !out.out_of_order {
             if let Some(t) = self.tune.as_mut() {

@@ -111,6 +111,11 @@ pub struct RecvCoreConfig {
     /// A segment that grows the window clamp keeps a quick ACK pending (Linux
     /// `tcp_grow_window`, see [`RecvCore::grow_clamp`]).
     pub quickack_on_growth: bool,
+    /// With `sack`, an out-of-order segment grows the window clamp as an in-order one does
+    /// (Linux ≥ 3.13 `tcp_data_queue_ofo` → `tcp_grow_window`, SACK flows only since 5.8:
+    /// 4e4f1fc2268, 662051215c75). Without SACK the window must stay put so that the duplicate
+    /// ACKs count as such (RFC 5681 §2: a changed window makes an ACK no duplicate).
+    pub grow_window_on_ooo: bool,
     /// SACK compression (Linux ≥ 4.18, ip-sysctl `tcp_comp_sack_nr`, default 44; 0 = off): while
     /// out-of-order data is queued, after the first three duplicate ACKs for one `rcv_nxt` (sent
     /// at once, the sender's fast-retransmit threshold) further SACK-only ACKs are held, at most
@@ -163,6 +168,7 @@ impl Default for RecvCoreConfig {
             quickack_segments: 16,
             quickack_on_ooo: true,
             quickack_on_growth: true,
+            grow_window_on_ooo: false,
             comp_sack_nr: 0,
             comp_sack_delay_ns: 1_000_000,
             sack: true,
@@ -598,6 +604,11 @@ impl RecvCore {
             self.stats.window_updates += 1;
             ack_now = true;
         }
+        if out.out_of_order && self.cfg.grow_window_on_ooo && self.cfg.sack {
+            // Linux grows the window before it charges the new out-of-order skb to the socket
+            // (`tcp_grow_window`, then `skb_set_owner_r`): its bytes do not count yet.
+            self.grow_clamp_by(len, new_bytes.min(self.ooo_charged()));
+        }
         if delivered > 0 {
             if !out.out_of_order {
                 self.grow_clamp(len);
@@ -927,6 +938,13 @@ impl RecvCore {
     /// (`u64::MAX`, BSD and Windows receivers): nothing to grow.
     #[inline]
     fn grow_clamp(&mut self, len: u32) {
+        self.grow_clamp_by(len, 0);
+    }
+
+    /// [`Self::grow_clamp`] with `uncharged` bytes of the reassembly queue not yet counted
+    /// against the buffer (the segment being queued out of order).
+    #[inline]
+    fn grow_clamp_by(&mut self, len: u32, uncharged: u64) {
         // The free buffer is at most the buffer: a clamp that reached it (or none, u64::MAX)
         // has no room, the common case, tested first.
         if self.clamp >= self.cfg.rcvbuf || len < self.cfg.mss {
@@ -935,7 +953,7 @@ impl RecvCore {
         let space = self
             .cfg
             .rcvbuf
-            .saturating_sub(self.unread + self.ooo_charged());
+            .saturating_sub(self.unread + self.ooo_charged() - uncharged);
         let room = space.saturating_sub(self.clamp);
         if room == 0 {
             return;
@@ -1210,6 +1228,7 @@ mod tests {
             quickack_segments: 0,
             quickack_on_ooo: true,
             quickack_on_growth: false,
+            grow_window_on_ooo: false,
             comp_sack_nr: 0,
             comp_sack_delay_ns: MS,
             sack: true,
@@ -1906,6 +1925,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn test_out_of_order_segment_grows_the_window_with_sack_only() {
+        // Linux >= 3.13 tcp_data_queue_ofo -> tcp_grow_window (SACK flows only since 5.8): a
+        // segment queued beyond a hole raises the clamp by two segments as an in-order one
+        // does, with its own bytes not yet charged; without SACK (or before 3.13) it does not.
+        for (knob, sack, grown) in [(true, true, 8000), (true, false, 6000), (false, true, 6000)] {
+            let mut c = cfg(1000);
+            c.rcvbuf = 20_000;
+            c.grow_window_on_ooo = knob;
+            c.sack = sack;
+            c.dsack = sack;
+            let mut r = rx(c, 0);
+            r.set_initial_clamp(4000);
+            seg(&mut r, 0, 0, 1000);
+            assert_eq!(r.clamp(), 6000);
+            let o = seg(&mut r, 0, 2000, 1000).0;
+            assert!(o.out_of_order);
+            assert_eq!(r.clamp(), grown, "knob {knob} sack {sack}");
+        }
+        // The room is the free buffer before the new segment is charged: a 6000 B buffer, the
+        // clamp at 5000 after one in-order segment; the out-of-order one finds 1000 B of room
+        // (counting itself it would find none).
+        let mut c = cfg(1000);
+        c.rcvbuf = 6000;
+        c.grow_window_on_ooo = true;
+        let mut r = rx(c, 0);
+        r.set_initial_clamp(3000);
+        seg(&mut r, 0, 0, 1000);
+        assert_eq!(r.clamp(), 5000);
+        assert!(seg(&mut r, 0, 2000, 1000).0.out_of_order);
+        assert_eq!(r.clamp(), 6000);
     }
 
     #[test]
