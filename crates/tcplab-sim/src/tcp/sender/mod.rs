@@ -1110,7 +1110,9 @@ impl TcpSender {
     /// Loss marking on one ACK, after the scoreboard took it; returns the bytes newly marked
     /// lost. From SACK information: RFC 6675 IsLost, or FACK for rate-halving; then RACK
     /// (RFC 8985 §6.2): remember the newest delivered transmission, then time-based loss.
-    #[inline]
+    /// Forced inline: under fat LTO `#[inline]` left it a call per ACK (−7.8 instructions per
+    /// delivered packet on s1 inlined).
+    #[inline(always)]
     fn mark_losses(&mut self, res: &AckResult, now: Nanos, use_sack: bool) -> u64 {
         if !use_sack {
             return 0;
