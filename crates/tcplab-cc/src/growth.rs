@@ -391,10 +391,20 @@ impl WindowState {
     /// Slow start with the increase divided by `divisor` (HyStart++ Conservative Slow Start,
     /// RFC 9406 §4.2: `cwnd += min(N, L*SMSS) / CSS_GROWTH_DIVISOR`). The remainder of the
     /// division is carried to the next ACK so no growth is lost. `divisor` 0 is taken as 1.
+    ///
+    /// Inlined test and congestion-avoidance credit (what most ACKs of a long transfer take),
+    /// slow start out of line.
+    #[inline]
     pub fn slow_start_divided(&mut self, ev: &AckEvent, divisor: u64) -> u64 {
         if !self.in_slow_start() {
             return self.growth.avoidance_credit(ev, self.mss);
         }
+        self.slow_start_step(ev, divisor)
+    }
+
+    /// [`WindowState::slow_start_divided`] in slow start.
+    #[inline(never)]
+    fn slow_start_step(&mut self, ev: &AckEvent, divisor: u64) -> u64 {
         let divisor = divisor.max(1);
         let credit = self.growth.slow_start_credit(ev, self.mss, self.after_rto);
         if credit == 0 {
@@ -485,6 +495,7 @@ impl WindowState {
     /// [`AiRule::Linux26`] is Linux 2.x's counter exactly — the ACK that finds the counter at
     /// `per` adds a segment and clears it, any other counts once (`credit` > 0 means the ACK
     /// may grow the window; its size is not counted) — else [`WindowState::additive_increase`].
+    #[inline]
     pub fn additive_increase_rule(&mut self, rule: AiRule, per: u64, credit: u64) {
         if rule == AiRule::Linux26 && self.growth.unit == CwndUnit::Packets {
             if credit > 0 {
@@ -501,6 +512,7 @@ impl WindowState {
     /// counts the packets an ACK covered since Linux 2.6.17 (`snd_cwnd_cnt += ca->pkts_acked`
     /// in `htcp_cong_avoid`, see htcp.rs). Returns true if the window grew. `per` 0 is taken
     /// as 1.
+    #[inline]
     pub fn counter_step(&mut self, per: u64, count: u64) -> bool {
         if self.ai_count >= per.max(1) {
             self.ai_count = 0;

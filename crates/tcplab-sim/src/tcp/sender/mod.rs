@@ -565,7 +565,10 @@ impl TcpSender {
     }
 
     /// Send `len` bytes of new data at snd_nxt (recorded on the scoreboard, snd_nxt advanced).
-    #[inline]
+    /// Forced inline, as `send_segment`: left to the compiler, one of the two stayed a call
+    /// per segment taking six arguments, whose set-up and register saves cost ≈ 40
+    /// instructions per delivered packet on s1 and I5 (cachegrind, fat LTO).
+    #[inline(always)]
     fn send_new(&mut self, cx: &mut Cx, len: u32, frame_cont: bool, frame_end: bool) {
         let off = self.snd_nxt;
         self.sb.on_send_new(off, len, cx.now);
@@ -574,7 +577,9 @@ impl TcpSender {
     }
 
     /// Send `len` bytes from offset `off`; `frame_cont`: the segment continues a TSO frame;
-    /// `frame_end`: it ends a `tso_model = "linux-6"` GSO buffer.
+    /// `frame_end`: it ends a `tso_model = "linux-6"` GSO buffer. Inlined in its three callers
+    /// (see `send_new`).
+    #[inline(always)]
     fn send_segment(
         &mut self,
         cx: &mut Cx,
@@ -1105,7 +1110,9 @@ impl TcpSender {
     /// Loss marking on one ACK, after the scoreboard took it; returns the bytes newly marked
     /// lost. From SACK information: RFC 6675 IsLost, or FACK for rate-halving; then RACK
     /// (RFC 8985 §6.2): remember the newest delivered transmission, then time-based loss.
-    #[inline]
+    /// Forced inline: under fat LTO `#[inline]` left it a call per ACK (−7.8 instructions per
+    /// delivered packet on s1 inlined).
+    #[inline(always)]
     fn mark_losses(&mut self, res: &AckResult, now: Nanos, use_sack: bool) -> u64 {
         if !use_sack {
             return 0;
