@@ -598,6 +598,17 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     # the windows that hold them show the bottleneck's rate (measured: FAST on a tuning path
     # that lost every other segment of a window read twice the path rate, both ways)
     rec_iv = np.array([(ep["t"], ep["t_rec"]) for ep in episodes], dtype=float).reshape(-1, 2)
+    if vant == "receiver" and len(rec_iv) and len(ack):
+        # Near the receiver an episode shows at the retransmission's arrival, but the cumulative
+        # ACK stopped about a round earlier, when the first segment beyond the hole arrived, and
+        # counts nothing that arrives until the hole fills: the interval starts where the ACK
+        # last advanced (a linux-6 receiver, whose window keeps opening in a hole, kept the
+        # sender sending through it, and a lone flow's busy share read 0.94 without this).
+        run = np.maximum.accumulate(ack)
+        j = np.clip(np.searchsorted(ack_t, rec_iv[:, 0], side="right") - 1, 0, len(ack) - 1)
+        stall = ack_t[np.searchsorted(run, run[j], side="left")]
+        prev_end = np.concatenate(([-np.inf], rec_iv[:-1, 1]))
+        rec_iv[:, 0] = np.maximum(np.minimum(rec_iv[:, 0], stall), prev_end)
 
     def in_recovery(t: np.ndarray) -> np.ndarray:
         k = np.searchsorted(rec_iv[:, 0], t, side="right") - 1
