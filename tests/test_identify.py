@@ -153,6 +153,21 @@ def test_decrease_is_measured_before_the_detection_stall(tmp_path):
     assert b["bic"] > b["cubic"] + 0.08, b
 
 
+def test_recovery_ends_when_its_last_repair_is_acked(tmp_path):
+    # Reno's slow-start overshoot on a 56 Mbit/s x 87 ms path (the grid point of tuning path 4)
+    # loses hundreds of segments, some of them sent during the recovery; their repairs are
+    # ACKed a round after the recovery point, and until then the bytes SACKed above them count
+    # as outstanding. Read in that round, the window after the loss was the one before it
+    # (0.92) where the capture of the same algorithm on a path 7 % longer read 0.35: the
+    # episode now ends at the ACK of its last repair, and the window after is Reno's.
+    g = {"rate_bps": 56.23e6, "rtt_s": 0.0866, "buffer_bdp": 1.0, "loss": 0.0, "duration_s": 5.0}
+    x = feats(capture(tmp_path, "linux-6", "reno", seed=11, grid=g))
+    assert x.counts["loss_episodes"] == 1 and x.counts["retransmissions"] > 300, x.counts
+    assert x.features["beta"] < 0.5, x.features
+    # the window after, in BDPs (log2): about one BDP, not the ~3 BDPs outstanding before
+    assert abs(x.features["post_bdp"]) < 0.3, x.features
+
+
 def test_scalable_and_bic_decreases_are_apart_by_several_beta_scales(tmp_path):
     # Scalable cuts by 1/8 (Kelly 2003), BIC to 819/1024 (Linux tcp_bic.c). The feature reads
     # the window of the round after recovery, which holds that round's growth too: BIC's binary
