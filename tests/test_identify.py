@@ -168,6 +168,18 @@ def test_recovery_ends_when_its_last_repair_is_acked(tmp_path):
     assert abs(x.features["post_bdp"]) < 0.3, x.features
 
 
+def test_a_late_repair_near_the_receiver_stays_in_its_episode(tmp_path):
+    # near the receiver, a segment lost during the recovery of NewReno's slow-start overshoot
+    # (38 Mbit/s x 116 ms; the grid point of tuning generator path 8 of 12) leaves a hole that
+    # its repair fills 0.17 s after the recovery point's ACK: that repair began an episode of
+    # its own, and the gap between the two read as an epoch of 3 rounds. The episode now lasts
+    # until the receiver holds no out-of-order data.
+    g = {"rate_bps": 36.52e6, "rtt_s": 0.1155, "buffer_bdp": 0.7071, "loss": 0.0, "duration_s": 5.0}
+    x = feats(capture(tmp_path, "linux-6", "newreno", vantage="receiver", seed=11, grid=g))
+    assert x.counts["data_segments"] > 10_000
+    assert x.counts["loss_episodes"] == 1, x.counts
+
+
 def test_scalable_and_bic_decreases_are_apart_by_several_beta_scales(tmp_path):
     # Scalable cuts by 1/8 (Kelly 2003), BIC to 819/1024 (Linux tcp_bic.c). The feature reads
     # the window of the round after recovery, which holds that round's growth too: BIC's binary
