@@ -153,6 +153,33 @@ def test_decrease_is_measured_before_the_detection_stall(tmp_path):
     assert b["bic"] > b["cubic"] + 0.08, b
 
 
+def test_recovery_ends_when_its_last_repair_is_acked(tmp_path):
+    # Reno's slow-start overshoot on a 56 Mbit/s x 87 ms path (the grid point of tuning path 4)
+    # loses hundreds of segments, some of them sent during the recovery; their repairs are
+    # ACKed a round after the recovery point, and until then the bytes SACKed above them count
+    # as outstanding. Read in that round, the window after the loss was the one before it
+    # (0.92) where the capture of the same algorithm on a path 7 % longer read 0.35: the
+    # episode now ends at the ACK of its last repair, and the window after is Reno's.
+    g = {"rate_bps": 56.23e6, "rtt_s": 0.0866, "buffer_bdp": 1.0, "loss": 0.0, "duration_s": 5.0}
+    x = feats(capture(tmp_path, "linux-6", "reno", seed=11, grid=g))
+    assert x.counts["loss_episodes"] == 1 and x.counts["retransmissions"] > 300, x.counts
+    assert x.features["beta"] < 0.5, x.features
+    # the window after, in BDPs (log2): about one BDP, not the ~3 BDPs outstanding before
+    assert abs(x.features["post_bdp"]) < 0.3, x.features
+
+
+def test_a_late_repair_near_the_receiver_stays_in_its_episode(tmp_path):
+    # near the receiver, a segment lost during the recovery of NewReno's slow-start overshoot
+    # (38 Mbit/s x 116 ms; the grid point of tuning generator path 8 of 12) leaves a hole that
+    # its repair fills 0.17 s after the recovery point's ACK: that repair began an episode of
+    # its own, and the gap between the two read as an epoch of 3 rounds. The episode now lasts
+    # until the receiver holds no out-of-order data.
+    g = {"rate_bps": 36.52e6, "rtt_s": 0.1155, "buffer_bdp": 0.7071, "loss": 0.0, "duration_s": 5.0}
+    x = feats(capture(tmp_path, "linux-6", "newreno", vantage="receiver", seed=11, grid=g))
+    assert x.counts["data_segments"] > 10_000
+    assert x.counts["loss_episodes"] == 1, x.counts
+
+
 def test_scalable_and_bic_decreases_are_apart_by_several_beta_scales(tmp_path):
     # Scalable cuts by 1/8 (Kelly 2003), BIC to 819/1024 (Linux tcp_bic.c). The feature reads
     # the window of the round after recovery, which holds that round's growth too: BIC's binary
