@@ -542,14 +542,15 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     # --- loss episodes -----------------------------------------------------------------------
     lossk = (dk == K_RETX) | ((dk == K_OOO) if vant == "receiver" else np.zeros_like(dk, bool))
     lt, lend = dt[lossk], deq[lossk]
-    ack_hi = np.maximum.accumulate(ack) if len(ack) else ack
+    # the cumulative ACK as a running maximum (old or reordered ACKs do not move it back)
+    amax = np.maximum.accumulate(ack) if len(ack) else ack
     # near the receiver, the ACKs that leave no hole: the cumulative ACK at the highest byte
     # received by then (no out-of-order data held)
     no_hole = np.zeros(0, dtype=np.int64)
     if vant == "receiver" and len(ack):
         k_at = np.searchsorted(dt, ack_t, side="right") - 1
         hi_at = np.where(k_at >= 0, np.maximum.accumulate(deq)[np.maximum(k_at, 0)], 0)
-        no_hole = np.flatnonzero(ack_hi >= hi_at)
+        no_hole = np.flatnonzero(amax >= hi_at)
     t_end = float(dt[-1])
     episodes: list[dict[str, float]] = []
     i = 0
@@ -559,7 +560,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         k0 = int(np.searchsorted(dt, te))
         rp = int(deq[:k0].max()) if k0 > 0 else int(deq[0])
         # ack is non-decreasing except for reordering/old ACKs: use a running maximum
-        j = int(np.searchsorted(ack_hi, rp)) if len(ack) else 0
+        j = int(np.searchsorted(amax, rp)) if len(ack) else 0
         t_rec = float(ack_t[j]) if j < len(ack_t) else t_end
         t_rec = max(t_rec, te)
         # Near the sender, a hole in the data sent during the recovery and repaired before the
@@ -577,7 +578,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         ins = (lt >= te) & (lt <= t_rec)
         hi_rep = int(lend[ins].max()) if ins.any() else rp
         if vant == "sender" and hi_rep > rp and len(ack):
-            j = int(np.searchsorted(ack_hi, hi_rep))
+            j = int(np.searchsorted(amax, hi_rep))
             t_rec = max(t_rec, float(ack_t[j]) if j < len(ack_t) else t_end)
         if len(no_hole):
             # Near the receiver the recovery point is the highest byte that arrived before the
@@ -634,7 +635,6 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     # --- path: rate, buffer, loss ------------------------------------------------------------
     win = max(2 * r_rtt, 0.05)
     edges = _bins(ack_t[0] if len(ack_t) else t_first, t_end, win)
-    amax = np.maximum.accumulate(ack) if len(ack) else ack
     # ACKs within a loss recovery (from its first retransmission to the ACK of its recovery
     # point) advance by what arrived before them: a retransmission that fills a hole moves the
     # cumulative ACK over every segment received after the hole, so neither their pairs nor
@@ -647,9 +647,8 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         # counts nothing that arrives until the hole fills: the interval starts where the ACK
         # last advanced (a linux-6 receiver, whose window keeps opening in a hole, kept the
         # sender sending through it, and a lone flow's busy share read 0.94 without this).
-        run = np.maximum.accumulate(ack)
         j = np.clip(np.searchsorted(ack_t, rec_iv[:, 0], side="right") - 1, 0, len(ack) - 1)
-        stall = ack_t[np.searchsorted(run, run[j], side="left")]
+        stall = ack_t[np.searchsorted(amax, amax[j], side="left")]
         prev_end = np.concatenate(([-np.inf], rec_iv[:-1, 1]))
         rec_iv[:, 0] = np.maximum(np.minimum(rec_iv[:, 0], stall), prev_end)
 
