@@ -259,8 +259,8 @@ def test_refusals_create_nothing():
 
 
 def test_compare_reno_sim_vs_kernel(tmp_path):
-    """One sim-vs-kernel comparison: a Reno flow on 20 Mbit/s, 40 ms, 1 BDP."""
-    from tcplab.kernel.compare import compare
+    """One sim-vs-kernel comparison: a Reno flow on 20 Mbit/s, 40 ms, 1 BDP; then replayed."""
+    from tcplab.kernel.compare import compare, replay
 
     src = ROOT / "python/tcplab/kernel/validation/a-reno-20mbit-40ms-1bdp.toml"
     rep = compare(src, out=tmp_path / "cmp", overrides=["duration=10s"])
@@ -269,6 +269,18 @@ def test_compare_reno_sim_vs_kernel(tmp_path):
     assert f["checks"]["mean_goodput"]["pass"], f["mean_goodput_bps"]
     assert (tmp_path / "cmp" / "fidelity.md").read_text().startswith("# Fidelity")
     assert (tmp_path / "cmp" / "compare.png").stat().st_size > 0
+
+    # The recorded kernel trial, replayed: the same simulator gives the same report, every
+    # number of both sides; a change on the simulator's side moves only the simulator's numbers.
+    again = replay(tmp_path / "cmp", out=tmp_path / "again")
+    assert {k: v for k, v in again.items() if k not in ("wall_s", "replay")} == {
+        k: v for k, v in rep.items() if k != "wall_s"
+    }
+    assert "**Replay** of the kernel trials" in (tmp_path / "again" / "fidelity.md").read_text()
+    other = replay(tmp_path / "cmp", overrides=["tcp.sack=false"])
+    g, g0 = other["flows"][0]["mean_goodput_bps"], f["mean_goodput_bps"]
+    assert g["kernel"] == g0["kernel"] and g["sim"] != g0["sim"]
+    assert other["replay"]["overrides"] == ["tcp.sack=false"]
 
 
 def _ack_pauses(pcap: Path, server_port_min: int = 5201) -> tuple[int, int]:

@@ -2,6 +2,8 @@
 
     tcplab compare SCENARIO [--out DIR] [--set F=V ...] [--seed S] [--trials N] [--sim-trials M]
                    [--sim-timeout S] [--no-emulator-jitter]
+    tcplab compare --replay DIR [--out DIR2] [--set F=V ...] [--sim-trials M] [--sim-timeout S]
+                   [--no-emulator-jitter]
     tcplab kernel-cleanup [--force]
 
 Registered on the main parser by :func:`tcplab.kernel.add_subcommands`; each sets ``func``.
@@ -17,18 +19,32 @@ __all__ = ["add_subcommands"]
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .compare import compare
+    from ..errors import UserError
+    from .compare import compare, replay
 
-    rep = compare(
-        args.scenario,
-        out=args.out,
-        overrides=args.overrides,
-        seed=args.seed,
-        sim_timeout=args.sim_timeout,
-        trials=args.trials,
-        sim_trials=args.sim_trials,
-        emulator_jitter=not args.no_emulator_jitter,
-    )
+    if (args.scenario is None) == (args.replay is None):
+        raise UserError(
+            "compare: give a SCENARIO to run on both engines, or --replay DIR to run the "
+            "simulator's side of an earlier comparison again (not both)"
+        )
+    if args.replay is not None:
+        for flag, value in (("--seed", args.seed), ("--trials", args.trials)):
+            if value is not None:
+                raise UserError(
+                    f"compare --replay: {flag} cannot be used: a replay keeps the recorded "
+                    "kernel trials and their seeds"
+                )
+    common = {
+        "out": args.out,
+        "overrides": args.overrides,
+        "sim_timeout": args.sim_timeout,
+        "sim_trials": args.sim_trials,
+        "emulator_jitter": not args.no_emulator_jitter,
+    }
+    if args.replay is not None:
+        rep = replay(args.replay, **common)
+    else:
+        rep = compare(args.scenario, seed=args.seed, trials=args.trials, **common)
     if not rep["kernel_valid"]:
         print("kernel run INVALID: " + "; ".join(rep["kernel_invalid_reasons"]), file=sys.stderr)
     for f in rep["flows"]:
@@ -78,11 +94,24 @@ def add_subcommands(subparsers: Any) -> None:
             "report per flow mean and per-interval goodput, cwnd trajectories (correlation, mean "
             "absolute error), retransmissions and timeouts, each with pass/fail against stated "
             "tolerances; with several trials the checks are made on the means over trials. Exit "
-            "status 3 when a check fails."
+            "status 3 when a check fails. With --replay DIR (no root needed) the kernel trials "
+            "recorded by an earlier `compare --out DIR` are judged against new simulator runs, "
+            "e.g. of another build or with --set applied to the simulator's side only."
         ),
     )
-    c.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-    c.add_argument("--out", metavar="DIR", help="write fidelity.json, fidelity.md, compare.png")
+    c.add_argument("scenario", nargs="?", metavar="SCENARIO", help="scenario TOML file")
+    c.add_argument(
+        "--replay",
+        metavar="DIR",
+        help="run only the simulator's side again, against the kernel trials recorded in DIR "
+        "(the --out of an earlier compare)",
+    )
+    c.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write fidelity.json, fidelity.md, compare.png and the kernel trials "
+        "(kernel-trials.json.gz, for --replay)",
+    )
     c.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
     c.add_argument("--seed", type=int, metavar="S", help="scenario seed")
     c.add_argument(

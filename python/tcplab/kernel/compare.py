@@ -46,7 +46,7 @@ from ..errors import UserError
 from ..results import jain_index
 from . import linux
 
-__all__ = ["TOLERANCES", "compare", "fidelity", "linux_sim_config"]
+__all__ = ["KERNEL_RECORD", "TOLERANCES", "compare", "fidelity", "linux_sim_config", "replay"]
 
 TOLERANCES = {
     "mean_goodput_rel": 0.10,
@@ -697,6 +697,20 @@ def _group_checks(
 
 def _markdown(name: str, rep: dict[str, Any]) -> str:
     lines = [f"# Fidelity: {name}", ""]
+    rp = rep.get("replay")
+    if rp:
+        lines += [
+            f"**Replay** of the kernel trials recorded in `{rp['of']}`: the simulator's side was "
+            "run again"
+            + (
+                " with " + ", ".join(f"`{o}`" for o in rp["overrides"]) + " (simulator only)"
+                if rp["overrides"]
+                else ""
+            )
+            + ("" if rp["emulator_jitter"] else ", without the emulator's lateness")
+            + "; the kernel's side is the recorded one.",
+            "",
+        ]
     if rep.get("trials", 1) > 1:
         lines += [
             f"Means over {rep['trials']} trials (pairs of runs with the same seed and loss "
@@ -848,6 +862,14 @@ def _plot(rep: dict[str, Any], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+#: File in a ``tcplab compare --out`` directory that keeps each kernel trial's result, its
+#: start stagger and the scenario as resolved, so that ``tcplab compare --replay`` can run the
+#: simulator's side again without root (gzip-compressed JSON).
+KERNEL_RECORD = "kernel-trials.json.gz"
+#: Version of :data:`KERNEL_RECORD`'s layout; a record of another version is refused.
+KERNEL_RECORD_VERSION = 1
+
+
 def compare(
     scenario: str | Path,
     *,
@@ -868,7 +890,8 @@ def compare(
     there are several, else *trials*) is how many simulator trials make the simulator's means:
     the ones beyond *trials* use their own trial seeds with the start stagger and lateness of
     kernel trial ``k mod trials`` (see :func:`merge_trials`). The simulator runs in a child
-    process killed after *sim_timeout* seconds."""
+    process killed after *sim_timeout* seconds. With *out* the kernel trials are kept as well
+    (:data:`KERNEL_RECORD`), for :func:`replay`."""
     from .. import scenario as scenario_mod
     from ..seeds import trial_seed
     from . import run as kernel_run
@@ -883,16 +906,124 @@ def compare(
     n = sc.trials if trials is None else trials
     if n < 1:
         raise UserError(f"compare: --trials {n}: must be at least 1")
+    m = _sim_trial_count(n, sim_trials)
+    kernels: list[tuple[dict[str, Any], dict[str, int]]] = []
+    t_k = 0.0
+    for k in range(n):
+        kcfg = copy.deepcopy(common_loss_pattern(sc.config(trial_seed(sc.seed, k))))
+        kcfg["meta"] = {"kernel": {"fine_series": True}}
+        t = time.perf_counter()
+        kern = kernel_run(kcfg)
+        t_k += time.perf_counter() - t
+        stagger = start_stagger(kern)
+        kernels.append((common_start_offset(kern, stagger), stagger))
+    rep = _simulator_side(sc, kernels, m, emulator_jitter, sim_timeout)
+    rep["file"] = str(scenario)
+    rep["wall_s"]["kernel"] = t_k
+    if out is not None:
+        record = {
+            "version": KERNEL_RECORD_VERSION,
+            "file": str(scenario),
+            "scenario": sc.resolved,
+            "kernel_trials": [{"result": kr, "stagger_ns": st} for kr, st in kernels],
+        }
+        _write_report(out, sc.name, rep, record)
+    return rep
+
+
+def replay(
+    record_dir: str | Path,
+    *,
+    out: str | Path | None = None,
+    overrides: list[str] | None = None,
+    sim_timeout: float = 600.0,
+    emulator_jitter: bool = True,
+    sim_trials: int | None = None,
+) -> dict[str, Any]:
+    """The fidelity report of a stored comparison with the simulator's side run again.
+
+    *record_dir* is the ``--out`` directory of an earlier :func:`compare`: its kernel trials
+    (:data:`KERNEL_RECORD`: each trial's result, start stagger and the emulator's measured
+    lateness) are judged against new simulator runs of the same scenario, so that a change of
+    the model — a new build, or *overrides* applied to the simulator's side only (e.g.
+    ``tcp.grow_window_on_ooo=false``) — is measured against the same real-kernel runs, without
+    root and in seconds. Trials, seeds, loss patterns and start staggers are the recorded ones;
+    *sim_trials* as in :func:`compare`. Overrides that change the path or the flows make the
+    comparison meaningless (the kernel ran the recorded scenario); the report names them
+    (``replay.overrides``)."""
+    from .. import scenario as scenario_mod
+
+    src = Path(record_dir) / KERNEL_RECORD
+    if out is not None:
+        from ..results import check_out
+
+        check_out(out)
+    try:
+        import gzip
+
+        with gzip.open(src, "rt", encoding="utf-8") as fh:
+            record = json.load(fh)
+    except FileNotFoundError:
+        raise UserError(
+            f"compare --replay {record_dir}: no {KERNEL_RECORD} there; replay needs the --out "
+            "directory of a `tcplab compare` run (made by this version or later)"
+        ) from None
+    except (OSError, ValueError) as e:
+        raise UserError(f"compare --replay: cannot read {src}: {e}") from None
+    if record.get("version") != KERNEL_RECORD_VERSION:
+        raise UserError(
+            f"compare --replay: {src} has layout version {record.get('version')!r}, this "
+            f"tcplab reads version {KERNEL_RECORD_VERSION}; rerun `tcplab compare`"
+        )
+    sc = scenario_mod.load(
+        record["scenario"],
+        overrides=overrides or [],
+        file=record["file"],
+        catalog=linux.kernel_catalog(),
+    )
+    kernels = [
+        (t["result"], {k: int(v) for k, v in t["stagger_ns"].items()})
+        for t in record["kernel_trials"]
+    ]
+    rep = _simulator_side(
+        sc, kernels, _sim_trial_count(len(kernels), sim_trials), emulator_jitter, sim_timeout
+    )
+    rep["file"] = record["file"]
+    rep["replay"] = {
+        "of": str(record_dir),
+        "overrides": list(overrides or []),
+        "emulator_jitter": emulator_jitter,
+    }
+    if out is not None:
+        _write_report(out, sc.name, rep, record)
+    return rep
+
+
+def _sim_trial_count(n: int, sim_trials: int | None) -> int:
     m = (4 * n if n > 1 else n) if sim_trials is None else sim_trials
     if m < n:
         raise UserError(
             f"compare: --sim-trials {m}: must be at least --trials ({n}), one simulator trial "
             "beside each kernel trial"
         )
-    reports, extra, t_sim, t_k = [], [], 0.0, 0.0
+    return m
+
+
+def _simulator_side(
+    sc: Any,
+    kernels: list[tuple[dict[str, Any], dict[str, int]]],
+    m: int,
+    emulator_jitter: bool,
+    sim_timeout: float,
+) -> dict[str, Any]:
+    """Simulate trials 0 … *m*−1 of *sc* beside the kernel trials *kernels* (each its result,
+    aligned by :func:`common_start_offset`, and its start stagger) and merge the reports: trial
+    *j* borrows the stagger and lateness of kernel trial ``j mod len(kernels)``."""
+    from ..seeds import trial_seed
+
+    n = len(kernels)
     scfg: dict[str, Any] = {}
-    kern: dict[str, Any] = {}
-    kernels: list[tuple[dict[str, Any], dict[str, int]]] = []
+    t_sim = 0.0
 
     def sim_side(j: int, kern: dict[str, Any], stagger: dict[str, int]) -> dict[str, Any]:
         nonlocal scfg, t_sim
@@ -911,38 +1042,35 @@ def compare(
         rep_j["sim_jitter"] = jitter
         return rep_j
 
-    for k in range(n):
-        kcfg = copy.deepcopy(common_loss_pattern(sc.config(trial_seed(sc.seed, k))))
-        kcfg["meta"] = {"kernel": {"fine_series": True}}
-        t = time.perf_counter()
-        kern = kernel_run(kcfg)
-        t_k += time.perf_counter() - t
-        stagger = start_stagger(kern)
-        kern = common_start_offset(kern, stagger)
-        kernels.append((kern, stagger))
-        reports.append(sim_side(k, kern, stagger))
-    for j in range(n, m):
-        extra.append(sim_side(j, *kernels[j % n]))
+    reports = [sim_side(k, *kernels[k]) for k in range(n)]
+    extra = [sim_side(j, *kernels[j % n]) for j in range(n, m)]
     cfg = common_loss_pattern(sc.config(trial_seed(sc.seed, n - 1)))
     rep = merge_trials(cfg, reports, extra)
     rep["scenario"] = sc.name
-    rep["file"] = str(scenario)
     rep["trials"] = n
     rep["sim_trials"] = m
-    rep["wall_s"] = {"sim": t_sim, "kernel": t_k}
+    rep["wall_s"] = {"sim": t_sim}
     rep["sim_knobs"] = {f["name"]: f.get("tcp") for f in scfg["flows"] if f["kind"] == "tcp"}
-    rep["kernel_emulator"] = kern.get("kernel", {}).get("emulator")
-    if out is not None:
-        from ..results import write_atomic
-
-        def fill(d: Path) -> None:
-            (d / "fidelity.json").write_text(json.dumps(rep, indent=1, default=_json_default))
-            (d / "fidelity.md").write_text(_markdown(sc.name, rep))
-            _plot(rep, d / "compare.png", f"{sc.name}: simulator vs kernel")
-
-        # All three files appear together or not at all (results.write_atomic).
-        write_atomic(Path(out), fill)
+    rep["kernel_emulator"] = kernels[-1][0].get("kernel", {}).get("emulator")
     return rep
+
+
+def _write_report(out: str | Path, name: str, rep: dict[str, Any], record: dict[str, Any]) -> None:
+    """fidelity.json, fidelity.md, compare.png and the kernel record, all or nothing."""
+    import gzip
+
+    from ..results import write_atomic
+
+    def fill(d: Path) -> None:
+        (d / "fidelity.json").write_text(json.dumps(rep, indent=1, default=_json_default))
+        (d / "fidelity.md").write_text(_markdown(name, rep))
+        _plot(rep, d / "compare.png", f"{name}: simulator vs kernel")
+        # mtime=0: the same record compresses to the same bytes.
+        with gzip.GzipFile(d / KERNEL_RECORD, "wb", mtime=0) as raw:
+            raw.write(json.dumps(record, default=_record_default).encode())
+
+    # All files appear together or not at all (results.write_atomic).
+    write_atomic(Path(out), fill)
 
 
 _SIM_CHILD = """
@@ -985,6 +1113,15 @@ def run_sim(config: dict[str, Any], timeout: float) -> tuple[dict[str, Any] | No
     if "error" in out:
         return None, f"simulator: {out['error']}"
     return out["raw"], None
+
+
+def _record_default(o: Any) -> Any:
+    """JSON for the kernel record: arrays as lists (exact: floats round-trip through repr)."""
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (np.integer, np.floating)):
+        return o.item()
+    raise TypeError(f"kernel record: cannot store a {type(o).__name__}")
 
 
 def _json_default(o: Any) -> Any:

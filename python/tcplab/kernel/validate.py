@@ -1,9 +1,12 @@
-"""The kernel validation set: ``python -m tcplab.kernel.validate [--out DIR] [--only SUBSTR]``.
+"""The kernel validation set: ``python -m tcplab.kernel.validate [--out DIR] [--only SUBSTR]
+[--replay RUN]``.
 
 Runs ``tcplab compare`` on every scenario in ``python/tcplab/kernel/validation/`` (reno, cubic
 and bbr on three paths; see the files) and writes ``DIR/<scenario>/`` reports plus
-``DIR/validation.md``, the table quoted in the README. Needs root. About 10 minutes (the
-two-flow scenarios run 3 trials each).
+``DIR/validation.md``, the table quoted in the README. Needs root. About 25-35 minutes with the
+README's trial counts. ``--replay RUN`` (no root, a minute or two) judges the kernel trials
+recorded in an earlier run's ``RUN/<scenario>/`` against new simulator runs instead
+(``tcplab compare --replay``): a model change measured against the same kernel runs.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from .compare import compare
+from ..errors import UserError
+from .compare import KERNEL_RECORD, compare, replay
 
 VALIDATION_DIR = Path(__file__).with_name("validation")
 
@@ -112,20 +116,47 @@ def main(argv: list[str] | None = None) -> int:
         metavar="S",
         help="kill a simulation that runs longer (default 180 s)",
     )
+    p.add_argument(
+        "--replay",
+        metavar="RUN",
+        help="no kernel runs: judge the kernel trials recorded in RUN (an earlier --out) "
+        "against new simulator runs; --set applies to the simulator's side only",
+    )
     args = p.parse_args(argv)
     out = Path(args.out)
+    files = scenarios(args.only)
+    if args.replay is not None:
+        if args.trials is not None:
+            raise UserError("validate --replay: --trials cannot be used (the recorded trials are)")
+        files = [f for f in files if (Path(args.replay) / f.stem / KERNEL_RECORD).is_file()]
+        if not files:
+            raise UserError(
+                f"validate --replay {args.replay}: no recorded kernel trials there "
+                f"(<scenario>/{KERNEL_RECORD} of a validation run made by this version or later)"
+            )
+        if out.resolve() == Path(args.replay).resolve():
+            raise UserError("validate --replay: --out must differ from the recorded run")
     out.mkdir(parents=True, exist_ok=True)
     reports = []
-    for f in scenarios(args.only):
+    for f in files:
         t = time.perf_counter()
-        rep = compare(
-            f,
-            out=out / f.stem,
-            overrides=args.overrides,
-            sim_timeout=args.sim_timeout,
-            trials=args.trials,
-            sim_trials=args.sim_trials,
-        )
+        if args.replay is not None:
+            rep = replay(
+                Path(args.replay) / f.stem,
+                out=out / f.stem,
+                overrides=args.overrides,
+                sim_timeout=args.sim_timeout,
+                sim_trials=args.sim_trials,
+            )
+        else:
+            rep = compare(
+                f,
+                out=out / f.stem,
+                overrides=args.overrides,
+                sim_timeout=args.sim_timeout,
+                trials=args.trials,
+                sim_trials=args.sim_trials,
+            )
         reports.append(rep)
         print(
             f"{f.stem}: {'pass' if rep['pass'] else 'FAIL'} ({time.perf_counter() - t:.0f} s)",
@@ -156,4 +187,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
