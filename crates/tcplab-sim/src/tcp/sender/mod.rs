@@ -690,6 +690,11 @@ impl TcpSender {
             open: self.ep.open(),
             dupacks: self.acks.dupacks,
             dupthresh: self.cfg.dupthresh,
+            left_by_dupacks: if !self.sack_on && self.ep.loss_point.is_some() {
+                u64::from(self.acks.dupacks) * u64::from(self.smss)
+            } else {
+                0
+            },
         }
     }
 
