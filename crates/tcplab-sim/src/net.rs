@@ -130,6 +130,11 @@ pub struct Channel {
     pub rank: u64,
     pub model: Link<Wire>,
     outages: Vec<(u64, u64)>,
+    /// Served by the emulator thread (src/emuthread.rs): its head packet leaves when the
+    /// thread sends it, not when it falls due.
+    pub on_thread: bool,
+    /// The head packet's departure was decided by the thread (its event is now that time).
+    pub head_served: bool,
 }
 
 /// Outcome of offering a packet to a channel.
@@ -187,6 +192,8 @@ impl Channel {
             rank: 0,
             model,
             outages: cfg.outages.clone(),
+            on_thread: false,
+            head_served: false,
         }
     }
 
@@ -327,6 +334,8 @@ pub struct Network {
     pub pool: PacketPool,
     /// Every node's `route`, one after the other (`from * nodes + to`): one lookup per hop.
     routes: Vec<u32>,
+    /// The emulator thread serving the channels marked `on_thread`, if configured.
+    pub thread: Option<crate::emuthread::EmuThread>,
 }
 
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -412,11 +421,54 @@ impl Network {
                 ));
             }
         }
+        let mut thread = None;
+        if let Some(t) = &cfg.emulator_thread {
+            for (f, d) in [("wakeup", &t.wakeup), ("send_gap", &t.send_gap)] {
+                d.check().map_err(|(g, m)| {
+                    err(
+                        format!("emulator_thread.{f}{}", g.trim_start_matches("jitter")),
+                        m,
+                    )
+                })?;
+            }
+            for (i, name) in t.channels.iter().enumerate() {
+                let field = format!("emulator_thread.channels[{i}]");
+                let c = channels
+                    .iter_mut()
+                    .find(|c: &&mut Channel| &c.name == name)
+                    .ok_or_else(|| {
+                        err(field.clone(), format!("unknown link direction {name:?}"))
+                    })?;
+                let li = c.link;
+                let own = if c.dir == "ab" {
+                    &cfg.links[li].ab
+                } else {
+                    &cfg.links[li].ba
+                };
+                if own.jitter != JitterCfg::None || own.tick_ns > 0 {
+                    return Err(err(
+                        field,
+                        format!(
+                            "{name:?} has jitter or a tick of its own; a direction served by the \
+                             emulator thread takes its timing from the thread"
+                        ),
+                    ));
+                }
+                c.on_thread = true;
+            }
+            thread = Some(crate::emuthread::EmuThread::new(
+                t.wakeup.clone(),
+                t.send_gap.clone(),
+                Rng::for_entity(cfg.seed, "jitter", "emulator-thread.wakeup"),
+                Rng::for_entity(cfg.seed, "jitter", "emulator-thread.send_gap"),
+            ));
+        }
         let mut net = Network {
             nodes,
             channels,
             pool: PacketPool::default(),
             routes: Vec::new(),
+            thread,
         };
         for c in &mut net.channels {
             c.rank = crate::event::rank("channel", &c.name);

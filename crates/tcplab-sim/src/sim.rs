@@ -762,7 +762,15 @@ impl Simulation {
             match target {
                 Target::Channel(ch) => {
                     let c = &mut self.net.channels[ch as usize];
-                    let (h, far) = c.take_arrival(ch, &mut self.ev);
+                    let (h, far) = if c.on_thread {
+                        match self.thread_take(ch) {
+                            Some(h) => (h, false),
+                            None => continue, // moved to the time the thread sends it
+                        }
+                    } else {
+                        c.take_arrival(ch, &mut self.ev)
+                    };
+                    let c = &mut self.net.channels[ch as usize];
                     if far {
                         c.prefetch_arrivals(&self.net.pool);
                     }
@@ -818,6 +826,36 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// Channel `ch`'s head packet fell due (its event is the next one) on a channel served by
+    /// the emulator thread (src/emuthread.rs). The first time, the thread decides when it
+    /// leaves and its event moves there (None); at that time it is taken (Some).
+    #[cold]
+    #[inline(never)]
+    fn thread_take(&mut self, ch: u32) -> Option<PacketId> {
+        let now = self.now;
+        let c = &mut self.net.channels[ch as usize];
+        if !c.head_served {
+            if let Some(t) = self.net.thread.as_mut() {
+                let at = t.serve(now);
+                if at > now {
+                    c.head_served = true;
+                    self.ev
+                        .replace_next(at, Class::Arrival, c.rank, Target::Channel(ch));
+                    return None;
+                }
+            }
+        }
+        c.head_served = false;
+        let (h, _) = c.take_arrival(ch, &mut self.ev);
+        // The next packet may have fallen due while this one waited for the thread: its event
+        // cannot lie in the past.
+        if c.model.next_arrival().is_some_and(|(a, _)| a < now) {
+            self.ev
+                .replace_next(now, Class::Arrival, c.rank, Target::Channel(ch));
+        }
+        Some(h)
     }
 
     /// Host `node`'s receive interrupt: its held packets go to the stack in arrival order.
