@@ -312,6 +312,8 @@ impl TcpReceiver {
         self.emit(cx, hdr, wire);
     }
 
+    /// Forced inline for the Python module's build, as `TcpSender::on_packet` (see there).
+    #[inline(always)]
     pub fn on_packet(&mut self, p: &Packet, cx: &mut Cx) {
         let h = &p.tcp;
         if h.flags & flags::SYN != 0 {

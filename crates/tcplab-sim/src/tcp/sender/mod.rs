@@ -946,6 +946,12 @@ impl TcpSender {
 
     // ---- Input ----
 
+    /// Forced inline into the event loop's `with_endpoint` (through `Endpoint::on_packet`): the
+    /// fat-LTO build of the `runjson` example inlines it by itself, but the Python module's
+    /// build (the same code in a larger optimisation unit, with PyO3) kept it out of line, which
+    /// cost that build ≈ 2 % more instructions per packet than `runjson` on bench s1 (README
+    /// "Performance", round 8): `tcplab bench` runs the module's build.
+    #[inline(always)]
     pub fn on_packet(&mut self, p: &Packet, cx: &mut Cx) {
         match self.state {
             State::SynSent if p.has_flag(flags::SYN) && p.has_flag(flags::ACK) => {
