@@ -135,6 +135,9 @@ pub struct Channel {
     pub on_thread: bool,
     /// The head packet's departure was decided by the thread (its event is now that time).
     pub head_served: bool,
+    /// [`crate::event::THREAD_CHANNEL_FLAG`] when `on_thread`, else 0 (see
+    /// [`Channel::arrival_target`]).
+    thread_flag: u32,
 }
 
 /// Outcome of offering a packet to a channel.
@@ -194,6 +197,7 @@ impl Channel {
             outages: cfg.outages.clone(),
             on_thread: false,
             head_served: false,
+            thread_flag: 0,
         }
     }
 
@@ -266,7 +270,12 @@ impl Channel {
             Admit::Lost { .. } => Offer::Lost,
             Admit::Queued { arrival_ns, .. } => {
                 if idle {
-                    ev.schedule(arrival_ns, Class::Arrival, self.rank, Target::Channel(id));
+                    ev.schedule(
+                        arrival_ns,
+                        Class::Arrival,
+                        self.rank,
+                        self.arrival_target(id),
+                    );
                 }
                 Offer::Queued
             }
@@ -288,6 +297,20 @@ impl Channel {
             None => ev.remove_next(),
         }
         (head.pkt, far)
+    }
+
+    /// The target of this channel's arrival events: [`Target::ThreadChannel`] on a channel
+    /// served by the emulator thread, else [`Target::Channel`] (one `or` with the flag kept in
+    /// the channel, no branch: this is on every packet's path).
+    #[inline(always)]
+    fn arrival_target(&self, id: u32) -> Target {
+        Target::channel_arrival(id, self.thread_flag)
+    }
+
+    /// Take the head packet without touching the event queue (the emulator thread's channels,
+    /// whose events the caller schedules; src/sim.rs `thread_arrival`).
+    pub fn take_head(&mut self) -> PacketId {
+        self.model.take_arrival().pkt
     }
 
     /// Many packets on the wire ([`crate::cache::FAR`]): their ring entries and pool slots were
@@ -455,6 +478,7 @@ impl Network {
                     ));
                 }
                 c.on_thread = true;
+                c.thread_flag = crate::event::THREAD_CHANNEL_FLAG;
             }
             thread = Some(crate::emuthread::EmuThread::new(
                 t.wakeup.clone(),
