@@ -146,6 +146,64 @@ def test_compare_gives_the_simulator_the_measured_lateness():
     assert raw["flows"][0]["bytes_delivered"] > 0
 
 
+def test_compare_models_the_emulator_thread_where_it_was_measured():
+    """A kernel run that measured the emulator thread's timing (wake-up lateness, send gaps)
+    gives the simulator one thread serving every emulated direction without jitter of its own
+    (crates/tcplab-sim/src/emuthread.rs); a direction with the scenario's own jitter keeps the
+    per-direction model; `model="lanes"` keeps the per-direction model everywhere."""
+    sc = load(scenario(reverse={"jitter": "40us"}), catalog=engines.catalog("sim"))
+    cfg = sc.config(1)
+    uniform = [[10_000, 0.0], [110_000, 1.0]]
+    names = [(lk["name"], d) for lk in cfg["links"] for d in ("ab", "ba")]
+    kern = _kern([{"name": n, "dir": d, "own_lateness": _lateness(uniform)} for n, d in names])
+    wake, gap = [[5_000, 0.0], [45_000, 1.0]], [[3_000, 0.0], [14_000, 1.0]]
+    kern["kernel"]["emulator"]["thread"] = {
+        "wakeup_lateness": _lateness(wake),
+        "send_gap": _lateness(gap),
+    }
+    out, applied = with_emulator_jitter(cfg, kern)
+    th = out["emulator_thread"]
+    assert th["wakeup"] == {"model": "empirical", "cdf": wake}
+    assert th["send_gap"] == {"model": "empirical", "cdf": gap}
+    # Every emulated direction but the one with jitter of its own (bottleneck.ba: 40 µs).
+    assert set(th["channels"]) == {f"{n}.{d}" for n, d in names} - {"bottleneck.ba"}
+    assert all(
+        "jitter" not in lk[d]
+        for lk in out["links"]
+        for d in ("ab", "ba")
+        if f"{lk['name']}.{d}" in th["channels"]
+    )
+    assert out["links"][0]["ba"]["jitter"]["model"] == "empirical"  # own 40 µs + measured
+    assert set(applied) == {
+        "emulator thread, wake-up",
+        "emulator thread, send gap",
+        "bottleneck.ba",
+    }
+    assert engines.get_engine("sim")(out)["flows"][0]["bytes_delivered"] > 0
+    lanes, applied = with_emulator_jitter(cfg, kern, model="lanes")
+    assert "emulator_thread" not in lanes and "bottleneck.ab" in applied
+
+
+def test_simulator_rejects_a_bad_emulator_thread_naming_the_field():
+    sc = load(scenario(), catalog=engines.catalog("sim"))
+    cfg = sc.config(1)
+    fixed = {"model": "empirical", "cdf": [[10_000, 0.0], [10_000, 1.0]]}
+    cfg["emulator_thread"] = {"channels": ["nowhere.ab"], "wakeup": fixed, "send_gap": fixed}
+    with pytest.raises(Exception) as e:
+        engines.get_engine("sim")(cfg)
+    assert "emulator_thread.channels[0]" in str(e.value) and "nowhere.ab" in str(e.value)
+    cfg["emulator_thread"]["channels"] = ["bottleneck.ab"]
+    cfg["links"][0]["ab"]["jitter"] = {"model": "uniform", "max_ns": 1000}
+    with pytest.raises(Exception) as e:
+        engines.get_engine("sim")(cfg)
+    assert "has jitter or a tick of its own" in str(e.value)
+    del cfg["links"][0]["ab"]["jitter"]
+    cfg["emulator_thread"]["send_gap"] = {"model": "empirical", "cdf": [[0, 0.0], [5, 0.5]]}
+    with pytest.raises(Exception) as e:
+        engines.get_engine("sim")(cfg)
+    assert "emulator_thread.send_gap.cdf" in str(e.value)
+
+
 def test_simulator_rejects_bad_jitter_naming_the_field():
     sc = load(scenario(), catalog=engines.catalog("sim"))
     cfg = sc.config(1)

@@ -180,9 +180,84 @@ impl Lateness {
     }
 }
 
+/// The timing of the emulator's one thread over all directions (tcplab_sim::emuthread): a
+/// departure that was already due when the thread's previous send happened belongs to the same
+/// wake-up; `send_gap` is the time between two sends of one wake-up, `wakeup` a wake-up's
+/// lateness — its first send after the earliest due time among its departures (the thread
+/// serves its directions in a fixed order, so the earliest due one need not go first).
+#[derive(Clone, Debug, Default)]
+pub struct ThreadTiming {
+    pub wakeup: Hist,
+    pub send_gap: Hist,
+    prev_sent: Option<u64>,
+    first_sent: u64,
+    min_due: u64,
+}
+
+/// [`ThreadTiming`] as reported.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ThreadSummary {
+    pub wakeup_lateness: HistSummary,
+    pub send_gap: HistSummary,
+}
+
+impl ThreadTiming {
+    /// A departure of any direction, in the order the thread sent them.
+    #[inline]
+    pub fn on_departure(&mut self, due: u64, sent: u64) {
+        match self.prev_sent {
+            Some(prev) if due <= prev => {
+                self.send_gap.add(sent.saturating_sub(prev));
+                self.min_due = self.min_due.min(due);
+            }
+            _ => {
+                self.close();
+                self.first_sent = sent;
+                self.min_due = due;
+            }
+        }
+        self.prev_sent = Some(sent);
+    }
+
+    /// Count the wake-up in progress, if any.
+    fn close(&mut self) {
+        if self.prev_sent.is_some() {
+            self.wakeup
+                .add(self.first_sent.saturating_sub(self.min_due));
+        }
+    }
+
+    /// The distributions, the last wake-up counted.
+    pub fn summary(&mut self) -> ThreadSummary {
+        self.close();
+        self.prev_sent = None;
+        ThreadSummary {
+            wakeup_lateness: self.wakeup.summary(),
+            send_gap: self.send_gap.summary(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_thread_timing_splits_wake_ups_and_measures_gaps() {
+        let mut t = ThreadTiming::default();
+        // Wake-up 1: three packets due at 100, 90 (another direction, served second) and 115,
+        // sent at 125, 132, 140: lateness 125 − 90 = 35, gaps 7 and 8.
+        t.on_departure(100, 125);
+        t.on_departure(90, 132);
+        t.on_departure(115, 140);
+        // Wake-up 2: due at 200 (after the last send), sent at 220.
+        t.on_departure(200, 220);
+        let s = t.summary();
+        assert_eq!(s.wakeup_lateness.count, 2);
+        assert_eq!(s.send_gap.count, 2);
+        assert_eq!(s.wakeup_lateness.max_ns, 35);
+        assert_eq!(s.send_gap.max_ns, 8);
+    }
 
     #[test]
     fn test_hist_bucket_edges_are_monotone() {

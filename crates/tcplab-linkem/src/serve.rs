@@ -26,7 +26,7 @@
 //! No allocation per packet: frames live in a pool of fixed-size slots that only grows.
 
 use crate::config::EmuConfig;
-use crate::hist::{Hist, HistSummary, Lateness, RateMeter};
+use crate::hist::{Hist, HistSummary, Lateness, RateMeter, ThreadSummary, ThreadTiming};
 use crate::pipe::{Offer, Pipe, SampleMark};
 use crate::sys::{self, PacketSocket};
 use crate::tcpobs::{self, FlowCount, FlowObs};
@@ -42,6 +42,9 @@ const ETH_HDR: u32 = 14;
 const RATE_MIN_SPAN_NS: u64 = 20_000_000;
 /// Frames read per interface per loop iteration before the loop looks at departures again.
 const RX_BATCH: usize = 64;
+/// Departures kept by the `TCPLAB_LINKEM_TRACE` debug trace (see [`serve`]); later ones are
+/// counted, not kept, so that the loop never allocates.
+const TRACE_MAX: usize = 4_000_000;
 
 /// Frame buffers: fixed-size slots addressed by index; the free list is reused, so after the
 /// first RTT the pool stops growing.
@@ -222,6 +225,9 @@ pub struct Report {
     pub watch_series: WatchSeries,
     /// The SCHED_FIFO priority the loop ran at, if any.
     pub realtime_priority: Option<i32>,
+    /// The thread's wake-up lateness and the gaps between its sends, over all directions
+    /// ([`ThreadTiming`]; tcplab_sim::emuthread models the thread with them).
+    pub thread: ThreadSummary,
 }
 
 /// Offset CLOCK_REALTIME − CLOCK_MONOTONIC, read between two monotonic reads.
@@ -312,6 +318,19 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
         let _ = p.sock.take_stats();
     }
 
+    // Debug aid, not used by the engine: with `TCPLAB_LINKEM_TRACE=FILE` every departure's
+    // lane, due time and send time (ns from the epoch) are kept in a buffer allocated here and
+    // written to FILE as text when the run ends — the data behind the README's measurement of
+    // how the lateness of the lanes of one run is correlated ("The real-kernel engine").
+    let mut trace: Option<Trace> = std::env::var("TCPLAB_LINKEM_TRACE")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .map(|path| Trace {
+            path,
+            rows: Vec::with_capacity(TRACE_MAX),
+            not_kept: 0,
+        });
+    let mut thread = ThreadTiming::default();
     let epoch = sys::mono_ns();
     let mut rt_off = realtime_offset();
     let mut fds: Vec<i32> = ports.iter().map(|p| p.sock.fd()).collect();
@@ -494,7 +513,7 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
         }
         // Departures.
         let mut next_due: Option<u64> = None;
-        for lane in lanes.iter_mut() {
+        for (li, lane) in lanes.iter_mut().enumerate() {
             let now_l = sys::mono_ns() - epoch;
             let out_port = lane.out_port;
             while let Some(d) = lane.pipe.pop_due(now_l) {
@@ -509,6 +528,14 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
                 }
                 let sent = sys::mono_ns() - epoch;
                 lane.lateness.on_departure(d.due, sent);
+                thread.on_departure(d.due, sent);
+                if let Some(t) = trace.as_mut() {
+                    if t.rows.len() < TRACE_MAX {
+                        t.rows.push((li as u16, d.due, sent));
+                    } else {
+                        t.not_kept += 1;
+                    }
+                }
                 lane.rate.on_departure(d.back_to_back, d.due, sent);
                 lane.delivered += 1;
                 lane.delivered_bytes += d.len as u64;
@@ -573,6 +600,9 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
     }
 
     let end = sys::mono_ns() - epoch;
+    if let Some(t) = trace.take() {
+        write_trace(&t, &lanes).map_err(|e| format!("TCPLAB_LINKEM_TRACE={}: {e}", t.path))?;
+    }
     for p in &mut ports {
         if let Ok((_, drops)) = p.sock.take_stats() {
             p.kernel_drops += drops;
@@ -607,7 +637,30 @@ pub fn serve(cfg: &EmuConfig, stop: &AtomicBool) -> Result<Report, String> {
         flow_series,
         watch_series,
         realtime_priority: realtime,
+        thread: thread.summary(),
     })
+}
+
+/// The `TCPLAB_LINKEM_TRACE` debug trace: where it goes, the departures kept (direction,
+/// due time, send time) and how many were not kept.
+struct Trace {
+    path: String,
+    rows: Vec<(u16, u64, u64)>,
+    not_kept: u64,
+}
+
+/// The `TCPLAB_LINKEM_TRACE` file: a header naming the lanes by index, then one line per
+/// departure, `lane due_ns sent_ns`, and the count of departures not kept.
+fn write_trace(t: &Trace, lanes: &[Lane]) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&t.path)?);
+    for (i, l) in lanes.iter().enumerate() {
+        writeln!(w, "# lane {i} {}.{}", l.link, l.dir)?;
+    }
+    writeln!(w, "# not kept {}", t.not_kept)?;
+    for (li, due, sent) in &t.rows {
+        writeln!(w, "{li} {due} {sent}")?;
+    }
+    w.flush()
 }
 
 fn lane_report(lane: &Lane, left: u64) -> LaneReport {

@@ -24,9 +24,24 @@ pub struct Config {
     /// Packet captures: which link directions to record (written by the caller's tap).
     #[serde(default)]
     pub capture: Vec<CaptureCfg>,
+    /// One software emulator thread serving these link directions (src/emuthread.rs).
+    #[serde(default)]
+    pub emulator_thread: Option<EmulatorThreadCfg>,
     /// Free-form metadata (scenario name, ...), ignored by the engine.
     #[serde(default)]
     pub meta: serde_json::Value,
+}
+
+/// The emulator thread (src/emuthread.rs): the link directions it serves ("<link>.ab" /
+/// "<link>.ba"; each may have no `jitter` of its own) and its two measured distributions.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmulatorThreadCfg {
+    pub channels: Vec<String>,
+    /// Lateness of a wake-up: its first send after the earliest due time.
+    pub wakeup: JitterCfg,
+    /// Time between two sends of one wake-up.
+    pub send_gap: JitterCfg,
 }
 
 /// One capture: the packets handed to these link directions ("<link>.ab" / "<link>.ba"),

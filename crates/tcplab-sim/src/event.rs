@@ -58,6 +58,11 @@ pub enum Target {
     /// Host (node) `i`'s receive interrupt; only with [`Class::Interrupt`], which tells it
     /// apart from a channel with the same index.
     Host(u32),
+    /// The head of channel `i`'s in-flight FIFO falls due or is sent, on a channel served by
+    /// the emulator thread (src/emuthread.rs). Its own target, so that the arrival path of
+    /// every other channel has no test for it; ordered like the channel's arrivals (same
+    /// class and rank).
+    ThreadChannel(u32),
 }
 
 /// Bits of the key that name the [`Target`] (the lowest); above them the entity's rank.
@@ -70,6 +75,11 @@ const ENDPOINT_BASE: u32 = 1 << (TARGET_BITS - 1);
 const SAMPLER_CODE: u32 = (1 << TARGET_BITS) - 1;
 /// Largest channel or endpoint index an event can name (2^20 − 2).
 pub const MAX_TARGET_INDEX: u32 = ENDPOINT_BASE - 2;
+/// The code bit that tells a [`Target::ThreadChannel`] from a [`Target::Channel`]: channels are
+/// numbered below it.
+pub const THREAD_CHANNEL_FLAG: u32 = 1 << (TARGET_BITS - 2);
+/// Largest channel index an event can name (2^19 − 1).
+pub const MAX_CHANNEL_INDEX: u32 = THREAD_CHANNEL_FLAG - 1;
 
 /// An entity's rank among simultaneous events of its class (module docs): a hash of the
 /// entity's kind and name (not of the seed), already shifted into place in the key's low word.
@@ -83,8 +93,13 @@ impl Target {
     fn code(self) -> u32 {
         match self {
             Target::Channel(i) => {
-                debug_assert!(i <= MAX_TARGET_INDEX);
+                // With the flag bit: a thread channel's arrival (`channel_arrival`).
+                debug_assert!(i & !THREAD_CHANNEL_FLAG <= MAX_CHANNEL_INDEX);
                 i
+            }
+            Target::ThreadChannel(i) => {
+                debug_assert!(i <= MAX_CHANNEL_INDEX);
+                THREAD_CHANNEL_FLAG | i
             }
             Target::Endpoint(i) => {
                 debug_assert!(i <= MAX_TARGET_INDEX);
@@ -98,12 +113,25 @@ impl Target {
         }
     }
 
+    /// Channel `id`'s arrival target given its thread flag (0 or [`THREAD_CHANNEL_FLAG`]), for
+    /// the packet path, where a branch costs: a `Channel` whose index carries the flag bit has
+    /// the code of [`Target::ThreadChannel`]`(id)`, which is what the key holds and what
+    /// [`Event::target`] decodes.
+    #[inline(always)]
+    pub fn channel_arrival(id: u32, thread_flag: u32) -> Target {
+        debug_assert!(id <= MAX_CHANNEL_INDEX);
+        debug_assert!(thread_flag == 0 || thread_flag == THREAD_CHANNEL_FLAG);
+        Target::Channel(id | thread_flag)
+    }
+
     #[inline]
     fn from_code(c: u32, class: u128) -> Target {
         if class == Class::Interrupt as u128 {
             Target::Host(c)
-        } else if c < ENDPOINT_BASE {
+        } else if c < THREAD_CHANNEL_FLAG {
             Target::Channel(c)
+        } else if c < ENDPOINT_BASE {
+            Target::ThreadChannel(c - THREAD_CHANNEL_FLAG)
         } else if c == SAMPLER_CODE {
             Target::Sampler
         } else {
@@ -128,7 +156,7 @@ impl Event {
     /// class and the target.
     #[inline(always)]
     pub fn arrival_channel(&self) -> Option<u32> {
-        const NOT_CHANNEL_ARRIVAL: u64 = (3 << 62) | ENDPOINT_BASE as u64;
+        const NOT_CHANNEL_ARRIVAL: u64 = (3 << 62) | (ENDPOINT_BASE | THREAD_CHANNEL_FLAG) as u64;
         let lo = self.key as u64;
         (lo & NOT_CHANNEL_ARRIVAL == 0).then_some((lo & TARGET_MASK as u64) as u32)
     }
@@ -532,7 +560,9 @@ mod tests {
         let ts = [
             Target::Endpoint(MAX_TARGET_INDEX),
             Target::Channel(0),
-            Target::Channel(MAX_TARGET_INDEX),
+            Target::Channel(MAX_CHANNEL_INDEX),
+            Target::ThreadChannel(0),
+            Target::ThreadChannel(MAX_CHANNEL_INDEX),
             Target::Endpoint(0),
             Target::Sampler,
         ];

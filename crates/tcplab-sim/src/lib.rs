@@ -27,6 +27,7 @@
 pub mod background;
 pub mod cache;
 pub mod config;
+pub mod emuthread;
 pub mod endpoint;
 pub mod event;
 pub mod host;

@@ -130,6 +130,14 @@ pub struct Channel {
     pub rank: u64,
     pub model: Link<Wire>,
     outages: Vec<(u64, u64)>,
+    /// Served by the emulator thread (src/emuthread.rs): its head packet leaves when the
+    /// thread sends it, not when it falls due.
+    pub on_thread: bool,
+    /// The head packet's departure was decided by the thread (its event is now that time).
+    pub head_served: bool,
+    /// [`crate::event::THREAD_CHANNEL_FLAG`] when `on_thread`, else 0 (see
+    /// [`Channel::arrival_target`]).
+    thread_flag: u32,
 }
 
 /// Outcome of offering a packet to a channel.
@@ -187,6 +195,9 @@ impl Channel {
             rank: 0,
             model,
             outages: cfg.outages.clone(),
+            on_thread: false,
+            head_served: false,
+            thread_flag: 0,
         }
     }
 
@@ -259,7 +270,12 @@ impl Channel {
             Admit::Lost { .. } => Offer::Lost,
             Admit::Queued { arrival_ns, .. } => {
                 if idle {
-                    ev.schedule(arrival_ns, Class::Arrival, self.rank, Target::Channel(id));
+                    ev.schedule(
+                        arrival_ns,
+                        Class::Arrival,
+                        self.rank,
+                        self.arrival_target(id),
+                    );
                 }
                 Offer::Queued
             }
@@ -281,6 +297,20 @@ impl Channel {
             None => ev.remove_next(),
         }
         (head.pkt, far)
+    }
+
+    /// The target of this channel's arrival events: [`Target::ThreadChannel`] on a channel
+    /// served by the emulator thread, else [`Target::Channel`] (one `or` with the flag kept in
+    /// the channel, no branch: this is on every packet's path).
+    #[inline(always)]
+    fn arrival_target(&self, id: u32) -> Target {
+        Target::channel_arrival(id, self.thread_flag)
+    }
+
+    /// Take the head packet without touching the event queue (the emulator thread's channels,
+    /// whose events the caller schedules; src/sim.rs `thread_arrival`).
+    pub fn take_head(&mut self) -> PacketId {
+        self.model.take_arrival().pkt
     }
 
     /// Many packets on the wire ([`crate::cache::FAR`]): their ring entries and pool slots were
@@ -327,6 +357,8 @@ pub struct Network {
     pub pool: PacketPool,
     /// Every node's `route`, one after the other (`from * nodes + to`): one lookup per hop.
     routes: Vec<u32>,
+    /// The emulator thread serving the channels marked `on_thread`, if configured.
+    pub thread: Option<crate::emuthread::EmuThread>,
 }
 
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -412,11 +444,55 @@ impl Network {
                 ));
             }
         }
+        let mut thread = None;
+        if let Some(t) = &cfg.emulator_thread {
+            for (f, d) in [("wakeup", &t.wakeup), ("send_gap", &t.send_gap)] {
+                d.check().map_err(|(g, m)| {
+                    err(
+                        format!("emulator_thread.{f}{}", g.trim_start_matches("jitter")),
+                        m,
+                    )
+                })?;
+            }
+            for (i, name) in t.channels.iter().enumerate() {
+                let field = format!("emulator_thread.channels[{i}]");
+                let c = channels
+                    .iter_mut()
+                    .find(|c: &&mut Channel| &c.name == name)
+                    .ok_or_else(|| {
+                        err(field.clone(), format!("unknown link direction {name:?}"))
+                    })?;
+                let li = c.link;
+                let own = if c.dir == "ab" {
+                    &cfg.links[li].ab
+                } else {
+                    &cfg.links[li].ba
+                };
+                if own.jitter != JitterCfg::None || own.tick_ns > 0 {
+                    return Err(err(
+                        field,
+                        format!(
+                            "{name:?} has jitter or a tick of its own; a direction served by the \
+                             emulator thread takes its timing from the thread"
+                        ),
+                    ));
+                }
+                c.on_thread = true;
+                c.thread_flag = crate::event::THREAD_CHANNEL_FLAG;
+            }
+            thread = Some(crate::emuthread::EmuThread::new(
+                t.wakeup.clone(),
+                t.send_gap.clone(),
+                Rng::for_entity(cfg.seed, "jitter", "emulator-thread.wakeup"),
+                Rng::for_entity(cfg.seed, "jitter", "emulator-thread.send_gap"),
+            ));
+        }
         let mut net = Network {
             nodes,
             channels,
             pool: PacketPool::default(),
             routes: Vec::new(),
+            thread,
         };
         for c in &mut net.channels {
             c.rank = crate::event::rank("channel", &c.name);

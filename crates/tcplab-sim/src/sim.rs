@@ -462,8 +462,9 @@ impl Simulation {
         let n_ch = net.channels.len();
         // Events name their target in 20 bits of the key (event.rs).
         let max = crate::event::MAX_TARGET_INDEX as usize + 1;
-        if n_ch > max {
-            return Err(err("links", format!("at most {} link directions", max)));
+        let max_ch = crate::event::MAX_CHANNEL_INDEX as usize + 1;
+        if n_ch > max_ch {
+            return Err(err("links", format!("at most {} link directions", max_ch)));
         }
         if n_eps > max {
             return Err(err("flows", format!("at most {} flows", max / 2)));
@@ -579,7 +580,7 @@ impl Simulation {
 
     /// Hand packet `h`, addressed to host `at`, to its endpoint (or drop it when it belongs to
     /// an earlier connection of a reused background slot).
-    #[inline]
+    #[inline(always)]
     fn deliver(&mut self, h: PacketId) {
         let p = self.net.pool.get(h);
         let ep = p.ep as usize;
@@ -658,7 +659,7 @@ impl Simulation {
     }
 
     /// Put a packet on the channel from `node` towards its destination.
-    #[inline]
+    #[inline(always)]
     /// `from_host`: `node` is the packet's sending host, whose queue counts a TSO frame once
     /// ([`Packet::frame_cont`]).
     fn forward(&mut self, node: u16, h: PacketId, from_host: bool) {
@@ -767,37 +768,10 @@ impl Simulation {
                         c.prefetch_arrivals(&self.net.pool);
                     }
                     let at = c.to;
-                    let p = self.net.pool.get(h);
-                    if at == p.dst {
-                        if let Some(ig) = self.net.nodes[at as usize].ingress {
-                            if ig != ch {
-                                // Through the host's receive processing first.
-                                let wire_len = p.wire_len;
-                                self.offer(ig, h, wire_len, false);
-                                continue;
-                            }
-                        }
-                        let node = &mut self.net.nodes[at as usize];
-                        if let Some(c) = node.rx_irq.as_mut() {
-                            // The NIC holds it for the next receive interrupt (src/host.rs).
-                            match c.offer(self.now, h) {
-                                Hold::Schedule(t) => self.ev.schedule(
-                                    t,
-                                    Class::Interrupt,
-                                    node.rank,
-                                    Target::Host(at as u32),
-                                ),
-                                Hold::Held => {}
-                                Hold::Dropped => self.net.pool.release(h),
-                            }
-                            continue;
-                        }
-                        self.deliver(h);
-                    } else {
-                        self.forward(at, h, false);
-                    }
+                    self.arrive(ch, at, h);
                 }
                 Target::Host(node) => self.interrupt(node as usize),
+                Target::ThreadChannel(ch) => self.thread_arrival(ch),
                 Target::Endpoint(id) => {
                     if self.ep_sched[id as usize] == Some(self.now) {
                         self.ep_sched[id as usize] = None;
@@ -817,6 +791,66 @@ impl Simulation {
                     }
                 }
             }
+        }
+    }
+
+    /// Channel `ch`'s head packet fell due, or is sent, on a channel served by the emulator
+    /// thread (src/emuthread.rs; its events are [`Target::ThreadChannel`], already removed from
+    /// the queue). When it falls due the thread decides when it leaves and its event moves
+    /// there; then it arrives as on any other channel.
+    #[cold]
+    #[inline(never)]
+    fn thread_arrival(&mut self, ch: u32) {
+        let now = self.now;
+        let c = &mut self.net.channels[ch as usize];
+        let target = Target::ThreadChannel(ch);
+        if !c.head_served {
+            c.head_served = true;
+            let at = self.net.thread.as_mut().map_or(now, |t| t.serve(now));
+            self.ev.schedule(at, Class::Arrival, c.rank, target);
+            return;
+        }
+        c.head_served = false;
+        let h = c.take_head();
+        // The next packet may have fallen due while this one waited for the thread: its event
+        // cannot lie in the past.
+        if let Some((a, _)) = c.model.next_arrival() {
+            self.ev.schedule(a.max(now), Class::Arrival, c.rank, target);
+        }
+        let at = c.to;
+        self.arrive(ch, at, h);
+    }
+
+    /// Packet `h` arrived at node `at` over channel `ch`: through the host's receive processing
+    /// or its NIC's interrupt coalescing to the endpoint, or forwarded.
+    #[inline(always)]
+    fn arrive(&mut self, ch: u32, at: u16, h: PacketId) {
+        let p = self.net.pool.get(h);
+        if at == p.dst {
+            if let Some(ig) = self.net.nodes[at as usize].ingress {
+                if ig != ch {
+                    // Through the host's receive processing first.
+                    let wire_len = p.wire_len;
+                    self.offer(ig, h, wire_len, false);
+                    return;
+                }
+            }
+            let node = &mut self.net.nodes[at as usize];
+            if let Some(c) = node.rx_irq.as_mut() {
+                // The NIC holds it for the next receive interrupt (src/host.rs).
+                match c.offer(self.now, h) {
+                    Hold::Schedule(t) => {
+                        self.ev
+                            .schedule(t, Class::Interrupt, node.rank, Target::Host(at as u32))
+                    }
+                    Hold::Held => {}
+                    Hold::Dropped => self.net.pool.release(h),
+                }
+                return;
+            }
+            self.deliver(h);
+        } else {
+            self.forward(at, h, false);
         }
     }
 

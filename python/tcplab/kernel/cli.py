@@ -39,7 +39,7 @@ def _compare(args: argparse.Namespace) -> int:
         "overrides": args.overrides,
         "sim_timeout": args.sim_timeout,
         "sim_trials": args.sim_trials,
-        "emulator_jitter": not args.no_emulator_jitter,
+        "emulator_jitter": False if args.no_emulator_jitter else args.emulator_jitter,
     }
     if args.replay is not None:
         rep = replay(args.replay, **common)
@@ -134,6 +134,15 @@ def add_subcommands(subparsers: Any) -> None:
         default=600.0,
         metavar="S",
         help="kill the simulation if it runs longer than this (default 600 s)",
+    )
+    c.add_argument(
+        "--emulator-jitter",
+        choices=["thread", "lanes"],
+        default="thread",
+        help="how the simulator's links carry the emulator's measured timing: 'thread' (one "
+        "emulator thread serving every direction, with its measured wake-up lateness and send "
+        "gaps; per direction where the kernel run did not measure it) or 'lanes' (each "
+        "direction's own lateness, drawn independently)",
     )
     c.add_argument(
         "--no-emulator-jitter",

@@ -162,7 +162,7 @@ def _quantiles(jitter: dict[str, Any] | None, p: np.ndarray) -> np.ndarray:
 
 
 def with_emulator_jitter(
-    config: dict[str, Any], kern: dict[str, Any]
+    config: dict[str, Any], kern: dict[str, Any], model: str = "thread"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """*config* with each emulated link direction's measured lateness added as jitter, and what
     was applied per direction (mean and 99th percentile in µs, the distribution function).
@@ -177,19 +177,29 @@ def with_emulator_jitter(
     that of every packet: the simulator's link holds the packets behind a late one back by
     itself, as the emulator did, so drawing from the all-packet distribution would count each
     late wake-up several times over. It is added to any jitter the scenario itself asks for
-    (which the emulator applied as well: the sum of independent draws). The simulator draws
-    independently per packet and per direction; measured from a kernel run's captures (README,
-    "The C/CUBIC disagreement is a phase effect"), an access lane's own lateness has a lag-1
-    autocorrelation of 0.03, so that holds within a direction; across directions (one emulator
-    thread serves them all) it is an assumption."""
+    (which the emulator applied as well: the sum of independent draws). Within a direction the
+    draws are independent per packet, as measured (an access lane's own lateness has a lag-1
+    autocorrelation of 0.03; README, "The C/CUBIC disagreement is a phase effect"). Across
+    directions they are not: one emulator thread serves them all, and packets of different
+    directions due within a few µs leave in the same wake-up (lateness correlated +0.7,
+    measured 2026-11-28). So with *model* ``"thread"`` (the default) and a kernel run that
+    measured the thread's timing (``emulator.thread``), the directions are served by one
+    simulated thread with that wake-up lateness and those send gaps instead
+    (:func:`_thread_model`, crates/tcplab-sim/src/emuthread.rs); ``"lanes"`` keeps the
+    independent draws per direction."""
     cfg = copy.deepcopy(config)
+    emulator = kern.get("kernel", {}).get("emulator") or {}
     lanes = {
-        (ln["name"], ln["dir"]): ln.get("own_lateness") or {}
-        for ln in (kern.get("kernel", {}).get("emulator") or {}).get("links", [])
+        (ln["name"], ln["dir"]): ln.get("own_lateness") or {} for ln in emulator.get("links", [])
     }
     applied: dict[str, Any] = {}
+    thread = _thread_model(cfg, emulator, lanes) if model == "thread" else None
+    if thread is not None:
+        cfg["emulator_thread"], applied = thread
     for link in cfg["links"]:
         for d in ("ab", "ba"):
+            if thread is not None and f"{link['name']}.{d}" in thread[0]["channels"]:
+                continue
             late = lanes.get((link["name"], d), {})
             cdf = late.get("cdf") or []
             if int(late.get("count", 0)) < MIN_LATENESS_SAMPLES or len(cdf) < 2:
@@ -210,6 +220,49 @@ def with_emulator_jitter(
                 "cdf": ch["jitter"]["cdf"],
             }
     return cfg, applied
+
+
+def _thread_model(
+    cfg: dict[str, Any], emulator: dict[str, Any], lanes: dict[tuple[str, str], Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The simulator's emulator thread (crates/tcplab-sim/src/emuthread.rs) from the kernel
+    run's measured thread timing, serving every emulated direction without jitter of its own;
+    None for a kernel result without that measurement (made before 2026-11-28) or with too few
+    samples — then each direction gets its own lateness, drawn independently.
+
+    Measured (README, "The real-kernel engine"): the emulator is one thread, and packets of
+    different directions due within a few µs of each other leave in the same wake-up, one
+    ``sendto`` (≈ 7 µs) after the other; their lateness is correlated (+0.7), which independent
+    draws per direction cannot give."""
+    t = emulator.get("thread") or {}
+    wake, gap = t.get("wakeup_lateness") or {}, t.get("send_gap") or {}
+    for h in (wake, gap):
+        if int(h.get("count", 0)) < MIN_LATENESS_SAMPLES or len(h.get("cdf") or []) < 2:
+            return None
+    channels = [
+        f"{link['name']}.{d}"
+        for link in cfg["links"]
+        for d in ("ab", "ba")
+        if (link["name"], d) in lanes
+        and (link[d].get("jitter") or {}).get("model", "none") == "none"
+        and not link[d].get("tick_ns")
+    ]
+    if not channels:
+        return None
+    model = {
+        "channels": channels,
+        "wakeup": {"model": "empirical", "cdf": [[int(a), float(b)] for a, b in wake["cdf"]]},
+        "send_gap": {"model": "empirical", "cdf": [[int(a), float(b)] for a, b in gap["cdf"]]},
+    }
+    applied = {
+        f"emulator thread, {what}": {
+            "lateness_mean_us": float(h.get("mean_ns", 0.0)) / 1e3,
+            "lateness_p99_us": float(h.get("p99_ns", 0)) / 1e3,
+            "cdf": model[key]["cdf"],
+        }
+        for what, key, h in (("wake-up", "wakeup", wake), ("send gap", "send_gap", gap))
+    }
+    return model, applied
 
 
 def common_loss_pattern(config: dict[str, Any]) -> dict[str, Any]:
@@ -707,7 +760,11 @@ def _markdown(name: str, rep: dict[str, Any]) -> str:
                 if rp["overrides"]
                 else ""
             )
-            + ("" if rp["emulator_jitter"] else ", without the emulator's lateness")
+            + (
+                ", with the emulator's lateness drawn per direction"
+                if rp["emulator_jitter"] == "lanes"
+                else ("" if rp["emulator_jitter"] else ", without the emulator's lateness")
+            )
             + "; the kernel's side is the recorded one.",
             "",
         ]
@@ -878,7 +935,7 @@ def compare(
     seed: int | None = None,
     sim_timeout: float = 600.0,
     trials: int | None = None,
-    emulator_jitter: bool = True,
+    emulator_jitter: bool | str = True,
     sim_trials: int | None = None,
 ) -> dict[str, Any]:
     """Run *scenario* on both engines and return (and with *out*, write) the fidelity report.
@@ -937,7 +994,7 @@ def replay(
     out: str | Path | None = None,
     overrides: list[str] | None = None,
     sim_timeout: float = 600.0,
-    emulator_jitter: bool = True,
+    emulator_jitter: bool | str = True,
     sim_trials: int | None = None,
 ) -> dict[str, Any]:
     """The fidelity report of a stored comparison with the simulator's side run again.
@@ -1013,7 +1070,7 @@ def _simulator_side(
     sc: Any,
     kernels: list[tuple[dict[str, Any], dict[str, int]]],
     m: int,
-    emulator_jitter: bool,
+    emulator_jitter: bool | str,
     sim_timeout: float,
 ) -> dict[str, Any]:
     """Simulate trials 0 … *m*−1 of *sc* beside the kernel trials *kernels* (each its result,
@@ -1031,7 +1088,8 @@ def _simulator_side(
         scfg = linux_sim_config(staggered(cfg, stagger))
         jitter: dict[str, Any] = {}
         if emulator_jitter:
-            scfg, jitter = with_emulator_jitter(scfg, kern)
+            model = "lanes" if emulator_jitter == "lanes" else "thread"
+            scfg, jitter = with_emulator_jitter(scfg, kern, model)
         scfg["record_changes"] = True
         t = time.perf_counter()
         sim_raw, sim_error = run_sim(scfg, timeout=sim_timeout)

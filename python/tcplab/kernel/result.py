@@ -568,6 +568,9 @@ def assemble(
                     {"name": lane["name"], "dir": lane["dir"], **lane.get("check", {})}
                     for lane in em_report.get("links", [])
                 ],
+                # The one thread's wake-up lateness and send gaps over all directions
+                # (crates/tcplab-linkem/src/hist.rs ThreadTiming).
+                "thread": em_report.get("thread"),
             },
         },
     }
