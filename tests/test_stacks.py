@@ -119,6 +119,22 @@ def test_every_required_stack_is_shipped_and_generic_first():
 
 
 @needs_core
+def test_a_personality_is_parsed_once_for_the_default_catalog(monkeypatch):
+    # the scenario loader passes the process's default catalog explicitly; it parsed two TOML
+    # files again for every scenario (414 parses in one `tcplab identify`)
+    default = tcplab.catalog.default_catalog()
+    first = stacks.get("linux-6", default)
+    parsed = []
+    real = stacks.parse
+    monkeypatch.setattr(stacks, "parse", lambda *a: parsed.append(a) or real(*a))
+    assert stacks.get("linux-6", default) is first and stacks.get("linux-6") is first
+    assert parsed == []
+    # another catalog is validated against, not served from the cache
+    other = Catalog.from_core()
+    assert stacks.get("linux-6", other) is not first and len(parsed) == 1
+
+
+@needs_core
 @pytest.mark.parametrize("name", ALL)
 def test_personality_validates_against_the_engine_knobs(name):
     cat = core_catalog()

@@ -4,9 +4,9 @@
    duration) — :mod:`.features`.
 2. Snap the path to the reference grid and get (simulate or load from the cache) the features of
    every candidate on it and on two neighbouring variants (half the buffer, or twice it for a
-   capture without loss; more random loss),
-   and, when the capture shows cross traffic, on two variants with it (UDP CBR, a
-   window-limited TCP flow), one vector per reference seed — :mod:`.references`. A
+   capture without loss; the buffer's grid step on the inferred buffer's other side, which
+   brackets it), and, when the capture shows cross traffic, on two variants with it (UDP CBR,
+   a window-limited TCP flow), one vector per reference seed — :mod:`.references`. A
    candidate's distance is the smallest over the variants (a profile likelihood over what the
    capture cannot pin down).
 3. Re-extract the capture's features over the simulated duration (so both cover the same
@@ -602,7 +602,7 @@ def identify(
                 ex.features[f] = None
                 ex.why_missing[f] = "the hosts' socket buffers were given (reference_knobs)"
     t_feat = time.perf_counter() - t0
-    vars_ = refs_mod.variants(grid, ex.path.lossy)
+    vars_ = refs_mod.variants(grid, ex.path.lossy, ex.path.buffer_bdp)
     vars_ += refs_mod.cross_variants(grid, ex.path, ex.features.get("qdelay"))
     libs = [
         refs_mod.library(
