@@ -35,7 +35,7 @@ pub struct EmuThread {
     send_gap: Jitter,
     /// Time of the last send (0 before the first).
     free_at: Nanos,
-    /// Wake-ups and sends so far (for the tests and the report).
+    /// Wake-ups and sends so far (read by the tests).
     pub wakeups: u64,
     pub sends: u64,
 }

@@ -130,13 +130,11 @@ pub struct Channel {
     pub rank: u64,
     pub model: Link<Wire>,
     outages: Vec<(u64, u64)>,
-    /// Served by the emulator thread (src/emuthread.rs): its head packet leaves when the
-    /// thread sends it, not when it falls due.
-    pub on_thread: bool,
     /// The head packet's departure was decided by the thread (its event is now that time).
     pub head_served: bool,
-    /// [`crate::event::THREAD_CHANNEL_FLAG`] when `on_thread`, else 0 (see
-    /// [`Channel::arrival_target`]).
+    /// [`crate::event::THREAD_CHANNEL_FLAG`] when the emulator thread (src/emuthread.rs) serves
+    /// this channel: its head packet leaves when the thread sends it, not when it falls due;
+    /// else 0 (see [`Channel::arrival_target`]).
     thread_flag: u32,
 }
 
@@ -195,7 +193,6 @@ impl Channel {
             rank: 0,
             model,
             outages: cfg.outages.clone(),
-            on_thread: false,
             head_served: false,
             thread_flag: 0,
         }
@@ -357,7 +354,7 @@ pub struct Network {
     pub pool: PacketPool,
     /// Every node's `route`, one after the other (`from * nodes + to`): one lookup per hop.
     routes: Vec<u32>,
-    /// The emulator thread serving the channels marked `on_thread`, if configured.
+    /// The emulator thread serving the channels with a thread flag, if configured.
     pub thread: Option<crate::emuthread::EmuThread>,
 }
 
@@ -477,7 +474,6 @@ impl Network {
                         ),
                     ));
                 }
-                c.on_thread = true;
                 c.thread_flag = crate::event::THREAD_CHANNEL_FLAG;
             }
             thread = Some(crate::emuthread::EmuThread::new(
