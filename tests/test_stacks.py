@@ -1256,3 +1256,48 @@ def test_connect_gives_up_after_the_stacks_syn_retries(stack):
         assert syns == pytest.approx([0.0, 3.0, 9.0], abs=1e-6), syns
     else:
         assert len(syns) > 3, syns
+
+
+def _ssthresh_at_timeouts(stack: str) -> tuple[list[tuple[int, int]], int]:
+    """The J1 path with forward packets 40–79 lost (a blackout): per retransmission timeout
+    (cwnd falls to one segment), the (cwnd before it, ssthresh after it) in bytes; and the MSS."""
+    doc = j1_doc(stack)
+    doc.update(duration="20s", record_changes=True)
+    doc["flow"][0]["cca"] = "newreno"
+    doc["path"]["loss"] = {"model": "list", "packets": list(range(40, 80))}
+    ch = tcplab.run(doc, trials=1).changes
+    rows = list(zip(ch.cwnd_bytes.astype(int), ch.ssthresh_bytes, strict=True))
+    mss = int(min(c for c, _ in rows))
+    # A timeout is a change to the loss window, or (cwnd already there) a change of ssthresh; a
+    # retry that changes neither leaves no row of its own.
+    out = [
+        (int(before), int(s))
+        for (before, s_before), (c, s) in itertools.pairwise(rows)
+        if c == mss and (before != mss or s != s_before)
+    ]
+    return out, mss
+
+
+@needs_core
+@pytest.mark.parametrize("stack", ["freebsd-5.3", "freebsd-5.2.1", "openbsd-3.5"])
+def test_bsd_timeouts_halve_the_smaller_window_and_recompute_each_time(stack):
+    """4.4BSD tcp_timer.c (FreeBSD 5, OpenBSD 3.5): on each expiry ssthresh = max(min(snd_wnd,
+    snd_cwnd) / 2 / t_maxseg, 2) segments — from the smaller of cwnd and the peer's window
+    (OpenBSD's 16 KB window is the smaller one here), truncated to whole segments; the second
+    timeout starts from the 1-segment loss window, so ssthresh falls to 2 segments."""
+    events, mss = _ssthresh_at_timeouts(stack)
+    assert len(events) >= 2, f"{stack}: {events}"
+    (cwnd, first), (_, second) = events[:2]
+    rwnd = knobs_of(stack)["rcvbuf"]
+    assert first == max(min(cwnd, rwnd) // 2 // mss, 2) * mss, f"{stack}: {events}, rwnd {rwnd}"
+    assert second == 2 * mss, f"{stack}: {events}"
+
+
+@needs_core
+@pytest.mark.parametrize("stack", ["linux-2.4.27", "windows-xp"])
+def test_rfc_stacks_hold_ssthresh_on_repeated_timeouts(stack):
+    """RFC 5681 §3.1 (Linux tcp_enter_loss; Windows): only the first timeout of a series sets
+    ssthresh; the retries of the blackout keep it."""
+    events, mss = _ssthresh_at_timeouts(stack)
+    assert len(events) == 1, f"{stack}: {events}"
+    assert events[0][1] > 2 * mss

@@ -15,7 +15,7 @@
 //!   [`increase_per_window`], i.e. `α` segments per window of credit. In the bytes unit without
 //!   ABC each ACK adds `α·SMSS·SMSS/cwnd`, RFC 5681 §3.1 eq. 3 scaled by `α`.
 
-use crate::growth::{AiRule, CwndUnit, WindowState};
+use crate::growth::{AiRule, CwndUnit, SsthreshBasis, WindowState};
 use crate::{CongestionControl, CongestionEvent, RtoEvent};
 
 /// `+1 segment per cnt segments' worth of credit` (see the module doc). In the packets unit
@@ -86,13 +86,19 @@ pub(crate) fn decreased_ssthresh(win: &WindowState, basis_bytes: u64, num: u64, 
 /// A retransmission timeout's decrease for the controllers whose timeout `ssthresh` is their
 /// congestion-event rule at FlightSize (Linux `tcp_enter_loss` calls the algorithm's
 /// `ssthresh` hook): only the first timeout of a series reduces it (RFC 5681 §3.1 eq. 4, held
-/// on repeated timeouts). The caller then takes the window to the loss window.
-pub(crate) fn reduce_on_first_timeout(cc: &mut impl CongestionControl, ev: &RtoEvent) {
-    if ev.backoff_count <= 1 {
+/// on repeated timeouts), every one with the BSD basis ([`SsthreshBasis::reduces_on_timeout`]).
+/// The caller then takes the window to the loss window.
+pub(crate) fn reduce_on_timeout(
+    cc: &mut impl CongestionControl,
+    basis: SsthreshBasis,
+    ev: &RtoEvent,
+) {
+    if basis.reduces_on_timeout(ev.backoff_count) {
         cc.on_congestion_event(&CongestionEvent {
             now: ev.now,
             in_flight: ev.in_flight,
             mss: ev.mss,
+            peer_window: ev.peer_window,
             ..Default::default()
         });
     }

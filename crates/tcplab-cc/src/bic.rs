@@ -214,7 +214,7 @@ impl Bic {
     }
 
     /// `bictcp_recalc_ssthresh` (and 2.6.10's `tcp_recalc_ssthresh` BIC branch).
-    fn reduce(&mut self, in_flight: u64) {
+    fn reduce(&mut self, in_flight: u64, peer_window: u64) {
         let int = self.integer();
         let q = |x: f64| if int { x.floor() } else { x };
         let c = cwnd_segments(&self.win);
@@ -229,7 +229,10 @@ impl Bic {
             // The fix (2.6.11): cwnd − cwnd/(2·8) = cwnd·15/16.
             (BicVariant::Linux2610, true) => c - q(c / 16.0),
         };
-        let basis = self.p.ssthresh_from.bytes(&self.win, in_flight);
+        let basis = self
+            .p
+            .ssthresh_from
+            .bytes(&self.win, in_flight, peer_window);
         let s = if c <= LOW_WINDOW {
             scaled_ssthresh(&self.win, basis, 1, 2)
         } else {
@@ -241,7 +244,7 @@ impl Bic {
                 }
             }
         };
-        self.win.set_ssthresh(s);
+        self.win.set_reduced_ssthresh(self.p.ssthresh_from, s);
         self.win.reset_counters();
     }
 }
@@ -273,13 +276,13 @@ impl CongestionControl for Bic {
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        self.reduce(ev.in_flight);
+        self.reduce(ev.in_flight, ev.peer_window);
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
+        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
             // tcp_enter_loss computes ssthresh first (RFC 5681: held on repeated timeouts).
-            self.reduce(ev.in_flight);
+            self.reduce(ev.in_flight, ev.peer_window);
         }
         // bictcp_state(TCP_CA_Loss) → bictcp_reset.
         self.w_max = 0.0;

@@ -332,15 +332,17 @@ impl CongestionControl for Ctcp {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
+        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
             // Reno's rule on the whole window (what the stack's FlightSize or cwnd is).
             let basis = match (self.p.ssthresh_from, self.win.growth().unit) {
                 (SsthreshBasis::FlightSize, _) | (SsthreshBasis::Auto, CwndUnit::Bytes) => {
                     ev.in_flight
                 }
+                (SsthreshBasis::Bsd, _) => self.cwnd().min(ev.peer_window),
                 _ => self.cwnd(),
             };
-            self.win.set_ssthresh(basis / 2);
+            self.win
+                .set_reduced_ssthresh(self.p.ssthresh_from, basis / 2);
         }
         // Timeout: dwnd = 0 (draft §3), cwnd = 1 segment.
         self.dwnd = 0.0;

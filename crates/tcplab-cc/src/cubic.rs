@@ -822,12 +822,15 @@ impl Cubic {
     }
 
     /// RFC 9438 §4.6–4.7 / Linux `cubictcp_recalc_ssthresh`: new W_max and ssthresh.
-    fn reduce(&mut self, in_flight: u64) {
+    fn reduce(&mut self, in_flight: u64, peer_window: u64) {
         self.epoch_start = None;
         self.v2_loss_seen = true;
         self.prior_w_max = self.w_max;
         self.prior_cwnd_prior = self.cwnd_prior;
-        let basis = self.p.ssthresh_from.bytes(&self.win, in_flight);
+        let basis = self
+            .p
+            .ssthresh_from
+            .bytes(&self.win, in_flight, peer_window);
         match self.win.growth().unit {
             CwndUnit::Packets => {
                 let cwnd = self.win.cwnd_segments();
@@ -850,7 +853,10 @@ impl Cubic {
                 } else {
                     cwnd
                 };
-                self.win.set_ssthresh((basis as f64 * self.p.beta) as u64);
+                self.win.set_reduced_ssthresh(
+                    self.p.ssthresh_from,
+                    (basis as f64 * self.p.beta) as u64,
+                );
             }
         }
         self.win.reset_counters();
@@ -978,13 +984,13 @@ impl CongestionControl for Cubic {
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        self.reduce(ev.in_flight);
+        self.reduce(ev.in_flight, ev.peer_window);
         self.hystart_pp.finish();
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            self.reduce(ev.in_flight);
+        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
+            self.reduce(ev.in_flight, ev.peer_window);
         }
         // Linux bictcp_reset + bictcp_hystart_reset on TCP_CA_Loss; RFC 9438 §4.8 (W_max is
         // the window at the start of the next congestion avoidance, K = 0).

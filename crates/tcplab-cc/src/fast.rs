@@ -218,7 +218,8 @@ impl CongestionControl for Fast {
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
         // Assumption (module doc): Reno's halving on loss.
-        self.win.reno_decrease(self.p.ssthresh_from, ev.in_flight);
+        self.win
+            .reno_decrease(self.p.ssthresh_from, ev.in_flight, ev.peer_window);
         self.d.enabled = false;
         self.sync_from_cwnd();
     }

@@ -326,21 +326,34 @@ impl WindowState {
     /// `ssthresh = max(basis/2, 2·SMSS)` from the `basis` chosen by `from` (whole segments,
     /// rounded down, in the packets unit: Linux's `max(cwnd >> 1, 2)`; the floor and rounding are
     /// [`WindowState::set_ssthresh`]'s), counters cleared.
-    pub fn reno_decrease(&mut self, from: SsthreshBasis, in_flight: u64) {
-        let s = from.bytes(self, in_flight) / 2;
-        self.set_ssthresh(s);
+    pub fn reno_decrease(&mut self, from: SsthreshBasis, in_flight: u64, peer_window: u64) {
+        let s = from.bytes(self, in_flight, peer_window) / 2;
+        self.set_reduced_ssthresh(from, s);
         self.reset_counters();
     }
 
     /// Reno's retransmission timeout (RFC 5681 §3.1 eq. 4 and §5.1; Linux `tcp_enter_loss`):
     /// the first timeout of a series halves as [`WindowState::reno_decrease`] does (held on
-    /// repeated timeouts), then the window collapses ([`WindowState::on_timeout`]).
+    /// repeated timeouts, except with [`SsthreshBasis::Bsd`]), then the window collapses
+    /// ([`WindowState::on_timeout`]).
     pub fn reno_timeout(&mut self, from: SsthreshBasis, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            let s = from.bytes(self, ev.in_flight) / 2;
-            self.set_ssthresh(s);
+        if from.reduces_on_timeout(ev.backoff_count) {
+            let s = from.bytes(self, ev.in_flight, ev.peer_window) / 2;
+            self.set_reduced_ssthresh(from, s);
         }
         self.on_timeout();
+    }
+
+    /// Sets a decreased `ssthresh` computed from the basis `from`: as
+    /// [`WindowState::set_ssthresh`], truncated to whole segments in both units with
+    /// [`SsthreshBasis::Bsd`] (`win / 2 / t_maxseg · t_maxseg` in integer arithmetic).
+    pub fn set_reduced_ssthresh(&mut self, from: SsthreshBasis, ssthresh: u64) {
+        let s = if from == SsthreshBasis::Bsd {
+            ssthresh - ssthresh % self.mss
+        } else {
+            ssthresh
+        };
+        self.set_ssthresh(s);
     }
 
     fn normalise(&self, bytes: u64) -> u64 {
@@ -574,11 +587,22 @@ pub enum SsthreshBasis {
     Cwnd,
     /// Bytes in flight at the event (RFC 5681 §3.1 eq. 4).
     FlightSize,
+    /// The 4.4BSD rule: `min(cwnd, peer's advertised window)`, the new `ssthresh` truncated to
+    /// whole segments, and recomputed on *every* retransmission timeout — the second timeout of
+    /// a series starts from the 1-segment loss window, so `ssthresh` falls to its floor of 2
+    /// segments. Sources (read for the facts): 4.4BSD-Lite `tcp_timer.c` (TCPT_REXMT: `win =
+    /// min(snd_wnd, snd_cwnd) / 2 / t_maxseg`, at least 2, `ssthresh = win · t_maxseg`, on each
+    /// expiry) and `tcp_input.c` (the same on the third duplicate ACK; Stevens & Wright, TCP/IP
+    /// Illustrated Vol. 2, §25.11 and §29.4); FreeBSD 5.x and OpenBSD 3.x kept both; XNU
+    /// (`tcp_newreno.c` `newreno_ssthresh_update`, `tcp_cubic.c` `tcp_cubic_pre_fr`: the same
+    /// `min(snd_cwnd, snd_wnd)`, times 0.8 for CUBIC, truncated to segments; called again by
+    /// `tcp_cubic_after_timeout` on each timeout outside fast recovery).
+    Bsd,
 }
 
 impl SsthreshBasis {
     /// Parameter spellings, for the registry.
-    pub const CHOICES: &'static [&'static str] = &["auto", "cwnd", "flight_size"];
+    pub const CHOICES: &'static [&'static str] = &["auto", "cwnd", "flight_size", "bsd"];
 
     /// Parses one of [`Self::CHOICES`].
     pub fn from_name(name: &str) -> Option<Self> {
@@ -586,21 +610,26 @@ impl SsthreshBasis {
             "auto" => Some(SsthreshBasis::Auto),
             "cwnd" => Some(SsthreshBasis::Cwnd),
             "flight_size" => Some(SsthreshBasis::FlightSize),
+            "bsd" => Some(SsthreshBasis::Bsd),
             _ => None,
         }
     }
 
-    /// The basis in bytes: `cwnd` or `in_flight`, per the choice and the window's unit.
-    pub fn bytes(self, win: &WindowState, in_flight: u64) -> u64 {
-        let flight = match (self, win.growth().unit) {
-            (SsthreshBasis::Cwnd, _) | (SsthreshBasis::Auto, CwndUnit::Packets) => false,
-            (SsthreshBasis::FlightSize, _) | (SsthreshBasis::Auto, CwndUnit::Bytes) => true,
-        };
-        if flight {
-            in_flight
-        } else {
-            win.cwnd()
+    /// The basis in bytes: `cwnd`, `in_flight` or (BSD) `min(cwnd, peer_window)`, per the
+    /// choice and the window's unit. `peer_window` is the peer's advertised window (scaled).
+    pub fn bytes(self, win: &WindowState, in_flight: u64, peer_window: u64) -> u64 {
+        match (self, win.growth().unit) {
+            (SsthreshBasis::Cwnd, _) | (SsthreshBasis::Auto, CwndUnit::Packets) => win.cwnd(),
+            (SsthreshBasis::FlightSize, _) | (SsthreshBasis::Auto, CwndUnit::Bytes) => in_flight,
+            (SsthreshBasis::Bsd, _) => win.cwnd().min(peer_window),
         }
+    }
+
+    /// Whether a retransmission timeout with this `backoff_count` (1 for the first of a series)
+    /// sets `ssthresh`: the first only (RFC 5681 §3.1, text after eq. 4: held on repeated
+    /// timeouts; Linux `tcp_enter_loss`), or every one ([`SsthreshBasis::Bsd`]).
+    pub fn reduces_on_timeout(self, backoff_count: u32) -> bool {
+        backoff_count <= 1 || self == SsthreshBasis::Bsd
     }
 }
 

@@ -23,7 +23,7 @@
 //! * Decrease: `ssthresh = max(basis − basis·md/256, 2)` (Linux `hstcp_ssthresh`, integer in the
 //!   packets unit); RTO: the same on the first timeout (held on repeated ones), cwnd 1 segment.
 
-use crate::aimd::{decreased_ssthresh, increase_per_window, reduce_on_first_timeout};
+use crate::aimd::{decreased_ssthresh, increase_per_window, reduce_on_timeout};
 use crate::growth::{CwndUnit, SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
@@ -178,14 +178,14 @@ impl CongestionControl for HighSpeed {
             self.update_row();
         }
         let md = u64::from(TABLE[self.row].1);
-        let basis = self.basis.bytes(&self.win, ev.in_flight);
+        let basis = self.basis.bytes(&self.win, ev.in_flight, ev.peer_window);
         let s = decreased_ssthresh(&self.win, basis, md, MD_SCALE);
-        self.win.set_ssthresh(s);
+        self.win.set_reduced_ssthresh(self.basis, s);
         self.win.reset_counters();
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        reduce_on_first_timeout(self, ev);
+        reduce_on_timeout(self, self.basis, ev);
         self.win.on_timeout();
     }
 

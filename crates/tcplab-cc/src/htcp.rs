@@ -376,7 +376,7 @@ impl Htcp {
     }
 
     /// `htcp_recalc_ssthresh` then `htcp_reset` (entering recovery).
-    fn congestion(&mut self, now: Nanos, in_flight: u64) {
+    fn congestion(&mut self, now: Nanos, in_flight: u64, peer_window: u64) {
         if self.p.version.linux() {
             // The ssthresh hook (htcp_param_update) runs before the state change's
             // htcp_reset, which so saves the updated old_maxB and the faded maxRTT.
@@ -393,9 +393,12 @@ impl Htcp {
             self.max_rtt = fade(self.min_rtt, self.max_rtt);
             self.last_cong = Some(now);
         }
-        let basis = self.p.ssthresh_from.bytes(&self.win, in_flight);
+        let basis = self
+            .p
+            .ssthresh_from
+            .bytes(&self.win, in_flight, peer_window);
         let s = scaled_ssthresh(&self.win, basis, self.beta, BETA_SHIFT);
-        self.win.set_ssthresh(s);
+        self.win.set_reduced_ssthresh(self.p.ssthresh_from, s);
         self.win.reset_counters();
     }
 
@@ -568,12 +571,12 @@ impl CongestionControl for Htcp {
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        self.congestion(ev.now, ev.in_flight);
+        self.congestion(ev.now, ev.in_flight, ev.peer_window);
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            self.congestion(ev.now, ev.in_flight);
+        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
+            self.congestion(ev.now, ev.in_flight, ev.peer_window);
         } else if self.p.version.linux() {
             // Entering Loss again: htcp_state → htcp_reset.
             self.reset_epoch(ev.now);
@@ -923,6 +926,7 @@ mod tests {
             in_flight: W * u64::from(MSS),
             backoff_count: 1,
             mss: MSS,
+            peer_window: u64::MAX,
         });
         assert_eq!(cc.cwnd(), u64::from(MSS));
         assert_eq!(cc.ssthresh(), W * u64::from(MSS) / 2);

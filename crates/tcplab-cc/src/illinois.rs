@@ -27,7 +27,7 @@
 //! `U32_MAX/ALPHA_MAX` µs (3.3 s) against 32-bit overflow; the arithmetic here is 128-bit on
 //! nanoseconds, so no cap is needed.
 
-use crate::aimd::{self, decreased_ssthresh, increase_per_window, reduce_on_first_timeout};
+use crate::aimd::{self, decreased_ssthresh, increase_per_window, reduce_on_timeout};
 use crate::growth::{SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, ParamKind, Params, SSTHRESH_FROM};
 use crate::registry::CcError;
@@ -210,14 +210,17 @@ impl CongestionControl for Illinois {
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        let basis = self.p.ssthresh_from.bytes(&self.win, ev.in_flight);
+        let basis = self
+            .p
+            .ssthresh_from
+            .bytes(&self.win, ev.in_flight, ev.peer_window);
         let s = decreased_ssthresh(&self.win, basis, self.beta, BETA_SCALE);
-        self.win.set_ssthresh(s);
+        self.win.set_reduced_ssthresh(self.p.ssthresh_from, s);
         self.win.reset_counters();
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        reduce_on_first_timeout(self, ev);
+        reduce_on_timeout(self, self.p.ssthresh_from, ev);
         // tcp_illinois_state(TCP_CA_Loss).
         self.alpha = ALPHA_BASE;
         self.beta = BETA_BASE;

@@ -179,6 +179,8 @@ pub struct CongestionEvent {
     /// Minimum RTT seen on the connection.
     pub min_rtt: Nanos,
     pub mss: u32,
+    /// The peer's advertised receive window (scaled), for [`SsthreshBasis::Bsd`].
+    pub peer_window: u64,
 }
 
 /// A retransmission timeout.
@@ -190,6 +192,8 @@ pub struct RtoEvent {
     /// Number of consecutive timeouts for the same data, including this one (1 for the first).
     pub backoff_count: u32,
     pub mss: u32,
+    /// The peer's advertised receive window (scaled), for [`SsthreshBasis::Bsd`].
+    pub peer_window: u64,
 }
 
 /// A packet the stack just sent.

@@ -264,8 +264,9 @@ pub(crate) const SSTHRESH_FROM: ParamInfo = ParamInfo {
     kind: ParamKind::Choice(SsthreshBasis::CHOICES),
     default: "auto",
     doc: "basis of the multiplicative decrease: \"cwnd\" (Linux), \"flight_size\" (RFC 5681 \
-          eq. 4; for CUBIC RFC 9438 §4.6) or \"auto\" (cwnd in the packets unit, flight size \
-          in bytes)",
+          eq. 4; for CUBIC RFC 9438 §4.6), \"bsd\" (4.4BSD, FreeBSD 5, OpenBSD, XNU: \
+          min(cwnd, peer window), whole segments, recomputed on every timeout) or \"auto\" \
+          (cwnd in the packets unit, flight size in bytes)",
 };
 
 impl Params {

@@ -311,6 +311,7 @@ mod tests {
             in_flight: cc.cwnd(),
             backoff_count: 1,
             mss: 1448,
+            peer_window: u64::MAX,
         });
         acks(cc, &mut now, 60);
         out

@@ -69,7 +69,8 @@ impl CongestionControl for Reno {
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        self.win.reno_decrease(self.basis, ev.in_flight);
+        self.win
+            .reno_decrease(self.basis, ev.in_flight, ev.peer_window);
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
@@ -368,6 +369,58 @@ mod tests {
             assert_eq!(cc.ssthresh(), 20_000);
             assert_eq!(cc.cwnd(), u64::from(MSS));
             assert!(cc.in_slow_start());
+        }
+    }
+
+    #[test]
+    fn test_bsd_basis_halves_the_smaller_window_in_whole_segments() {
+        // 4.4BSD tcp_input.c / tcp_timer.c: win = min(snd_wnd, snd_cwnd) / 2 / t_maxseg.
+        let mss = u64::from(MSS);
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            // cwnd 40 segments, peer window 25.5 segments: 12 segments (12.75 truncated), not
+            // FlightSize (30 segments outstanding) nor cwnd.
+            let init = cc_init(MSS, unit, 0, 40, u64::MAX);
+            let mut cc = Reno::newreno(&init, SsthreshBasis::Bsd);
+            cc.on_congestion_event(&CongestionEvent {
+                in_flight: 30 * mss,
+                peer_window: 25 * mss + mss / 2,
+                mss: MSS,
+                ..Default::default()
+            });
+            assert_eq!(cc.ssthresh(), 12 * mss, "{unit:?}");
+            // cwnd the smaller: 7 segments halve to 3 (3.5 truncated), the floor is 2.
+            let init = cc_init(MSS, unit, 0, 7, u64::MAX);
+            let mut cc = Reno::newreno(&init, SsthreshBasis::Bsd);
+            cc.on_congestion_event(&CongestionEvent {
+                in_flight: 7 * mss,
+                peer_window: 1 << 30,
+                mss: MSS,
+                ..Default::default()
+            });
+            assert_eq!(cc.ssthresh(), 3 * mss, "{unit:?}");
+        }
+    }
+
+    #[test]
+    fn test_bsd_basis_recomputes_ssthresh_on_every_timeout() {
+        // 4.4BSD tcp_timer.c TCPT_REXMT: the rule runs on each expiry, so the second timeout
+        // starts from the 1-segment loss window and ssthresh falls to 2 segments, where RFC 5681
+        // (the test above) holds it.
+        let mss = u64::from(MSS);
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let init = cc_init(MSS, unit, 0, 40, u64::MAX);
+            let mut cc = Reno::newreno(&init, SsthreshBasis::Bsd);
+            let rto = |backoff_count| RtoEvent {
+                in_flight: 40 * mss,
+                backoff_count,
+                mss: MSS,
+                peer_window: 64 * mss,
+                ..Default::default()
+            };
+            cc.on_rto(&rto(1));
+            assert_eq!((cc.ssthresh(), cc.cwnd()), (20 * mss, mss), "{unit:?}");
+            cc.on_rto(&rto(2));
+            assert_eq!((cc.ssthresh(), cc.cwnd()), (2 * mss, mss), "{unit:?}");
         }
     }
 

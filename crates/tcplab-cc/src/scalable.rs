@@ -28,9 +28,7 @@
 //!   4.0 made it count acknowledged packets (814d488c612). Read in the Linux history for the
 //!   facts, nothing copied.
 
-use crate::aimd::{
-    self, decreased_ssthresh, increase_per_cnt, reduce_on_first_timeout, scaled_ssthresh,
-};
+use crate::aimd::{self, decreased_ssthresh, increase_per_cnt, reduce_on_timeout, scaled_ssthresh};
 use crate::growth::{AiRule, SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, ParamKind, Params, AI_RULE, SSTHRESH_FROM};
 use crate::registry::CcError;
@@ -109,19 +107,22 @@ impl CongestionControl for Scalable {
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        let basis = self.p.ssthresh_from.bytes(&self.win, ev.in_flight);
+        let basis = self
+            .p
+            .ssthresh_from
+            .bytes(&self.win, ev.in_flight, ev.peer_window);
         let s = if self.legacy() {
             scaled_ssthresh(&self.win, basis, 1, 2)
         } else {
             // basis − basis/8, Linux integer: cwnd − (cwnd >> 3).
             decreased_ssthresh(&self.win, basis, 1, MD_DEN)
         };
-        self.win.set_ssthresh(s);
+        self.win.set_reduced_ssthresh(self.p.ssthresh_from, s);
         self.win.reset_counters();
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        reduce_on_first_timeout(self, ev);
+        reduce_on_timeout(self, self.p.ssthresh_from, ev);
         self.win.on_timeout();
     }
 

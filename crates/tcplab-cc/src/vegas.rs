@@ -215,7 +215,8 @@ impl CongestionControl for Vegas {
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
         // .ssthresh = tcp_reno_ssthresh; the Recovery state disables Vegas.
-        self.win.reno_decrease(self.p.ssthresh_from, ev.in_flight);
+        self.win
+            .reno_decrease(self.p.ssthresh_from, ev.in_flight, ev.peer_window);
         self.d.enabled = false;
     }
 

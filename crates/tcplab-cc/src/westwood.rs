@@ -175,7 +175,8 @@ impl CongestionControl for Westwood {
     }
 
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        self.win.reno_decrease(self.basis, ev.in_flight);
+        self.win
+            .reno_decrease(self.basis, ev.in_flight, ev.peer_window);
     }
 
     fn on_recovery_exit(&mut self, _now: Nanos) {
@@ -346,6 +347,7 @@ mod tests {
             in_flight: 300_000,
             backoff_count: 1,
             mss: MSS,
+            peer_window: u64::MAX,
         });
         assert_eq!(cc.cwnd(), u64::from(MSS));
         let s = cc.ssthresh() as f64;
@@ -362,6 +364,7 @@ mod tests {
             in_flight: 300_000,
             backoff_count: 1,
             mss: MSS,
+            peer_window: u64::MAX,
         });
         stream(&mut cc, 5 * SEC, 5 * SEC + 10 * MS, MS, 150 * MS);
         assert_eq!(cc.rtt_min(), 150 * MS);

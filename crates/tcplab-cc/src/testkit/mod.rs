@@ -299,6 +299,7 @@ impl Driver {
                         srtt: s,
                         min_rtt: self.min_rtt,
                         mss: self.mss,
+                        peer_window: u64::MAX,
                     });
                 }
             }

@@ -37,6 +37,8 @@ pub struct Seq {
     pub snd_nxt: u64,
     /// Payload bytes per full segment.
     pub smss: u32,
+    /// The peer's advertised receive window, scaled (the BSD stacks' `snd_wnd`).
+    pub rwnd: u64,
 }
 
 /// What one acceptable ACK tells the episode rules, after the ACK part ([`super::ack`]) and
@@ -178,6 +180,7 @@ impl Episodes {
             srtt: p.rtt.srtt,
             min_rtt: p.rtt.min_rtt,
             mss: s.smss,
+            peer_window: s.rwnd,
         });
         // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment,
         // at once: neither rule makes it wait for the window (measured on this machine's kernel,
@@ -386,6 +389,7 @@ impl Episodes {
             in_flight: p.sb.out_bytes,
             backoff_count: p.rtt.backoff + 1,
             mss: s.smss,
+            peer_window: s.rwnd,
         });
         let kept = sack_on && p.cfg.rto_keeps_sack && p.sb.on_rto_keep_sacked();
         if !kept {
@@ -425,6 +429,7 @@ impl Episodes {
             srtt: p.rtt.srtt,
             min_rtt: p.rtt.min_rtt,
             mss: s.smss,
+            peer_window: s.rwnd,
         });
         if !p.cc.governs_recovery() {
             let w =
@@ -588,6 +593,7 @@ mod tests {
             snd_una,
             snd_nxt,
             smss: MSS,
+            rwnd: 1 << 30,
         }
     }
 

@@ -1295,6 +1295,7 @@ impl TcpSender {
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
             smss: self.smss,
+            rwnd: self.rwnd,
         };
         let parts = Parts {
             cfg: &self.cfg,
