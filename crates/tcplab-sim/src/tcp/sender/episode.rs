@@ -95,8 +95,9 @@ pub struct Episodes {
     pub undo: Undo,
     /// Knob `undo_bad_rexmt`: set by the first timeout of an episode.
     pub bad_rexmt: Option<BadRexmt>,
-    /// The fast retransmit of the recovery just entered has not left yet: it goes out whatever
-    /// the window (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.3).
+    /// The fast retransmit of the recovery just entered, or the retransmission a NewReno partial
+    /// ACK asks for, has not left yet: it goes out whatever the window (RFC 5681 §3.2 step 2,
+    /// RFC 6675 §5 step 4.3, RFC 6582 §3.2 step 3).
     pub fast_rexmit_due: bool,
     /// Knob `frto`: F-RTO (RFC 5682) is deciding whether the last timeout was spurious.
     pub frto: Frto,
@@ -351,7 +352,14 @@ impl Episodes {
                 snd_una: s.snd_una,
             });
             if act.retransmit_head {
+                // RFC 6582 §3.2 step 3 (partial ACK): "retransmit the first unacknowledged
+                // segment" — at once, whatever the window, as the fast retransmit: FreeBSD's
+                // tcp_newreno_partial_ack opens cwnd to one segment beyond the ACK for that one
+                // tcp_output call (read for the facts). Gated by the deflated window, a sender
+                // whose flight was far above ssthresh (slow start's overshoot) kept the hole
+                // until the retransmission timer fired.
                 p.sb.mark_head_lost();
+                self.fast_rexmit_due = true;
             }
             restart_rto = act.restart_rto;
         }
@@ -723,6 +731,9 @@ mod tests {
             .sb
             .front()
             .is_some_and(|s| s.start == 3000 && s.flags & LOST != 0));
+        // RFC 6582 §3.2 step 3: the next hole goes out at once, whatever the window.
+        assert!(ep.fast_rexmit_due);
+        ep.fast_rexmit_due = false; // the send loop sent it
         let a = b.ack(3000, 5000, &[], 0);
         let out = ep.on_ack(&mut b.parts(), seq(5000, 10_000), &a);
         assert!(!out.restart_rto, "Impatient variant: only the first");

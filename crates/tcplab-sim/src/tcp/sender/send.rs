@@ -116,8 +116,9 @@ pub struct SendState {
     pub window: u64,
     /// Payload bytes per full segment.
     pub smss: u32,
-    /// The recovery just entered still owes its fast retransmit, which goes out whatever the
-    /// window (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.3).
+    /// The recovery just entered still owes its fast retransmit, or a NewReno partial ACK its
+    /// retransmission of the next hole, which goes out whatever the window (RFC 5681 §3.2 step
+    /// 2, RFC 6675 §5 step 4.3, RFC 6582 §3.2 step 3).
     pub fast_rexmit_due: bool,
     /// F-RTO releases new data instead of retransmissions (RFC 5682 §2.1 step 2b).
     pub frto_send_new: bool,
