@@ -1301,16 +1301,30 @@ def test_bsd_timeouts_halve_the_smaller_window_and_recompute_each_time(stack):
         "linux-2.4.27",
         "linux-2.6.10",
         "linux-2.6.39",
-        "solaris-10",
         "windows-xp",
         "windows-vista",
         "windows-7",
     ],
 )
 def test_rfc_stacks_hold_ssthresh_on_repeated_timeouts(stack):
-    """RFC 5681 §3.1 (Linux tcp_enter_loss; Windows and Solaris assumed to follow the RFC, no
-    source says otherwise): only the first timeout of a series sets ssthresh; the retries of
-    the blackout keep it. (linux-6 repairs this blackout without a timeout, macOS with one.)"""
+    """RFC 5681 §3.1 (Linux tcp_enter_loss; Windows assumed to follow the RFC, no source says
+    otherwise): only the first timeout of a series sets ssthresh; the retries of the blackout
+    keep it. (linux-6 repairs this blackout without a timeout, macOS with one.)"""
     events, mss = _ssthresh_at_timeouts(stack)
     assert len(events) == 1, f"{stack}: {events}"
     assert events[0][1] > 2 * mss
+
+
+@needs_core
+def test_solaris_halves_ssthresh_again_on_each_backed_off_timeout():
+    """OpenSolaris tcp_timer: ssthresh = max(((backoff ? ssthresh : snxt − suna) >> 1) / mss, 2)
+    segments — the first timeout halves the data outstanding, each retry of the blackout halves
+    ssthresh again, down to 2 segments."""
+    events, mss = _ssthresh_at_timeouts("solaris-10")
+    assert len(events) >= 3, events
+    first = events[0][1]
+    assert first % mss == 0 and first > 4 * mss, events
+    expected = [first]
+    while expected[-1] > 2 * mss:
+        expected.append(max(expected[-1] // 2 // mss, 2) * mss)
+    assert [s for _, s in events] == expected[: len(events)], events

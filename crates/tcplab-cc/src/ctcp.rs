@@ -335,9 +335,8 @@ impl CongestionControl for Ctcp {
         if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
             // Reno's rule on the whole window (what the stack's FlightSize or cwnd is).
             let basis = match (self.p.ssthresh_from, self.win.growth().unit) {
-                (SsthreshBasis::FlightSize, _) | (SsthreshBasis::Auto, CwndUnit::Bytes) => {
-                    ev.in_flight
-                }
+                (SsthreshBasis::FlightSize | SsthreshBasis::Solaris, _)
+                | (SsthreshBasis::Auto, CwndUnit::Bytes) => ev.in_flight,
                 (SsthreshBasis::Bsd, _) => self.cwnd().min(ev.peer_window),
                 _ => self.cwnd(),
             };

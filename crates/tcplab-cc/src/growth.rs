@@ -334,10 +334,14 @@ impl WindowState {
 
     /// Reno's retransmission timeout (RFC 5681 §3.1 eq. 4 and §5.1; Linux `tcp_enter_loss`):
     /// the first timeout of a series halves as [`WindowState::reno_decrease`] does (held on
-    /// repeated timeouts, except with [`SsthreshBasis::Bsd`]), then the window collapses
+    /// repeated timeouts, except with [`SsthreshBasis::Bsd`], which recomputes it, and
+    /// [`SsthreshBasis::Solaris`], which halves it again), then the window collapses
     /// ([`WindowState::on_timeout`]).
     pub fn reno_timeout(&mut self, from: SsthreshBasis, ev: &RtoEvent) {
-        if from.reduces_on_timeout(ev.backoff_count) {
+        if from == SsthreshBasis::Solaris && ev.backoff_count > 1 {
+            let s = self.ssthresh / 2;
+            self.set_reduced_ssthresh(from, s);
+        } else if from.reduces_on_timeout(ev.backoff_count) {
             let s = from.bytes(self, ev.in_flight, ev.peer_window) / 2;
             self.set_reduced_ssthresh(from, s);
         }
@@ -346,9 +350,10 @@ impl WindowState {
 
     /// Sets a decreased `ssthresh` computed from the basis `from`: as
     /// [`WindowState::set_ssthresh`], truncated to whole segments in both units with
-    /// [`SsthreshBasis::Bsd`] (`win / 2 / t_maxseg · t_maxseg` in integer arithmetic).
+    /// [`SsthreshBasis::Bsd`] and [`SsthreshBasis::Solaris`] (`win / 2 / t_maxseg · t_maxseg`
+    /// in integer arithmetic).
     pub fn set_reduced_ssthresh(&mut self, from: SsthreshBasis, ssthresh: u64) {
-        let s = if from == SsthreshBasis::Bsd {
+        let s = if matches!(from, SsthreshBasis::Bsd | SsthreshBasis::Solaris) {
             ssthresh - ssthresh % self.mss
         } else {
             ssthresh
@@ -598,11 +603,20 @@ pub enum SsthreshBasis {
     /// `min(snd_cwnd, snd_wnd)`, times 0.8 for CUBIC, truncated to segments; called again by
     /// `tcp_cubic_after_timeout` on each timeout outside fast recovery).
     Bsd,
+    /// The Solaris rule: FlightSize (`tcp_snxt − tcp_suna`) halved and truncated to whole
+    /// segments, at least 2; a backed-off timeout halves the current `ssthresh` again instead of
+    /// holding it (OpenSolaris/illumos `tcp_timer`: `npkt = ((tcp_timer_backoff ?
+    /// tcp_cwnd_ssthresh : tcp_snxt − tcp_suna) >> 1) / tcp_mss`, `tcp_cwnd_ssthresh = MAX(npkt,
+    /// 2) · tcp_mss`; the same FlightSize halving on the third duplicate ACK; read for the
+    /// facts). The repeated halving is applied by the Reno family's timeout
+    /// ([`WindowState::reno_timeout`], the Solaris 10 personality's NewReno); for other
+    /// controllers this basis is FlightSize in whole segments, the first timeout only.
+    Solaris,
 }
 
 impl SsthreshBasis {
     /// Parameter spellings, for the registry.
-    pub const CHOICES: &'static [&'static str] = &["auto", "cwnd", "flight_size", "bsd"];
+    pub const CHOICES: &'static [&'static str] = &["auto", "cwnd", "flight_size", "bsd", "solaris"];
 
     /// Parses one of [`Self::CHOICES`].
     pub fn from_name(name: &str) -> Option<Self> {
@@ -611,6 +625,7 @@ impl SsthreshBasis {
             "cwnd" => Some(SsthreshBasis::Cwnd),
             "flight_size" => Some(SsthreshBasis::FlightSize),
             "bsd" => Some(SsthreshBasis::Bsd),
+            "solaris" => Some(SsthreshBasis::Solaris),
             _ => None,
         }
     }
@@ -620,7 +635,8 @@ impl SsthreshBasis {
     pub fn bytes(self, win: &WindowState, in_flight: u64, peer_window: u64) -> u64 {
         match (self, win.growth().unit) {
             (SsthreshBasis::Cwnd, _) | (SsthreshBasis::Auto, CwndUnit::Packets) => win.cwnd(),
-            (SsthreshBasis::FlightSize, _) | (SsthreshBasis::Auto, CwndUnit::Bytes) => in_flight,
+            (SsthreshBasis::FlightSize | SsthreshBasis::Solaris, _)
+            | (SsthreshBasis::Auto, CwndUnit::Bytes) => in_flight,
             (SsthreshBasis::Bsd, _) => win.cwnd().min(peer_window),
         }
     }

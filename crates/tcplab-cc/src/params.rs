@@ -265,7 +265,8 @@ pub(crate) const SSTHRESH_FROM: ParamInfo = ParamInfo {
     default: "auto",
     doc: "basis of the multiplicative decrease: \"cwnd\" (Linux), \"flight_size\" (RFC 5681 \
           eq. 4; for CUBIC RFC 9438 §4.6), \"bsd\" (4.4BSD, FreeBSD 5, OpenBSD, XNU: \
-          min(cwnd, peer window), whole segments, recomputed on every timeout) or \"auto\" \
+          min(cwnd, peer window), whole segments, recomputed on every timeout), \"solaris\" \
+          (flight size in whole segments; a backed-off timeout halves ssthresh again) or \"auto\" \
           (cwnd in the packets unit, flight size in bytes)",
 };
 

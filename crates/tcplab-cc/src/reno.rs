@@ -425,6 +425,39 @@ mod tests {
     }
 
     #[test]
+    fn test_solaris_basis_halves_flight_size_then_ssthresh_on_each_backoff() {
+        // OpenSolaris tcp_timer: npkt = ((backoff ? ssthresh : snxt − suna) >> 1) / mss.
+        let mss = u64::from(MSS);
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let init = cc_init(MSS, unit, 0, 40, u64::MAX);
+            let mut cc = Reno::newreno(&init, SsthreshBasis::Solaris);
+            let rto = |backoff_count| RtoEvent {
+                in_flight: 33 * mss + 500,
+                backoff_count,
+                mss: MSS,
+                ..Default::default()
+            };
+            cc.on_rto(&rto(1));
+            assert_eq!(
+                cc.ssthresh(),
+                16 * mss,
+                "{unit:?}: 16.75 segments truncated"
+            );
+            cc.on_rto(&rto(2));
+            assert_eq!(cc.ssthresh(), 8 * mss, "{unit:?}");
+            cc.on_rto(&rto(3));
+            assert_eq!(cc.ssthresh(), 4 * mss, "{unit:?}");
+            cc.on_rto(&rto(4));
+            cc.on_rto(&rto(5));
+            assert_eq!(
+                (cc.ssthresh(), cc.cwnd()),
+                (2 * mss, mss),
+                "{unit:?}: floor"
+            );
+        }
+    }
+
+    #[test]
     fn test_cwr_completion_keeps_the_smaller_of_cwnd_and_ssthresh() {
         // tcp_complete_cwr: cwnd = min(cwnd, ssthresh); never a raise.
         let mut cc = reno(CwndUnit::Packets, 0, 10, 20 * u64::from(MSS));
