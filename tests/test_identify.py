@@ -266,21 +266,27 @@ def test_snap_is_a_fixed_grid():
     # a 100 Mbit/s capture is simulated over at most MAX_SIM_PACKETS packets
     assert R.snap(IPath(100e6, 0.05, 1, 0, 60))["duration_s"] == 10.0
     v = R.variants(g)
-    assert v[0] == g and [x["buffer_bdp"] for x in v[1:]] == [0.3536]
-    assert {x["loss"] for x in v} == {g["loss"]}
+    assert v[0] == g and [x["buffer_bdp"] for x in v[1:]] == [0.3536, 0.7071]
+    # and one level more random loss (a lower bound too), on the grid point's buffer
+    assert [x["loss"] for x in v] == [3e-4, 3e-4, 1e-3]
     # without loss the buffer is only a lower bound: the neighbour is the larger buffer
     v = R.variants(g, lossy=False)
-    assert v[0] == g and [x["buffer_bdp"] for x in v[1:]] == [1.414]
+    assert v[0] == g and [x["buffer_bdp"] for x in v[1:]] == [1.414, 0.7071]
     top = dict(g, buffer_bdp=8.0)
-    assert R.variants(top, lossy=False) == [top]
+    assert R.variants(top, lossy=False) == [top, dict(top, loss=1e-3)]
+    # no loss level above the grid's highest
+    assert R.variants(dict(top, loss=3e-2), lossy=False) == [dict(top, loss=3e-2)]
     # the inferred buffer is bracketed: the grid step on its other side (0.8 BDP snaps to
     # 0.7071, the bracket is 1.0; 0.65 snaps to 0.7071 too, the bracket is 0.5), one step up
     # without loss (a lower bound), and no grid point twice
-    assert [x["buffer_bdp"] for x in R.variants(g, buffer_bdp=0.8)] == [0.7071, 0.3536, 1.0]
-    assert [x["buffer_bdp"] for x in R.variants(g, buffer_bdp=0.65)] == [0.7071, 0.3536, 0.5]
+    v = R.variants(g, buffer_bdp=0.8)
+    assert [x["buffer_bdp"] for x in v] == [0.7071, 0.3536, 1.0, 0.7071]
+    assert [x["loss"] for x in v] == [3e-4, 3e-4, 3e-4, 1e-3]
+    v = R.variants(g, buffer_bdp=0.65)
+    assert [x["buffer_bdp"] for x in v] == [0.7071, 0.3536, 0.5, 0.7071]
     v = R.variants(g, lossy=False, buffer_bdp=0.65)
-    assert [x["buffer_bdp"] for x in v] == [0.7071, 1.414, 1.0]
-    assert R.variants(top, lossy=False, buffer_bdp=8.0) == [top]
+    assert [x["buffer_bdp"] for x in v] == [0.7071, 1.414, 1.0, 0.7071]
+    assert R.variants(top, lossy=False, buffer_bdp=8.0) == [top, dict(top, loss=1e-3)]
 
 
 def test_identify_ranks_the_true_candidate_first(tmp_path):

@@ -3,12 +3,12 @@
 1. Extract the capture's features and infer its path (rate, base RTT, buffer, random loss,
    duration) — :mod:`.features`.
 2. Snap the path to the reference grid and get (simulate or load from the cache) the features of
-   every candidate on it and on two neighbouring variants (half the buffer, or twice it for a
-   capture without loss; the buffer's grid step on the inferred buffer's other side, which
-   brackets it), and, when the capture shows cross traffic, on two variants with it (UDP CBR,
-   a window-limited TCP flow), one vector per reference seed — :mod:`.references`. A
-   candidate's distance is the smallest over the variants (a profile likelihood over what the
-   capture cannot pin down).
+   every candidate on it and on three neighbouring variants (half the buffer, or twice it for
+   a capture without loss; the buffer's grid step on the inferred buffer's other side, which
+   brackets it; one level more random loss), and, when the capture shows cross traffic, on
+   two variants with it (UDP CBR, a window-limited TCP flow), one vector per reference seed —
+   :mod:`.references`. A candidate's distance is the smallest over the variants (a profile
+   likelihood over what the capture cannot pin down).
 3. Re-extract the capture's features over the simulated duration (so both cover the same
    stretch of the transfer) and score every candidate by its nearest reference (1-nearest
    neighbour over seeds and path variants) under a normalised distance:
