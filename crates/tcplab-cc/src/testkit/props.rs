@@ -137,13 +137,7 @@ fn cubic_params() -> impl Strategy<Value = Vec<(String, ParamValue)>> {
         any::<bool>(),
         0.01f64..0.99,
         0.001f64..100.0,
-        prop_oneof![
-            Just("auto"),
-            Just("cwnd"),
-            Just("flight_size"),
-            Just("bsd"),
-            Just("solaris")
-        ],
+        ssthresh_basis(),
         prop_oneof![Just("rfc9438"), Just("2.0"), Just("2.1")],
         any::<bool>(),
         any::<bool>(),
@@ -170,18 +164,15 @@ fn cubic_params() -> impl Strategy<Value = Vec<(String, ParamValue)>> {
         )
 }
 
+/// Every `ssthresh_from` choice (crate::growth::SsthreshBasis::CHOICES).
+fn ssthresh_basis() -> impl Strategy<Value = &'static str> + Clone {
+    proptest::sample::select(crate::growth::SsthreshBasis::CHOICES)
+}
+
 /// Random parameters for the loss-based controllers (bic, hstcp, htcp, scalable, illinois,
 /// westwood).
 fn loss_based_params() -> impl Strategy<Value = (&'static str, Vec<(String, ParamValue)>)> {
-    let basis = || {
-        prop_oneof![
-            Just("auto"),
-            Just("cwnd"),
-            Just("flight_size"),
-            Just("bsd"),
-            Just("solaris")
-        ]
-    };
+    let basis = ssthresh_basis;
     let s = |v: &str| ParamValue::Str(v.into());
     prop_oneof![
         (
@@ -235,13 +226,7 @@ fn loss_based_params() -> impl Strategy<Value = (&'static str, Vec<(String, Para
 
 /// Random parameters for the delay- and rate-based controllers (vegas, fast, ctcp, bbr).
 fn delay_params() -> impl Strategy<Value = (&'static str, Vec<(String, ParamValue)>)> {
-    let basis = prop_oneof![
-        Just("auto"),
-        Just("cwnd"),
-        Just("flight_size"),
-        Just("bsd"),
-        Just("solaris")
-    ];
+    let basis = ssthresh_basis();
     prop_oneof![
         (0i64..10, 0i64..10, 0i64..10, basis.clone()).prop_map(|(a, extra, g, b)| (
             "vegas",
