@@ -334,12 +334,12 @@ impl CongestionControl for Ctcp {
     fn on_rto(&mut self, ev: &RtoEvent) {
         if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
             // Reno's rule on the whole window (what the stack's FlightSize or cwnd is).
-            let basis = match (self.p.ssthresh_from, self.win.growth().unit) {
-                (SsthreshBasis::FlightSize | SsthreshBasis::Solaris, _)
-                | (SsthreshBasis::Auto, CwndUnit::Bytes) => ev.in_flight,
-                (SsthreshBasis::Bsd, _) => self.cwnd().min(ev.peer_window),
-                _ => self.cwnd(),
-            };
+            let basis = self.p.ssthresh_from.of_window(
+                self.win.growth().unit,
+                self.cwnd(),
+                ev.in_flight,
+                ev.peer_window,
+            );
             self.win
                 .set_reduced_ssthresh(self.p.ssthresh_from, basis / 2);
         }

@@ -633,11 +633,17 @@ impl SsthreshBasis {
     /// The basis in bytes: `cwnd`, `in_flight` or (BSD) `min(cwnd, peer_window)`, per the
     /// choice and the window's unit. `peer_window` is the peer's advertised window (scaled).
     pub fn bytes(self, win: &WindowState, in_flight: u64, peer_window: u64) -> u64 {
-        match (self, win.growth().unit) {
-            (SsthreshBasis::Cwnd, _) | (SsthreshBasis::Auto, CwndUnit::Packets) => win.cwnd(),
+        self.of_window(win.growth().unit, win.cwnd(), in_flight, peer_window)
+    }
+
+    /// [`SsthreshBasis::bytes`] for a window of `cwnd` bytes counted in `unit` (a controller
+    /// whose window is more than its [`WindowState`], as Compound's cwnd + dwnd).
+    pub fn of_window(self, unit: CwndUnit, cwnd: u64, in_flight: u64, peer_window: u64) -> u64 {
+        match (self, unit) {
+            (SsthreshBasis::Cwnd, _) | (SsthreshBasis::Auto, CwndUnit::Packets) => cwnd,
             (SsthreshBasis::FlightSize | SsthreshBasis::Solaris, _)
             | (SsthreshBasis::Auto, CwndUnit::Bytes) => in_flight,
-            (SsthreshBasis::Bsd, _) => win.cwnd().min(peer_window),
+            (SsthreshBasis::Bsd, _) => cwnd.min(peer_window),
         }
     }
 
