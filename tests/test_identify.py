@@ -994,3 +994,22 @@ def test_growth_by_queue_counts_rounds_by_their_own_queue():
         None,
         None,
     )
+
+
+def test_buffer_is_read_without_the_packet_in_service(tmp_path):
+    # a drop-tail limit counts the packets waiting, not the one being serialised (tcplab-sim
+    # link.rs `admit`; Linux pfifo's limit): the largest queueing delay is the buffer plus up to
+    # one packet time, 17-25 % of a buffer of 4-6 packets. Tuning generator path 23 (default
+    # seed, 5.3 Mbit/s x 13.5 ms, BDP 6 packets, 0.59 BDP = a limit of 4 packets) read 4.9
+    # packets before: its references were bracketed at 0.71 and 1.0 BDP (5 and 6 packets)
+    g = {"rate_bps": 5.3e6, "rtt_s": 0.0135, "buffer_bdp": 0.59, "loss": 0.0, "duration_s": 20.0}
+    bdp_pkts = g["rate_bps"] * g["rtt_s"] / 8 / 1500
+    limit = math.ceil(g["buffer_bdp"] * bdp_pkts)  # units.QueueSize.limit
+    # near the sender an RTT sample also holds a delayed ACK's wait for the next segment (up
+    # to one packet time more): read here 4.05 packets near the receiver, 5.20 near the
+    # sender (before: 5.05 and 6.20)
+    for vantage, tol in (("receiver", 0.5), ("sender", 1.5)):
+        ex = feats(capture(tmp_path, "linux-6", "reno", vantage=vantage, seed=5, grid=g))
+        assert ex.counts["loss_episodes"] >= 3, ex.counts
+        read = ex.path.buffer_bdp * ex.path.rate_bps * ex.path.rtt_s / 8 / 1500
+        assert abs(read - limit) < tol, (vantage, read, limit)
