@@ -291,7 +291,12 @@ def test_key_facts_of_each_personality():
     for name, ack_delay in (("linux-2.6.29", False), ("linux-2.6.39", False), ("linux-6", True)):
         p = stacks.get(name, cat).params_for("cubic")
         want = {"version": "rfc9438", "hystart": "linux", "hystart_ack_delay": ack_delay}
+        # Every Linux CUBIC keeps its window update on the jiffy clock (HZ 250: 4000 µs).
+        want |= {"jiffy_clock": True, "hystart_jiffy_us": 4000}
         assert p == want | old_hystart[name], name
+    for name in ("linux-2.6.16", "linux-2.6.25"):
+        p = stacks.get(name, cat).params_for("cubic")
+        assert (p["jiffy_clock"], p["hystart_jiffy_us"]) == (True, 4000), name
     # Linux 2.6.23-3.11: the controller's own RTT sample (tcp_clean_rtx_queue).
     for name, sampling in (
         ("linux-2.6.16", "timestamps"),
@@ -447,6 +452,8 @@ def test_cca_defaults_to_the_sender_stack_with_its_parameters():
                 "initial_ssthresh": 0,
                 "ai_rule": "linux-2.6",
                 "undo_rule": "w_max",
+                "hystart_jiffy_us": 4000,
+                "jiffy_clock": True,
             },
         },
         "windows-server-2008": {"name": "ctcp", "params": {}},
