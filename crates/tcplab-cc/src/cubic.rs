@@ -55,17 +55,20 @@
 //! most once per jiffy: a second recompute in the same jiffy while the epoch runs keeps the
 //! last `cnt` and only applies the Reno-friendly cap and `cnt ≥ 2`; 2.6.x had no such test.
 //! A later bound, "tcp_cubic: fix to run bictcp_update() at least once per RTT" (M. Zhang,
-//! L. Xu, netdev v1–v4, Aug 2024: hold at most min(HZ/32, usecs_to_jiffies(delay_min))), was
-//! reviewed (N. Cardwell; E. Dumazet proposed a µs clock instead) but no merged commit was found:
-//! it is not modelled, and 6.x holds up to HZ/32 (UNVERIFIED for 6.12+). Assumption: the jiffy
-//! clock's phase is that of the simulation clock — jiffy n covers `[n·J, (n+1)·J)` from time 0,
-//! the flow's start in the usual scenarios; a real flow starts at a random phase.
+//! L. Xu, netdev patch series v1–v4, Aug 2024: hold at most min(HZ/32,
+//! usecs_to_jiffies(delay_min))), was reviewed, and E. Dumazet's alternative "tcp_cubic: switch
+//! ca->last_time to usec resolution" (26 Aug 2024) drew N. Cardwell's "it's safest to just leave
+//! last_time in jiffies" (netdev, 28 Aug 2024); neither is in mainline: a 6.17-rc3 tree
+//! (GitHub Kingxukai/linux, tcp_cubic.c at 9b44fff) still holds up to HZ/32 in jiffies with the
+//! once-per-jiffy test, so that is modelled for 6.x (6.18's file itself not read).
+//! Assumption: the jiffy clock's phase is that of the simulation clock — jiffy n covers
+//! `[n·J, (n+1)·J)` from time 0, the flow's start in the usual scenarios; a real flow starts at
+//! a random phase.
 //!
 //! Simplifications (documented assumptions): without `jiffy_clock` (bytes unit, RFC
 //! personalities) time is exact nanoseconds and the target is recomputed on every ACK; the
-//! effective C is the parameter
-//! (Linux's `bic_scale` 41 gives 410/1024 ≈ 0.4004); the cube root is computed with basic IEEE operations only, so
-//! results are identical on every platform.
+//! effective C is the parameter (Linux's `bic_scale` 41 gives 410/1024 ≈ 0.4004); the cube root
+//! is computed with basic IEEE operations only, so results are identical on every platform.
 //!
 //! # Linux 2.6.16–3.19 growth counter (`delayed_ack_comp`, `ai_rule = "linux-2.6"`)
 //!
@@ -693,6 +696,34 @@ impl Cubic {
         }
     }
 
+    /// Linux `bictcp_update`'s `cnt` from the curve (packets unit): ACKs per segment of
+    /// growth toward the target one `delay_min` ahead, capped at 20 while `W_max` is unknown.
+    fn curve_cnt(&self, now: Nanos, cwnd: u64) -> u64 {
+        let epoch = self.epoch_start.unwrap_or(now);
+        // Target one delay_min ahead: W_cubic(t + RTT) (Linux adds delay_min to t).
+        let t = self.curve_time(now, epoch);
+        let offs = t - self.k;
+        let delta = self.p.c * offs.abs() * offs.abs() * offs.abs();
+        // Integer origin ± integer delta, as Linux (delta rounded down, toward the origin).
+        let origin = self.origin as u64;
+        let delta = delta as u64; // saturating conversion
+        let target = if offs < 0.0 {
+            origin.saturating_sub(delta)
+        } else {
+            origin.saturating_add(delta)
+        };
+        let cnt = if target > cwnd {
+            cwnd / (target - cwnd)
+        } else {
+            cwnd.saturating_mul(100)
+        };
+        if self.p.unknown_wmax_cap && self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX {
+            CNT_MAX_UNKNOWN_WMAX
+        } else {
+            cnt
+        }
+    }
+
     /// Linux `bictcp_update` + `tcp_cong_avoid_ai` (packets unit).
     fn avoid_packets(&mut self, now: Nanos, credit: u64) {
         let cwnd = self.win.cwnd_segments();
@@ -708,32 +739,13 @@ impl Cubic {
             self.ack_cnt = credit;
             self.tcp_cwnd = cwnd;
         }
-        let epoch = self.epoch_start.unwrap_or(now);
-        // Target one delay_min ahead: W_cubic(t + RTT) (Linux adds delay_min to t).
-        let t = self.curve_time(now, epoch);
-        let offs = t - self.k;
-        let delta = self.p.c * offs.abs() * offs.abs() * offs.abs();
-        // Integer origin ± integer delta, as Linux (delta rounded down, toward the origin).
-        let origin = self.origin as u64;
-        let delta = delta as u64; // saturating conversion
-        let target = if offs < 0.0 {
-            origin.saturating_sub(delta)
-        } else {
-            origin.saturating_add(delta)
-        };
         let mut cnt = if same_jiffy {
             // Linux ≥ 4.0: at most one evaluation of the curve per jiffy; the last cnt goes
             // on to the Reno-friendly part.
             self.cnt
-        } else if target > cwnd {
-            cwnd / (target - cwnd)
         } else {
-            cwnd.saturating_mul(100)
+            self.curve_cnt(now, cwnd)
         };
-        if !same_jiffy && self.p.unknown_wmax_cap && self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX
-        {
-            cnt = CNT_MAX_UNKNOWN_WMAX;
-        }
         if self.p.tcp_friendliness {
             // Reno estimate: +1 segment per cwnd·beta_scale/8 counted units.
             let per = (cwnd.saturating_mul(self.beta_scale) >> 3).max(1);
@@ -1833,8 +1845,11 @@ mod tests {
     #[test]
     fn test_jiffy_clock_holds_cnt_while_cwnd_unchanged_within_hz_over_32() {
         // HZ 250: HZ/32 = 7 jiffies. cnt computed at the first ACK (jiffy 0) is kept while
-        // cwnd stays the same, up to and including jiffy 7, and recomputed at jiffy 8.
+        // cwnd stays the same, up to and including jiffy 7, and recomputed at jiffy 8. The
+        // hold is not shortened to delay_min (20 ms here, 5 jiffies): the 2024 proposal
+        // "tcp_cubic: fix to run bictcp_update() at least once per RTT" is not in mainline.
         let mut cc = jiffy_cc(jiffy_params(AiRule::Linux4), 0);
+        assert_eq!(cc.delay_min, 20 * MS);
         let cnt0 = cc.cnt();
         assert_eq!(cnt0, 20, "W_max unknown: cnt capped at 20");
         // Forget W_max's cap effect: force a different cnt to show it is held, not recomputed.
@@ -1859,8 +1874,8 @@ mod tests {
 
     #[test]
     fn test_jiffy_clock_recomputes_once_cwnd_changes() {
-        // cwnd grows by one segment after cnt = 20 ACKs (4.0 rule: cnt ≥ 2, +1 per cnt):
-        // the ACK after the growth is in a later jiffy and recomputes cnt at once.
+        // A cnt of 1000 keeps cwnd at 100 over these ACKs: held; once cwnd is changed the next
+        // ACK (in a later jiffy) recomputes cnt at once.
         let mut cc = jiffy_cc(jiffy_params(AiRule::Linux4), 0);
         cc.cnt = 1000;
         let mut now = MS;
