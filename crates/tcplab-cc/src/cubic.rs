@@ -730,7 +730,11 @@ impl Cubic {
         self.ack_cnt = self.ack_cnt.saturating_add(credit);
         // Rule (2) came with 4.0's stretch-ACK series, which also removed delayed_ack.
         let once_per_jiffy = self.p.ai_rule == AiRule::Linux4 && !self.p.delayed_ack_comp;
-        let Some(same_jiffy) = self.jiffy_gate(now, cwnd, once_per_jiffy) else {
+        let same_jiffy = if self.p.jiffy_clock == 0 {
+            false
+        } else if let Some(same) = self.jiffy_gate(now, cwnd, once_per_jiffy) {
+            same
+        } else {
             self.increase_kept(credit);
             return;
         };
@@ -842,13 +846,14 @@ impl Cubic {
         };
         self.v2_ack_cnt += units;
         // Jiffy clock (packets only): v2.x holds cnt as rule (1); rule (2) came in 4.0.
-        if int && self.jiffy_gate(now, cwnd_int, false).is_none() {
+        let jiffies = int && self.p.jiffy_clock != 0;
+        if jiffies && self.jiffy_gate(now, cwnd_int, false).is_none() {
             self.win
                 .additive_increase_rule(self.p.ai_rule, self.cnt.max(1), credit);
             return;
         }
         if self.epoch_start.is_none() {
-            if int {
+            if jiffies {
                 self.start_epoch_clocked(now, cwnd);
             } else {
                 self.start_epoch(now, cwnd);
@@ -857,7 +862,7 @@ impl Cubic {
             self.v2_tcp_cwnd = cwnd;
         }
         let epoch = self.epoch_start.unwrap_or(now);
-        let t = if int {
+        let t = if jiffies {
             self.curve_time(now, epoch)
         } else {
             to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64
