@@ -291,7 +291,12 @@ def test_key_facts_of_each_personality():
     for name, ack_delay in (("linux-2.6.29", False), ("linux-2.6.39", False), ("linux-6", True)):
         p = stacks.get(name, cat).params_for("cubic")
         want = {"version": "rfc9438", "hystart": "linux", "hystart_ack_delay": ack_delay}
+        # Every Linux CUBIC keeps its window update on the jiffy clock (HZ 250: 4000 µs).
+        want |= {"jiffy_clock": True, "hystart_jiffy_us": 4000}
         assert p == want | old_hystart[name], name
+    for name in ("linux-2.6.16", "linux-2.6.25"):
+        p = stacks.get(name, cat).params_for("cubic")
+        assert (p["jiffy_clock"], p["hystart_jiffy_us"]) == (True, 4000), name
     # Linux 2.6.23-3.11: the controller's own RTT sample (tcp_clean_rtx_queue).
     for name, sampling in (
         ("linux-2.6.16", "timestamps"),
@@ -447,6 +452,8 @@ def test_cca_defaults_to_the_sender_stack_with_its_parameters():
                 "initial_ssthresh": 0,
                 "ai_rule": "linux-2.6",
                 "undo_rule": "w_max",
+                "hystart_jiffy_us": 4000,
+                "jiffy_clock": True,
             },
         },
         "windows-server-2008": {"name": "ctcp", "params": {}},
@@ -981,28 +988,35 @@ def test_windows_xp_receive_limit_is_shared_by_the_flows_to_one_host(shared):
 
 
 def _dupack_timing(pk: Packets) -> tuple[list[int], list[int], list[int]]:
-    """At the receiver host (*pk* captured there: data arriving, ACKs leaving), for each run of
-    duplicate ACKs for one ACK number: how long after the latest data arrival each of the first
-    three left, and for the ones after them the same delay and the gap to the previous ACK (ns)."""
+    """At the receiver host (*pk* captured there: data arriving, ACKs leaving), for each ACK
+    number: how long after the latest data arrival each of the first three ACKs sent while
+    out-of-order data waited (ACK number below the highest sequence received) left, and for the
+    ones after them the same delay and the gap to the previous ACK (ns). Linux counts these per
+    rcv_nxt (tcp_input.c __tcp_ack_snd_check, dup_ack_counter reset when compressed_ack_rcv_nxt
+    differs): the first can be the ACK that a segment beyond a hole triggers while the previous
+    in-order segment's ACK was still delayed, so it carries a new ACK number."""
     isn = pk.rows[0][3]
     early, late_delay, late_gap = [], [], []
-    run, prev, arrived = 0, None, None
+    run, prev, arrived, high = 0, None, None, None
     for p in pk.rows:
         if p[1] == pk.sport:
             if p[8] > 0:
                 arrived = p[0]
+                end = (p[3] - isn + p[8]) % 2**32
+                high = end if high is None else max(high, end)
             continue
-        if (p[4] - isn) % 2**32 <= 1:
+        ack = (p[4] - isn) % 2**32
+        if ack <= 1:
             continue  # handshake
-        if prev is not None and p[4] == prev[4] and p[8] == 0:
+        if prev is None or p[4] != prev[4]:
+            run = 0
+        if p[8] == 0 and high is not None and ack < high:
             run += 1
             if run <= 3:
                 early.append(p[0] - arrived)
             else:
                 late_delay.append(p[0] - arrived)
                 late_gap.append(p[0] - prev[0])
-        else:
-            run = 0
         prev = p
     return early, late_delay, late_gap
 

@@ -43,11 +43,32 @@
 //! second of an epoch (Linux `cubictcp_acked`: "Discard delay samples right after fast
 //! recovery").
 //!
-//! Simplifications (documented assumptions): time is exact nanoseconds instead of jiffies, so
-//! Linux's "recompute `cnt` at most once per jiffy / keep it 1/32 s while cwnd is unchanged" is
-//! not modelled (the target is recomputed on every ACK); the effective C is the parameter
-//! (Linux's `bic_scale` 41 gives 410/1024 ≈ 0.4004); the cube root is computed with basic IEEE operations only, so
-//! results are identical on every platform.
+//! Jiffy clock (packets unit and the v2 path in packets, [`CubicParams::jiffy_clock`]): Linux
+//! keeps CUBIC's time in jiffies (1/HZ). Every tcp_cubic.c from 2.6.16 to today's does, in
+//! `bictcp_update`: (1) the ACK is counted (`ack_cnt`) but `cnt` is kept unchanged when cwnd is
+//! the same as at the last recompute and at most HZ/32 jiffies have passed since it (7 jiffies,
+//! 28 ms, at HZ 250: `(s32)(jiffies − last_time) <= HZ/32`); (3) `epoch_start` is a jiffy count
+//! and `t = ((jiffies − epoch_start) + usecs_to_jiffies(delay_min)) << 10 / HZ` (2.6.x: delay_min
+//! already in jiffies), so the curve's time steps by whole jiffies, then 1/1024 s. (2) Since
+//! "tcp: fix timing issue in CUBIC slope calculation" (d6b1a8a92a14, N. Cardwell, Jan 2015,
+//! merged for 4.0 with the stretch-ACK series, [`AiRule::Linux4`]) the curve is evaluated at
+//! most once per jiffy: a second recompute in the same jiffy while the epoch runs keeps the
+//! last `cnt` and only applies the Reno-friendly cap and `cnt ≥ 2`; 2.6.x had no such test.
+//! A later bound, "tcp_cubic: fix to run bictcp_update() at least once per RTT" (M. Zhang,
+//! L. Xu, netdev patch series v1–v4, Aug 2024: hold at most min(HZ/32,
+//! usecs_to_jiffies(delay_min))), was reviewed, and E. Dumazet's alternative "tcp_cubic: switch
+//! ca->last_time to usec resolution" (26 Aug 2024) drew N. Cardwell's "it's safest to just leave
+//! last_time in jiffies" (netdev, 28 Aug 2024); neither is in mainline: a 6.17-rc3 tree
+//! (GitHub Kingxukai/linux, tcp_cubic.c at 9b44fff) still holds up to HZ/32 in jiffies with the
+//! once-per-jiffy test, so that is modelled for 6.x (6.18's file itself not read).
+//! Assumption: the jiffy clock's phase is that of the simulation clock — jiffy n covers
+//! `[n·J, (n+1)·J)` from time 0, the flow's start in the usual scenarios; a real flow starts at
+//! a random phase.
+//!
+//! Simplifications (documented assumptions): without `jiffy_clock` (bytes unit, RFC
+//! personalities) time is exact nanoseconds and the target is recomputed on every ACK; the
+//! effective C is the parameter (Linux's `bic_scale` 41 gives 410/1024 ≈ 0.4004); the cube root
+//! is computed with basic IEEE operations only, so results are identical on every platform.
 //!
 //! # Linux 2.6.16–3.19 growth counter (`delayed_ack_comp`, `ai_rule = "linux-2.6"`)
 //!
@@ -230,6 +251,11 @@ pub struct CubicParams {
     /// is on and HZ < 1000 ("tcp_cubic: enable high resolution ack time if needed",
     /// 3b585b34493); before, CUBIC got whole jiffies ([`CongestionControl::rtt_stamp`]).
     pub rtt_stamp: bool,
+    /// Linux's jiffy clock for the window update (module doc "Jiffy clock"): one jiffy (1/HZ),
+    /// 0 = exact time. Packets unit only (the current version and v2.x); the bytes unit is
+    /// RFC 9438 and ignores it. Set from `jiffy_clock` with the one jiffy length
+    /// `hystart_jiffy_us`.
+    pub jiffy_clock: Nanos,
     /// Cap `cnt` at 20 (≥ 5 % per RTT) while no loss has set `W_max`: "tcp_cubic: fix low
     /// utilization of CUBIC with HyStart" (b5ccd073374, 2.6.39: "Suppose that HyStart exits at
     /// 0.5BDP ... CUBIC's initial cwnd growth may be too conservative"); false for v2.2/v2.3 in
@@ -280,6 +306,7 @@ impl Default for CubicParams {
             hystart_ack_delay: true,
             hystart_clock: HystartClock::Us,
             rtt_stamp: false,
+            jiffy_clock: 0,
             unknown_wmax_cap: true,
             delayed_ack_comp: false,
             ai_rule: AiRule::Linux4,
@@ -302,6 +329,8 @@ const BETA_SCALE: u64 = 1024;
 const CNT_MAX_UNKNOWN_WMAX: u64 = 20;
 /// Linux keeps `cnt ≥ 2`: at most one segment per two acknowledged, ×1.5 per RTT.
 const CNT_MIN: u64 = 2;
+/// Linux `BICTCP_HZ`: the curve's time unit is 2^-10 s.
+const BICTCP_HZ: u32 = 10;
 /// Linux discards RTT samples in the first second of an epoch (`HZ`).
 const DISCARD_AFTER_EPOCH: Nanos = SEC;
 /// RFC 9438 §4.2: the target is at most 1.5·cwnd.
@@ -450,6 +479,10 @@ pub struct Cubic {
     /// v2.x: the max-increment floor on `cnt` last computed, for (window bits, `delay_min`):
     /// both change far less often than once per ACK, and the floor is two divisions.
     v2_min_cnt: Option<(u64, Nanos, f64)>,
+    /// Jiffy clock: cwnd and jiffy of the last recompute of `cnt` (Linux `last_cwnd`,
+    /// `last_time`), both 0 after a reset as in Linux `bictcp_reset`.
+    last_cwnd: u64,
+    last_jiffy: u64,
 }
 
 impl Cubic {
@@ -513,6 +546,8 @@ impl Cubic {
             v2_ack_cnt: 0.0,
             v2_tcp_cwnd: 0.0,
             v2_min_cnt: None,
+            last_cwnd: 0,
+            last_jiffy: 0,
         }
     }
 
@@ -606,18 +641,67 @@ impl Cubic {
         }
     }
 
-    /// Linux `bictcp_update` + `tcp_cong_avoid_ai` (packets unit).
-    fn avoid_packets(&mut self, now: Nanos, credit: u64) {
-        let cwnd = self.win.cwnd_segments();
-        self.ack_cnt = self.ack_cnt.saturating_add(credit);
-        if self.epoch_start.is_none() {
-            self.start_epoch(now, cwnd as f64);
-            self.ack_cnt = credit;
-            self.tcp_cwnd = cwnd;
+    /// Jiffy clock, Linux `bictcp_update` rule (1): true when `cnt` is kept (cwnd unchanged
+    /// since the last recompute, at most HZ/32 jiffies ago). Otherwise records this recompute
+    /// unless rule (2) applies (`Some(true)`: same jiffy, epoch running).
+    fn jiffy_gate(&mut self, now: Nanos, cwnd: u64, once_per_jiffy: bool) -> Option<bool> {
+        let jiffy = self.p.jiffy_clock;
+        if jiffy == 0 {
+            return Some(false);
         }
+        let j = now / jiffy;
+        // HZ/32 in whole jiffies, as Linux's integer division (7 at HZ 250, 31 at HZ 1000).
+        let hold = (SEC / jiffy) / 32;
+        if self.last_cwnd == cwnd && j.wrapping_sub(self.last_jiffy) <= hold {
+            return None;
+        }
+        if once_per_jiffy && self.epoch_start.is_some() && j == self.last_jiffy {
+            return Some(true);
+        }
+        self.last_cwnd = cwnd;
+        self.last_jiffy = j;
+        Some(false)
+    }
+
+    /// Starts the epoch at `now`, on the jiffy clock at the start of the current jiffy.
+    fn start_epoch_clocked(&mut self, now: Nanos, cwnd: f64) {
+        let jiffy = self.p.jiffy_clock;
+        let at = now.checked_div(jiffy).map_or(now, |j| j * jiffy);
+        self.start_epoch(at, cwnd);
+    }
+
+    /// Time on the curve in seconds: `now − epoch + delay_min`; on the jiffy clock Linux's
+    /// `((jiffies − epoch_start) + usecs_to_jiffies(delay_min)) << BICTCP_HZ / HZ` (whole
+    /// jiffies, `delay_min` rounded up, then 1/1024 s rounded down).
+    fn curve_time(&self, now: Nanos, epoch: Nanos) -> f64 {
+        let jiffy = self.p.jiffy_clock;
+        if jiffy == 0 {
+            return to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64;
+        }
+        let jiffies = (now / jiffy)
+            .saturating_sub(epoch / jiffy)
+            .saturating_add(self.delay_min.div_ceil(jiffy));
+        let hz = (SEC / jiffy).max(1);
+        to_f64(jiffies.saturating_mul(1 << BICTCP_HZ) / hz) / f64::from(1u32 << BICTCP_HZ)
+    }
+
+    /// The increase with the `cnt` kept (Linux: `bictcp_update` returned early).
+    fn increase_kept(&mut self, credit: u64) {
+        match self.p.ai_rule {
+            AiRule::Linux4 => self.win.additive_increase(self.cnt.max(1), credit),
+            AiRule::Linux26 => {
+                self.win
+                    .additive_increase_rule(AiRule::Linux26, self.cnt.max(1), credit);
+            }
+        }
+    }
+
+    /// Linux `bictcp_update`'s `cnt` from the curve (packets unit): ACKs per segment of
+    /// growth toward the target one `delay_min` ahead, capped at 20 while `W_max` is unknown.
+    fn curve_cnt(&self, now: Nanos, cwnd: u64) -> u64 {
         let epoch = self.epoch_start.unwrap_or(now);
         // Target one delay_min ahead: W_cubic(t + RTT) (Linux adds delay_min to t).
-        let t = to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64;
+        let t = self.curve_time(now, epoch);
         let offs = t - self.k;
         let delta = self.p.c * offs.abs() * offs.abs() * offs.abs();
         // Integer origin ± integer delta, as Linux (delta rounded down, toward the origin).
@@ -628,14 +712,44 @@ impl Cubic {
         } else {
             origin.saturating_add(delta)
         };
-        let mut cnt = if target > cwnd {
+        let cnt = if target > cwnd {
             cwnd / (target - cwnd)
         } else {
             cwnd.saturating_mul(100)
         };
         if self.p.unknown_wmax_cap && self.w_max <= 0.0 && cnt > CNT_MAX_UNKNOWN_WMAX {
-            cnt = CNT_MAX_UNKNOWN_WMAX;
+            CNT_MAX_UNKNOWN_WMAX
+        } else {
+            cnt
         }
+    }
+
+    /// Linux `bictcp_update` + `tcp_cong_avoid_ai` (packets unit).
+    fn avoid_packets(&mut self, now: Nanos, credit: u64) {
+        let cwnd = self.win.cwnd_segments();
+        self.ack_cnt = self.ack_cnt.saturating_add(credit);
+        // Rule (2) came with 4.0's stretch-ACK series, which also removed delayed_ack.
+        let once_per_jiffy = self.p.ai_rule == AiRule::Linux4 && !self.p.delayed_ack_comp;
+        let same_jiffy = if self.p.jiffy_clock == 0 {
+            false
+        } else if let Some(same) = self.jiffy_gate(now, cwnd, once_per_jiffy) {
+            same
+        } else {
+            self.increase_kept(credit);
+            return;
+        };
+        if self.epoch_start.is_none() {
+            self.start_epoch_clocked(now, cwnd as f64);
+            self.ack_cnt = credit;
+            self.tcp_cwnd = cwnd;
+        }
+        let mut cnt = if same_jiffy {
+            // Linux ≥ 4.0: at most one evaluation of the curve per jiffy; the last cnt goes
+            // on to the Reno-friendly part.
+            self.cnt
+        } else {
+            self.curve_cnt(now, cwnd)
+        };
         if self.p.tcp_friendliness {
             // Reno estimate: +1 segment per cwnd·beta_scale/8 counted units.
             let per = (cwnd.saturating_mul(self.beta_scale) >> 3).max(1);
@@ -731,13 +845,28 @@ impl Cubic {
             to_f64(credit) / to_f64(self.win.mss())
         };
         self.v2_ack_cnt += units;
+        // Jiffy clock (packets only): v2.x holds cnt as rule (1); rule (2) came in 4.0.
+        let jiffies = int && self.p.jiffy_clock != 0;
+        if jiffies && self.jiffy_gate(now, cwnd_int, false).is_none() {
+            self.win
+                .additive_increase_rule(self.p.ai_rule, self.cnt.max(1), credit);
+            return;
+        }
         if self.epoch_start.is_none() {
-            self.start_epoch(now, cwnd);
+            if jiffies {
+                self.start_epoch_clocked(now, cwnd);
+            } else {
+                self.start_epoch(now, cwnd);
+            }
             self.v2_ack_cnt = units;
             self.v2_tcp_cwnd = cwnd;
         }
         let epoch = self.epoch_start.unwrap_or(now);
-        let t = to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64;
+        let t = if jiffies {
+            self.curve_time(now, epoch)
+        } else {
+            to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64
+        };
         let offs = (t - self.k).abs();
         // The scaling error is v2.0's only (fixed in 2.6.19, before v2.1).
         let scaling_bug = self.p.v2_scaling_bug && self.p.version == CubicVersion::V2_0;
@@ -1011,6 +1140,8 @@ impl CongestionControl for Cubic {
         self.v2_loss_seen = false;
         self.v2_ack_cnt = 0.0;
         self.v2_tcp_cwnd = 0.0;
+        self.last_cwnd = 0;
+        self.last_jiffy = 0;
         self.win.on_timeout();
     }
 
@@ -1112,7 +1243,16 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         name: "hystart_jiffy_us",
         kind: ParamKind::Int,
         default: "4000",
-        doc: "hystart_clock \"jiffies\" only: one jiffy (1/HZ), µs (4000 at HZ 250)",
+        doc: "one jiffy (1/HZ), µs (4000 at HZ 250): HyStart's clock with hystart_clock \
+              \"jiffies\", and the window update's with jiffy_clock",
+    },
+    ParamInfo {
+        name: "jiffy_clock",
+        kind: ParamKind::Bool,
+        default: "false",
+        doc: "packets unit: Linux's jiffy clock in bictcp_update (cnt kept up to HZ/32 while \
+              cwnd is unchanged, curve time in whole jiffies, once per jiffy with ai_rule \
+              linux-4); jiffy length hystart_jiffy_us",
     },
     ParamInfo {
         name: "rtt_stamp",
@@ -1236,6 +1376,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         hystart_clock: HystartClock::from_name(p.choice("hystart_clock"), jiffy_ns)
             .unwrap_or_default(),
         rtt_stamp: p.bool("rtt_stamp"),
+        jiffy_clock: if p.bool("jiffy_clock") { jiffy_ns } else { 0 },
         unknown_wmax_cap: p.bool("unknown_wmax_cap"),
         delayed_ack_comp: p.bool("delayed_ack_comp"),
         ai_rule: p.ai_rule(),
@@ -1674,6 +1815,131 @@ mod tests {
         let mut d = Driver::new(MSS);
         let w = segs(d.round(&mut cc, 100 * MS, 100 * MS, 1, AckSpacing::Spread));
         assert_eq!(w, 100.0);
+    }
+
+    /// One ACK of one segment at `now` in congestion avoidance.
+    fn ack1(cc: &mut Cubic, now: Nanos) {
+        cc.on_ack(&AckEvent {
+            now,
+            bytes_acked: u64::from(MSS),
+            packets_acked: 1,
+            mss: MSS,
+            ..Default::default()
+        });
+    }
+
+    /// A packets-unit CUBIC at 100 segments in congestion avoidance, after its first ACK at
+    /// `first` (which starts the epoch and computes `cnt`).
+    fn jiffy_cc(p: CubicParams, first: Nanos) -> Cubic {
+        let mut cc = cubic(CwndUnit::Packets, 100, 50, p);
+        cc.delay_min = 20 * MS;
+        ack1(&mut cc, first);
+        cc
+    }
+
+    fn jiffy_params(ai_rule: AiRule) -> CubicParams {
+        CubicParams {
+            hystart: HystartMode::Off,
+            tcp_friendliness: false,
+            jiffy_clock: 4 * MS,
+            ai_rule,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn test_jiffy_clock_holds_cnt_while_cwnd_unchanged_within_hz_over_32() {
+        // HZ 250: HZ/32 = 7 jiffies. cnt computed at the first ACK (jiffy 0) is kept while
+        // cwnd stays the same, up to and including jiffy 7, and recomputed at jiffy 8. The
+        // hold is not shortened to delay_min (20 ms here, 5 jiffies): the 2024 proposal
+        // "tcp_cubic: fix to run bictcp_update() at least once per RTT" is not in mainline.
+        let mut cc = jiffy_cc(jiffy_params(AiRule::Linux4), 0);
+        assert_eq!(cc.delay_min, 20 * MS);
+        let cnt0 = cc.cnt();
+        assert_eq!(cnt0, 20, "W_max unknown: cnt capped at 20");
+        // Forget W_max's cap effect: force a different cnt to show it is held, not recomputed.
+        cc.cnt = 77;
+        for j in 1..=7u64 {
+            ack1(&mut cc, j * 4 * MS + MS);
+            assert_eq!(cc.window().cwnd_segments(), 100);
+            assert_eq!(cc.cnt(), 77, "held at jiffy {j}");
+        }
+        ack1(&mut cc, 8 * 4 * MS + MS);
+        assert_eq!(cc.cnt(), 20, "recomputed after HZ/32");
+        // Exact time (jiffy_clock 0): recomputed on every ACK.
+        let p = CubicParams {
+            jiffy_clock: 0,
+            ..jiffy_params(AiRule::Linux4)
+        };
+        let mut cc = jiffy_cc(p, 0);
+        cc.cnt = 77;
+        ack1(&mut cc, 4 * MS + MS);
+        assert_eq!(cc.cnt(), 20);
+    }
+
+    #[test]
+    fn test_jiffy_clock_recomputes_once_cwnd_changes() {
+        // A cnt of 1000 keeps cwnd at 100 over these ACKs: held; once cwnd is changed the next
+        // ACK (in a later jiffy) recomputes cnt at once.
+        let mut cc = jiffy_cc(jiffy_params(AiRule::Linux4), 0);
+        cc.cnt = 1000;
+        let mut now = MS;
+        // cwnd unchanged: held (1000 ACK units per segment, nothing grows).
+        for _ in 0..5 {
+            ack1(&mut cc, now);
+            now += MS;
+        }
+        assert_eq!(cc.cnt(), 1000);
+        cc.win.set_cwnd(101 * u64::from(MSS));
+        ack1(&mut cc, now);
+        assert_eq!(cc.cnt(), 20, "cwnd changed: recomputed");
+        // Linux ≥ 4.0: a second change in the same jiffy keeps the curve's cnt (rule 2).
+        cc.cnt = 55;
+        cc.win.set_cwnd(102 * u64::from(MSS));
+        ack1(&mut cc, now);
+        assert_eq!(cc.cnt(), 55, "same jiffy: curve not evaluated again");
+        // 2.6.x (ai_rule linux-2.6) had no once-per-jiffy test: recomputed.
+        let mut cc = jiffy_cc(jiffy_params(AiRule::Linux26), 0);
+        cc.win.set_cwnd(101 * u64::from(MSS));
+        cc.cnt = 55;
+        ack1(&mut cc, MS);
+        assert_eq!(cc.cnt(), 20);
+    }
+
+    #[test]
+    fn test_jiffy_clock_quantises_curve_time() {
+        let mut cc = jiffy_cc(jiffy_params(AiRule::Linux4), 4 * MS + 3 * MS);
+        // The epoch starts at the start of its jiffy (jiffy 1).
+        assert_eq!(cc.epoch_start(), Some(4 * MS));
+        // t = whole jiffies since the epoch + delay_min rounded up to jiffies, in 1/1024 s.
+        cc.delay_min = 10 * MS + 1; // 3 jiffies
+        let t = cc.curve_time(4 * MS + 11 * MS, 4 * MS); // 2 whole jiffies later (jiffy 3)
+        let want = ((5u64 << 10) * 4 / 1000) as f64 / 1024.0; // (2 + 3) jiffies of 4 ms
+        assert_eq!(t, want);
+        assert!(t < 0.020 && t > 0.019, "{t}");
+        // Exact clock: now − epoch + delay_min.
+        cc.p.jiffy_clock = 0;
+        assert_eq!(cc.curve_time(15 * MS, 4 * MS), (21 * MS + 1) as f64 / 1e9);
+    }
+
+    #[test]
+    fn test_jiffy_clock_v2_holds_cnt() {
+        let p = CubicParams {
+            version: CubicVersion::V2_1,
+            jiffy_clock: 4 * MS,
+            ..Default::default()
+        };
+        let mut cc = jiffy_cc(p, 0);
+        assert_eq!(
+            cc.cnt(),
+            25,
+            "cnt 50 before a loss, halved by delayed_ack 2"
+        );
+        cc.cnt = 77;
+        ack1(&mut cc, 28 * MS + MS); // jiffy 7
+        assert_eq!(cc.cnt(), 77);
+        ack1(&mut cc, 32 * MS); // jiffy 8
+        assert_eq!(cc.cnt(), 25);
     }
 
     #[test]
