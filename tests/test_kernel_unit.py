@@ -3,6 +3,7 @@ refusals, TCP_INFO parsing, result assembly, the emulator self-check, and the fi
 
 from __future__ import annotations
 
+import copy
 import math
 import socket
 import struct
@@ -616,6 +617,16 @@ def test_linux_behaviour_is_the_linux6_personality_with_this_machines_buffers(mo
         assert f["receiver_tcp"] == f["tcp"]
         for k in ("comp_sack_nr", "quickack_segments", "delack_timeout", "quickack_on_growth"):
             assert f["receiver_tcp"][k] == persona[k], k
+    # The kernel's congestion control is Linux 6.x's: the simulated side takes the linux-6
+    # personality's parameters for it (CUBIC's jiffy clock), and a scenario's own win.
+    cubic = compare.linux_sim_config(written, known_knobs=set(knobs))["flows"][0]["cca"]
+    assert cubic == {"name": "cubic", "params": stacks.get("linux-6").params_for("cubic")}
+    assert cubic["params"]["jiffy_clock"] is True
+    own = copy.deepcopy(written)
+    own["flows"][0]["cca"]["params"] = {"jiffy_clock": False}
+    got = compare.linux_sim_config(own, known_knobs=set(knobs))["flows"][0]["cca"]["params"]
+    assert got["jiffy_clock"] is False and got["hystart"] == "linux"
+    assert written["flows"][0]["cca"]["params"] == {}  # input untouched
     # The kernel side: every knob of the linux-6 personality is honoured or equal to Linux's,
     # and the autotuned buffers become the receiver namespace's tcp_rmem.
     plan = linux.kernel_plan_for_flow(dumbbell(tcp=dict(persona))["flows"][0], 1500)

@@ -80,6 +80,11 @@ def linux_sim_config(config: dict[str, Any], known_knobs: set[str] | None = None
                 mtu = int(link.get("mtu", 1500))
                 break
         base = {k: v for k, v in linux.linux6_tcp_knobs(mtu).items() if k in known_knobs}
+        # The kernel's congestion control is Linux 6.x's too: the linux-6 personality's
+        # parameters for it (e.g. CUBIC's jiffy clock), under any the scenario sets itself.
+        cca = f.get("cca")
+        if isinstance(cca, dict) and cca.get("name"):
+            cca["params"] = {**linux.linux6_cca_params(cca["name"]), **(cca.get("params") or {})}
         # The receiver is a Linux host too: its side gets Linux's knobs under its own (e.g. the
         # buffers of ``window``). The scenario's config always writes ``receiver_tcp`` out (a
         # copy of ``tcp`` when the file gives the receiver nothing of its own, possibly empty),

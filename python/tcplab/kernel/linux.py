@@ -41,6 +41,15 @@ def _sysctl(path: str, default: str | None = None) -> str | None:
         return default
 
 
+def linux6_cca_params(cca: str) -> dict[str, Any]:
+    """The ``linux-6`` personality's parameters for congestion control *cca* (its stack file's
+    ``[cca_params.<cca>]``, each value with its source; empty for one it leaves at the
+    controller's defaults): what this machine's kernel runs when a scenario names *cca*."""
+    from .. import stacks
+
+    return stacks.get("linux-6").params_for(cca)
+
+
 def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
     """Linux 6.x TCP behaviour as simulator knobs: the ``linux-6`` personality
     (python/tcplab/stacks/linux-6.toml, every value with its source) with this machine's
