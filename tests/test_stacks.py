@@ -1272,14 +1272,23 @@ def test_connect_gives_up_after_the_stacks_syn_retries(stack):
         assert len(syns) > 3, syns
 
 
-def _ssthresh_at_timeouts(stack: str) -> tuple[list[tuple[int, int]], int]:
-    """The J1 path with forward packets 40–79 lost (a blackout): per retransmission timeout
-    (cwnd falls to one segment), the (cwnd before it, ssthresh after it) in bytes; and the MSS."""
+def _blackout(stack: str, lost: range = range(40, 80)):
+    """The J1 path with the forward packets *lost* lost (a blackout), one NewReno flow of
+    *stack*, its changes recorded: the run's result."""
     doc = j1_doc(stack)
     doc.update(duration="20s", record_changes=True)
     doc["flow"][0]["cca"] = "newreno"
-    doc["path"]["loss"] = {"model": "list", "packets": list(range(40, 80))}
-    ch = tcplab.run(doc, trials=1).changes
+    doc["path"]["loss"] = {"model": "list", "packets": list(lost)}
+    return tcplab.run(doc, trials=1)
+
+
+def _ssthresh_at_timeouts(
+    stack: str, lost: range = range(40, 80)
+) -> tuple[list[tuple[int, int]], int]:
+    """The J1 path with forward packets 40–79 (or *lost*) lost (a blackout): per retransmission
+    timeout (cwnd falls to one segment), the (cwnd before it, ssthresh after it) in bytes; and
+    the MSS."""
+    ch = _blackout(stack, lost).changes
     rows = list(zip(ch.cwnd_bytes.astype(int), ch.ssthresh_bytes, strict=True))
     mss = int(min(c for c, _ in rows))
     # A timeout is a change to the loss window, or (cwnd already there) a change of ssthresh; a
@@ -1327,6 +1336,23 @@ def test_rfc_stacks_hold_ssthresh_on_repeated_timeouts(stack):
     events, mss = _ssthresh_at_timeouts(stack)
     assert len(events) == 1, f"{stack}: {events}"
     assert events[0][1] > 2 * mss
+
+
+@needs_core
+def test_macos_sets_ssthresh_from_the_smaller_window_on_the_first_timeout_only():
+    """XNU since OS X 10.9 (tcp_timer.c calls the algorithm's after_timeout only when
+    t_rxtshift == 1; tcp_newreno.c): the first timeout of a series sets ssthresh = max(min(snd_wnd,
+    snd_cwnd) / 2 / t_maxseg, 2) segments and the retries of a longer blackout hold it (where
+    4.4BSD, FreeBSD 5 and OpenBSD recompute it down to 2 segments)."""
+    lost = range(40, 400)  # nothing gets through for the 20 s: retries at 1, 2, 4, 8 s ...
+    events, mss = _ssthresh_at_timeouts("macos", lost)
+    timeouts = _blackout("macos", lost).summary["flows"]["f"]["timeouts"]["mean"]
+    assert timeouts >= 3, timeouts
+    # one change at the first timeout; the retries leave cwnd at one segment and ssthresh alone
+    assert len(events) == 1, events
+    cwnd, first = events[0]
+    rwnd = knobs_of("macos")["rcvbuf"]
+    assert first == max(min(cwnd, rwnd) // 2 // mss, 2) * mss > 2 * mss, (events, rwnd)
 
 
 @needs_core

@@ -975,7 +975,13 @@ impl Cubic {
                 self.win.set_ssthresh(s.saturating_mul(self.win.mss()));
             }
             CwndUnit::Bytes => {
-                let cwnd = self.cwnd_seg_f();
+                // XNU tcp_cubic_pre_fr: W_lastmax from the same min(snd_cwnd, snd_wnd) as
+                // ssthresh (SsthreshBasis::Xnu); elsewhere the window at the event.
+                let cwnd = if self.p.ssthresh_from == SsthreshBasis::Xnu {
+                    to_f64(basis) / to_f64(self.win.mss())
+                } else {
+                    self.cwnd_seg_f()
+                };
                 self.cwnd_prior = cwnd;
                 self.w_max = if self.p.fast_convergence && cwnd < self.w_max {
                     cwnd * (1.0 + self.p.beta) / 2.0
@@ -1118,6 +1124,20 @@ impl CongestionControl for Cubic {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
+        if self.p.ssthresh_from == SsthreshBasis::Xnu {
+            // XNU tcp_cubic_after_timeout (first timeout of a series only, SsthreshBasis::Xnu):
+            // outside a fast recovery the state is cleared and tcp_cubic_pre_fr sets W_lastmax
+            // and ssthresh from min(cwnd, snd_wnd); inside one the recovery's stay. Then cwnd is
+            // one segment. The next epoch starts from W_lastmax (K from it), not from 0.
+            if ev.backoff_count <= 1 && !ev.in_recovery {
+                self.reduce(ev.in_flight, ev.peer_window);
+            }
+            self.epoch_start = None;
+            self.cnt = 0;
+            self.frac_bytes = 0.0;
+            self.win.on_timeout();
+            return;
+        }
         if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
             self.reduce(ev.in_flight, ev.peer_window);
         }
@@ -1963,6 +1983,54 @@ mod tests {
             });
             assert_eq!(cc.ssthresh(), 70_000);
         }
+    }
+
+    #[test]
+    fn test_xnu_timeout_takes_w_max_and_ssthresh_from_min_of_windows_first_timeout_only() {
+        // XNU (xnu-2422 on): after_timeout runs when t_rxtshift == 1; outside a fast recovery
+        // tcp_cubic_pre_fr takes win = min(snd_cwnd, snd_wnd) for W_lastmax and ssthresh =
+        // win·0.8 in whole segments; inside one the recovery's ssthresh and W_lastmax stay.
+        let p = CubicParams {
+            beta: 0.8,
+            ssthresh_from: SsthreshBasis::Xnu,
+            ..Default::default()
+        };
+        let mss = u64::from(MSS);
+        let rto = |backoff_count, in_recovery, in_flight| RtoEvent {
+            in_flight,
+            backoff_count,
+            mss: MSS,
+            peer_window: 61 * mss + mss / 2,
+            in_recovery,
+            ..Default::default()
+        };
+        let mut cc = cubic(CwndUnit::Bytes, 100, u64::MAX, p);
+        cc.on_rto(&rto(1, false, 100 * mss));
+        assert_eq!(cc.cwnd(), mss);
+        assert_eq!(
+            cc.ssthresh(),
+            49 * mss,
+            "61.5 · 0.8 = 49.2 segments, truncated"
+        );
+        assert_eq!(cc.w_max_segments(), 61.5);
+        cc.on_rto(&rto(2, false, mss));
+        assert_eq!(
+            (cc.ssthresh(), cc.w_max_segments()),
+            (49 * mss, 61.5),
+            "held"
+        );
+        // A timeout during the fast recovery that set ssthresh from 100 segments keeps it.
+        let mut cc = cubic(CwndUnit::Bytes, 100, u64::MAX, p);
+        cc.on_congestion_event(&CongestionEvent {
+            in_flight: 100 * mss,
+            mss: MSS,
+            peer_window: 200 * mss,
+            ..Default::default()
+        });
+        assert_eq!((cc.ssthresh(), cc.w_max_segments()), (80 * mss, 100.0));
+        cc.on_rto(&rto(1, true, 100 * mss));
+        assert_eq!(cc.cwnd(), mss);
+        assert_eq!((cc.ssthresh(), cc.w_max_segments()), (80 * mss, 100.0));
     }
 
     #[test]

@@ -350,10 +350,11 @@ impl WindowState {
 
     /// Sets a decreased `ssthresh` computed from the basis `from`: as
     /// [`WindowState::set_ssthresh`], truncated to whole segments in both units with
-    /// [`SsthreshBasis::Bsd`] and [`SsthreshBasis::Solaris`] (`win / 2 / t_maxseg · t_maxseg`
+    /// [`SsthreshBasis::Bsd`], [`SsthreshBasis::Xnu`] and [`SsthreshBasis::Solaris`]
+    /// (`win / 2 / t_maxseg · t_maxseg`
     /// in integer arithmetic).
     pub fn set_reduced_ssthresh(&mut self, from: SsthreshBasis, ssthresh: u64) {
-        let s = if matches!(from, SsthreshBasis::Bsd | SsthreshBasis::Solaris) {
+        let s = if from.is_bsd() || from == SsthreshBasis::Solaris {
             ssthresh - ssthresh % self.mss
         } else {
             ssthresh
@@ -598,10 +599,10 @@ pub enum SsthreshBasis {
     /// segments. Sources (read for the facts): 4.4BSD-Lite `tcp_timer.c` (TCPT_REXMT: `win =
     /// min(snd_wnd, snd_cwnd) / 2 / t_maxseg`, at least 2, `ssthresh = win · t_maxseg`, on each
     /// expiry) and `tcp_input.c` (the same on the third duplicate ACK; Stevens & Wright, TCP/IP
-    /// Illustrated Vol. 2, §25.11 and §29.4); FreeBSD 5.x and OpenBSD 3.x kept both; XNU
-    /// (`tcp_newreno.c` `newreno_ssthresh_update`, `tcp_cubic.c` `tcp_cubic_pre_fr`: the same
-    /// `min(snd_cwnd, snd_wnd)`, times 0.8 for CUBIC, truncated to segments; called again by
-    /// `tcp_cubic_after_timeout` on each timeout outside fast recovery).
+    /// Illustrated Vol. 2, §25.11 and §29.4); FreeBSD 5.x and OpenBSD 3.x kept both; XNU up
+    /// to xnu-2050 (OS X 10.8) too (`tcp_newreno.c` `newreno_ssthresh_update`, `tcp_cubic.c`
+    /// `tcp_cubic_pre_fr`: the same `min(snd_cwnd, snd_wnd)`, times 0.8 for CUBIC, truncated to
+    /// segments, on every timeout); later XNU is [`SsthreshBasis::Xnu`].
     Bsd,
     /// The Solaris rule: FlightSize (`tcp_snxt − tcp_suna`) halved and truncated to whole
     /// segments, at least 2; a backed-off timeout halves the current `ssthresh` again instead of
@@ -612,11 +613,24 @@ pub enum SsthreshBasis {
     /// ([`WindowState::reno_timeout`], the Solaris 10 personality's NewReno); for other
     /// controllers this basis is FlightSize in whole segments, the first timeout only.
     Solaris,
+    /// XNU since xnu-2422 (OS X 10.9): the BSD basis (`min(cwnd, peer's window)`, whole
+    /// segments) on a fast retransmit and on the **first** timeout of a series only — the
+    /// congestion control's `after_timeout` hook, which recomputes `ssthresh`, is called when
+    /// `t_rxtshift == 1` ("RFC 5681 says: ... the value of ssthresh is held constant"); before
+    /// 2422 it was called on every timeout ([`SsthreshBasis::Bsd`]). XNU's CUBIC also skips the
+    /// recomputation on a timeout that interrupts a fast recovery (`tcp_cubic_after_timeout`:
+    /// `if (!IN_FASTRECOVERY(tp))`; [`RtoEvent::in_recovery`](crate::RtoEvent)), and takes
+    /// `W_lastmax` from the same `min(snd_cwnd, snd_wnd)` (`tcp_cubic_pre_fr`). Sources:
+    /// apple-oss-distributions/xnu `bsd/netinet/tcp_timer.c` (TCPT_REXMT), `tcp_newreno.c`,
+    /// `tcp_cubic.c`, tags xnu-2050.48.11 (every timeout) and xnu-2422.1.72 to xnu-11417
+    /// (first only), read for the facts.
+    Xnu,
 }
 
 impl SsthreshBasis {
     /// Parameter spellings, for the registry.
-    pub const CHOICES: &'static [&'static str] = &["auto", "cwnd", "flight_size", "bsd", "solaris"];
+    pub const CHOICES: &'static [&'static str] =
+        &["auto", "cwnd", "flight_size", "bsd", "solaris", "xnu"];
 
     /// Parses one of [`Self::CHOICES`].
     pub fn from_name(name: &str) -> Option<Self> {
@@ -626,6 +640,7 @@ impl SsthreshBasis {
             "flight_size" => Some(SsthreshBasis::FlightSize),
             "bsd" => Some(SsthreshBasis::Bsd),
             "solaris" => Some(SsthreshBasis::Solaris),
+            "xnu" => Some(SsthreshBasis::Xnu),
             _ => None,
         }
     }
@@ -643,8 +658,14 @@ impl SsthreshBasis {
             (SsthreshBasis::Cwnd, _) | (SsthreshBasis::Auto, CwndUnit::Packets) => cwnd,
             (SsthreshBasis::FlightSize | SsthreshBasis::Solaris, _)
             | (SsthreshBasis::Auto, CwndUnit::Bytes) => in_flight,
-            (SsthreshBasis::Bsd, _) => cwnd.min(peer_window),
+            (SsthreshBasis::Bsd | SsthreshBasis::Xnu, _) => cwnd.min(peer_window),
         }
+    }
+
+    /// Whether the basis is the BSD stacks' `min(cwnd, peer's window)` ([`SsthreshBasis::Bsd`],
+    /// [`SsthreshBasis::Xnu`]).
+    pub fn is_bsd(self) -> bool {
+        matches!(self, SsthreshBasis::Bsd | SsthreshBasis::Xnu)
     }
 
     /// Whether a retransmission timeout with this `backoff_count` (1 for the first of a series)

@@ -927,6 +927,7 @@ mod tests {
             backoff_count: 1,
             mss: MSS,
             peer_window: u64::MAX,
+            in_recovery: false,
         });
         assert_eq!(cc.cwnd(), u64::from(MSS));
         assert_eq!(cc.ssthresh(), W * u64::from(MSS) / 2);

@@ -194,6 +194,9 @@ pub struct RtoEvent {
     pub mss: u32,
     /// The peer's advertised receive window (scaled), for [`SsthreshBasis::Bsd`].
     pub peer_window: u64,
+    /// The timeout interrupted a fast recovery (XNU CUBIC keeps the recovery's `ssthresh`
+    /// then: [`SsthreshBasis::Xnu`]).
+    pub in_recovery: bool,
 }
 
 /// A packet the stack just sent.

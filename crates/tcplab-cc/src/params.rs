@@ -264,8 +264,10 @@ pub(crate) const SSTHRESH_FROM: ParamInfo = ParamInfo {
     kind: ParamKind::Choice(SsthreshBasis::CHOICES),
     default: "auto",
     doc: "basis of the multiplicative decrease: \"cwnd\" (Linux), \"flight_size\" (RFC 5681 \
-          eq. 4; for CUBIC RFC 9438 §4.6), \"bsd\" (4.4BSD, FreeBSD 5, OpenBSD, XNU: \
-          min(cwnd, peer window), whole segments, recomputed on every timeout), \"solaris\" \
+          eq. 4; for CUBIC RFC 9438 §4.6), \"bsd\" (4.4BSD, FreeBSD 5, OpenBSD, XNU before \
+          OS X 10.9: min(cwnd, peer window), whole segments, recomputed on every timeout), \
+          \"xnu\" (the same, first timeout only; CUBIC keeps the fast recovery's ssthresh on a \
+          timeout during it and takes W_max from the same minimum), \"solaris\" \
           (flight size in whole segments; a backed-off timeout halves ssthresh again) or \"auto\" \
           (cwnd in the packets unit, flight size in bytes)",
 };

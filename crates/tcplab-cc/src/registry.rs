@@ -312,6 +312,7 @@ mod tests {
             backoff_count: 1,
             mss: 1448,
             peer_window: u64::MAX,
+            in_recovery: false,
         });
         acks(cc, &mut now, 60);
         out

@@ -425,6 +425,30 @@ mod tests {
     }
 
     #[test]
+    fn test_xnu_basis_sets_ssthresh_on_the_first_timeout_only() {
+        // XNU since xnu-2422 (OS X 10.9): tcp_timer.c calls the algorithm's after_timeout only
+        // when t_rxtshift == 1; NewReno's takes min(snd_wnd, snd_cwnd) / 2 in whole segments
+        // (the BSD rule, here the peer's 30-segment window) and the second timeout holds it.
+        let mss = u64::from(MSS);
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let init = cc_init(MSS, unit, 0, 40, u64::MAX);
+            let mut cc = Reno::newreno(&init, SsthreshBasis::Xnu);
+            let rto = |backoff_count| RtoEvent {
+                in_flight: 40 * mss,
+                backoff_count,
+                mss: MSS,
+                peer_window: 30 * mss + 700,
+                in_recovery: true,
+                ..Default::default()
+            };
+            cc.on_rto(&rto(1));
+            assert_eq!((cc.ssthresh(), cc.cwnd()), (15 * mss, mss), "{unit:?}");
+            cc.on_rto(&rto(2));
+            assert_eq!((cc.ssthresh(), cc.cwnd()), (15 * mss, mss), "{unit:?}");
+        }
+    }
+
+    #[test]
     fn test_solaris_basis_halves_flight_size_then_ssthresh_on_each_backoff() {
         // OpenSolaris tcp_timer: npkt = ((backoff ? ssthresh : snxt − suna) >> 1) / mss.
         let mss = u64::from(MSS);

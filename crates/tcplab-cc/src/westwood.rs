@@ -348,6 +348,7 @@ mod tests {
             backoff_count: 1,
             mss: MSS,
             peer_window: u64::MAX,
+            in_recovery: false,
         });
         assert_eq!(cc.cwnd(), u64::from(MSS));
         let s = cc.ssthresh() as f64;
@@ -365,6 +366,7 @@ mod tests {
             backoff_count: 1,
             mss: MSS,
             peer_window: u64::MAX,
+            in_recovery: false,
         });
         stream(&mut cc, 5 * SEC, 5 * SEC + 10 * MS, MS, 150 * MS);
         assert_eq!(cc.rtt_min(), 150 * MS);

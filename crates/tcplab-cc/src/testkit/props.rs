@@ -424,6 +424,7 @@ pub(crate) fn run_ops(
                     backoff_count: backoff,
                     mss,
                     peer_window: flight_segs * m,
+                    in_recovery: false,
                 });
                 decreased = true;
             }

@@ -398,6 +398,7 @@ impl Episodes {
             backoff_count: p.rtt.backoff + 1,
             mss: s.smss,
             peer_window: s.rwnd,
+            in_recovery: self.rec.active,
         });
         let kept = sack_on && p.cfg.rto_keeps_sack && p.sb.on_rto_keep_sacked();
         if !kept {
