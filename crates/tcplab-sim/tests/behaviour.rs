@@ -941,12 +941,14 @@ fn test_freebsd_bad_retransmit_recovery_undoes_timeouts_that_acks_disprove() {
 }
 
 #[test]
-fn test_frto_detects_a_spurious_timeout_that_eifel_cannot() {
+fn test_frto_without_sack_does_not_undo_on_an_ack_that_covers_the_retransmission() {
     // The 400 ms ACK-path outage of test_undo_restores_the_window_after_a_spurious_timeout,
     // without SACK: no D-SACK, and the ACK ending the outage echoes the retransmission's
-    // timestamp, so undo alone finds no evidence. F-RTO (RFC 5682) does: the first ACK after
-    // the timeout acknowledges data that was never retransmitted, so the timeout was spurious
-    // and the reduction is undone; without F-RTO the flow restarts from one segment.
+    // timestamp, so undo finds no evidence. Nor does F-RTO: that ACK covers the retransmitted
+    // head together with the originals, which without SACK cannot show that the originals got
+    // through (Linux tcp_clean_rtx_queue clears FLAG_ORIG_SACK_ACKED then, 4.18 on; measured on
+    // this machine's kernel by scripts/linux-6/frto-nosack.pkt). Until 2026-11-28 the model
+    // undid this timeout (delivered more with F-RTO than without); the kernel does not.
     let run = |frto: bool| {
         let mut tcp = linux_like();
         tcp["undo"] = json!(true);
@@ -973,8 +975,7 @@ fn test_frto_detects_a_spurious_timeout_that_eifel_cannot() {
         b.bytes_delivered
     );
     assert_eq!((a.timeouts, b.timeouts), (1, 1));
-    assert_eq!((a.undos, b.undos), (0, 1));
-    assert!(b.bytes_delivered > a.bytes_delivered);
+    assert_eq!((a.undos, b.undos), (0, 0));
 }
 
 #[test]

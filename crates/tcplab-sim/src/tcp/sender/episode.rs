@@ -51,6 +51,8 @@ pub struct EpisodeAck {
     pub is_dup: bool,
     /// The ACK carried SACK blocks.
     pub has_sack: bool,
+    /// The connection negotiated SACK.
+    pub sack_on: bool,
     /// Timestamps are on and this is the ACK's echo (RFC 7323).
     pub ts_on: bool,
     pub ts_ecr: u32,
@@ -297,7 +299,16 @@ impl Episodes {
                 in_loss: self.loss_point.is_some(),
                 advanced_below_loss_point: a.advanced
                     && self.loss_point.is_some_and(|lp| s.snd_una < lp),
-                never_retransmitted_acked: res.rtt_xmit.is_some(),
+                // Without SACK a cumulative ACK that also covers a retransmission cannot show
+                // that the originals got through (Linux tcp_clean_rtx_queue, tcp_is_reno: "If
+                // any of the cumulatively ACKed segments was retransmitted, non-SACK case
+                // cannot confirm that progress was due to original transmission", clearing
+                // FLAG_ORIG_SACK_ACKED; 4.18, "tcp: prevent bogus FRTO undos with non-SACK
+                // flows"): measured on this machine's kernel by scripts/linux-6/frto-nosack.pkt.
+                // RFC 5682 §2.1 step 2a likewise reverts to conventional recovery when the first
+                // ACK after the timeout covers `recover` (Windows' F-RTO: assumed the same).
+                never_retransmitted_acked: res.rtt_xmit.is_some()
+                    && (a.sack_on || !res.acked_retransmitted),
                 sacked: res.bytes_sacked > 0,
                 dup: a.is_dup,
                 snd_nxt: s.snd_nxt,
@@ -588,6 +599,7 @@ mod tests {
                 advanced: ack > snd_una,
                 is_dup: ack == snd_una,
                 has_sack: !sacks.is_empty(),
+                sack_on: true,
                 res,
                 lost_new,
                 dupacks,
@@ -821,6 +833,33 @@ mod tests {
         let mut b = Bench::new(b.cfg.clone(), 10);
         ep.on_timeout(&mut b.parts(), seq(0, 10_000), true);
         assert_eq!(ep.frto.high_seq, Some(10_000));
+    }
+
+    #[test]
+    fn test_frto_without_sack_needs_an_ack_of_originals_alone() {
+        // Linux (4.18 on, tcp_clean_rtx_queue): without SACK a cumulative ACK that covers the
+        // retransmitted head as well cannot prove the originals arrived, so F-RTO does not
+        // undo; with SACK the same ACK does (never-retransmitted data acknowledged).
+        for sack_on in [false, true] {
+            let cfg = TcpConfig {
+                frto: true,
+                undo: true,
+                ..TcpConfig::default()
+            };
+            let mut b = Bench::new(cfg, 10);
+            let mut ep = episodes(Mode::NewReno);
+            ep.on_timeout(&mut b.parts(), seq(0, 10_000), sack_on);
+            assert!(ep.frto.running());
+            let i = b.sb.next_lost().unwrap();
+            b.sb.on_retransmit(i, 0);
+            let mut a = b.ack(0, 10_000, &[], 0);
+            a.sack_on = sack_on;
+            assert!(a.res.acked_retransmitted && a.res.rtt_xmit.is_some());
+            ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+            let undone = b.stats.undos == 1;
+            assert_eq!(undone, sack_on, "sack_on {sack_on}");
+            assert_eq!(b.cc.ssthresh() == u64::MAX, sack_on, "sack_on {sack_on}");
+        }
     }
 
     #[test]

@@ -1040,6 +1040,7 @@ impl TcpSender {
             advanced,
             is_dup: a.is_dup,
             has_sack: h.n_sack > 0,
+            sack_on: self.sack_on,
             ts_on: self.ts_on,
             ts_ecr: h.ts_ecr,
             res,
