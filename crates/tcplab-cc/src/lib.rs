@@ -320,6 +320,15 @@ pub trait CongestionControl: Send + CopyState {
         false
     }
 
+    /// True if this controller reads [`AckEvent::rate`] (BBR's delivery-rate samples). The stack
+    /// asks once per connection; for a controller that says false it keeps only the delivered
+    /// count (`SentEvent::total_delivered`) and passes `rate: None`, which is all such a
+    /// controller could tell apart (`registry::tests::prop_rate_blind_controllers_ignore_rate`
+    /// checks every registered one that says false).
+    fn rate_samples(&self) -> bool {
+        false
+    }
+
     /// True if the controller asks for RTT samples from high-resolution send stamps: Linux
     /// 2.6.22–3.14 flag `TCP_CONG_RTT_STAMP` (include/net/tcp.h; "[TCP]: Congestion control API
     /// update", 164891aadf1, 2.6.22; removed with the µs RTT of 3.15). Such a controller's

@@ -318,6 +318,111 @@ mod tests {
         out
     }
 
+    /// Windows, threshold, pacing rate and debug variables after each event of a pseudo-random
+    /// series (ACKs of 1–3 segments with varying RTTs and in-flight counts, sends, loss
+    /// episodes, a timeout), every ACK carrying `rate(i)` as its delivery-rate sample.
+    fn rate_trajectory(
+        cc: &mut dyn CongestionControl,
+        seed: u64,
+        rate: impl Fn(u64) -> Option<crate::RateSample>,
+    ) -> Vec<(u64, u64, Option<u64>, Vec<u64>)> {
+        let mut x = seed | 1;
+        let mut next = move || {
+            // xorshift64
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mss, mut now, mut delivered) = (1448u32, 0u64, 0u64);
+        let mut out = Vec::new();
+        for i in 0..600u64 {
+            let r = next();
+            now += 1 + r % (4 * crate::MS);
+            let segs = 1 + (r >> 8) % 3;
+            let rtt = 20 * crate::MS + (r >> 16) % (60 * crate::MS);
+            let in_flight = (cc.cwnd() as f64 * ((r >> 24) % 100) as f64 / 80.0) as u64;
+            match (r >> 40) % 100 {
+                0..=1 => crate::testkit::loss_episode(cc, now, mss),
+                2 if i > 300 => cc.on_rto(&crate::RtoEvent {
+                    now,
+                    in_flight,
+                    backoff_count: 1,
+                    mss,
+                    peer_window: u64::MAX,
+                }),
+                3..=30 => cc.on_packet_sent(&crate::SentEvent {
+                    now,
+                    bytes: mss,
+                    in_flight,
+                    is_retransmission: false,
+                    total_delivered: delivered,
+                }),
+                _ => {
+                    delivered += segs * u64::from(mss);
+                    cc.on_ack(&crate::AckEvent {
+                        now,
+                        bytes_acked: segs * u64::from(mss),
+                        packets_acked: segs as u32,
+                        packets_delivered: segs as u32,
+                        prior_in_flight: in_flight + segs * u64::from(mss),
+                        in_flight,
+                        rtt_sample: Some(rtt),
+                        srtt: rtt,
+                        min_rtt: 20 * crate::MS,
+                        rate: rate(i),
+                        mss,
+                        ..Default::default()
+                    });
+                }
+            }
+            let mut vars = [("", 0.0); 16];
+            let n = cc.debug_vars(&mut vars);
+            let vars = vars[..n].iter().map(|v| v.1.to_bits()).collect();
+            out.push((cc.cwnd(), cc.ssthresh(), cc.pacing_rate(), vars));
+        }
+        out
+    }
+
+    #[test]
+    fn prop_rate_blind_controllers_ignore_rate() {
+        // The stack leaves out delivery-rate samples (`rate: None`) for a controller whose
+        // `rate_samples()` is false (tcplab-sim tcp/rate.rs). Such a controller must act the same
+        // with and without them, else the saving changes results. BBR says true, and this test
+        // would catch it: its trajectory does depend on the samples.
+        let sample = |i: u64| {
+            Some(crate::RateSample {
+                delivery_rate_bps: 1e6 * (1 + i % 97) as f64,
+                delivered: 1448 * (1 + i % 7),
+                interval: crate::MS * (1 + i % 50),
+                is_app_limited: i.is_multiple_of(5),
+                prior_in_flight: 1448 * (i % 40),
+                total_delivered: 1448 * i,
+            })
+        };
+        let mut checked = 0;
+        for info in list() {
+            for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+                for seed in [1u64, 0x9e37_79b9_7f4a_7c15, 12345] {
+                    let mut with = build(info.name, &[], init(unit, 0)).unwrap();
+                    let mut without = build(info.name, &[], init(unit, 0)).unwrap();
+                    with.set_random_seed(seed);
+                    without.set_random_seed(seed);
+                    let a = rate_trajectory(&mut *with, seed, sample);
+                    let b = rate_trajectory(&mut *without, seed, |_| None);
+                    if with.rate_samples() {
+                        assert_eq!(info.name, "bbr", "only BBR reads rate samples");
+                        assert_ne!(a, b, "{}: the samples should matter", info.name);
+                    } else {
+                        assert_eq!(a, b, "{} ({unit:?}, seed {seed})", info.name);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 6 * (list().len() - 1));
+    }
+
     #[test]
     fn test_copy_state_from_a_fresh_controller_restarts_it() {
         // A pooled connection's controller (tcplab-sim background traffic) is a used one

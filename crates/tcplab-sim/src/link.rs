@@ -378,10 +378,10 @@ pub struct Link<T: Copy + Default = ()> {
     /// Time zero of the schedule (None: not started, no step applies yet).
     origin_ns: Option<u64>,
     busy_until_ps: u64,
-    /// Admitted packets in order, a ring indexed by admission count (`& mask`): entries from
-    /// `min(done, next_arr)` to `end` are kept, `done..end` is the virtual queue.
+    /// Admitted packets in order, a ring indexed by admission count ([`Link::slot`]; its length
+    /// is a power of two): entries from `min(done, next_arr)` to `end` are kept, `done..end`
+    /// is the virtual queue.
     ring: Vec<Entry<T>>,
-    mask: u64,
     /// First entry whose serialisation has not finished.
     done: u64,
     end: u64,
@@ -443,7 +443,6 @@ impl<T: Copy + Default> Link<T> {
             origin_ns: Some(0),
             busy_until_ps: 0,
             ring: vec![Entry::default(); backlog_capacity.max(2).next_power_of_two()],
-            mask: backlog_capacity.max(2).next_power_of_two() as u64 - 1,
             done: 0,
             end: 0,
             backlog_bytes: 0,
@@ -612,7 +611,7 @@ impl<T: Copy + Default> Link<T> {
         // The last entry finishes after `now`, so the walk stops before `end`.
         debug_assert!(self.done < self.end);
         loop {
-            let e = &self.ring[(self.done & self.mask) as usize];
+            let e = &self.ring[self.slot(self.done)];
             if e.finish_ps > now_ps {
                 break;
             }
@@ -622,6 +621,15 @@ impl<T: Copy + Default> Link<T> {
             }
             self.done += 1;
         }
+    }
+
+    /// The ring index of admission count `i`. The ring's length is a power of two, and masking
+    /// with `length − 1` (rather than a mask kept beside it) lets the compiler see the index in
+    /// bounds whenever the ring is not empty: each access's bounds check becomes that test,
+    /// which it shares between the accesses of one path.
+    #[inline(always)]
+    fn slot(&self, i: u64) -> usize {
+        (i as usize) & self.ring.len().wrapping_sub(1)
     }
 
     /// The first entry kept: entries before it are finished and taken or lost.
@@ -634,10 +642,11 @@ impl<T: Copy + Default> Link<T> {
     /// most packets a direction ever held at once).
     #[inline]
     fn push(&mut self, e: Entry<T>) {
-        if self.end - self.first() > self.mask {
+        if self.end - self.first() >= self.ring.len() as u64 {
             self.grow();
         }
-        self.ring[(self.end & self.mask) as usize] = e;
+        let i = self.slot(self.end);
+        self.ring[i] = e;
         self.end += 1;
     }
 
@@ -648,10 +657,9 @@ impl<T: Copy + Default> Link<T> {
         let mut ring = vec![Entry::default(); cap];
         let mask = cap as u64 - 1;
         for i in self.first()..self.end {
-            ring[(i & mask) as usize] = self.ring[(i & self.mask) as usize];
+            ring[(i & mask) as usize] = self.ring[self.slot(i)];
         }
         self.ring = ring;
-        self.mask = mask;
     }
 
     /// Entries kept (tests).
@@ -669,7 +677,7 @@ impl<T: Copy + Default> Link<T> {
     /// The packet being serialised.
     #[inline]
     fn serialising(&self) -> Option<&Entry<T>> {
-        (self.done < self.end).then(|| &self.ring[(self.done & self.mask) as usize])
+        (self.done < self.end).then(|| &self.ring[self.slot(self.done)])
     }
 
     /// Packets waiting (not counting the one being serialised) at `now`.
@@ -936,7 +944,7 @@ impl<T: Copy + Default> Link<T> {
     /// ring, so the entry may be stale or unused: only a hint may depend on it.
     #[inline]
     pub fn prefetch_ahead(&self, k: u64) -> T {
-        let e = &self.ring[((self.next_arr + k) & self.mask) as usize];
+        let e = &self.ring[self.slot(self.next_arr + k)];
         crate::cache::prefetch(e);
         e.tag
     }
@@ -951,7 +959,7 @@ impl<T: Copy + Default> Link<T> {
     #[inline]
     pub fn next_arrival(&self) -> Option<(u64, T)> {
         (self.next_arr < self.end).then(|| {
-            let e = &self.ring[(self.next_arr & self.mask) as usize];
+            let e = &self.ring[self.slot(self.next_arr)];
             (e.arrival_ns, e.tag)
         })
     }
@@ -960,7 +968,7 @@ impl<T: Copy + Default> Link<T> {
     #[inline]
     pub fn take_arrival(&mut self) -> T {
         debug_assert!(self.next_arr < self.end, "arrival taken from an empty link");
-        let tag = self.ring[(self.next_arr & self.mask) as usize].tag;
+        let tag = self.ring[self.slot(self.next_arr)].tag;
         self.next_arr += 1;
         if self.lost_ahead > 0 {
             self.skip_lost();
@@ -971,7 +979,7 @@ impl<T: Copy + Default> Link<T> {
     /// Move the arrival cursor past the lost entries at it.
     #[inline(never)]
     fn skip_lost(&mut self) {
-        while self.next_arr < self.end && self.ring[(self.next_arr & self.mask) as usize].lost {
+        while self.next_arr < self.end && self.ring[self.slot(self.next_arr)].lost {
             self.next_arr += 1;
             self.lost_ahead -= 1;
         }

@@ -618,6 +618,10 @@ impl CongestionControl for Bbr {
         })
     }
 
+    fn rate_samples(&self) -> bool {
+        true
+    }
+
     fn pacing_rate(&self) -> Option<u64> {
         let r = self.pacing_rate;
         Some(if r.is_finite() && r >= 1.0 {

@@ -426,6 +426,9 @@ impl CongestionControl for Box<dyn CongestionControl> {
     fn governs_recovery(&self) -> bool {
         (**self).governs_recovery()
     }
+    fn rate_samples(&self) -> bool {
+        (**self).rate_samples()
+    }
     fn in_slow_start(&self) -> bool {
         (**self).in_slow_start()
     }

@@ -23,6 +23,11 @@ pub struct RateSampler {
     first_tx_ns: Nanos,
     /// Delivered-count mark until which samples are app-limited (C.app_limited), 0 = none.
     app_limited_until: u64,
+    /// No samples: the controller reads none ([`tcplab_cc::CongestionControl::rate_samples`]),
+    /// so only `delivered` is kept (snapshots are empty, `end_ack` gives `None`). Per segment
+    /// and ACK this was ≈ 45 instructions per delivered packet of a bulk CUBIC flow (README
+    /// "Performance", round 9).
+    pub off: bool,
     /// Time of the last retransmission timeout of a SACK connection (0 = none); see
     /// [`RateSampler::on_rto`].
     // Sample under construction for the current ACK.
@@ -39,6 +44,9 @@ impl RateSampler {
     /// Snapshot for a segment sent at `now`; `in_flight_empty` if nothing was outstanding.
     #[inline]
     pub fn on_send(&mut self, now: Nanos, in_flight_empty: bool) -> TxSnapshot {
+        if self.off {
+            return TxSnapshot::default();
+        }
         if in_flight_empty {
             self.first_tx_ns = now;
             self.delivered_ns = now;
@@ -67,6 +75,9 @@ impl RateSampler {
     #[inline]
     pub fn on_delivered(&mut self, len: u32, xmit: Nanos, snap: &TxSnapshot, now: Nanos) {
         self.delivered += len as u64;
+        if self.off {
+            return;
+        }
         self.delivered_ns = now;
         if !self.have || snap.delivered >= self.prior_delivered {
             self.have = true;
@@ -81,6 +92,9 @@ impl RateSampler {
 
     /// Finish the ACK: the sample, if valid (interval ≥ min RTT, draft §3.3).
     pub fn end_ack(&mut self, min_rtt: Nanos) -> Option<RateSample> {
+        if self.off {
+            return None;
+        }
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }

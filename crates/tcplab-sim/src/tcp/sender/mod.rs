@@ -261,8 +261,10 @@ impl TcpSender {
         spec: FlowSpec,
         cfg: TcpConfig,
         cc: Box<dyn CongestionControl>,
-        sb: Scoreboard,
+        mut sb: Scoreboard,
     ) -> Self {
+        // Delivery-rate samples only for a controller that reads them (rate.rs `off`).
+        sb.rate.off = !cc.rate_samples();
         let rtt = RttEstimator::with_bsd(
             cfg.initial_rto,
             cfg.min_rto,
@@ -514,6 +516,7 @@ impl TcpSender {
             // `cc` is of another algorithm than the flow's (built elsewhere): replace it.
             self.cc = build(&self.spec)?;
         }
+        self.sb.rate.off = !self.cc.rate_samples();
         Ok(())
     }
 
