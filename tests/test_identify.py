@@ -400,7 +400,7 @@ def test_a_competitor_joining_later_shows_its_onset(tmp_path):
     # of 6 packets, the competitor held by the losses it shares, not by its window) and at
     # 5 s near the receiver: the flow's share of the busy bottleneck drops from then on
     # (one round's share read 0 to 2.5 before it, 1.0 on average); a competitor starting with
-    # the flow shows from the first busy rounds
+    # the flow shows from the first busy rounds, a lone flow none
     g = {"rate_bps": 5.3e6, "rtt_s": 0.0135, "buffer_bdp": 0.6, "loss": 0.0, "duration_s": 10.0}
     cand = R.Candidate("linux-6", "reno")
     onset = {}
@@ -414,6 +414,9 @@ def test_a_competitor_joining_later_shows_its_onset(tmp_path):
     assert onset["2s"] == pytest.approx(2.0, abs=0.25), onset
     assert onset["5s"] == pytest.approx(5.0, abs=0.5), onset
     assert onset["0s"] is not None and onset["0s"] < 0.5, onset
+    alone = feats(capture(tmp_path, "linux-6", "reno", grid=g)).path
+    assert alone.busy_share is not None and alone.busy_share > 0.945, alone
+    assert alone.cross_onset_s is None, alone
 
 
 def test_early_acks_show_the_receiver_not_the_startup_losses(tmp_path):

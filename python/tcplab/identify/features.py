@@ -362,7 +362,9 @@ def _busy_share(
     round, 1.0 on average, as the ACKs of a round fall on either side of its edges), so the
     onset is where the busy rounds split best into a stretch of the whole bottleneck and one
     of a share: the least-squares split into two constant means, when the first is at least
-    :data:`CROSS_SHARE_MAX` and the second under it; else the first busy round."""
+    :data:`CROSS_SHARE_MAX` and the second under it; else the first busy round. None when the
+    flow's share over all busy rounds is at least :data:`CROSS_SHARE_MAX` (no cross
+    traffic)."""
     if not timed or cap_payload <= 0 or len(rtt_ms) < 20 or len(ack_t) < 20:
         return None, None
     edges = _bins(float(rtt_t[0]), float(rtt_t[-1]), r_rtt)
@@ -395,6 +397,8 @@ def _busy_share(
     m1, m2 = c1 / k, (per.sum() - c1) / (n - k)
     sse = -(k * m1 * m1 + (n - k) * m2 * m2)  # the sum of squares minus a constant
     b = int(np.argmin(sse))
+    if share >= CROSS_SHARE_MAX:
+        return share, None  # the flow had the bottleneck: no cross traffic to date
     onset = float(t_busy[0])
     if m1[b] >= CROSS_SHARE_MAX > m2[b]:
         onset = float(t_busy[b + 1])
