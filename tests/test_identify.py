@@ -395,6 +395,30 @@ def test_packet_pairs_on_a_path_of_a_few_packets_per_rtt(tmp_path):
     assert s.busy_share is not None and s.busy_share < 0.8, s
 
 
+def test_a_competitor_joining_later_shows_its_onset(tmp_path):
+    # a CUBIC flow that joins a Reno transfer at 2 s (tuning-generator path 23's kind: a BDP
+    # of 6 packets, the competitor held by the losses it shares, not by its window) and at
+    # 5 s near the receiver: the flow's share of the busy bottleneck drops from then on
+    # (one round's share read 0 to 2.5 before it, 1.0 on average); a competitor starting with
+    # the flow shows from the first busy rounds, a lone flow none
+    g = {"rate_bps": 5.3e6, "rtt_s": 0.0135, "buffer_bdp": 0.6, "loss": 0.0, "duration_s": 10.0}
+    cand = R.Candidate("linux-6", "reno")
+    onset = {}
+    for start, vant in (("2s", "sender"), ("5s", "receiver"), ("0s", "sender")):
+        bg = [{"name": "bg", "cca": "cubic", "window": "64KB", "start": start}]
+        d = tmp_path / f"bg{start}"
+        d.mkdir()
+        p = feats(R.simulate_capture(R.scenario_doc(cand, g, 77, bg), vant, d)).path
+        assert p.busy_share is not None and p.busy_share < 0.8, p
+        onset[start] = p.cross_onset_s
+    assert onset["2s"] == pytest.approx(2.0, abs=0.25), onset
+    assert onset["5s"] == pytest.approx(5.0, abs=0.5), onset
+    assert onset["0s"] is not None and onset["0s"] < 0.5, onset
+    alone = feats(capture(tmp_path, "linux-6", "reno", grid=g)).path
+    assert alone.busy_share is not None and alone.busy_share > 0.945, alone
+    assert alone.cross_onset_s is None, alone
+
+
 def test_early_acks_show_the_receiver_not_the_startup_losses(tmp_path):
     # a 3-packet buffer drops from the initial window: the ACK that a retransmission draws
     # covers the segments that arrived after the hole, which is the sender's loss, not the

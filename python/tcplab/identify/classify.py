@@ -38,7 +38,7 @@ import numpy as np
 
 from . import references as refs_mod
 from . import tsrtt
-from .features import FEATURES, Extracted, extract
+from .features import CROSS_SHARE_MAX, FEATURES, Extracted, extract
 
 #: Measurement noise per feature (in the feature's units; see features.FEATURES): what two
 #: captures of one candidate differ by. The loss-reaction and growth features depend on the
@@ -712,6 +712,12 @@ def format_result(r: dict[str, Any]) -> str:
         f"{r['grid']['duration_s']:g} s",
     ]
     lines += [f"  note: {n}" for n in p["notes"]]
+    bs, on = p.get("busy_share"), p.get("cross_onset_s")
+    if bs is not None and bs < CROSS_SHARE_MAX and on is not None:
+        lines.append(
+            f"  cross traffic: the flow had {bs:.0%} of the busy bottleneck, sharing it from "
+            f"{on:.2f} s after its first data segment"
+        )
     lines.append("")
     ind = r["indistinguishable"]
     if len(ind["candidates"]) > 1:

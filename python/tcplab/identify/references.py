@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any
 
-from .features import Path, extract
+from .features import CROSS_SHARE_MAX, Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
 FEATURE_VERSION = 25
@@ -154,16 +154,6 @@ def variants(
 
 #: Shares of the bottleneck taken by cross traffic (:func:`cross_variant`), the grid for it.
 CROSS_LEVELS = (0.1, 0.15, 0.2, 0.3, 0.45, 0.6)
-#: A flow whose share of a busy bottleneck (features.Path.busy_share) is under this shares it.
-#: ``fitted`` on the tuning set: a lone flow measured 0.96-1.03 on its path 0 (the 17
-#: captures with a standing queue), flows sharing with UDP CBR at 10 % of the rate 0.89-0.93
-#: on its path 1; the threshold is the midpoint. Measured with the busy share before loss
-#: recoveries were left out of it (features._busy_share). Remeasured on 2026-11-26 with the
-#: current features and simulator (tuning paths 0 and 1, 28 captures each with a value): lone
-#: flows 0.987-1.16 and, beside the UDP, 0.890-0.934, each but Windows XP (0.869 and 0.688: its
-#: 17,520-B window is not a flow that keeps the queue busy); 0.945 still separates all the
-#: others, so it was left as fitted (the new ranges' midpoint would be 0.96).
-CROSS_SHARE_MAX = 0.945
 
 
 def cross_variants(grid: dict[str, Any], p: Path, qdelay: float | None) -> list[dict[str, Any]]:
@@ -178,6 +168,7 @@ def cross_variants(grid: dict[str, Any], p: Path, qdelay: float | None) -> list[
     started, a capture of one flow does not show. Cross traffic changes what a candidate shows:
     its queue is shared, its losses come sooner, its rate samples fall below the capacity."""
     bs = p.busy_share
+    # CROSS_SHARE_MAX (features.py, `fitted`): the share under which a flow shares the queue
     if bs is None or bs >= CROSS_SHARE_MAX or p.pair_rate_bps <= 0:
         return []
     share = 1.0 - bs
