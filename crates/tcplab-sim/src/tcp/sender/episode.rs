@@ -228,10 +228,11 @@ impl Episodes {
     fn undo_now(&mut self, p: &mut Parts, s: Seq) {
         let (cwnd, ssthresh) = self.undo.take(p.cc.cwnd(), p.cc.ssthresh());
         p.stats.undos += 1;
-        self.disorder_point = None; // Linux clears undo_marker with the undo
-                                    // The controller restores its own state (`on_undo`: CUBIC's W_max, RFC 9438 §4.9;
-                                    // H-TCP's; BBR keeps its cwnd, Linux `bbr_undo_cwnd`), never below the current values
-                                    // (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh likewise).
+        // Linux clears undo_marker with the undo.
+        self.disorder_point = None;
+        // The controller restores its own state (`on_undo`: CUBIC's W_max, RFC 9438 §4.9;
+        // H-TCP's; BBR keeps its cwnd, Linux `bbr_undo_cwnd`), never below the current values
+        // (Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, undo_cwnd()), ssthresh likewise).
         p.cc.on_undo(s.now, cwnd, ssthresh);
         if self.rec.active {
             self.rec.abort();
