@@ -350,6 +350,7 @@ mod tests {
                     backoff_count: 1,
                     mss,
                     peer_window: u64::MAX,
+                    in_recovery: false,
                 }),
                 3..=30 => cc.on_packet_sent(&crate::SentEvent {
                     now,
