@@ -1182,6 +1182,51 @@ mod tests {
     }
 
     #[test]
+    fn test_frto26_without_sack_gate_and_first_duplicate_ack() {
+        let cfg = TcpConfig {
+            frto: true,
+            frto_variant: FrtoVariantCfg::Linux26,
+            ..TcpConfig::default()
+        };
+        // tcp_use_frto without SACK: not when a segment beyond the first was retransmitted.
+        let mut b = Bench::new(cfg.clone(), 10);
+        b.sb.on_rto();
+        for _ in 0..2 {
+            let i = b.sb.next_lost().unwrap();
+            b.sb.on_retransmit(i, 0);
+        }
+        let mut ep = episodes(Mode::NewReno);
+        ep.on_timeout(&mut b.parts(), seq(0, 10_000), false);
+        assert!(
+            !ep.frto26.running() && ep.loss_point == Some(10_000),
+            "conventional"
+        );
+        // Otherwise F-RTO; a duplicate ACK before any advance: the Loss state with cwnd = in
+        // flight, the first segment's retransmission still counted in flight (not resent).
+        let mut b = Bench::new(cfg, 10);
+        let mut ep = episodes(Mode::NewReno);
+        ep.on_timeout(&mut b.parts(), seq(0, 10_000), false);
+        assert!(ep.frto26.running());
+        let i = b.sb.next_lost().unwrap();
+        b.sb.on_retransmit(i, 0);
+        let mut a = b.ack(0, 0, &[], 1);
+        a.sack_on = false;
+        ep.on_ack(&mut b.parts(), seq(0, 10_000), &a);
+        assert_eq!(ep.loss_point, Some(10_000));
+        assert_eq!(b.sb.lost_bytes, 10_000);
+        assert_eq!(
+            b.sb.retrans_bytes, 1000,
+            "the first segment's retransmission"
+        );
+        assert_eq!(b.cc.cwnd(), b.sb.pipe(), "in flight + 0 segments");
+        assert_eq!(
+            b.sb.next_lost(),
+            Some(1),
+            "go-back-N continues after the first segment"
+        );
+    }
+
+    #[test]
     fn test_bad_retransmit_undone_by_early_ack() {
         let cfg = TcpConfig {
             undo_bad_rexmt: true,
