@@ -8,6 +8,7 @@ pub use super::receiver::autotune::RcvRttCfg;
 pub use super::sender::ack::RttSamplingCfg;
 pub use super::sender::pacing::PacingQuantumCfg;
 pub use super::sender::tso::TsoModelCfg;
+pub use super::sender::undo::{FrtoResponseCfg, FrtoVariantCfg};
 use serde::{Deserialize, Serialize};
 
 /// Initial window rule.
@@ -113,6 +114,8 @@ impl KnobRange for RecoveryCfg {}
 impl KnobRange for RcvRttCfg {}
 impl KnobRange for PacingQuantumCfg {}
 impl KnobRange for TsoModelCfg {}
+impl KnobRange for FrtoVariantCfg {}
+impl KnobRange for FrtoResponseCfg {}
 impl KnobRange for RttSamplingCfg {}
 
 macro_rules! or_empty {
@@ -330,6 +333,16 @@ knobs! {
     /// timeout, answer the first advancing ACK with new data, and take an ACK for data never
     /// retransmitted as proof that the timeout was spurious (undone with knob `undo`).
     frto: bool = false; kind "bool";
+    /// Which F-RTO runs with knob `frto`: "rfc5682" (Linux ≥ 3.10: inside the loss state,
+    /// undone with knob `undo`) or "linux-2.6" (Linux 2.6.24–3.9: the timeout reduces ssthresh
+    /// but not cwnd and resends only the first segment; two advancing ACKs prove it spurious,
+    /// answered as knob `frto_response` says; a duplicate ACK starts the conventional loss
+    /// recovery; src/tcp/sender/undo.rs `Frto26`).
+    frto_variant: FrtoVariantCfg = FrtoVariantCfg::Rfc5682; kind "choice", choices &["rfc5682", "linux-2.6"];
+    /// The response to a timeout that `frto_variant = "linux-2.6"` found spurious (Linux
+    /// `tcp_frto_response`, default 0): "ratehalving" (CWR, cwnd down to ssthresh over about
+    /// an RTT), "conservative" (cwnd = ssthresh at once) or "undo" (the window from before).
+    frto_response: FrtoResponseCfg = FrtoResponseCfg::RateHalving; kind "choice", choices &["ratehalving", "conservative", "undo"];
     /// FreeBSD "bad retransmit" recovery: an ACK that advances snd_una after the first timeout
     /// of an episode and within SRTT/2 of it cannot be for the retransmission (Allman & Paxson,
     /// SIGCOMM 1999), so the timeout was spurious: restore cwnd and ssthresh as they were

@@ -529,6 +529,29 @@ impl Scoreboard {
         0
     }
 
+    /// Linux 2.6 F-RTO at a timeout (knob `frto_variant = "linux-2.6"`, `tcp_enter_frto`): the
+    /// first record, unless SACKed, is to be sent again, whether it was never resent (it is
+    /// marked lost) or its earlier retransmission is still out (that retransmission no longer
+    /// counts in flight, as Linux clears its SACKED_RETRANS bit).
+    pub fn mark_head_for_resend(&mut self) {
+        if let Some(s) = self.segs.front_mut() {
+            let len = s.len as u64;
+            if s.flags & SACKED != 0 {
+                return;
+            }
+            if s.flags & RETRANS != 0 {
+                s.flags &= !RETRANS;
+                self.retrans_bytes -= len;
+                self.pipe -= len;
+            } else if s.flags & LOST == 0 {
+                s.flags |= LOST;
+                self.lost_bytes += len;
+                self.pipe -= len;
+            }
+            self.retx_hint = self.retx_hint.min(s.start);
+        }
+    }
+
     /// Retransmission timeout: forget SACK marks (the receiver may renege, RFC 2018 §8) and mark
     /// every record lost so it is resent in order in slow start (RFC 5681 §3.1, RFC 6675 §5.1).
     pub fn on_rto(&mut self) {
@@ -575,6 +598,49 @@ impl Scoreboard {
         self.retx_hint = self.segs.front().map_or(0, |s| s.start);
         self.retx_order.clear();
         true
+    }
+
+    /// Linux 2.6 F-RTO gives up (knob `frto_variant = "linux-2.6"`; `tcp_enter_frto_loss`, read
+    /// for the facts): every record below `mark` not SACKed is marked lost and resent in order;
+    /// SACK marks stay; records from `mark` on (sent after the timeout) stay in flight as they
+    /// are ("don't lost mark skbs that were fwd transmitted after RTO"). With `keep_head`
+    /// (no ACK advanced since the timeout) the first record's retransmission of the timeout
+    /// stays counted in flight rather than being resent. Falls back to [`Scoreboard::on_rto`]
+    /// when the first record is SACKed (reneging).
+    pub fn on_frto_loss(&mut self, mark: u64, keep_head: bool) {
+        if self.segs.front().is_none_or(|s| s.flags & SACKED != 0) {
+            self.on_rto();
+            return;
+        }
+        let (mut lost, mut retrans) = (0u64, 0u64);
+        for (i, s) in self.segs.iter_mut().enumerate() {
+            if i == 0 && keep_head && s.flags & RETRANS != 0 {
+                s.flags = (s.flags & KEPT_ON_RTO) | LOST | RETRANS;
+                lost += s.len as u64;
+                retrans += s.len as u64;
+            } else if s.end() <= mark {
+                s.flags = if s.flags & SACKED != 0 {
+                    (s.flags & KEPT_ON_RTO) | SACKED
+                } else {
+                    lost += s.len as u64;
+                    (s.flags & KEPT_ON_RTO) | LOST
+                };
+            } else {
+                if s.flags & LOST != 0 {
+                    lost += s.len as u64;
+                }
+                if s.flags & RETRANS != 0 {
+                    retrans += s.len as u64;
+                }
+            }
+        }
+        self.lost_bytes = lost;
+        self.retrans_bytes = retrans;
+        self.refresh_pipe();
+        // Nothing below the mark is left for SACK-based loss marking to examine.
+        self.lost_scan = self.lost_scan.max(mark);
+        self.retx_hint = self.segs.front().map_or(0, |s| s.start);
+        self.retx_order.clear();
     }
 
     /// Undo of a spurious timeout (knob `undo`; Linux `tcp_try_undo_loss` clears the lost

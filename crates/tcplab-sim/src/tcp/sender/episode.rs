@@ -11,7 +11,9 @@
 //! ([`EpisodeOutcome`]). Sends nothing: the segments an episode releases go out in the sender's
 //! send loop.
 
-use super::undo::{BadRexmt, Frto, FrtoAck, Undo};
+use super::undo::{
+    BadRexmt, Frto, Frto26, Frto26Ack, Frto26Step, FrtoAck, FrtoResponseCfg, FrtoVariantCfg, Undo,
+};
 use super::SenderStats;
 use crate::tcp::config::TcpConfig;
 use crate::tcp::recovery::{AckInfo, Mode, Recovery};
@@ -103,6 +105,13 @@ pub struct Episodes {
     pub fast_rexmit_due: bool,
     /// Knob `frto`: F-RTO (RFC 5682) is deciding whether the last timeout was spurious.
     pub frto: Frto,
+    /// Knob `frto_variant = "linux-2.6"`: Linux 2.6.24–3.9 F-RTO is running (see [`Frto26`]).
+    pub frto26: Frto26,
+    /// The CWR episode is F-RTO's rate-halving response (knob `frto_response =
+    /// "ratehalving"`): cwnd goes down one segment every second ACK (Linux `tcp_cwnd_down`).
+    pub cwr_halving: bool,
+    /// `snd_cwnd_cnt` of `tcp_cwnd_down`: ACKs counted toward the next segment less.
+    pub cwr_cnt: u32,
     /// Knob `cwnd_moderation`: after a recovery or loss episode that ended without an undo,
     /// Linux 2.4–3.x stays in the Disorder state (`undo_marker` still set, `tcp_try_to_open`)
     /// until snd_una passes the snd_nxt of that moment (`high_seq`); every ACK is then
@@ -121,6 +130,9 @@ impl Episodes {
             bad_rexmt: None,
             fast_rexmit_due: false,
             frto: Frto::default(),
+            frto26: Frto26::default(),
+            cwr_halving: false,
+            cwr_cnt: 0,
             disorder_point: None,
         }
     }
@@ -142,6 +154,7 @@ impl Episodes {
             && self.disorder_point.is_none()
             && !self.undo.active()
             && !self.frto.running()
+            && !self.frto26.running()
             && self.bad_rexmt.is_none()
     }
 
@@ -288,7 +301,9 @@ impl Episodes {
     pub fn on_ack(&mut self, p: &mut Parts, s: Seq, a: &EpisodeAck) -> EpisodeOutcome {
         let res = &a.res;
         let mut dupacks = a.dupacks;
+        // Linux 2.6 F-RTO keeps the Disorder state, where no undo is tried.
         if self.undo.active()
+            && !self.frto26.running()
             && (a.advanced || a.has_sack)
             && self.undo.spurious(a.ts_on, a.ts_ecr, a.advanced)
         {
@@ -321,6 +336,8 @@ impl Episodes {
             }
         }
 
+        let frto_hold = self.frto26.running() && self.frto26_on_ack(p, s, a);
+
         // Leave recovery states whose point is now acknowledged.
         if self.disorder_point.is_some_and(|d| s.snd_una >= d) {
             self.disorder_point = None;
@@ -342,13 +359,30 @@ impl Episodes {
         let cwr_done = self.cwr_point.is_some_and(|c| s.snd_una >= c);
         if cwr_done {
             self.cwr_point = None;
+            self.cwr_halving = false;
+        } else if in_cwr
+            && self.cwr_halving
+            && (a.advanced || res.bytes_sacked > 0 || (!a.sack_on && a.is_dup))
+        {
+            // F-RTO's rate-halving response (Linux 2.6 `tcp_cwnd_down` in the CWR state): one
+            // segment less every second ACK that makes progress (or, without SACK, is a
+            // duplicate), not below ssthresh, and never more than one segment above what is in
+            // flight.
+            let decr = self.cwr_cnt + 1;
+            self.cwr_cnt = decr & 1;
+            let smss = u64::from(s.smss);
+            let mut w = p.cc.cwnd();
+            if decr >> 1 > 0 && w > p.cc.ssthresh() {
+                w -= smss * u64::from(decr >> 1);
+            }
+            p.cc.set_cwnd(w.min(p.sb.pipe() + smss).max(smss));
         }
 
         // RFC 6937 DeliveredData: Δsnd.una + ΔSACKed, where ΔSACKed nets out data SACKed
         // earlier and acknowledged cumulatively now (counted when it was SACKed).
         let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
         let mut restart_rto = false;
-        if self.open() {
+        if self.open() && !self.frto26.running() {
             if self.recovery_due(dupacks, p.cfg.dupthresh, s.snd_una, p.sb) && !p.sb.is_empty() {
                 self.enter_recovery(p, s, a.lost_new, delivered);
             }
@@ -378,7 +412,7 @@ impl Episodes {
         EpisodeOutcome {
             dupacks,
             restart_rto,
-            cc_in_recovery: self.rec.active || (in_cwr && !p.cc.governs_recovery()),
+            cc_in_recovery: self.rec.active || (in_cwr && !p.cc.governs_recovery()) || frto_hold,
             cwr_done,
         }
     }
@@ -388,6 +422,19 @@ impl Episodes {
     /// (go-back-N from snd_una). The caller resets the duplicate-ACK count, restarts the timer
     /// with the backed-off RTO and runs the send loop, which retransmits the earliest segment.
     pub fn on_timeout(&mut self, p: &mut Parts, s: Seq, sack_on: bool) {
+        if p.cfg.frto
+            && p.cfg.frto_variant == FrtoVariantCfg::Linux26
+            && (sack_on || !Self::retransmitted_beyond_head(p.sb))
+        {
+            self.enter_frto26(p, s, sack_on);
+            return;
+        }
+        if self.cwr_halving {
+            // tcp_enter_loss leaves the CWR state of F-RTO's response and aborts F-RTO.
+            self.cwr_point = None;
+            self.cwr_halving = false;
+        }
+        self.frto26 = Frto26::default();
         p.stats.timeouts += 1;
         self.fast_rexmit_due = false;
         self.begin_undo(p, s);
@@ -431,6 +478,175 @@ impl Episodes {
         self.recover = Some(s.snd_nxt);
     }
 
+    /// The controller's reduction of a congestion signal without a known loss (a local CWR, a
+    /// Linux 2.6 F-RTO timeout): its ssthresh rule for what is in flight.
+    fn reduce_ssthresh(p: &mut Parts, s: Seq) {
+        p.cc.on_congestion_event(&CongestionEvent {
+            now: s.now,
+            in_flight: p.sb.out_bytes,
+            lost_bytes: 0,
+            srtt: p.rtt.srtt,
+            min_rtt: p.rtt.min_rtt,
+            mss: s.smss,
+            peer_window: s.rwnd,
+        });
+    }
+
+    /// Linux `tcp_use_frto` without SACK (2.6.24–3.9): the basic F-RTO only when nothing but
+    /// the first segment was retransmitted (the segment after it is checked; with SACK, F-RTO
+    /// is always used).
+    fn retransmitted_beyond_head(sb: &Scoreboard) -> bool {
+        sb.len() > 1 && sb.seg(1).flags & scoreboard::EVER_RETRANS != 0
+    }
+
+    /// Knob `frto_variant = "linux-2.6"`: a timeout starts Linux 2.6.24–3.9 F-RTO
+    /// (net/ipv4/tcp_input.c `tcp_enter_frto`, read for the facts) instead of the loss state.
+    /// ssthresh is reduced as `tcp_enter_loss` would (outside recovery and loss, or again after
+    /// progress since the last timeout; computed for a cwnd of 2 segments when F-RTO was
+    /// already running), cwnd is only capped at what is in flight plus one segment ("too bad if
+    /// TCP was application limited"), the controller is not reset (the state becomes Disorder,
+    /// not Loss), and only the first segment is resent (`tcp_retransmit_timer`). A recovery or
+    /// loss episode the timeout interrupts ends; with SACK, its recovery point stays the mark
+    /// above which SACKs prove nothing (RFC 4138 Appendix B).
+    fn enter_frto26(&mut self, p: &mut Parts, s: Seq, sack_on: bool) {
+        p.stats.timeouts += 1;
+        let running = self.frto26.running();
+        let reduce = (self.open() && !running)
+            || ((self.loss_point.is_some() || running) && p.rtt.backoff == 0);
+        let smss = u64::from(s.smss);
+        self.begin_undo(p, s);
+        let cwnd = p.cc.cwnd();
+        if reduce {
+            if running {
+                p.cc.set_cwnd(2 * smss);
+            }
+            Self::reduce_ssthresh(p, s);
+            p.cc.set_cwnd(cwnd);
+        }
+        if !p.cc.governs_recovery() {
+            p.cc.set_cwnd(cwnd.min(p.sb.pipe() + smss).max(smss));
+        }
+        let earlier = if self.rec.active {
+            Some(self.rec.point)
+        } else if running {
+            Some(self.frto26.high_seq)
+        } else {
+            self.loss_point
+        };
+        let highmark = earlier
+            .filter(|&h| sack_on && h > s.snd_una)
+            .unwrap_or(s.snd_nxt);
+        if self.rec.active {
+            self.rec.abort();
+        }
+        if self.cwr_halving {
+            self.cwr_point = None;
+            self.cwr_halving = false;
+        }
+        self.loss_point = None;
+        self.frto.high_seq = None;
+        // The first segment goes out at once, whatever the window.
+        p.sb.mark_head_for_resend();
+        self.fast_rexmit_due = true;
+        p.rtt.back_off();
+        self.frto26 = Frto26 {
+            stage: 1,
+            highmark,
+            high_seq: s.snd_nxt,
+        };
+        self.recover = Some(s.snd_nxt);
+    }
+
+    /// Knob `frto_variant = "linux-2.6"`: F-RTO rules one ACK ([`Frto26::on_ack`]) and the
+    /// window follows (Linux `tcp_process_frto`, `tcp_enter_frto_loss` and the spurious-RTO
+    /// responses, 2.6.24–3.9). Returns whether the controller must not grow cwnd on this ACK.
+    fn frto26_on_ack(&mut self, p: &mut Parts, s: Seq, a: &EpisodeAck) -> bool {
+        let res = &a.res;
+        let smss = u64::from(s.smss);
+        let first = self.frto26.stage == 1;
+        let step = self.frto26.on_ack(&Frto26Ack {
+            sack: a.sack_on,
+            data_acked: a.advanced,
+            sacked: res.bytes_sacked > 0,
+            sacked_above_highmark: res.bytes_sacked > 0 && p.sb.high_sacked > self.frto26.highmark,
+            not_dup: !a.is_dup,
+            snd_una: s.snd_una,
+            can_send_new: a.can_send_new,
+        });
+        let highmark = self.frto26.highmark;
+        match step {
+            Frto26Step::None => false,
+            Frto26Step::Hold => true,
+            Frto26Step::HoldNoNew => {
+                // Linux counts the resent first segment twice in flight (its original is not
+                // marked lost); the scoreboard counts it once.
+                let w = p.cc.cwnd().min(p.sb.pipe() + smss);
+                p.cc.set_cwnd(w.max(smss));
+                true
+            }
+            Frto26Step::SendNew => {
+                p.cc.set_cwnd(p.sb.pipe() + 2 * smss);
+                self.frto.send_new = true; // new data before anything marked lost
+                true
+            }
+            Frto26Step::Loss(allowed) => {
+                // `tcp_enter_frto_loss`: the conventional recovery of a timeout: everything not
+                // SACKed is lost and resent in order, the Loss state until `highmark`, the
+                // controller's state reset as on entering Loss (CUBIC's `bictcp_state`), the
+                // ssthresh of the timeout kept; what F-RTO sent after the timeout stays in
+                // flight.
+                let ssthresh = p.cc.ssthresh();
+                p.cc.on_rto(&RtoEvent {
+                    now: s.now,
+                    in_flight: p.sb.out_bytes,
+                    backoff_count: p.rtt.backoff.max(1),
+                    mss: s.smss,
+                    peer_window: s.rwnd,
+                    in_recovery: false,
+                });
+                p.cc.set_ssthresh(ssthresh);
+                p.sb.on_frto_loss(highmark, first && !a.advanced);
+                if !p.cc.governs_recovery() {
+                    p.cc.set_cwnd((p.sb.pipe() + u64::from(allowed) * smss).max(smss));
+                }
+                self.loss_point = Some(highmark);
+                true
+            }
+            Frto26Step::Spurious => {
+                match p.cfg.frto_response {
+                    FrtoResponseCfg::RateHalving => {
+                        // `tcp_enter_cwr` without a new ssthresh: cwnd <= in flight + 1, the
+                        // CWR state until everything sent so far is acknowledged.
+                        self.undo.clear();
+                        if !p.cc.governs_recovery() {
+                            let w = p.cc.cwnd().min(p.sb.pipe() + smss);
+                            p.cc.set_cwnd(w.max(smss));
+                        }
+                        self.cwr_point = Some(s.snd_nxt);
+                        self.cwr_halving = true;
+                        self.cwr_cnt = 0;
+                        true
+                    }
+                    FrtoResponseCfg::Conservative => {
+                        self.undo.clear();
+                        if !p.cc.governs_recovery() {
+                            let cap = p.sb.pipe() + u64::from(p.cfg.dupthresh) * smss;
+                            let w = p.cc.cwnd().min(p.cc.ssthresh()).min(cap);
+                            p.cc.set_cwnd(w.max(smss));
+                        }
+                        false
+                    }
+                    FrtoResponseCfg::Undo => {
+                        if self.undo.active() {
+                            self.undo_now(p, s);
+                        }
+                        false
+                    }
+                }
+            }
+        }
+    }
+
     /// Local congestion: the host's transmit queue refused a segment. Linux before TCP small
     /// queues (3.6) got NET_XMIT_DROP from the qdisc in `tcp_transmit_skb` and called
     /// `tcp_enter_cwr` (net/ipv4/tcp_output.c, 2.4 and 2.6): ssthresh from the congestion
@@ -443,15 +659,7 @@ impl Episodes {
             return; // Linux enters CWR only from the Open and Disorder states
         }
         let in_flight = p.sb.pipe();
-        p.cc.on_congestion_event(&CongestionEvent {
-            now: s.now,
-            in_flight: p.sb.out_bytes,
-            lost_bytes: 0,
-            srtt: p.rtt.srtt,
-            min_rtt: p.rtt.min_rtt,
-            mss: s.smss,
-            peer_window: s.rwnd,
-        });
+        Self::reduce_ssthresh(p, s);
         if !p.cc.governs_recovery() {
             let w =
                 p.cc.ssthresh()
@@ -505,6 +713,19 @@ impl Episodes {
         applies.then(|| p.sb.pipe() + u64::from(p.cfg.dupthresh) * u64::from(smss))
     }
 
+    /// The window the send loop uses: cwnd, except while Linux 2.6 F-RTO waits for the first
+    /// ACK after the timeout, when only the resent first segment may go out. Linux holds the
+    /// same with cwnd = in flight + 1 because it counts that segment twice in flight (its
+    /// original is not marked lost, `tcp_enter_frto`); the scoreboard counts it once.
+    #[inline]
+    pub fn send_window(&self, cwnd: u64, sb: &Scoreboard) -> u64 {
+        if self.frto26.stage == 1 {
+            cwnd.min(sb.pipe())
+        } else {
+            cwnd
+        }
+    }
+
     /// The state as Linux's `tcpi_ca_state` names it (include/uapi/linux/tcp.h
     /// `enum tcp_ca_state`): 4 Loss after an RTO until its recovery point is acknowledged,
     /// 3 Recovery, 2 CWR, 1 Disorder (duplicate ACKs counted or SACKed data outstanding, not
@@ -519,7 +740,11 @@ impl Episodes {
             3
         } else if self.cwr_point.is_some() {
             2
-        } else if dupacks > 0 || sb.sacked_bytes > 0 || self.disorder_point.is_some() {
+        } else if dupacks > 0
+            || self.frto26.running()
+            || sb.sacked_bytes > 0
+            || self.disorder_point.is_some()
+        {
             1
         } else {
             0
@@ -861,6 +1086,145 @@ mod tests {
             assert_eq!(undone, sack_on, "sack_on {sack_on}");
             assert_eq!(b.cc.ssthresh() == u64::MAX, sack_on, "sack_on {sack_on}");
         }
+    }
+
+    /// Linux 2.6 F-RTO (knob `frto_variant = "linux-2.6"`): a timeout with 10 segments out,
+    /// the first resent, its ACK answered with two new segments (offsets 10 000–12 000).
+    fn frto26_after_first_ack() -> (Bench, Episodes) {
+        let cfg = TcpConfig {
+            frto: true,
+            frto_variant: FrtoVariantCfg::Linux26,
+            undo: true,
+            ..TcpConfig::default()
+        };
+        let mut b = Bench::new(cfg, 10);
+        let mut ep = episodes(Mode::Rfc6675);
+        ep.on_timeout(&mut b.parts(), seq(0, 10_000), true);
+        assert!(ep.frto26.running() && ep.fast_rexmit_due);
+        assert_eq!(b.stats.timeouts, 1);
+        assert_eq!(ep.loss_point, None, "Disorder, not Loss");
+        assert_eq!(ep.ca_state(0, &b.sb), 1);
+        assert_eq!(b.cc.cwnd(), 10_000, "cwnd kept (at most in flight + 1)");
+        assert_eq!(
+            b.cc.ssthresh(),
+            5000,
+            "ssthresh reduced as tcp_enter_loss would"
+        );
+        assert_eq!(b.sb.lost_bytes, 1000, "only the first segment is resent");
+        let i = b.sb.next_lost().unwrap();
+        assert_eq!(i, 0);
+        b.sb.on_retransmit(i, 0);
+        assert_eq!(
+            ep.send_window(b.cc.cwnd(), &b.sb),
+            b.sb.pipe(),
+            "nothing new yet"
+        );
+        let mut a = b.ack(0, 1000, &[], 0);
+        a.can_send_new = true;
+        let out = ep.on_ack(&mut b.parts(), seq(1000, 10_000), &a);
+        assert!(out.cc_in_recovery, "no growth on F-RTO's ACKs");
+        assert_eq!(b.cc.cwnd(), 9000 + 2000, "in flight + 2 segments");
+        assert!(ep.frto.send_new);
+        b.sb.on_send_new(10_000, MSS, 0);
+        b.sb.on_send_new(11_000, MSS, 0);
+        (b, ep)
+    }
+
+    #[test]
+    fn test_frto26_spurious_timeout_rate_halving() {
+        let (mut b, mut ep) = frto26_after_first_ack();
+        // Never-retransmitted data acknowledged: the timeout was spurious.
+        let a = b.ack(1000, 2000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(2000, 12_000), &a);
+        assert!(!ep.frto26.running());
+        assert_eq!(b.stats.undos, 0, "tcp_frto_response 0 does not undo");
+        assert!(!ep.undo.active());
+        assert_eq!((ep.cwr_point, ep.ca_state(0, &b.sb)), (Some(12_000), 2));
+        assert!(out.cc_in_recovery);
+        assert_eq!(b.cc.cwnd(), 11_000, "in flight (10 segments) + 1");
+        assert_eq!(b.cc.ssthresh(), 5000);
+        // tcp_cwnd_down: one segment less every second ACK, never above in flight + 1 (this
+        // bench sends nothing, so in flight shrinks by a segment per ACK), down to ssthresh.
+        let mut cwnds = vec![];
+        let mut una = 2000;
+        while una < 8000 {
+            let a = b.ack(una, una + 1000, &[], 0);
+            una += 1000;
+            ep.on_ack(&mut b.parts(), seq(una, 12_000), &a);
+            cwnds.push(b.cc.cwnd() / 1000);
+        }
+        assert_eq!(cwnds, [10, 9, 8, 7, 6, 5]);
+        let a = b.ack(una, 12_000, &[], 0);
+        let out = ep.on_ack(&mut b.parts(), seq(12_000, 12_000), &a);
+        assert!(out.cwr_done && !ep.cwr_halving && ep.cwr_point.is_none());
+    }
+
+    #[test]
+    fn test_frto26_sack_of_new_data_falls_back_to_loss_recovery() {
+        let (mut b, mut ep) = frto26_after_first_ack();
+        // A duplicate ACK SACKing new data sent after the timeout: the loss was real.
+        let a = b.ack(1000, 1000, &[(10_000, 11_000)], 1);
+        let out = ep.on_ack(&mut b.parts(), seq(1000, 12_000), &a);
+        assert!(!ep.frto26.running() && out.cc_in_recovery);
+        assert_eq!(
+            ep.loss_point,
+            Some(10_000),
+            "Loss state up to snd_nxt at the timeout"
+        );
+        assert_eq!(ep.ca_state(0, &b.sb), 4);
+        assert_eq!(
+            b.sb.lost_bytes, 9000,
+            "everything sent before the timeout not SACKed"
+        );
+        assert_eq!(b.sb.pipe(), 1000, "the second new segment stays in flight");
+        assert_eq!(b.cc.cwnd(), 4000, "in flight + 3 segments");
+        assert_eq!(b.cc.ssthresh(), 5000, "the timeout's ssthresh kept");
+        assert!(ep.undo.active(), "a later undo may still prove it spurious");
+    }
+
+    #[test]
+    fn test_frto26_without_sack_gate_and_first_duplicate_ack() {
+        let cfg = TcpConfig {
+            frto: true,
+            frto_variant: FrtoVariantCfg::Linux26,
+            ..TcpConfig::default()
+        };
+        // tcp_use_frto without SACK: not when a segment beyond the first was retransmitted.
+        let mut b = Bench::new(cfg.clone(), 10);
+        b.sb.on_rto();
+        for _ in 0..2 {
+            let i = b.sb.next_lost().unwrap();
+            b.sb.on_retransmit(i, 0);
+        }
+        let mut ep = episodes(Mode::NewReno);
+        ep.on_timeout(&mut b.parts(), seq(0, 10_000), false);
+        assert!(
+            !ep.frto26.running() && ep.loss_point == Some(10_000),
+            "conventional"
+        );
+        // Otherwise F-RTO; a duplicate ACK before any advance: the Loss state with cwnd = in
+        // flight, the first segment's retransmission still counted in flight (not resent).
+        let mut b = Bench::new(cfg, 10);
+        let mut ep = episodes(Mode::NewReno);
+        ep.on_timeout(&mut b.parts(), seq(0, 10_000), false);
+        assert!(ep.frto26.running());
+        let i = b.sb.next_lost().unwrap();
+        b.sb.on_retransmit(i, 0);
+        let mut a = b.ack(0, 0, &[], 1);
+        a.sack_on = false;
+        ep.on_ack(&mut b.parts(), seq(0, 10_000), &a);
+        assert_eq!(ep.loss_point, Some(10_000));
+        assert_eq!(b.sb.lost_bytes, 10_000);
+        assert_eq!(
+            b.sb.retrans_bytes, 1000,
+            "the first segment's retransmission"
+        );
+        assert_eq!(b.cc.cwnd(), b.sb.pipe(), "in flight + 0 segments");
+        assert_eq!(
+            b.sb.next_lost(),
+            Some(1),
+            "go-back-N continues after the first segment"
+        );
     }
 
     #[test]

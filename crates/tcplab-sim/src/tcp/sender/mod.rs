@@ -669,7 +669,7 @@ impl TcpSender {
     /// What the send loop knows once its gates are open (see [`send::next_segment`]).
     #[inline]
     fn send_state(&self) -> SendState {
-        self.send_state_in(self.cwnd())
+        self.send_state_in(self.ep.send_window(self.cwnd(), &self.sb))
     }
 
     /// [`TcpSender::send_state`] with the window given.
@@ -720,7 +720,7 @@ impl TcpSender {
             let step = match send::gate(pacing_wait, host_room) {
                 Some(closed) => closed,
                 None => {
-                    st.window = self.cwnd();
+                    st.window = self.ep.send_window(self.cwnd(), &self.sb);
                     st.snd_nxt = self.snd_nxt;
                     st.fast_rexmit_due = self.ep.fast_rexmit_due;
                     debug_assert_eq!(st, self.send_state());

@@ -1,13 +1,15 @@
 //! Undo of spurious congestion reductions, sans I/O: when a recovery or timeout episode proves
 //! unnecessary and what to restore.
 //!
-//! Owns three detectors, each behind a knob:
+//! Owns four detectors, each behind a knob:
 //! * [`Undo`] (knob `undo`): the window before the episode, and the proofs that it was
 //!   spurious — every retransmission D-SACKed (RFC 3708 §3, Linux `undo_retrans`) or an ACK
 //!   echoing a timestamp older than the first retransmission (Eifel detection, RFC 3522 §3.2);
 //! * [`BadRexmt`] (knob `undo_bad_rexmt`): FreeBSD's "bad retransmit" window after the first
 //!   timeout;
-//! * [`Frto`] (knob `frto`): F-RTO (RFC 5682) after a timeout.
+//! * [`Frto`] (knob `frto`): F-RTO (RFC 5682) after a timeout;
+//! * [`Frto26`] (knobs `frto` and `frto_variant = "linux-2.6"`): Linux 2.6.24–3.9 F-RTO, which
+//!   answers a spurious timeout with knob `frto_response`.
 //!
 //! They say *whether* to undo and *what* to restore; [`super::TcpSender`] applies it to the
 //! congestion controller, the recovery state and the scoreboard.
@@ -274,6 +276,149 @@ impl Frto {
     }
 }
 
+/// Which F-RTO (knob `frto_variant`; used with knob `frto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum FrtoVariantCfg {
+    /// RFC 5682 inside the loss state, as Linux ≥ 3.10 runs it ([`Frto`]).
+    #[serde(rename = "rfc5682")]
+    Rfc5682,
+    /// Linux 2.6.24–3.9 ([`Frto26`]): the timeout does not enter the loss state.
+    #[serde(rename = "linux-2.6")]
+    Linux26,
+}
+
+/// What Linux 2.6.24–3.9 does when its F-RTO finds a timeout spurious (knob `frto_response`,
+/// Linux `tcp_frto_response`: 0 rate halving, the default; 1 conservative; 2 undo).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum FrtoResponseCfg {
+    /// `tcp_ratehalving_spur_to_response`: enter CWR (cwnd ≤ in flight + 1, then one segment
+    /// less every second ACK down to ssthresh, `tcp_cwnd_down`; cwnd ≤ ssthresh when CWR ends).
+    #[serde(rename = "ratehalving")]
+    RateHalving,
+    /// `tcp_conservative_spur_to_response`: cwnd = min(cwnd, ssthresh) at once, moderated.
+    #[serde(rename = "conservative")]
+    Conservative,
+    /// `tcp_undo_spur_to_response`: restore the window from before the timeout (knob `undo`).
+    #[serde(rename = "undo")]
+    Undo,
+}
+
+/// Linux 2.6.24–3.9 F-RTO (knob `frto_variant = "linux-2.6"`; net/ipv4/tcp_input.c
+/// `tcp_use_frto`, `tcp_enter_frto`, `tcp_process_frto`, `tcp_enter_frto_loss`, 2.6.24 and
+/// 2.6.39 trees, read for the facts; RFC 4138 and its Appendix B, the SACK-enhanced form that
+/// `tcp_frto = 2`, the default since 2.6.24, selects). At the timeout the sender does not enter
+/// the loss state: ssthresh is reduced, cwnd only capped at what is in flight plus one, only
+/// the first segment is resent, and the state is Disorder (`frto_counter` = 1). The ACKs that
+/// follow decide ([`Frto26::on_ack`]). Replaced in Linux 3.10 by the RFC 5682 form inside the
+/// loss state ("tcp: refactor F-RTO", Yuchung Cheng, 2013), knob `frto_variant = "rfc5682"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Frto26 {
+    /// `frto_counter`: 0 not running, 1 waiting for the first ACK that advances snd_una, 2 new
+    /// data was released and the next ACK decides.
+    pub stage: u8,
+    /// `frto_highmark`: the highest sequence sent before the timeout (or the recovery point of
+    /// a recovery the timeout interrupted, RFC 4138 Appendix B).
+    pub highmark: u64,
+    /// snd_nxt at the timeout (Linux `high_seq`; the mark of a later timeout during F-RTO).
+    pub high_seq: u64,
+}
+
+/// What one ACK during [`Frto26`] carries (Linux's ACK flags).
+#[derive(Clone, Copy, Debug)]
+pub struct Frto26Ack {
+    /// The connection negotiated SACK (the SACK-enhanced tests; `tcp_is_sackfrto`).
+    pub sack: bool,
+    /// FLAG_DATA_ACKED: snd_una advanced over data.
+    pub data_acked: bool,
+    /// FLAG_DATA_SACKED: data newly SACKed.
+    pub sacked: bool,
+    /// Some newly SACKed data lies above `highmark`, i.e. was sent after the timeout (so not
+    /// FLAG_ONLY_ORIG_SACKED).
+    pub sacked_above_highmark: bool,
+    /// FLAG_NOT_DUP without progress: a window update or data, not a duplicate ACK.
+    pub not_dup: bool,
+    pub snd_una: u64,
+    /// `tcp_may_send_now`: new data and the peer's window allow a segment.
+    pub can_send_new: bool,
+}
+
+/// What [`Frto26::on_ack`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frto26Step {
+    /// Not running: the ACK is not F-RTO's.
+    None,
+    /// Nothing changes; the controller does not grow cwnd on this ACK (`tcp_process_frto`
+    /// returned 1).
+    Hold,
+    /// First ACK without progress, SACK form: cwnd = min(cwnd, in flight), no new data.
+    HoldNoNew,
+    /// First advancing ACK: cwnd = in flight + 2 segments, two new segments go out.
+    SendNew,
+    /// The timeout was real (`tcp_enter_frto_loss`): the loss state with cwnd = in flight +
+    /// this many segments.
+    Loss(u8),
+    /// The timeout was spurious: the response of knob `frto_response`.
+    Spurious,
+}
+
+impl Frto26 {
+    pub fn running(&self) -> bool {
+        self.stage != 0
+    }
+
+    /// F-RTO rules one ACK (Linux `tcp_process_frto`, RFC 4138 §2.1 and Appendix B):
+    /// * an ACK that reaches `highmark` ends F-RTO in the loss state (allowing 2 segments after
+    ///   the first ACK, else 3);
+    /// * without SACK, a duplicate ACK means loss (0 segments at the first ACK, else 3); with
+    ///   SACK, the first ACK waits until snd_una advances, and at the second a duplicate ACK
+    ///   or a SACK of data sent after the timeout means loss;
+    /// * the first advancing ACK releases two new segments (loss if there are none to send);
+    /// * the second advancing ACK (or, with SACK, one that SACKs only original data) proves
+    ///   the timeout spurious;
+    /// * an ACK that is neither a duplicate nor progress (a window update) is ignored.
+    pub fn on_ack(&mut self, a: &Frto26Ack) -> Frto26Step {
+        if self.stage == 0 {
+            return Frto26Step::None;
+        }
+        let first = self.stage == 1;
+        let step = if a.snd_una >= self.highmark {
+            Frto26Step::Loss(if first { 2 } else { 3 })
+        } else if !a.sack {
+            if !a.data_acked && a.not_dup {
+                return Frto26Step::Hold;
+            } else if !a.data_acked {
+                Frto26Step::Loss(if first { 0 } else { 3 })
+            } else if first {
+                Frto26Step::SendNew
+            } else {
+                Frto26Step::Spurious
+            }
+        } else if first && !a.data_acked {
+            return Frto26Step::HoldNoNew;
+        } else if !first && !a.data_acked && !a.sacked {
+            if a.not_dup {
+                return Frto26Step::Hold;
+            }
+            Frto26Step::Loss(3)
+        } else if !first && a.sacked && a.sacked_above_highmark {
+            Frto26Step::Loss(3)
+        } else if first {
+            Frto26Step::SendNew
+        } else {
+            Frto26Step::Spurious
+        };
+        match step {
+            Frto26Step::SendNew if a.can_send_new => self.stage = 2,
+            Frto26Step::SendNew => {
+                self.stage = 0;
+                return Frto26Step::Loss(2);
+            }
+            _ => self.stage = 0,
+        }
+        step
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,6 +645,121 @@ mod tests {
             ..frto_ack()
         };
         assert!(!f.on_ack(&a), "the episode ended first");
+        assert!(!f.running());
+    }
+
+    fn ack26(sack: bool) -> Frto26Ack {
+        Frto26Ack {
+            sack,
+            data_acked: true,
+            sacked: false,
+            sacked_above_highmark: false,
+            not_dup: true,
+            snd_una: 2000,
+            can_send_new: true,
+        }
+    }
+
+    fn running26() -> Frto26 {
+        Frto26 {
+            stage: 1,
+            highmark: 10_000,
+            high_seq: 10_000,
+        }
+    }
+
+    #[test]
+    fn test_frto26_spurious_after_two_advancing_acks() {
+        for sack in [false, true] {
+            let mut f = running26();
+            assert_eq!(f.on_ack(&ack26(sack)), Frto26Step::SendNew);
+            assert_eq!(f.stage, 2);
+            let second = Frto26Ack {
+                snd_una: 3000,
+                ..ack26(sack)
+            };
+            assert_eq!(f.on_ack(&second), Frto26Step::Spurious);
+            assert!(!f.running());
+            assert_eq!(f.on_ack(&second), Frto26Step::None);
+        }
+    }
+
+    #[test]
+    fn test_frto26_duplicate_ack_means_loss() {
+        let dup = Frto26Ack {
+            data_acked: false,
+            not_dup: false,
+            snd_una: 1000,
+            ..ack26(false)
+        };
+        // Without SACK: at the first ACK, loss with no extra segment; at the second, 3.
+        let mut f = running26();
+        assert_eq!(f.on_ack(&dup), Frto26Step::Loss(0));
+        let mut f = running26();
+        f.on_ack(&ack26(false));
+        assert_eq!(f.on_ack(&dup), Frto26Step::Loss(3));
+        // With SACK the first ACK waits for snd_una to advance; the second decides.
+        let mut f = running26();
+        let sack_dup = Frto26Ack {
+            sacked: true,
+            ..dup
+        };
+        assert_eq!(
+            f.on_ack(&Frto26Ack {
+                sack: true,
+                ..sack_dup
+            }),
+            Frto26Step::HoldNoNew
+        );
+        assert_eq!(f.stage, 1);
+        f.on_ack(&ack26(true));
+        assert_eq!(
+            f.on_ack(&Frto26Ack { sack: true, ..dup }),
+            Frto26Step::Loss(3)
+        );
+    }
+
+    #[test]
+    fn test_frto26_sack_of_new_data_means_loss_of_originals_not() {
+        let sack_only = |above| Frto26Ack {
+            data_acked: false,
+            sacked: true,
+            sacked_above_highmark: above,
+            not_dup: false,
+            ..ack26(true)
+        };
+        let mut f = running26();
+        f.on_ack(&ack26(true));
+        assert_eq!(f.on_ack(&sack_only(true)), Frto26Step::Loss(3));
+        let mut f = running26();
+        f.on_ack(&ack26(true));
+        assert_eq!(f.on_ack(&sack_only(false)), Frto26Step::Spurious);
+    }
+
+    #[test]
+    fn test_frto26_window_update_ignored_highmark_and_no_new_data_mean_loss() {
+        let winupd = Frto26Ack {
+            data_acked: false,
+            ..ack26(false)
+        };
+        let mut f = running26();
+        f.on_ack(&ack26(false));
+        assert_eq!(f.on_ack(&winupd), Frto26Step::Hold);
+        assert_eq!(f.stage, 2);
+        let all = Frto26Ack {
+            snd_una: 10_000,
+            ..ack26(true)
+        };
+        assert_eq!(running26().on_ack(&all), Frto26Step::Loss(2));
+        let mut f = running26();
+        f.on_ack(&ack26(true));
+        assert_eq!(f.on_ack(&all), Frto26Step::Loss(3));
+        let mut f = running26();
+        let nothing = Frto26Ack {
+            can_send_new: false,
+            ..ack26(true)
+        };
+        assert_eq!(f.on_ack(&nothing), Frto26Step::Loss(2));
         assert!(!f.running());
     }
 }
