@@ -1067,21 +1067,3 @@ def test_tiny_buffer_grid_is_in_whole_packets(tmp_path):
     assert R.scenario_doc(R.Candidate("linux-6", "reno"), big, 11)["path"]["queue"] == "1bdp"
     tiny = R.snap(IPath(5.3e6, 0.0135, 0.55, 0, 20.0, lossy=True))  # 3.3 packets
     assert tiny["buffer_pkts"] == 3
-
-
-def test_reference_seeds_sample_the_grid_cell():
-    # the two reference seeds run the RTT at the grid cell's quarter points (a lone flow's trace
-    # does not depend on the seed, so two seeds on the centre were one reference twice)
-    g = R.snap(IPath(100e6, 0.0499, 1.0, 0, 60.0, lossy=True))
-    assert g["rtt_s"] == pytest.approx(0.0487)
-    lo, hi = (R.seed_grid(g, s)["rtt_s"] for s in R.REF_SEEDS)
-    step = 10 ** (1 / 16)
-    assert lo == pytest.approx(g["rtt_s"] / step**0.25) and hi == pytest.approx(
-        g["rtt_s"] * step**0.25
-    )
-    # both inside the cell the grid point stands for, and the rest of the path as the grid's
-    assert g["rtt_s"] / step**0.5 < lo < g["rtt_s"] < hi < g["rtt_s"] * step**0.5
-    assert {k: v for k, v in R.seed_grid(g, 11).items() if k != "rtt_s"} == {
-        k: v for k, v in g.items() if k != "rtt_s"
-    }
-    assert R.seed_grid(g, 77) == g

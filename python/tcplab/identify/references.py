@@ -43,26 +43,6 @@ FEATURE_VERSION = 25
 REF_SEEDS = (11, 12)
 #: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
 VARIANT_SEEDS = REF_SEEDS[:1]
-#: Where in its grid cell each reference seed runs the base RTT, in RTT grid steps (16 per
-#: decade): at the two quarter points of the cell (the two points nearest, on average, to a path
-#: anywhere in it). A lone flow's trace does not depend on the seed (the seed drives random loss
-#: and background traffic), so two seeds on the cell's centre were one reference twice, while
-#: what a slow-start overshoot leaves behind changes with the RTT within the cell: the speed
-#: capture (100 Mbit/s x 49.9 ms, 1 BDP, a lone linux-6 Reno) has a second loss episode 8 rounds
-#: after the first (data sent during the first recovery, lost and repaired after its recovery
-#: point's ACK), and a lone Reno on that path alternates between one and two episodes every
-#: 1-2 ms of RTT (measured from 42 to 56 ms, 10-s runs: two at 47, 49, 49.5, 50, 50.5, 52, 54,
-#: one at 46, 48, 48.7, 51, 53.3, 56.2); on the grid's 48.7 ms both seeds showed one and the
-#: capture was named Illinois. Not fitted: the quarter points are the cell's geometry.
-CELL_RTT_STEPS = {REF_SEEDS[0]: -0.25, REF_SEEDS[1]: 0.25}
-
-
-def seed_grid(grid: dict[str, Any], seed: int) -> dict[str, Any]:
-    """The path reference seed *seed* runs for grid point *grid* (:data:`CELL_RTT_STEPS`)."""
-    f = CELL_RTT_STEPS.get(seed)
-    return dict(grid, rtt_s=grid["rtt_s"] * 10 ** (f / 16)) if f else grid
-
-
 MAX_SIM_S = 30.0
 MAX_SIM_PACKETS = 150_000
 
@@ -333,7 +313,6 @@ def reference_features(
     """Simulate one reference and extract its features (uncached)."""
     from .. import scenario as scenario_mod
 
-    grid = seed_grid(grid, seed)
     doc = scenario_doc(cand, grid, seed, tcp=tcp)
     key = json.dumps(scenario_doc(cand, grid, 0, tcp=tcp), sort_keys=True)
     with _LOADED_LOCK:
@@ -434,7 +413,6 @@ def _key(
             "stacks": _stacks_digest(),
             "features": FEATURE_VERSION,
             "grid": grid,
-            "cell_rtt": {str(k): v for k, v in CELL_RTT_STEPS.items()},
             "vantage": vantage,
             "seeds": list(seeds),
             "cands": [c.label for c in cands],
