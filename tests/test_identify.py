@@ -1037,3 +1037,33 @@ def test_buffer_is_read_without_the_packet_in_service(tmp_path):
         assert ex.counts["loss_episodes"] >= 3, ex.counts
         read = ex.path.buffer_bdp * ex.path.rate_bps * ex.path.rtt_s / 8 / 1500
         assert abs(read - limit) < tol, (vantage, read, limit)
+
+
+def test_tiny_buffer_grid_is_in_whole_packets(tmp_path):
+    # the scenario rounds a BDP multiple up to whole packets (units.QueueSize.limit): on
+    # tuning-generator path 23 (5.3 Mbit/s x 13.5 ms, BDP 6 packets, a 4-packet limit) the
+    # sqrt(2) grid's 0.5 and 0.71 BDP are 3 and 5 packets, and no reference had the capture's 4
+    from tcplab.units import parse_queue
+
+    g = {"rate_bps": 5.3e6, "rtt_s": 0.0135, "buffer_bdp": 0.59, "loss": 0.0, "duration_s": 20.0}
+    ex = feats(capture(tmp_path, "linux-6", "reno", vantage="receiver", seed=5, grid=g))
+    grid = R.snap(ex.path)
+    assert grid["buffer_pkts"] == 4, (grid, R.measured_buffer_pkts(ex.path))
+    doc = R.scenario_doc(R.Candidate("linux-6", "reno"), grid, 11)
+    rtt_ns = round(grid["rtt_s"] * 1e9)
+    assert parse_queue(doc["path"]["queue"]).limit(round(grid["rate_bps"]), rtt_ns, 1500) == (
+        4,
+        None,
+    )
+    # the neighbours step in whole packets: half the buffer and one packet towards the read
+    v = R.variants(grid, True, ex.path.buffer_bdp, R.measured_buffer_pkts(ex.path))
+    sizes = [x["buffer_pkts"] for x in v]
+    assert sizes[:3] == [4, 2, 5 if R.measured_buffer_pkts(ex.path) >= 4 else 3], v
+    assert v[-1]["loss"] > grid["loss"] and v[-1]["buffer_pkts"] == 4
+    assert R.variants(grid, False, None, 4.2)[1]["buffer_pkts"] == 8
+    # above PKT_GRID_MAX packets the grid stays in BDP multiples
+    big = R.snap(IPath(5.3e6, 0.0135, 1.0, 0, 20.0, lossy=True))  # 6 packets
+    assert "buffer_pkts" not in big and big["buffer_bdp"] == 1.0
+    assert R.scenario_doc(R.Candidate("linux-6", "reno"), big, 11)["path"]["queue"] == "1bdp"
+    tiny = R.snap(IPath(5.3e6, 0.0135, 0.55, 0, 20.0, lossy=True))  # 3.3 packets
+    assert tiny["buffer_pkts"] == 3

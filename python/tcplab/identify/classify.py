@@ -602,7 +602,9 @@ def identify(
                 ex.features[f] = None
                 ex.why_missing[f] = "the hosts' socket buffers were given (reference_knobs)"
     t_feat = time.perf_counter() - t0
-    vars_ = refs_mod.variants(grid, ex.path.lossy, ex.path.buffer_bdp)
+    vars_ = refs_mod.variants(
+        grid, ex.path.lossy, ex.path.buffer_bdp, refs_mod.measured_buffer_pkts(ex.path)
+    )
     vars_ += refs_mod.cross_variants(grid, ex.path, ex.features.get("qdelay"))
     libs = [
         refs_mod.library(
@@ -708,7 +710,9 @@ def format_result(r: dict[str, Any]) -> str:
         f"path (inferred): {p['rate_mbps']:.4g} Mbit/s, base RTT {p['rtt_ms']:.4g} ms, buffer "
         f"{p['buffer_bdp']:.3g} BDP, random loss {p['loss']:.2%}; simulated on "
         f"{r['grid']['rate_bps'] / 1e6:.4g} Mbit/s, {r['grid']['rtt_s'] * 1e3:.4g} ms, "
-        f"{r['grid']['buffer_bdp']:g} BDP, loss {r['grid']['loss']:.2%}, "
+        f"{r['grid']['buffer_bdp']:g} BDP"
+        + (f" ({r['grid']['buffer_pkts']} packets)" if r["grid"].get("buffer_pkts") else "")
+        + f", loss {r['grid']['loss']:.2%}, "
         f"{r['grid']['duration_s']:g} s",
     ]
     lines += [f"  note: {n}" for n in p["notes"]]

@@ -93,6 +93,12 @@ def snap(p: Path) -> dict[str, Any]:
     lb = 2 * math.log2(min(max(p.buffer_bdp, 0.125), 8.0))
     k = round(lb)
     buf = float(f"{2.0 ** (k / 2):.4g}")
+    n_meas = measured_buffer_pkts(p)
+    pkts = None
+    if n_meas < PKT_GRID_MAX:
+        # a buffer of a few packets: whole packets (see PKT_GRID_MAX), the nearest
+        pkts = max(1, round(n_meas))
+        buf = float(f"{pkts * PKT_BITS / (rate * rtt):.4g}")
     if p.loss <= 0.5e-4:
         loss = 0.0
     else:
@@ -100,14 +106,39 @@ def snap(p: Path) -> dict[str, Any]:
     # at most MAX_SIM_PACKETS full-size packets per reference (speed), at most the capture
     cap = min(p.duration_s, MAX_SIM_S, max(5.0, MAX_SIM_PACKETS * 1500 * 8 / rate))
     dur = max([d for d in (5.0, 10.0, 20.0, 30.0) if d <= cap + 0.5] or [5.0])
-    return {"rate_bps": rate, "rtt_s": rtt, "buffer_bdp": buf, "loss": loss, "duration_s": dur}
+    out = {"rate_bps": rate, "rtt_s": rtt, "buffer_bdp": buf, "loss": loss, "duration_s": dur}
+    if pkts is not None:
+        out["buffer_pkts"] = pkts
+    return out
+
+
+#: Bits of one full-size packet of the references (the scenarios' default 1500-byte MTU).
+PKT_BITS = 1500 * 8
+
+#: The buffer (in packets, as read from the capture) under which the grid is in whole packets.
+#: The scenario rounds a BDP multiple up to whole packets (units.QueueSize.limit), so a
+#: factor-sqrt(2) grid point of a few packets is not the buffer it names: on tuning-generator
+#: path 23 of ``--paths 40`` (5.3 Mbit/s x 13.5 ms, BDP 6 packets, a 4-packet buffer) 0.5 and
+#: 0.71 BDP are 3 and 5 packets and no reference had the capture's 4. The grid of whole
+#: packets is the finer one where one packet is more than the sqrt(2) grid's own rounding (a
+#: quarter of a factor 2, 19 %): under 1 / (2^(1/4) - 1) = 5.3 packets. Not fitted: the
+#: crossover of the two roundings.
+PKT_GRID_MAX = 1.0 / (2.0**0.25 - 1.0)
+
+
+def measured_buffer_pkts(p: Path) -> float:
+    """The buffer of the inferred path *p* in full-size packets (at its own rate and RTT)."""
+    return p.buffer_bdp * p.rate_bps * p.rtt_s / PKT_BITS
 
 
 LOSS_LEVELS = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 
 
 def variants(
-    grid: dict[str, Any], lossy: bool = True, buffer_bdp: float | None = None
+    grid: dict[str, Any],
+    lossy: bool = True,
+    buffer_bdp: float | None = None,
+    buffer_pkts: float | None = None,
 ) -> list[dict[str, Any]]:
     """The grid point and its neighbours on which every candidate is simulated: the buffer a
     factor 2 smaller (a factor 2 larger when the capture had no loss, *lossy* False) and, with
@@ -134,8 +165,23 @@ def variants(
     moved no CCA answer of the 156 linux-6 captures of tuning-generator paths 0-11), but on
     held-out seed 4451 path 0 Scalable's nearest reference had been that variant, and dropping
     it lost the capture (README, "Validation"): both are kept, at the cost of one more
-    reference per candidate."""
+    reference per candidate.
+
+    On a grid point in whole packets (``buffer_pkts``, :data:`PKT_GRID_MAX`) the neighbours are
+    in whole packets too: half the buffer (twice it without loss) and one packet on the side of
+    the inferred buffer in packets, *buffer_pkts* (one packet more without loss)."""
     out = [dict(grid)]
+    if grid.get("buffer_pkts") is not None:
+        n = grid["buffer_pkts"]
+        bdp_pkts = grid["rate_bps"] * grid["rtt_s"] / PKT_BITS
+        sizes = [max(1, round(n / 2)) if lossy else 2 * n]
+        if buffer_pkts is not None:
+            sizes.append(n + 1 if buffer_pkts >= n or not lossy else max(1, n - 1))
+        for m in sizes:
+            b = dict(grid, buffer_pkts=m, buffer_bdp=float(f"{m / bdp_pkts:.4g}"))
+            if b not in out:
+                out.append(b)
+        return out + _loss_variant(grid)
     k0 = round(2 * math.log2(grid["buffer_bdp"]))
     steps = [-2 if lossy else 2]  # two sqrt(2) steps down, or up when the capture had no loss
     if buffer_bdp is not None:
@@ -146,10 +192,13 @@ def variants(
         b = dict(grid, buffer_bdp=float(f"{2.0 ** (k / 2):.4g}"))
         if b not in out:
             out.append(b)
+    return out + _loss_variant(grid)
+
+
+def _loss_variant(grid: dict[str, Any]) -> list[dict[str, Any]]:
+    """The grid point with one level more random loss (none above the highest level)."""
     i = LOSS_LEVELS.index(grid["loss"]) if grid["loss"] in LOSS_LEVELS else 0
-    if i + 1 < len(LOSS_LEVELS):
-        out.append(dict(grid, loss=LOSS_LEVELS[i + 1]))
-    return out
+    return [dict(grid, loss=LOSS_LEVELS[i + 1])] if i + 1 < len(LOSS_LEVELS) else []
 
 
 #: Shares of the bottleneck taken by cross traffic (:func:`cross_variant`), the grid for it.
@@ -208,7 +257,12 @@ def scenario_doc(
         "path": {
             "rate": f"{grid['rate_bps']:.0f}bit",
             "rtt": f"{grid['rtt_s'] * 1e3:.4g}ms",
-            "queue": f"{grid['buffer_bdp']:g}bdp",
+            # a grid point in whole packets (snap: PKT_GRID_MAX) names its packets
+            "queue": (
+                f"{grid['buffer_pkts']}pkt"
+                if grid.get("buffer_pkts") is not None
+                else f"{grid['buffer_bdp']:g}bdp"
+            ),
         },
         "flow": [flow, *(extra_flows or [])],
     }
