@@ -687,13 +687,8 @@ impl Cubic {
 
     /// The increase with the `cnt` kept (Linux: `bictcp_update` returned early).
     fn increase_kept(&mut self, credit: u64) {
-        match self.p.ai_rule {
-            AiRule::Linux4 => self.win.additive_increase(self.cnt.max(1), credit),
-            AiRule::Linux26 => {
-                self.win
-                    .additive_increase_rule(AiRule::Linux26, self.cnt.max(1), credit);
-            }
-        }
+        self.win
+            .additive_increase_rule(self.p.ai_rule, self.cnt.max(1), credit);
     }
 
     /// Linux `bictcp_update`'s `cnt` from the curve (packets unit): ACKs per segment of

@@ -189,15 +189,7 @@ impl Episodes {
         let flight = p.sb.out_bytes;
         let prior_cwnd = p.cc.cwnd();
         self.begin_undo(p, s);
-        p.cc.on_congestion_event(&CongestionEvent {
-            now: s.now,
-            in_flight: flight,
-            lost_bytes: lost_new.max(s.smss as u64),
-            srtt: p.rtt.srtt,
-            min_rtt: p.rtt.min_rtt,
-            mss: s.smss,
-            peer_window: s.rwnd,
-        });
+        Self::signal_congestion(p, s, lost_new.max(u64::from(s.smss)));
         // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment,
         // at once: neither rule makes it wait for the window (measured on this machine's kernel,
         // scripts/linux-6/newreno-fast-retransmit.pkt, where limited transmit has left more
@@ -478,13 +470,14 @@ impl Episodes {
         self.recover = Some(s.snd_nxt);
     }
 
-    /// The controller's reduction of a congestion signal without a known loss (a local CWR, a
-    /// Linux 2.6 F-RTO timeout): its ssthresh rule for what is in flight.
-    fn reduce_ssthresh(p: &mut Parts, s: Seq) {
+    /// The controller's reduction for a congestion signal, its ssthresh rule for what is in
+    /// flight: a fast retransmit (`lost_bytes` just marked lost), or a signal without a known
+    /// loss (a local CWR, a Linux 2.6 F-RTO timeout: 0).
+    fn signal_congestion(p: &mut Parts, s: Seq, lost_bytes: u64) {
         p.cc.on_congestion_event(&CongestionEvent {
             now: s.now,
             in_flight: p.sb.out_bytes,
-            lost_bytes: 0,
+            lost_bytes,
             srtt: p.rtt.srtt,
             min_rtt: p.rtt.min_rtt,
             mss: s.smss,
@@ -520,7 +513,7 @@ impl Episodes {
             if running {
                 p.cc.set_cwnd(2 * smss);
             }
-            Self::reduce_ssthresh(p, s);
+            Self::signal_congestion(p, s, 0);
             p.cc.set_cwnd(cwnd);
         }
         if !p.cc.governs_recovery() {
@@ -659,7 +652,7 @@ impl Episodes {
             return; // Linux enters CWR only from the Open and Disorder states
         }
         let in_flight = p.sb.pipe();
-        Self::reduce_ssthresh(p, s);
+        Self::signal_congestion(p, s, 0);
         if !p.cc.governs_recovery() {
             let w =
                 p.cc.ssthresh()
