@@ -332,3 +332,73 @@ def test_receiving_application_keeps_acks_flowing_under_cpu_load(tmp_path):
     pauses, packets = _ack_pauses(cap)
     assert packets > 20_000  # the flow ran: 8 s at 50 Mbit/s, data and ACKs
     assert pauses <= 6, pauses
+
+
+def _ktrace_instances() -> list[str]:
+    from tcplab.kernel import ktrace
+
+    root = ktrace.tracefs_root()
+    return sorted(p.name for p in (root / "instances").glob("tcplab-*")) if root else []
+
+
+def test_ktrace_records_the_flows_tracepoints_and_removes_its_instance():
+    from tcplab import kernel
+    from tcplab.kernel import ktrace
+
+    if ktrace.tracefs_root() is None:
+        pytest.skip("tracefs is not mounted")
+    before = _ktrace_instances()
+    cfg = dumbbell(20_000_000, 40 * MS, 67, duration=3 * S)
+    cfg["meta"] = {"kernel": {"tracepoints": ["tcp_probe", "tcp_cong_state_set"]}}
+    raw = kernel.run(cfg)
+    kt = raw["kernel"]["tracepoints"]
+    assert kt["lost"] == 0 and kt["events"] == ["tcp_probe", "tcp_cong_state_set"]
+    snd = kt["flows"]["f"]["snd"]["tcp_probe"]
+    rcv = kt["flows"]["f"]["rcv"]["tcp_probe"]
+    # The sender sees an ACK per one or two segments, the receiver every data segment.
+    f = raw["flows"][0]
+    assert f["data_packets_delivered"] <= len(rcv["t_ns"]) <= f["segments_sent"] + 10
+    assert len(snd["t_ns"]) >= f["data_packets_delivered"] / 3
+    # Times from the run's time zero, in order; the sender's cwnd starts at the initial
+    # window (10) and the queue of 67 packets on a 67-packet BDP lets it pass 100.
+    assert snd["t_ns"][0] > 0 and snd["t_ns"] == sorted(snd["t_ns"])
+    assert snd["t_ns"][-1] < 3 * S + 500 * MS
+    assert snd["snd_cwnd"][0] == 10 and max(snd["snd_cwnd"]) > 100
+    assert _ktrace_instances() == before
+
+
+def test_ktrace_instance_is_removed_after_a_failure(monkeypatch):
+    from tcplab.kernel import engine, ktrace
+
+    if ktrace.tracefs_root() is None:
+        pytest.skip("tracefs is not mounted")
+    before = _ktrace_instances()
+
+    def boom(self, fs):
+        raise RuntimeError("forced failure after the tracer started")
+
+    monkeypatch.setattr(engine.KernelRun, "_client_argv", boom)
+    cfg = dumbbell(20_000_000, 40 * MS, 67, duration=3 * S)
+    cfg["meta"] = {"kernel": {"tracepoints": ["tcp_probe"]}}
+    with pytest.raises(RuntimeError, match="forced failure"):
+        engine.run(cfg)
+    assert _ktrace_instances() == before
+
+
+def test_cleanup_removes_orphaned_ktrace_instances():
+    from tcplab import kernel
+    from tcplab.kernel import ktrace
+
+    root = ktrace.tracefs_root()
+    if root is None:
+        pytest.skip("tracefs is not mounted")
+    orphan = root / "instances" / "tcplab-0badf00d"
+    orphan.mkdir()
+    try:
+        (orphan / "events" / "tcp" / "tcp_probe" / "enable").write_text("1")
+        assert "tcplab-0badf00d" in kernel.cleanup()
+        assert not orphan.exists()
+    finally:
+        if orphan.exists():
+            (orphan / "events" / "tcp" / "tcp_probe" / "enable").write_text("0")
+            orphan.rmdir()

@@ -56,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="LINK|host:NAME[,...]",
         help="record trial 0's packets on these links/hosts as pcap files in <out>/pcap/",
     )
+    r.add_argument(
+        "--ktrace",
+        metavar="EVENT[,...]",
+        help="kernel engine: record these Linux tcp tracepoints in every trial into "
+        "<out>/ktrace.parquet (tcp_probe, tcp_rcvbuf_grow, tcp_rcv_space_adjust, "
+        "tcp_cong_state_set, tcp_retransmit_skb)",
+    )
     r.add_argument("--quiet", action="store_true", help="print only where the results went")
     r.add_argument(
         "--progress", action="store_true", help="show a progress bar even if stderr is not a TTY"
@@ -159,6 +166,7 @@ def _run(args: argparse.Namespace) -> int:
         pcap=pcap,
         executor=ex,
         resume=store or False,
+        ktrace=[x for x in args.ktrace.split(",") if x] if args.ktrace else None,
     )
     run_id = _record(
         args,
@@ -229,6 +237,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
     if args.pcap:
         raise UserError("--pcap is not supported for a sweep; set capture = [...] in the file")
+    if args.ktrace:
+        raise UserError("--ktrace is not supported for a sweep; run one point with tcplab run")
     loaded = sweep.load_points(
         args.scenario,
         overrides=args.overrides,

@@ -276,6 +276,32 @@ def changes_frame(raws: Sequence[dict[str, Any]]) -> pd.DataFrame | None:
 # Summary
 
 
+def ktrace_frame(raws: Sequence[dict[str, Any]]) -> pd.DataFrame | None:
+    """The kernel tracepoints of every trial (kernel/ktrace.py), one row per event: ``trial``,
+    ``flow``, ``end`` (``snd``/``rcv``), ``event``, ``time_s`` from the trial's time zero and
+    the event's integer fields (NaN where an event has no such field); None when no trial
+    recorded any."""
+    parts = []
+    for trial, raw in enumerate(raws):
+        kt = (raw.get("kernel") or {}).get("tracepoints")
+        if not kt:
+            continue
+        for flow, ends in kt["flows"].items():
+            for end, events in ends.items():
+                for event, cols in events.items():
+                    df = pd.DataFrame({k: v for k, v in cols.items() if k != "t_ns"})
+                    df.insert(0, "time_s", np.asarray(cols["t_ns"], dtype=np.int64) / 1e9)
+                    df.insert(0, "event", event)
+                    df.insert(0, "end", end)
+                    df.insert(0, "flow", flow)
+                    df.insert(0, "trial", trial)
+                    parts.append(df)
+    if not parts:
+        return None
+    out = pd.concat(parts, ignore_index=True, sort=False)
+    return out.sort_values(["trial", "time_s"], kind="stable").reset_index(drop=True)
+
+
 def _flow_trial(cfg: dict[str, Any], raw_flow: dict[str, Any], end_ns: int) -> dict[str, Any]:
     start = cfg["start_ns"]
     completion = raw_flow.get("completion_ns")
@@ -553,6 +579,8 @@ class Result:
         self.timeseries: pd.DataFrame = timeseries_frame(raws)
         self.queues: pd.DataFrame = queues_frame(raws)
         self.changes: pd.DataFrame | None = changes_frame(raws)
+        #: The kernel's tracepoints (``--ktrace``), one row per event; None without.
+        self.ktrace: pd.DataFrame | None = ktrace_frame(raws)
         #: pcap files of trial 0 (see tcplab.capture); moved into ``<out>/pcap/`` by write().
         self.captures: list[Path] = []
         self.out: Path | None = None
@@ -572,6 +600,8 @@ class Result:
             self.queues.to_parquet(d / "queues.parquet", index=False)
             if self.changes is not None:
                 self.changes.to_parquet(d / "changes.parquet", index=False)
+            if self.ktrace is not None:
+                self.ktrace.to_parquet(d / "ktrace.parquet", index=False)
             (d / "scenario.toml").write_text(self.scenario.resolved_toml(), encoding="utf-8")
             plots.write_plots(self, d)
             if self.captures:

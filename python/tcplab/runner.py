@@ -22,6 +22,7 @@ from . import engines, executors, results
 from . import scenario as scenario_mod
 from .capture import capture_specs
 from .catalog import Catalog
+from .errors import UserError
 from .results import Result
 from .seeds import trial_seeds
 from .store import TrialStore
@@ -76,6 +77,7 @@ def run(
     executor: str | executors.Executor | None = None,
     ray_address: str | None = None,
     resume: bool | TrialStore = False,
+    ktrace: Iterable[str] | None = None,
 ) -> Result:
     """Run a scenario and return its :class:`~tcplab.results.Result`.
 
@@ -89,6 +91,9 @@ def run(
     *executor*: ``"local"`` (default), ``"ray"`` or an :class:`~tcplab.executors.Executor`
     (*ray_address* joins a Ray cluster). *resume*: True (or a
     :class:`~tcplab.store.TrialStore`) reuses trials stored by earlier runs and stores new ones.
+    *ktrace*: kernel engine only, the Linux tracepoints every trial records
+    (:data:`tcplab.kernel.ktrace.EVENTS`); they are in ``result.ktrace`` and, with *out*, in
+    ``<out>/ktrace.parquet``.
     """
     from . import __version__
 
@@ -110,11 +115,15 @@ def run(
             engine=engine,
             catalog=catalog,
         )
+    if ktrace:
+        _check_tracepoints(list(ktrace), sc.engine)
     if out is not None:
         results.check_out(out)
     engines.get_engine(sc.engine)  # EngineUnavailable before anything is written
     seeds = trial_seeds(sc.seed, sc.trials)
     configs = [sc.config(s) for s in seeds]
+    for cfg in configs if ktrace else ():
+        cfg.setdefault("meta", {}).setdefault("kernel", {})["tracepoints"] = list(ktrace or ())
     pcap_names = list(pcap) if pcap is not None else list(sc.capture)
     capture_dir: Path | None = None
     if pcap_names:
@@ -146,3 +155,19 @@ def run(
     if out is not None:
         result.write(out)
     return result
+
+
+def _check_tracepoints(events: list[str], engine: str) -> None:
+    """*events* are tracepoints the kernel engine can record (kernel/ktrace.py)."""
+    from .kernel.ktrace import EVENTS
+
+    if engine != "kernel":
+        raise UserError(
+            f"--ktrace {','.join(events)}: tracepoints are the real kernel's; run with "
+            "--engine kernel"
+        )
+    unknown = [e for e in events if e not in EVENTS]
+    if unknown:
+        raise UserError(
+            f"--ktrace: unknown event(s) {', '.join(unknown)}; choose from {', '.join(EVENTS)}"
+        )

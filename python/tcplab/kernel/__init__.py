@@ -32,9 +32,13 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
 def cleanup(*, force: bool = False) -> list[str]:
     """Delete namespaces (and the processes in them) left by kernel runs whose process is gone;
     with *force* also those of runs in progress. Returns the names deleted."""
-    from .netns import cleanup_leftovers
+    from .ktrace import cleanup_instances
+    from .netns import _RUN_ID_RE, cleanup_leftovers, list_namespaces
 
-    return cleanup_leftovers(force=force)
+    removed = cleanup_leftovers(force=force)
+    # The tracefs instances of --ktrace runs (kernel/ktrace.py) whose namespaces are gone.
+    alive = {m.group(1) for n in list_namespaces() if (m := _RUN_ID_RE.match(n))}
+    return removed + cleanup_instances(alive)
 
 
 def available_ccas() -> list[str]:

@@ -41,10 +41,15 @@ def _compare(args: argparse.Namespace) -> int:
         "sim_trials": args.sim_trials,
         "emulator_jitter": False if args.no_emulator_jitter else args.emulator_jitter,
     }
+    ktrace = [x for x in args.ktrace.split(",") if x] if args.ktrace else None
     if args.replay is not None:
+        if ktrace:
+            raise UserError(
+                "compare --replay: --ktrace cannot be used: a replay runs no kernel trials"
+            )
         rep = replay(args.replay, **common)
     else:
-        rep = compare(args.scenario, seed=args.seed, trials=args.trials, **common)
+        rep = compare(args.scenario, seed=args.seed, trials=args.trials, ktrace=ktrace, **common)
     if not rep["kernel_valid"]:
         print("kernel run INVALID: " + "; ".join(rep["kernel_invalid_reasons"]), file=sys.stderr)
     for f in rep["flows"]:
@@ -113,6 +118,13 @@ def add_subcommands(subparsers: Any) -> None:
         "(kernel-trials.json.gz, for --replay)",
     )
     c.add_argument("--set", dest="overrides", action="append", default=[], metavar="F=V")
+    c.add_argument(
+        "--ktrace",
+        metavar="EVENT[,...]",
+        help="record these Linux tcp tracepoints in every kernel trial (kept in the kernel "
+        "record, kernel-trials.json.gz): tcp_probe, tcp_rcvbuf_grow, tcp_rcv_space_adjust, "
+        "tcp_cong_state_set, tcp_retransmit_skb",
+    )
     c.add_argument("--seed", type=int, metavar="S", help="scenario seed")
     c.add_argument(
         "--trials",

@@ -942,8 +942,12 @@ def compare(
     trials: int | None = None,
     emulator_jitter: bool | str = True,
     sim_trials: int | None = None,
+    ktrace: list[str] | None = None,
 ) -> dict[str, Any]:
     """Run *scenario* on both engines and return (and with *out*, write) the fidelity report.
+
+    *ktrace*: Linux tcp tracepoints each kernel trial records (kernel/ktrace.py), kept in the
+    kernel record (``result.kernel.tracepoints``).
 
     *trials* (default: the scenario's ``trials``) pairs of runs, trial *k* with the scenario's
     trial-*k* seed and loss pattern on both engines, merged by :func:`merge_trials`. With
@@ -974,6 +978,8 @@ def compare(
     for k in range(n):
         kcfg = copy.deepcopy(common_loss_pattern(sc.config(trial_seed(sc.seed, k))))
         kcfg["meta"] = {"kernel": {"fine_series": True}}
+        if ktrace:
+            kcfg["meta"]["kernel"]["tracepoints"] = list(ktrace)
         t = time.perf_counter()
         kern = kernel_run(kcfg)
         t_k += time.perf_counter() - t

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import EngineError, EngineUnavailable
 from . import linkem, linux, netstat, result, topology
+from .ktrace import DEFAULT_BUFFER_KB, KTrace
 from .netns import CmdError, RunNamespaces, have_tool, new_run_id, run_cmd
 
 __all__ = ["KernelRun", "preflight", "run"]
@@ -515,7 +516,17 @@ class KernelRun:
         em_report: dict[str, Any] | None = None
         t0 = 0
         starts_mono: dict[int, int] = {}
-        with _sigterm_raises(), self.ns:
+        kmeta = (cfg.get("meta") or {}).get("kernel") or {}
+        ktrace_events = list(kmeta.get("tracepoints") or [])
+        kt: KTrace | None = None
+        if ktrace_events:
+            kt = KTrace(
+                ktrace_events,
+                self.ns.run_id,
+                [p for fs in self.pre.flows if fs.kind == "tcp" for p in (fs.cport, fs.port)],
+                buffer_kb=int(kmeta.get("ktrace_buffer_kb") or DEFAULT_BUFFER_KB),
+            )
+        with _sigterm_raises(), self.ns, contextlib.ExitStack() as cleanup:
             built = topology.build(self.plan, self.ns, node_sysctls=self.pre.node_sysctls)
             self.node_ns, self.em_ns = built["nodes"], built["em"]
             self._apply_routes()
@@ -589,6 +600,11 @@ class KernelRun:
                 }
             )
             counters_before = {h: netstat.read(self.node_ns[h]) for h in tcp_hosts}
+            if kt is not None:
+                # The kernel's tracepoints (kernel/ktrace.py): the run's own tracefs instance,
+                # removed when the run ends, on error too.
+                cleanup.callback(kt.close)
+                kt.start()
             # Time zero, a little ahead so every process has it before anything happens.
             t0 = time.monotonic_ns() + 50_000_000
             emu.begin(t0)
@@ -620,6 +636,8 @@ class KernelRun:
             sampler.stdin.write(b"stop\n")
             sampler.stdin.flush()
             em_report = emu.stop()
+            if kt is not None:
+                kt.stop()
             try:
                 sampler.wait(timeout=60)
             except subprocess.TimeoutExpired as e:
@@ -682,6 +700,11 @@ class KernelRun:
         raw["kernel"]["run_id"] = self.ns.run_id
         raw["kernel"]["netstat"] = counters
         raw["kernel"]["emulator_runtime"] = self.pre.emulator
+        if kt is not None:
+            raw["kernel"]["tracepoints"] = kt.result(
+                t0,
+                [(fs.flow["name"], fs.cport, fs.port) for fs in self.pre.flows if fs.kind == "tcp"],
+            )
         if not self.keep and not os.environ.get("TCPLAB_KERNEL_KEEP"):
             shutil.rmtree(wd, ignore_errors=True)
         else:
