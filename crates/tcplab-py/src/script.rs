@@ -101,10 +101,35 @@ fn tcp_config(tcp_json: &str, mtu: u32) -> PyResult<TcpConfig> {
     Ok(cfg)
 }
 
+/// A JSON object of congestion-control parameters, as a scenario's `cca = "name {k = v}"`
+/// gives them (the same untagged values as `tcplab_sim::config::ParamValue`).
+fn cca_params(json: &str) -> PyResult<Vec<(String, tcplab_cc::ParamValue)>> {
+    let map: std::collections::BTreeMap<String, tcplab_sim::config::ParamValue> =
+        serde_json::from_str(json)
+            .map_err(|e| PyValueError::new_err(format!("cca params: {e}")))?;
+    Ok(map
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                tcplab_sim::config::ParamValue::Bool(b) => tcplab_cc::ParamValue::Bool(b),
+                tcplab_sim::config::ParamValue::Int(i) => tcplab_cc::ParamValue::Int(i),
+                tcplab_sim::config::ParamValue::Float(f) => tcplab_cc::ParamValue::Float(f),
+                tcplab_sim::config::ParamValue::Str(s) => tcplab_cc::ParamValue::Str(s),
+            };
+            (k, v)
+        })
+        .collect())
+}
+
 #[pymethods]
 impl ScriptSender {
+    /// `cca_params_json`: the personality's parameters for `cca` (its TOML's
+    /// `[cca_params.<cca>]`, a JSON object of name → value), as a simulation's flow gets them;
+    /// until 2026-11-28 the script runner passed none, so e.g. macOS ran CUBIC with β = 0.7
+    /// and the RFC 5681 ssthresh basis instead of its TOML's β = 0.8 and XNU basis
+    /// (scripts/macos/rto-cwnd.pkt).
     #[new]
-    #[pyo3(signature = (tcp_json, cca, bytes, mtu=1500, isn=0, start_ns=0))]
+    #[pyo3(signature = (tcp_json, cca, bytes, mtu=1500, isn=0, start_ns=0, cca_params_json="{}"))]
     fn new(
         tcp_json: &str,
         cca: &str,
@@ -112,8 +137,10 @@ impl ScriptSender {
         mtu: u32,
         isn: u32,
         start_ns: u64,
+        cca_params_json: &str,
     ) -> PyResult<Self> {
         let cfg = tcp_config(tcp_json, mtu)?;
+        let params = cca_params(cca_params_json)?;
         let growth = tcplab_sim::sim::growth_of(&cfg);
         let spec = FlowSpec {
             flow: 0,
@@ -127,11 +154,11 @@ impl ScriptSender {
             mtu,
             isn,
             cca_name: cca.to_string(),
-            cca_params: Vec::new(),
+            cca_params: params.clone(),
             growth,
         };
         let init = tcplab_sim::sim::initial_cc(&cfg, mtu);
-        let cc = tcplab_cc::build(cca, &[], init)
+        let cc = tcplab_cc::build(cca, &params, init)
             .map_err(|e| PyValueError::new_err(format!("cca: {e}")))?;
         Ok(ScriptSender {
             tx: TcpSender::new(spec, cfg, cc),

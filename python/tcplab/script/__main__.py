@@ -120,9 +120,9 @@ def table(tolerance: float, engine: str = "sim") -> int:
         fails = [r for r in results if not r.passed]
         rows.append((d.name, len(results), len(results) - len(fails), fails))
     head = "scripts of" if engine == "kernel" else "stack"
-    print(f"{head:<16} {'scripts':>7} {'pass':>5} {'fail':>5}   ({engine})")
+    print(f"{head:<20} {'scripts':>7} {'pass':>5} {'fail':>5}   ({engine})")
     for name, n, ok, fails in rows:
-        print(f"{name:<16} {n:>7} {ok:>5} {n - ok:>5}")
+        print(f"{name:<20} {n:>7} {ok:>5} {n - ok:>5}")
         for r in fails:
             bad = r.failure()
             where = f"{Path(r.path).name}:{bad.line}" if bad else Path(r.path).name

@@ -89,6 +89,7 @@ class SimEngine:
         device = {"gso_max_segs": DEVICE_GSO_MAX_SEGS}
         self.knobs = dict(st.knob_values()) | device | (sysctls or {})
         self.cca = st.cca
+        self.params = {cca: st.params_for(cca) for cca in st.cca_params}
         self.stack = stack
         self.writes = writes
         self.passive = False
@@ -170,6 +171,8 @@ class SimEngine:
             from .. import _core
 
             try:
+                # The personality's parameters for the algorithm in use (its TOML's
+                # [cca_params.<cca>]), as a simulation's flow of that stack gets them.
                 self.tx = _core.ScriptSender(
                     json.dumps(self.knobs),
                     self.cca,
@@ -177,6 +180,7 @@ class SimEngine:
                     1500,
                     LOCAL_ISN,
                     round(t * NS),
+                    json.dumps(self.params.get(self.cca, {})),
                 )
             except ValueError as e:
                 return f"cannot build stack {self.stack!r}: {e}"

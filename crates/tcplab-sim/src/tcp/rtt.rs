@@ -22,7 +22,8 @@ pub struct RttEstimator {
     granularity: Nanos,
     min_on_variance: bool,
     bsd: BsdTimer,
-    /// The RTO before clamping to [min, max] (BSD backs off from this, [`BsdTimer`]).
+    /// The RTO before clamping to [min, max] (BSD backs off from this, [`BsdTimer`]), without
+    /// the BSD slop: `TCP_REXMTVAL` in whole ticks.
     raw: Nanos,
     /// BSD's floor above the latest sample ([`BsdTimer::floor_ticks`]); 0 when off.
     sample_floor: Nanos,
@@ -36,6 +37,11 @@ pub struct BsdTimer {
     /// Added to SRTT + 4·RTTVAR before the minimum is applied: FreeBSD's `TCPT_RANGESET` adds
     /// `tcp_rexmit_slop` (200 ms, net.inet.tcp.rexmit_slop) to every computed RTO, whose floor
     /// is `tcp_rexmit_min` (30 ms) — stacks-and-ccas.md B.2 "≈ 230 ms (30 ms + 200 ms slop)".
+    /// A backed-off timer adds it once to the multiplied value, not to each doubling:
+    /// `tcp_timer_rexmt` computes `rexmt = TCP_REXMTVAL(tp) * tcp_backoff[t_rxtshift]` and
+    /// `TCPT_RANGESET(t_rxtcur, rexmt, ...)` sets `(tv) = (value) + tcp_rexmit_slop` (FreeBSD
+    /// tcp_timer.c / tcp_timer.h, read for the facts): 300 ms of estimate backs off 500, 800,
+    /// 1400, 2600 ms, not 500, 1000, 2000 (scripts/freebsd-5.2.1/rto-backoff.pkt).
     pub slop: Nanos,
     /// The RTO is a whole number of timer ticks, truncated: BSD keeps `t_rxtcur` as an integer
     /// tick count computed with shifts (`TCP_REXMTVAL`), so a value between ticks falls to the
@@ -200,13 +206,15 @@ impl RttEstimator {
         self.backoff = 0;
         self.raw = self.unclamped_rto();
         self.rto = self
-            .clamp(self.raw)
+            .clamp(self.raw + self.bsd.slop)
             .max(self.sample_floor)
             .min(self.max_rto);
     }
 
-    /// SRTT + max(G, 4·RTTVAR) (+ the BSD slop, in whole ticks), before the minimum; with
-    /// `min_on_variance` the minimum belongs to the variance term (Linux) and is applied here.
+    /// SRTT + max(G, 4·RTTVAR) (in whole ticks, BSD's `TCP_REXMTVAL`), before the minimum and
+    /// the BSD slop; with `min_on_variance` the minimum belongs to the variance term (Linux) and
+    /// is applied here. The slop is a whole number of ticks (hz/5), so truncating before adding
+    /// it equals truncating the sum.
     fn unclamped_rto(&self) -> Nanos {
         let var = (4 * self.rttvar).max(self.granularity);
         let rto = if self.min_on_variance {
@@ -214,7 +222,6 @@ impl RttEstimator {
         } else {
             self.srtt + var
         };
-        let rto = rto + self.bsd.slop;
         match self.bsd.tick {
             0 => rto,
             t => rto / t * t,
@@ -233,7 +240,11 @@ impl RttEstimator {
                 return self.rto; // with the floor above the sample
             }
             let shift = self.backoff.min(BSD_MAX_MULTIPLIER_SHIFT);
-            return self.clamp(self.raw.saturating_mul(1u64 << shift));
+            return self.clamp(
+                self.raw
+                    .saturating_mul(1u64 << shift)
+                    .saturating_add(self.bsd.slop),
+            );
         }
         let shift = self.backoff.min(30);
         self.rto.saturating_mul(1u64 << shift).min(self.max_rto)
@@ -424,6 +435,25 @@ mod tests {
             l.on_sample(200 * MS);
         }
         assert_eq!(l.rto(), 400 * MS);
+    }
+
+    #[test]
+    fn test_bsd_backoff_adds_slop_once_to_the_multiplied_value() {
+        // FreeBSD tcp_timer_rexmt: TCPT_RANGESET(t_rxtcur, TCP_REXMTVAL * tcp_backoff[shift])
+        // adds tcp_rexmit_slop to the product. One 100-ms sample: SRTT 100, RTTVAR 50 ms,
+        // TCP_REXMTVAL 300 ms; the timer runs 500 ms, then 800, 1400, 2600 ms.
+        let mut e = freebsd();
+        e.on_sample(100 * MS);
+        let mut seq = vec![e.rto()];
+        for _ in 0..3 {
+            e.back_off();
+            seq.push(e.rto());
+        }
+        assert_eq!(seq, vec![500 * MS, 800 * MS, 1400 * MS, 2600 * MS]);
+        // Without slop the same estimator doubles: the slop is the only difference.
+        let mut o = openbsd(0);
+        o.on_sample(100 * MS);
+        assert_eq!(o.rto(), SEC, "OpenBSD: 300 ms in 500-ms ticks, at t_rttmin");
     }
 
     #[test]
