@@ -104,24 +104,10 @@ def test_table_lists_every_suite_directory(capsys):
 # linux-6: none (the last two, delack-timer.pkt and quickack-after-idle.pkt, passed once the
 # receiver kept a quick ACK for every segment that grows its window and re-entered quick-ACK mode
 # after an idle gap above its RTO).
-# rto-cwnd.pkt of the Linux 2.x and BSD personalities: their slow start runs while cwnd <=
-# ssthresh (Linux before 4.3, 4.4BSD's tcp_input.c), the model's (tcplab-cc growth.rs) while
-# cwnd < ssthresh and never past it, so the ACK at cwnd == ssthresh releases one segment instead
-# of two. linux-2.6.16/undo-dsack-rto.pkt: tcp_bic.c's undo sets cwnd = max(cwnd,
-# last_max_cwnd) with last_max_cwnd reset by the timeout, the model's BIC restores the prior cwnd.
-_LE_SLOW_START = {"rto-cwnd.pkt"}
-KNOWN_SIM_DIFFERENCES: dict[str, set[str]] = {
-    "linux-6": set(),
-    "linux-2.4.27": _LE_SLOW_START,
-    "linux-2.6.10": _LE_SLOW_START,
-    "linux-2.6.16": _LE_SLOW_START | {"undo-dsack-rto.pkt"},
-    "linux-2.6.25": _LE_SLOW_START,
-    "linux-2.6.29": _LE_SLOW_START,
-    "linux-2.6.39": _LE_SLOW_START,
-    "freebsd-5.2.1": _LE_SLOW_START,
-    "freebsd-5.3": _LE_SLOW_START,
-    "openbsd-3.5": _LE_SLOW_START,
-}
+# rto-cwnd.pkt of the Linux 2.x and BSD personalities passed once their slow start ran while
+# cwnd <= ssthresh (knob slow_start_inclusive), linux-2.6.16/undo-dsack-rto.pkt once BIC's undo
+# followed tcp_bic.c's max(cwnd, last_max_cwnd) (cca param undo_rule = "w_max").
+KNOWN_SIM_DIFFERENCES: dict[str, set[str]] = {}
 
 
 def test_every_personality_has_a_suite():

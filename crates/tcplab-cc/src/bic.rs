@@ -46,6 +46,7 @@
 //! `HZ/32` while cwnd is unchanged.
 
 use crate::aimd::{cwnd_segments, decreased_ssthresh, increase_per_cnt, scaled_ssthresh};
+use crate::cubic::UndoRule;
 use crate::growth::{AiRule, CwndUnit, SsthreshBasis, WindowState};
 use crate::params::{ParamInfo, ParamKind, Params, AI_RULE, SSTHRESH_FROM};
 use crate::registry::CcError;
@@ -86,6 +87,12 @@ pub struct BicParams {
     pub ssthresh_from: SsthreshBasis,
     /// Growth-counter rule in the packets unit ([`AiRule`]; parameter `ai_rule`).
     pub ai_rule: AiRule,
+    /// What an undo of a spurious reduction restores (parameter `undo_rule`): the prior window
+    /// and ssthresh, or Linux 2.6.13–3.2 `bictcp_undo_cwnd`'s max(cwnd, `last_max_cwnd`)
+    /// ([`UndoRule::WMax`]: `last_max_cwnd` is 0 after a timeout, which `bictcp_state` resets
+    /// BIC on, so a timeout's window is not restored; "tcp: fix undo after RTO for BIC",
+    /// N. Cardwell, Jan 2012, Linux 3.3, the companion of CUBIC's 5a45f0086a2).
+    pub undo_rule: UndoRule,
 }
 
 impl Default for BicParams {
@@ -97,6 +104,7 @@ impl Default for BicParams {
             initial_ssthresh: 0,
             ssthresh_from: SsthreshBasis::Auto,
             ai_rule: AiRule::Linux4,
+            undo_rule: UndoRule::Prior,
         }
     }
 }
@@ -279,6 +287,19 @@ impl CongestionControl for Bic {
         self.reduce(ev.in_flight, ev.peer_window);
     }
 
+    fn on_undo(&mut self, _now: u64, prior_cwnd: u64, prior_ssthresh: u64) {
+        if self.p.undo_rule == UndoRule::WMax {
+            // Linux 2.6.13–3.2 bictcp_undo_cwnd: max(cwnd, last_max_cwnd); the stack restores
+            // the larger ssthresh (tcp_undo_cwr).
+            let w_max = (self.w_max * self.win.mss() as f64) as u64; // saturating conversion
+            let c = self.win.cwnd().max(w_max);
+            self.win.set_cwnd(c);
+        } else {
+            self.win.set_cwnd(prior_cwnd);
+        }
+        self.win.set_ssthresh(prior_ssthresh);
+    }
+
     fn on_rto(&mut self, ev: &RtoEvent) {
         if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
             // tcp_enter_loss computes ssthresh first (RFC 5681: held on repeated timeouts).
@@ -337,6 +358,14 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
     },
     SSTHRESH_FROM,
     AI_RULE,
+    ParamInfo {
+        name: "undo_rule",
+        kind: ParamKind::Choice(UndoRule::CHOICES),
+        default: "prior",
+        doc: "what an undo of a spurious reduction restores: \"prior\" (the window and \
+              ssthresh before it) or \"w_max\" (Linux 2.6.13-3.2 bictcp_undo_cwnd: max(cwnd, \
+              last_max_cwnd), 0 after a timeout)",
+    },
 ];
 
 pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionControl>, CcError> {
@@ -347,6 +376,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         initial_ssthresh: p.int_in("initial_ssthresh", 0, i64::from(u32::MAX))?,
         ssthresh_from: p.ssthresh_from(),
         ai_rule: p.ai_rule(),
+        undo_rule: UndoRule::from_name(p.choice("undo_rule")).unwrap_or_default(),
     };
     Ok(Box::new(Bic::new(init, params)))
 }
@@ -629,6 +659,43 @@ mod tests {
             assert_eq!(cc.w_max_segments(), 0.0);
             assert!(cc.ssthresh() >= 2 * u64::from(MSS));
         }
+    }
+
+    #[test]
+    fn test_undo_after_rto_w_max_rule_keeps_the_collapsed_window() {
+        // Linux 2.6.13-3.2: the timeout reset last_max_cwnd, so bictcp_undo_cwnd gives
+        // max(cwnd, 0) = cwnd (linux-2.6.16/undo-dsack-rto.pkt); "prior" restores the window.
+        let rto = RtoEvent {
+            in_flight: 3 * u64::from(MSS),
+            backoff_count: 1,
+            mss: MSS,
+            ..Default::default()
+        };
+        for (rule, want) in [(UndoRule::WMax, 2), (UndoRule::Prior, 3)] {
+            let p = BicParams {
+                undo_rule: rule,
+                initial_ssthresh: 100,
+                ..Default::default()
+            };
+            let mut cc = bic(CwndUnit::Packets, 3, p);
+            cc.on_rto(&rto);
+            assert_eq!(cc.cwnd(), u64::from(MSS));
+            cc.set_cwnd(2 * u64::from(MSS));
+            cc.on_undo(0, 3 * u64::from(MSS), 100 * u64::from(MSS));
+            assert_eq!(cc.cwnd(), want * u64::from(MSS), "{rule:?}");
+            assert_eq!(cc.ssthresh(), 100 * u64::from(MSS), "{rule:?}");
+        }
+        // After a fast-retransmit reduction W_max is known and the rule restores at least it.
+        let p = BicParams {
+            undo_rule: UndoRule::WMax,
+            ..Default::default()
+        };
+        let mut cc = bic(CwndUnit::Packets, 100, p);
+        loss(&mut cc);
+        let w_max = cc.w_max_segments();
+        assert!(w_max > 0.0 && (cc.cwnd() as f64) < w_max * f64::from(MSS));
+        cc.on_undo(0, 100 * u64::from(MSS), u64::MAX);
+        assert_eq!(cc.cwnd(), (w_max * f64::from(MSS)) as u64);
     }
 
     #[test]

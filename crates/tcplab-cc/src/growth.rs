@@ -84,6 +84,17 @@ pub struct WindowGrowth {
     /// ACK that ends recovery does not add their credit again. Growth still needs the ACK to
     /// advance `snd_una` (`tcp_may_raise_cwnd`: FLAG_DATA_ACKED).
     pub count_delivered: bool,
+    /// Slow start while `cwnd ≤ ssthresh` instead of `<`, and the ACK that finds `cwnd =
+    /// ssthresh` adds its whole slow-start increment (no cap at ssthresh): 4.4BSD
+    /// (`tcp_input.c`, the window opening after an ACK of new data: the increase is `maxseg`
+    /// unless `cw > snd_ssthresh`) and its descendants FreeBSD 5.x and OpenBSD 3.x; Linux
+    /// 2.2–4.2 (`tcp_cong_avoid`, later `tcp_reno_cong_avoid`, `bictcp_cong_avoid`: `if
+    /// (snd_cwnd <= snd_ssthresh) tcp_slow_start(tp)`, whose 2.6.x increment had no cap at
+    /// ssthresh). Linux 4.3 ("tcp: do not slow start when cwnd equals ssthresh", Y. Cheng,
+    /// 2015; `tcp_in_slow_start`: `snd_cwnd < snd_ssthresh`) and RFC 5681 §3.1 take
+    /// congestion avoidance at equality. Found by the behaviour scripts `rto-cwnd.pkt` of the
+    /// BSD and Linux 2.x personalities.
+    pub slow_start_inclusive: bool,
 }
 
 impl Default for WindowGrowth {
@@ -92,6 +103,7 @@ impl Default for WindowGrowth {
             unit: CwndUnit::Packets,
             abc_limit: 0,
             count_delivered: false,
+            slow_start_inclusive: false,
         }
     }
 }
@@ -276,9 +288,12 @@ impl WindowState {
         self.ssthresh
     }
     /// True while `cwnd < ssthresh` (Linux `tcp_in_slow_start`; RFC 5681 §3.1 leaves the
-    /// `cwnd == ssthresh` case to the implementation: we take congestion avoidance, as Linux).
+    /// `cwnd == ssthresh` case to the implementation: congestion avoidance, as Linux ≥ 4.3),
+    /// or `cwnd ≤ ssthresh` with [`WindowGrowth::slow_start_inclusive`] (BSD, Linux ≤ 4.2).
+    #[inline]
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
+            || (self.growth.slow_start_inclusive && self.cwnd == self.ssthresh)
     }
     /// True during the slow start that follows an RTO (RFC 3465 §2.3).
     pub fn after_rto(&self) -> bool {
@@ -439,7 +454,7 @@ impl WindowState {
             ),
             CwndUnit::Bytes => (incr, self.slow_start_room()),
         };
-        let leftover = if incr > room_units {
+        let leftover = if incr > room_units && !self.growth.slow_start_inclusive {
             // Capped at ssthresh: Linux `cwnd = min(cwnd + acked, ssthresh)` and the rest goes
             // to congestion avoidance.
             let room_bytes = match self.growth.unit {
@@ -753,6 +768,7 @@ mod tests {
             unit: CwndUnit::Packets,
             abc_limit: u32::MAX,
             count_delivered: false,
+            slow_start_inclusive: false,
         };
         assert_eq!(g.avoidance_credit(&ev, MSS), 20);
         assert_eq!(g.slow_start_credit(&ev, MSS, false), 20);
@@ -817,6 +833,50 @@ mod tests {
         let left = w.slow_start(&ack(2));
         assert_eq!(w.cwnd(), 10_000);
         assert_eq!(left, 1500);
+    }
+
+    fn inclusive(unit: CwndUnit, abc_limit: u32, cwnd_seg: u64, ssthresh: u64) -> WindowState {
+        let mut init = crate::testkit::cc_init(MSS as u32, unit, abc_limit, cwnd_seg, ssthresh);
+        init.growth.slow_start_inclusive = true;
+        WindowState::new(&init)
+    }
+
+    #[test]
+    fn test_inclusive_slow_start_grows_past_ssthresh_on_the_ack_at_equality() {
+        // 4.4BSD / Linux 2.6: at cwnd = ssthresh the ACK still slow-starts, uncapped: one whole
+        // segment (Linux packet counting without ABC) or maxseg (BSD bytes), then avoidance.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let mut w = inclusive(unit, 0, 10, 10 * MSS);
+            assert!(w.in_slow_start(), "{unit:?}");
+            assert_eq!(w.slow_start(&ack(1)), 0, "{unit:?}");
+            assert_eq!(w.cwnd(), 11 * MSS, "{unit:?}");
+            assert!(!w.in_slow_start(), "{unit:?}");
+            // The next ACK is congestion avoidance: its credit comes back unused.
+            assert!(w.slow_start(&ack(1)) > 0, "{unit:?}");
+            assert_eq!(w.cwnd(), 11 * MSS, "{unit:?}");
+        }
+        // The RFC 5681 / Linux >= 4.3 rule at the same point: avoidance at once.
+        let mut w = window(CwndUnit::Packets, 0, 10, 10 * MSS);
+        assert!(!w.in_slow_start());
+        assert!(w.slow_start(&ack(1)) > 0);
+        assert_eq!(w.cwnd(), 10 * MSS);
+    }
+
+    #[test]
+    fn test_inclusive_slow_start_is_not_capped_below_ssthresh() {
+        // Linux 2.6 with ABC L=2 at cwnd 9, ssthresh 10: +2 segments (no min with ssthresh).
+        let mut w = inclusive(CwndUnit::Packets, 2, 9, 10 * MSS);
+        assert_eq!(w.slow_start(&ack(2)), 0);
+        assert_eq!(w.cwnd(), 11 * MSS);
+        // Below ssthresh both rules grow alike.
+        let mut a = inclusive(CwndUnit::Bytes, 0, 4, 10 * MSS);
+        let mut b = window(CwndUnit::Bytes, 0, 4, 10 * MSS);
+        for _ in 0..5 {
+            a.slow_start(&ack(1));
+            b.slow_start(&ack(1));
+        }
+        assert_eq!(a.cwnd(), b.cwnd());
+        assert_eq!(a.cwnd(), 9 * MSS);
     }
 
     #[test]

@@ -49,6 +49,7 @@ pub(crate) fn cc_init(
             unit,
             abc_limit,
             count_delivered: false,
+            slow_start_inclusive: false,
         },
     }
 }

@@ -269,6 +269,11 @@ knobs! {
     /// segment the cumulative ACK covers) or "delivered" (segments newly delivered, SACKed data
     /// counted once when SACKed: Linux `tcp_newly_delivered`, since 4.9).
     growth_credit: GrowthCreditCfg = GrowthCreditCfg::Acked; kind "choice", choices &["acked", "delivered"];
+    /// Slow start while cwnd ≤ ssthresh, the ACK that finds cwnd = ssthresh adding its whole
+    /// slow-start increment (4.4BSD `tcp_input.c`: `if (cw > snd_ssthresh) incr = incr*incr/cw`;
+    /// Linux 2.2–4.2 `if (snd_cwnd <= snd_ssthresh) tcp_slow_start`, uncapped until 3.18).
+    /// Off: slow start while cwnd < ssthresh, capped at ssthresh (RFC 5681 §3.1; Linux ≥ 4.3).
+    slow_start_inclusive: bool = false; kind "bool";
     /// Loss recovery: "sack" (RFC 6675), "newreno" (RFC 6582), "prr" (RFC 6937), or
     /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving).
     recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving"];
