@@ -147,6 +147,9 @@ pub struct Channel {
     /// The one channel whose packets may be admitted here ahead of their time (a channel with
     /// `pass_on` that feeds this one, and nothing else does), or [`NO_ROUTE`] when none.
     pub feeder: u32,
+    /// (`pass_on`) The next channel of every packet of this one when there is only one (its
+    /// `feeder` is this channel), else [`NO_ROUTE`]: passing on then looks the route up.
+    pub pass_to: u32,
 }
 
 /// Outcome of offering a packet to a channel.
@@ -216,6 +219,7 @@ impl Channel {
             pass_on: false,
             pass_sampled: false,
             feeder: NO_ROUTE,
+            pass_to: NO_ROUTE,
         }
     }
 
@@ -691,6 +695,7 @@ impl Network {
             let c = &mut self.channels[a];
             c.pass_on = true;
             c.pass_sampled = sampled;
+            c.pass_to = if succ.len() == 1 { succ[0] } else { NO_ROUTE };
         }
     }
 
@@ -773,8 +778,9 @@ mod tests {
     }
 
     /// Two flows into one bottleneck: the access links that share it do not pass on, the
-    /// bottleneck (whose next channels it feeds alone) does, both ways; nothing passes on into
-    /// a host.
+    /// bottleneck (whose next channels it feeds alone) does, both ways, looking up which of
+    /// its two next channels a packet takes; nothing passes on into a host. One flow: every
+    /// channel into a router passes on to its only next channel.
     #[test]
     fn test_plan_passing_needs_a_sole_feeder() {
         let link = |name: &str, a: &str, b: &str| {
@@ -809,7 +815,10 @@ mod tests {
                 .channels
                 .iter()
                 .filter(|c| c.pass_on)
-                .map(|c| c.name.clone())
+                .map(|c| match c.pass_to {
+                    NO_ROUTE => c.name.clone(),
+                    b => format!("{} > {}", c.name, net.channels[b as usize].name),
+                })
                 .collect();
             let fed: Vec<String> = net
                 .channels
@@ -822,7 +831,16 @@ mod tests {
         // Nodes: r1 0, r2 1, s1 2, s2 3, d1 4, d2 5.
         let one = [(2, 4), (4, 2)];
         let (on, fed) = passing(&one);
-        assert_eq!(on, ["bn.ab", "bn.ba", "a1.ab", "b1.ab"]);
+        // One next channel each: named (`pass_to`).
+        assert_eq!(
+            on,
+            [
+                "bn.ab > b1.ba",
+                "bn.ba > a1.ba",
+                "a1.ab > bn.ab",
+                "b1.ab > bn.ba"
+            ]
+        );
         assert_eq!(
             fed,
             [

@@ -779,17 +779,25 @@ impl Simulation {
         loop {
             // The arrival event this hop does without, counted as run (the result's `events`).
             self.ev.count_unqueued();
-            let node = self.net.channels[ch as usize].to;
-            let next = self.net.next_hop(node, dst);
-            if next == NO_ROUTE {
-                self.net.pool.release(h);
-                return;
-            }
+            let from = &self.net.channels[ch as usize];
+            let next = if from.pass_to != NO_ROUTE {
+                // The only next channel of this one's packets (`Network::plan_passing`).
+                debug_assert_eq!(from.pass_to, self.net.next_hop(from.to, dst));
+                from.pass_to
+            } else {
+                let next = self.net.next_hop(from.to, dst);
+                if next == NO_ROUTE {
+                    self.net.pool.release(h);
+                    return;
+                }
+                let f = self.net.channels[next as usize].feeder;
+                assert!(
+                    f == ch,
+                    "channel {ch} passed a packet on to {next}, which it does not feed alone"
+                );
+                next
+            };
             let c = &mut self.net.channels[next as usize];
-            assert!(
-                c.feeder == ch,
-                "channel {ch} passed a packet on to {next}, which it does not feed alone"
-            );
             match c.offer(next, at, h, wire_len, false, &mut self.ev, &self.pass_by) {
                 Offer::Queued => return,
                 Offer::Passed(t) => (ch, at) = (next, t),
