@@ -855,7 +855,10 @@ impl Simulation {
         self.now = self.now.max(self.duration);
     }
 
-    /// Process every event up to and including time `until` (at most the duration).
+    /// Process every event up to and including time `until` (at most the duration). Channels
+    /// may then hold packets passed on to them for a later time ("Passing packets on"): the
+    /// queue samples and the totals at the run's end are exact, a channel's state read at
+    /// `until` may be ahead of it.
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.duration);
         while let Some(e) = self.ev.peek() {
