@@ -424,7 +424,15 @@ impl EventQueue {
         self.len() == 0
     }
 
-    /// Events popped so far.
+    /// Count an event that its scheduler handled without queueing it, as if it had been
+    /// scheduled and popped (a packet passed on at admission, src/sim.rs "Passing packets on"),
+    /// so that [`EventQueue::popped`] counts the events of the run either way.
+    #[inline(always)]
+    pub fn count_unqueued(&mut self) {
+        self.popped += 1;
+    }
+
+    /// Events popped so far (with those counted by [`EventQueue::count_unqueued`]).
     pub fn popped(&self) -> u64 {
         self.popped
     }

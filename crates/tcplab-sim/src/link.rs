@@ -976,6 +976,17 @@ impl<T: Copy + Default> Link<T> {
         tag
     }
 
+    /// Take the packet just admitted (queued, not lost) when nothing else was on the wire: its
+    /// owner hands it on now instead of at its arrival (retaining links; the simulator's
+    /// "Passing packets on", src/sim.rs). The link is left with nothing on the wire, as after
+    /// [`Link::take_arrival`] of that packet.
+    #[inline]
+    pub fn pass_last(&mut self) {
+        debug_assert!(self.next_arr + 1 == self.end && self.lost_ahead == 0);
+        debug_assert!(!self.ring[self.slot(self.next_arr)].lost);
+        self.next_arr = self.end;
+    }
+
     /// Move the arrival cursor past the lost entries at it.
     #[inline(never)]
     fn skip_lost(&mut self) {

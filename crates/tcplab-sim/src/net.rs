@@ -136,6 +136,20 @@ pub struct Channel {
     /// this channel: its head packet leaves when the thread sends it, not when it falls due;
     /// else 0 (see [`Channel::arrival_target`]).
     thread_flag: u32,
+    /// Packets that reach the far end (a router) are handed to their next channel when they are
+    /// admitted here, without an arrival event, when the timing allows (see
+    /// [`Channel::offer`] and src/sim.rs, "Passing packets on"). Set by
+    /// [`Network::plan_passing`].
+    pub pass_on: bool,
+    /// (`pass_on`) Some next channel of this one is monitored: a packet is passed on only if
+    /// it reaches it by the next queue sample.
+    pub pass_sampled: bool,
+    /// The one channel whose packets may be admitted here ahead of their time (a channel with
+    /// `pass_on` that feeds this one, and nothing else does), or [`NO_ROUTE`] when none.
+    pub feeder: u32,
+    /// (`pass_on`) The next channel of every packet of this one when there is only one (its
+    /// `feeder` is this channel), else [`NO_ROUTE`]: passing on then looks the route up.
+    pub pass_to: u32,
 }
 
 /// Outcome of offering a packet to a channel.
@@ -144,7 +158,14 @@ pub enum Offer {
     Queued,
     Dropped,
     Lost,
+    /// Admitted and already taken off the wire (a channel with [`Channel::pass_on`] that had
+    /// nothing on the wire): the packet reaches the far end at this time, where the caller
+    /// hands it to its next channel at once, instead of at an arrival event then.
+    Passed(Nanos),
 }
+
+/// No passing on: [`Channel::offer`]'s `pass_by` for callers that never pass packets on.
+pub const NO_PASS: [Nanos; 2] = [0, 0];
 
 impl Channel {
     #[allow(clippy::too_many_arguments)]
@@ -195,6 +216,10 @@ impl Channel {
             outages: cfg.outages.clone(),
             head_served: false,
             thread_flag: 0,
+            pass_on: false,
+            pass_sampled: false,
+            feeder: NO_ROUTE,
+            pass_to: NO_ROUTE,
         }
     }
 
@@ -239,9 +264,14 @@ impl Channel {
 
     /// Offer packet `pkt` (of `wire_len` bytes) at `now`. Returns whether it was queued, dropped
     /// (queue full) or lost; only a queued packet is kept (the caller releases the others).
-    /// When nothing was on the wire, the head arrival event is scheduled. `frame_cont`: the
+    /// When nothing was on the wire, the head arrival event is scheduled — or, on a channel
+    /// with [`Channel::pass_on`], the packet is taken off the wire at once and
+    /// [`Offer::Passed`] returned when it arrives no later than `pass_by[pass_sampled]` (the
+    /// end of the run, or the next queue sample when a next channel is monitored; src/sim.rs,
+    /// "Passing packets on"). `frame_cont`: the
     /// packet continues a TSO frame and this is its sending host's queue (counted only on the
     /// egress of a host with a TSO sender, [`Network::count_frames_at`]; [`Link`]'s docs).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn offer(
         &mut self,
@@ -251,6 +281,7 @@ impl Channel {
         wire_len: u32,
         frame_cont: bool,
         ev: &mut EventQueue,
+        pass_by: &[Nanos; 2],
     ) -> Offer {
         // A channel with outages is never plain (`Link::with_owner_checks`): the plain path
         // skips the look.
@@ -267,6 +298,10 @@ impl Channel {
             Admit::Lost { .. } => Offer::Lost,
             Admit::Queued { arrival_ns, .. } => {
                 if idle {
+                    if self.pass_on && arrival_ns <= pass_by[self.pass_sampled as usize] {
+                        self.model.pass_last();
+                        return Offer::Passed(arrival_ns);
+                    }
                     ev.schedule(
                         arrival_ns,
                         Class::Arrival,
@@ -610,6 +645,60 @@ impl Network {
         }
     }
 
+    /// Decide which channels pass their packets on at admission (src/sim.rs, "Passing packets
+    /// on"), given every (source host, destination host) pair that packets travel between.
+    /// Channel A passes on when its far end is a router, neither it nor any channel after it
+    /// is served by the emulator thread, and every channel B that a packet of A takes next is
+    /// fed by A alone (B's `feeder` is then A); `pass_sampled` when some such B is monitored.
+    pub fn plan_passing(&mut self, pairs: &[(u16, u16)]) {
+        let n = self.channels.len();
+        let mut next: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut feeders: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for &(src, dst) in pairs {
+            let (mut node, mut prev) = (src, NO_ROUTE);
+            // A route is loop-free: at most one visit per channel.
+            for _ in 0..n {
+                if node == dst {
+                    break;
+                }
+                let ch = self.next_hop(node, dst);
+                if ch == NO_ROUTE {
+                    break;
+                }
+                if prev != NO_ROUTE {
+                    if !next[prev as usize].contains(&ch) {
+                        next[prev as usize].push(ch);
+                    }
+                    if !feeders[ch as usize].contains(&prev) {
+                        feeders[ch as usize].push(prev);
+                    }
+                }
+                prev = ch;
+                node = self.channels[ch as usize].to;
+            }
+        }
+        for (a, succ) in next.iter().enumerate() {
+            let c = &self.channels[a];
+            let ok = !succ.is_empty()
+                && self.nodes[c.to as usize].kind == NodeKind::Router
+                && c.thread_flag == 0
+                && succ.iter().all(|&b| {
+                    feeders[b as usize] == [a as u32] && self.channels[b as usize].thread_flag == 0
+                });
+            if !ok {
+                continue;
+            }
+            let sampled = succ.iter().any(|&b| self.channels[b as usize].monitor);
+            for &b in succ {
+                self.channels[b as usize].feeder = a as u32;
+            }
+            let c = &mut self.channels[a];
+            c.pass_on = true;
+            c.pass_sampled = sampled;
+            c.pass_to = if succ.len() == 1 { succ[0] } else { NO_ROUTE };
+        }
+    }
+
     /// The channel `from` uses to reach `to`.
     #[inline]
     pub fn next_hop(&self, from: u16, to: u16) -> u32 {
@@ -657,12 +746,140 @@ mod tests {
         )
     }
 
+    /// A channel that passes on hands over a packet admitted with nothing on the wire when it
+    /// arrives by `pass_by` (and schedules no event); one arriving later, or behind another on
+    /// the wire, gets its arrival event as before.
+    #[test]
+    fn test_offer_passes_on_only_an_idle_channels_packet_in_time() {
+        let mut ev = EventQueue::new();
+        let mut c = chan(12_000_000, None, LossCfg::None); // 1500 B = 1 ms, delay 1 ms
+        c.pass_on = true;
+        let by = [2_000_000, 0];
+        assert_eq!(
+            c.offer(0, 0, 0, 1500, false, &mut ev, &by),
+            Offer::Passed(2_000_000)
+        );
+        assert_eq!(ev.len(), 0);
+        assert!(!c.model.on_wire());
+        // Arrives at 3 ms, after `pass_by`: on the wire, with its event.
+        assert_eq!(c.offer(0, 0, 1, 1500, false, &mut ev, &by), Offer::Queued);
+        assert_eq!(ev.peek().unwrap().time(), 3_000_000);
+        // Behind it on the wire: queued even with room in time.
+        let late = [u64::MAX, 0];
+        assert_eq!(c.offer(0, 0, 2, 1500, false, &mut ev, &late), Offer::Queued);
+        assert_eq!(ev.len(), 1);
+        // The sampled limit applies to a channel with `pass_sampled`.
+        let mut d = chan(12_000_000, None, LossCfg::None);
+        (d.pass_on, d.pass_sampled) = (true, true);
+        assert_eq!(
+            d.offer(0, 0, 0, 1500, false, &mut ev, &[u64::MAX, 1_999_999]),
+            Offer::Queued
+        );
+    }
+
+    /// Two flows into one bottleneck: the access links that share it do not pass on, the
+    /// bottleneck (whose next channels it feeds alone) does, both ways, looking up which of
+    /// its two next channels a packet takes; nothing passes on into a host. One flow: every
+    /// channel into a router passes on to its only next channel.
+    #[test]
+    fn test_plan_passing_needs_a_sole_feeder() {
+        let link = |name: &str, a: &str, b: &str| {
+            format!(
+                r#"{{"name":"{name}","a":"{a}","b":"{b}","ab":{{"rate_bps":1000000,"delay_ns":1}},"ba":{{"rate_bps":1000000,"delay_ns":1}}}}"#
+            )
+        };
+        let links = [
+            link("bn", "r1", "r2"),
+            link("a1", "s1", "r1"),
+            link("a2", "s2", "r1"),
+            link("b1", "d1", "r2"),
+            link("b2", "d2", "r2"),
+        ]
+        .join(",");
+        let nodes = ["r1", "r2", "s1", "s2", "d1", "d2"]
+            .iter()
+            .map(|n| {
+                let kind = if n.starts_with('r') { "router" } else { "host" };
+                format!(r#"{{"name":"{n}","kind":"{kind}"}}"#)
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        let cfg = Config::from_json(&format!(
+            r#"{{"seed":1,"duration_ns":1,"nodes":[{nodes}],"links":[{links}],"flows":[]}}"#
+        ))
+        .unwrap();
+        let passing = |pairs: &[(u16, u16)]| {
+            let mut net = Network::build(&cfg).unwrap();
+            net.plan_passing(pairs);
+            let on: Vec<String> = net
+                .channels
+                .iter()
+                .filter(|c| c.pass_on)
+                .map(|c| match c.pass_to {
+                    NO_ROUTE => c.name.clone(),
+                    b => format!("{} > {}", c.name, net.channels[b as usize].name),
+                })
+                .collect();
+            let fed: Vec<String> = net
+                .channels
+                .iter()
+                .filter(|c| c.feeder != NO_ROUTE)
+                .map(|c| format!("{} > {}", net.channels[c.feeder as usize].name, c.name))
+                .collect();
+            (on, fed)
+        };
+        // Nodes: r1 0, r2 1, s1 2, s2 3, d1 4, d2 5.
+        let one = [(2, 4), (4, 2)];
+        let (on, fed) = passing(&one);
+        // One next channel each: named (`pass_to`).
+        assert_eq!(
+            on,
+            [
+                "bn.ab > b1.ba",
+                "bn.ba > a1.ba",
+                "a1.ab > bn.ab",
+                "b1.ab > bn.ba"
+            ]
+        );
+        assert_eq!(
+            fed,
+            [
+                "a1.ab > bn.ab",
+                "b1.ab > bn.ba",
+                "bn.ba > a1.ba",
+                "bn.ab > b1.ba"
+            ]
+        );
+        let two = [(2, 4), (4, 2), (3, 5), (5, 3)];
+        let (on, fed) = passing(&two);
+        assert_eq!(on, ["bn.ab", "bn.ba"]);
+        assert_eq!(
+            fed,
+            [
+                "bn.ba > a1.ba",
+                "bn.ba > a2.ba",
+                "bn.ab > b1.ba",
+                "bn.ab > b2.ba"
+            ]
+        );
+        // Traffic between the two right-hand hosts shares their access links with the
+        // bottleneck's: it no longer feeds them alone.
+        let (on, _) = passing(&[(2, 4), (4, 2), (3, 5), (5, 3), (4, 5), (5, 4)]);
+        assert_eq!(on, ["bn.ba"]);
+    }
+
     #[test]
     fn test_serialisation_and_delay() {
         let mut ev = EventQueue::new();
         let mut c = chan(12_000_000, None, LossCfg::None); // 1500 B = 1 ms
-        assert_eq!(c.offer(0, 0, 0, 1500, false, &mut ev), Offer::Queued);
-        assert_eq!(c.offer(0, 0, 0, 1500, false, &mut ev), Offer::Queued);
+        assert_eq!(
+            c.offer(0, 0, 0, 1500, false, &mut ev, &NO_PASS),
+            Offer::Queued
+        );
+        assert_eq!(
+            c.offer(0, 0, 0, 1500, false, &mut ev, &NO_PASS),
+            Offer::Queued
+        );
         // Only the head is scheduled: arrives at 1 ms serialisation + 1 ms delay.
         assert_eq!(ev.len(), 1);
         assert_eq!(ev.peek().unwrap().time(), 2_000_000);
@@ -676,14 +893,20 @@ mod tests {
         let mut c = chan(12_000_000, Some(2), LossCfg::None);
         // One in service + two waiting fit; the fourth is dropped.
         for _ in 0..3 {
-            assert_eq!(c.offer(0, 0, 0, 1500, false, &mut ev), Offer::Queued);
+            assert_eq!(
+                c.offer(0, 0, 0, 1500, false, &mut ev, &NO_PASS),
+                Offer::Queued
+            );
         }
-        assert_eq!(c.offer(0, 0, 0, 1500, false, &mut ev), Offer::Dropped);
+        assert_eq!(
+            c.offer(0, 0, 0, 1500, false, &mut ev, &NO_PASS),
+            Offer::Dropped
+        );
         assert_eq!(c.queue_pkts(0), 2);
         // After the first finishes (1 ms) one slot frees.
         assert_eq!(c.queue_pkts(1_000_000), 1);
         assert_eq!(
-            c.offer(0, 1_000_000, 0, 1500, false, &mut ev),
+            c.offer(0, 1_000_000, 0, 1500, false, &mut ev, &NO_PASS),
             Offer::Queued
         );
         assert_eq!(c.stats().drops, 1);
@@ -696,7 +919,7 @@ mod tests {
         let mut ev = EventQueue::new();
         let mut c = chan(7_000_000, None, LossCfg::None);
         for _ in 0..10_000 {
-            c.offer(0, 0, 0, 1500, false, &mut ev);
+            c.offer(0, 0, 0, 1500, false, &mut ev, &NO_PASS);
         }
         let mut last = 0;
         while let Some(e) = ev.peek() {
@@ -716,7 +939,7 @@ mod tests {
         let mut c = chan(1_000_000_000, None, LossCfg::Bernoulli { p: 0.05 });
         let n = 100_000;
         for i in 0..n {
-            c.offer(0, i * 20_000, 0, 1500, false, &mut ev);
+            c.offer(0, i * 20_000, 0, 1500, false, &mut ev, &NO_PASS);
         }
         let p = c.stats().lost as f64 / n as f64;
         // SD of the estimate: sqrt(.05·.95/1e5) ≈ 0.00069; 5 SD.

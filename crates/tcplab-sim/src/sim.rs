@@ -1,5 +1,33 @@
 //! The simulation: builds network and endpoints from a [`Config`], runs the event loop, samples
 //! measurements, and returns a [`RunResult`] (docs/design.md §4).
+//!
+//! ## Passing packets on
+//! A packet that reaches a router is forwarded at once: its arrival event does nothing but offer
+//! it to the next channel at the arrival time. When the outcome of that offer cannot depend on
+//! anything that happens before the arrival, the event is not needed, and a channel that
+//! *passes on* ([`Network::plan_passing`]) makes the offer to the next channel when it admits
+//! the packet, with the arrival time as the offer's time (the link model takes time as an
+//! argument: src/link.rs). That holds when, for a channel A whose far end is a router:
+//! * every next channel B that A's packets take is fed by A alone (computed from the host pairs
+//!   that packets travel between: each flow's and background source's two hosts, both ways;
+//!   `forward` and `pass_on` check it on every packet), so B's offers come in A's arrival
+//!   order, each at its arrival time, as before; B's own arrival events keep their keys (an
+//!   event's key is its time, class, rank and target, not when it was scheduled);
+//! * the packet is alone on A's wire (else it waits behind the others for their events, so the
+//!   order into B is kept; A passes on again once its wire is empty);
+//! * nothing reads B between now and the arrival: B is not any host's egress (its sending end
+//!   is a router), the end-of-run totals count offers up to the run's end only (the arrival must
+//!   be no later than the duration), and a monitored B is read by the queue sample, so the
+//!   arrival must be no later than the next sample (arrivals at a sample's time come before it:
+//!   docs/design.md §2);
+//! * neither channel is served by the emulator thread, and no capture is configured (captures
+//!   record in offer order).
+//!
+//! The skipped event still counts in the result's `events`. Results are identical with and
+//! without (`Simulation::new_without_passing`, tests `test_passing_on_changes_no_result_*`);
+//! only pool slots are freed and reused in another order, which no result depends on. On
+//! bench s1 (one flow over two access links and a bottleneck) two of each packet's three hops
+//! pass on, both ways.
 
 use crate::background::{exponential, to_ns, BoundedPareto, MiceArrivals};
 use crate::config::{err, BackgroundCfg, Config, ConfigError, FlowKind, NodeKind, ParamValue};
@@ -7,7 +35,7 @@ use crate::endpoint::{Cx, Endpoint};
 use crate::event::{Class, EventQueue, Target};
 use crate::host::{Hold, HostTotals, TimerSlack};
 use crate::measure::{ChangeLog, FlowSeries, LinkId, LinkTotals, QueueSeries, SenderVars};
-use crate::net::{Channel, Network, Offer, PacketId, NO_ROUTE};
+use crate::net::{Channel, Network, Offer, PacketId, NO_PASS, NO_ROUTE};
 use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
 use crate::tcp::config::{CwndUnitCfg, GrowthCreditCfg, TcpConfig};
@@ -203,6 +231,10 @@ pub struct Simulation {
     bg: Vec<BgState>,
     /// Flow id of the next background connection (after the flows' ids).
     next_bg_flow: u32,
+    /// Latest arrival time at which a channel with `pass_on` hands a packet on at admission
+    /// ("Passing packets on" below): `[end of the run, next queue sample]`, indexed by the
+    /// channel's `pass_sampled`.
+    pass_by: [Nanos; 2],
 }
 
 fn cc_params(cfg: &crate::config::CcaCfg) -> Vec<(String, tcplab_cc::ParamValue)> {
@@ -281,6 +313,16 @@ fn host_id(net: &Network, name: &str, field: String) -> Result<u16, ConfigError>
 
 impl Simulation {
     pub fn new(cfg: &Config) -> Result<Simulation, ConfigError> {
+        Self::build(cfg, true)
+    }
+
+    /// [`Simulation::new`] without passing packets on at admission ("Passing packets on"):
+    /// every hop has its arrival event (tests compare the two).
+    pub fn new_without_passing(cfg: &Config) -> Result<Simulation, ConfigError> {
+        Self::build(cfg, false)
+    }
+
+    fn build(cfg: &Config, passing: bool) -> Result<Simulation, ConfigError> {
         if cfg.duration_ns == 0 {
             return Err(err("duration_ns", "must be > 0"));
         }
@@ -504,6 +546,7 @@ impl Simulation {
             ep_mouse: vec![(0, 0); n_eps],
             bg,
             next_bg_flow,
+            pass_by: [cfg.duration_ns, cfg.interval_ns.min(cfg.duration_ns)],
         };
         for (ci, c) in cfg.capture.iter().enumerate() {
             for name in &c.channels {
@@ -515,6 +558,19 @@ impl Simulation {
                 })?;
                 sim.capture_of[ch] = ci as u32;
             }
+        }
+        // Captures record packets in the order they are offered: no passing on with them.
+        if passing && cfg.capture.is_empty() {
+            // Every host pair that packets travel between: each flow's and each background
+            // source's two hosts, both ways (data one way, ACKs the other).
+            let mut pairs = Vec::new();
+            let ends = cfg.flows.iter().map(|f| (&f.src, &f.dst));
+            for (a, b) in ends.chain(cfg.background.iter().map(|b| (&b.src, &b.dst))) {
+                let a = host_id(&sim.net, a, String::new())?;
+                let b = host_id(&sim.net, b, String::new())?;
+                pairs.extend([(a, b), (b, a)]);
+            }
+            sim.net.plan_passing(&pairs);
         }
         for id in 0..n_eps {
             sim.reschedule(id);
@@ -659,15 +715,22 @@ impl Simulation {
         self.tap = Some(tap);
     }
 
-    /// Put a packet on the channel from `node` towards its destination.
+    /// Forward packet `h`, which arrived at router (or transit host) `node` over channel `ch`,
+    /// towards its destination. A channel that may receive packets ahead of their time
+    /// (`feeder`, "Passing packets on") receives from its feeder only.
     #[inline(always)]
-    /// `from_host`: `node` is the packet's sending host, whose queue counts a TSO frame once
-    /// ([`Packet::frame_cont`]).
-    fn forward(&mut self, node: u16, h: PacketId, from_host: bool) {
+    fn forward(&mut self, ch: u32, node: u16, h: PacketId) {
         let p = self.net.pool.get(h);
         let (dst, wire_len) = (p.dst, p.wire_len);
-        let cont = from_host && p.frame_cont;
-        self.forward_fields(node, h, dst, wire_len, cont);
+        let next = self.net.next_hop(node, dst);
+        if next != NO_ROUTE {
+            let f = self.net.channels[next as usize].feeder;
+            assert!(
+                f == NO_ROUTE || f == ch,
+                "channel {next} receives packets passed on from {f} and from {ch}"
+            );
+        }
+        self.forward_fields(node, h, dst, wire_len, false);
     }
 
     /// [`Simulation::forward`] with the packet's destination, length and TSO continuation
@@ -685,17 +748,66 @@ impl Simulation {
             self.offer_captured(ch, h, wire_len, cont);
             return;
         }
-        self.offer(ch, h, wire_len, cont);
+        self.offer(ch, h, dst, wire_len, cont);
     }
 
-    /// Offer packet `h` to channel `ch`; its slot is released unless it was queued.
+    /// Offer packet `h` (addressed to host `dst`) to channel `ch`; its slot is released unless
+    /// it was queued or passed on.
     #[inline(always)]
-    fn offer(&mut self, ch: u32, h: PacketId, wire_len: u32, cont: bool) -> Offer {
-        let o = self.net.channels[ch as usize].offer(ch, self.now, h, wire_len, cont, &mut self.ev);
-        if o != Offer::Queued {
-            self.net.pool.release(h);
+    fn offer(&mut self, ch: u32, h: PacketId, dst: u16, wire_len: u32, cont: bool) {
+        let o = self.net.channels[ch as usize].offer(
+            ch,
+            self.now,
+            h,
+            wire_len,
+            cont,
+            &mut self.ev,
+            &self.pass_by,
+        );
+        match o {
+            Offer::Queued => {}
+            Offer::Passed(at) => self.pass_on(ch, h, dst, wire_len, at),
+            Offer::Dropped | Offer::Lost => self.net.pool.release(h),
         }
-        o
+    }
+
+    /// Packet `h`, admitted to channel `ch`, was passed on ([`Offer::Passed`]): it reaches the
+    /// router at the far end at `at`, which forwards it now, with `at` as the time of the offer
+    /// to the next channel — what the arrival event at `at` would have done ("Passing packets
+    /// on"). That next channel may pass it on again.
+    #[inline(always)]
+    fn pass_on(&mut self, mut ch: u32, h: PacketId, dst: u16, wire_len: u32, mut at: Nanos) {
+        loop {
+            // The arrival event this hop does without, counted as run (the result's `events`).
+            self.ev.count_unqueued();
+            let from = &self.net.channels[ch as usize];
+            let next = if from.pass_to != NO_ROUTE {
+                // The only next channel of this one's packets (`Network::plan_passing`).
+                debug_assert_eq!(from.pass_to, self.net.next_hop(from.to, dst));
+                from.pass_to
+            } else {
+                let next = self.net.next_hop(from.to, dst);
+                if next == NO_ROUTE {
+                    self.net.pool.release(h);
+                    return;
+                }
+                let f = self.net.channels[next as usize].feeder;
+                assert!(
+                    f == ch,
+                    "channel {ch} passed a packet on to {next}, which it does not feed alone"
+                );
+                next
+            };
+            let c = &mut self.net.channels[next as usize];
+            match c.offer(next, at, h, wire_len, false, &mut self.ev, &self.pass_by) {
+                Offer::Queued => return,
+                Offer::Passed(t) => (ch, at) = (next, t),
+                Offer::Dropped | Offer::Lost => {
+                    self.net.pool.release(h);
+                    return;
+                }
+            }
+        }
     }
 
     /// `offer` plus the capture record; kept out of the common path.
@@ -703,7 +815,7 @@ impl Simulation {
     fn offer_captured(&mut self, ch: u32, h: PacketId, wire_len: u32, cont: bool) {
         let c = &mut self.net.channels[ch as usize];
         let ts = c.start_time(self.now);
-        let o = c.offer(ch, self.now, h, wire_len, cont, &mut self.ev);
+        let o = c.offer(ch, self.now, h, wire_len, cont, &mut self.ev, &NO_PASS);
         if o != Offer::Dropped {
             let cap = self.capture_of[ch as usize] as usize;
             if let Some(tap) = self.tap.as_mut() {
@@ -744,7 +856,10 @@ impl Simulation {
         self.now = self.now.max(self.duration);
     }
 
-    /// Process every event up to and including time `until` (at most the duration).
+    /// Process every event up to and including time `until` (at most the duration). Channels
+    /// may then hold packets passed on to them for a later time ("Passing packets on"): the
+    /// queue samples and the totals at the run's end are exact, a channel's state read at
+    /// `until` may be ahead of it.
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.duration);
         while let Some(e) = self.ev.peek() {
@@ -789,6 +904,7 @@ impl Simulation {
                     if self.now < self.duration {
                         let next = (self.now + self.interval).min(self.duration);
                         self.ev.schedule(next, Class::Sample, 0, Target::Sampler);
+                        self.pass_by[1] = next;
                     }
                 }
             }
@@ -832,7 +948,7 @@ impl Simulation {
                 if ig != ch {
                     // Through the host's receive processing first.
                     let wire_len = p.wire_len;
-                    self.offer(ig, h, wire_len, false);
+                    self.offer(ig, h, at, wire_len, false);
                     return;
                 }
             }
@@ -851,7 +967,7 @@ impl Simulation {
             }
             self.deliver(h);
         } else {
-            self.forward(at, h, false);
+            self.forward(ch, at, h);
         }
     }
 
@@ -1554,6 +1670,131 @@ mod tests {
                 "{cca}: runs differ"
             );
         }
+    }
+
+    /// The whole result of `cfg` (serialised) run with and without passing packets on, and the
+    /// number of channels that pass on in the first run.
+    fn passing_and_not(cfg: &serde_json::Value) -> (String, String, usize) {
+        let cfg = Config::from_json(&cfg.to_string()).unwrap();
+        let mut with = Simulation::new(&cfg).unwrap();
+        let passing = with.net.channels.iter().filter(|c| c.pass_on).count();
+        with.run();
+        let mut without = Simulation::new_without_passing(&cfg).unwrap();
+        assert!(without.net.channels.iter().all(|c| !c.pass_on));
+        without.run();
+        let json = |r: RunResult| serde_json::to_string(&r).unwrap();
+        (json(with.finish()), json(without.finish()), passing)
+    }
+
+    fn ab_config(name: &str) -> serde_json::Value {
+        let path = format!(
+            "{}/../../benches/ab/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// Every byte-identity configuration of benches/ab (one to four flows, UDP, background
+    /// traffic, random loss), cut to 3 s and sampled every 50 ms: the same result, queue
+    /// samples and event count included, whether packets are passed on or not.
+    #[test]
+    fn test_passing_on_changes_no_result_of_the_ab_configs() {
+        let dir = format!("{}/../../benches/ab", env!("CARGO_MANIFEST_DIR"));
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let p = e.unwrap().path();
+                (p.extension()? == "json").then(|| p.file_stem()?.to_str().map(String::from))?
+            })
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 25);
+        for name in &names {
+            let mut cfg = ab_config(name);
+            cfg["duration_ns"] = 3_000_000_000u64.into();
+            cfg["interval_ns"] = 50_000_000u64.into();
+            let (with, without, passing) = passing_and_not(&cfg);
+            assert!(passing > 0, "{name}: no channel passes on");
+            assert!(with == without, "{name}: results differ");
+        }
+    }
+
+    /// Passing on into channels that drop, lose, jitter, tick, go down, change by schedule or
+    /// are sampled (all links monitored, so a passed packet must wait for the next sample),
+    /// with samples every 10 ms: the same result either way.
+    #[test]
+    fn test_passing_on_changes_no_result_with_link_features() {
+        let base = ab_config("c02");
+        type Edit = fn(&mut serde_json::Value);
+        let edits: [(&str, Edit); 6] = [
+            ("monitored", |c| {
+                for l in c["links"].as_array_mut().unwrap() {
+                    l["monitor"] = true.into();
+                }
+            }),
+            ("drops and loss after the bottleneck", |c| {
+                // The receiver's access link (r2 → receiver is its "ba") at half the
+                // bottleneck's rate with a short queue, and lossy.
+                let ba = &mut c["links"][2]["ba"];
+                ba["rate_bps"] = 5_000_000u64.into();
+                ba["queue"]["limit_pkts"] = 4u64.into();
+                ba["loss"] = serde_json::json!({"model": "bernoulli", "p": 0.02});
+            }),
+            ("jitter and tick", |c| {
+                c["links"][0]["ab"]["jitter"] =
+                    serde_json::json!({"model": "uniform", "max_ns": 3_000_000});
+                c["links"][2]["ba"]["jitter"] =
+                    serde_json::json!({"model": "uniform", "max_ns": 500_000});
+                c["links"][0]["ba"]["tick_ns"] = 1_000_000u64.into();
+                c["links"][2]["ba"]["tick_ns"] = 1_000_000u64.into();
+            }),
+            ("outages", |c| {
+                c["links"][2]["ba"]["outages"] =
+                    serde_json::json!([[1_000_000_000u64, 1_200_000_000u64]]);
+                c["links"][0]["ab"]["outages"] =
+                    serde_json::json!([[2_000_000_000u64, 2_050_000_000u64]]);
+            }),
+            ("schedule", |c| {
+                c["links"][2]["ba"]["schedule"] = serde_json::json!([
+                    {"at_ns": 800_000_000u64, "rate_bps": 8_000_000u64, "delay_ns": 5_000_000u64},
+                    {"at_ns": 1_500_000_000u64, "delay_ns": 10_000u64,
+                     "loss": {"model": "bernoulli", "p": 0.05}},
+                ]);
+                c["links"][1]["ab"]["schedule"] = serde_json::json!([
+                    {"at_ns": 1_000_000_000u64, "delay_ns": 20_000_000u64},
+                    {"at_ns": 2_000_000_000u64, "delay_ns": 10_000u64},
+                ]);
+            }),
+            ("everything monitored and lossy", |c| {
+                for l in c["links"].as_array_mut().unwrap() {
+                    l["monitor"] = true.into();
+                    for d in ["ab", "ba"] {
+                        l[d]["loss"] = serde_json::json!({"model": "bernoulli", "p": 0.005});
+                        l[d]["jitter"] = serde_json::json!({"model": "uniform", "max_ns": 200_000});
+                    }
+                }
+            }),
+        ];
+        for (what, edit) in edits {
+            let mut cfg = base.clone();
+            cfg["duration_ns"] = 3_000_000_000u64.into();
+            cfg["interval_ns"] = 10_000_000u64.into();
+            edit(&mut cfg);
+            let (with, without, passing) = passing_and_not(&cfg);
+            // Sender access link, bottleneck, receiver access link (ACKs), reverse bottleneck.
+            assert_eq!(passing, 4, "{what}");
+            assert!(with == without, "{what}: results differ");
+        }
+    }
+
+    /// With captures configured nothing is passed on (they record packets in offer order).
+    #[test]
+    fn test_no_passing_on_with_captures() {
+        let mut cfg = ab_config("c01");
+        cfg["capture"] = serde_json::json!([{"name": "cap", "channels": ["bottleneck.ab"]}]);
+        let cfg = Config::from_json(&cfg.to_string()).unwrap();
+        let sim = Simulation::new(&cfg).unwrap();
+        assert!(sim.net.channels.iter().all(|c| !c.pass_on));
     }
 
     #[test]
