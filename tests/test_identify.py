@@ -1067,3 +1067,51 @@ def test_tiny_buffer_grid_is_in_whole_packets(tmp_path):
     assert R.scenario_doc(R.Candidate("linux-6", "reno"), big, 11)["path"]["queue"] == "1bdp"
     tiny = R.snap(IPath(5.3e6, 0.0135, 0.55, 0, 20.0, lossy=True))  # 3.3 packets
     assert tiny["buffer_pkts"] == 3
+
+
+def test_lossless_grid_spends_its_second_seed_on_the_captures_own_path():
+    # a reference without random loss gives one trace under every seed (event.rs), so on such a
+    # grid point the second seed runs on the capture's own inferred path (references.own_path)
+    p = IPath(51.949e6, 0.127821, 1.533, 0.0, 20.0, lossy=True)
+    grid = R.snap(p)
+    assert grid["loss"] == 0.0 and grid["rtt_s"] == pytest.approx(0.1334)
+    others = R.variants(grid, True, p.buffer_bdp, R.measured_buffer_pkts(p))[1:]
+    plan = R.reference_plan(grid, p, others)
+    assert plan[0] == (grid, R.REF_SEEDS[:1])
+    assert [g for g, _ in plan[1:-1]] == others
+    own, seeds = plan[-1]
+    assert seeds == R.REF_SEEDS[1:]
+    assert own == dict(grid, rate_bps=5.195e7, rtt_s=0.1278, buffer_bdp=1.533)
+    assert R.scenario_doc(R.Candidate("linux-6", "reno"), own, 12)["path"]["rtt"] == "127.8ms"
+    # with random loss on the grid point the seeds differ, and both stay on the grid point
+    lossy = R.snap(IPath(51.949e6, 0.127821, 1.533, 3e-4, 20.0, lossy=True))
+    plan = R.reference_plan(lossy, p, others)
+    assert plan[0] == (lossy, R.REF_SEEDS) and len(plan) == 1 + len(others)
+    # a grid point in whole packets keeps its packets on the own path
+    tiny = R.snap(IPath(5.3e6, 0.0135, 0.59, 0.0, 20.0, lossy=True))
+    own = R.own_path(tiny, IPath(5.3e6, 0.0135, 0.59, 0.0, 20.0, lossy=True))
+    assert own["buffer_pkts"] == tiny["buffer_pkts"] == 4
+    assert own["buffer_bdp"] == pytest.approx(4 * 1500 * 8 / (5.3e6 * 0.0135), rel=1e-3)
+
+
+def test_two_seeds_of_a_lossless_reference_are_one_trace(tmp_path):
+    # the premise of reference_plan: without random loss the seed changes nothing a
+    # loss-based sender shows
+    g = {"rate_bps": 21.5e6, "rtt_s": 0.0487, "buffer_bdp": 1.0, "loss": 0.0, "duration_s": 5.0}
+    for cca in ("reno", "cubic"):
+        c = R.Candidate("linux-6", cca)
+        assert R.reference_features(c, g, 11, "sender") == R.reference_features(c, g, 12, "sender")
+
+
+def test_own_path_reference_shows_the_overshoots_outcome_between_grid_points(tmp_path):
+    # held-out 7219 path 4 (51.9 Mbit/s x 127.9 ms, 1.54 BDP, no random loss; seen): Illinois's
+    # first new data after the overshoot's retransmission comes 1.25 RTT later on the grid
+    # point (133.4 ms) and 0.78 RTT later on the capture's own path, as in the capture; named
+    # Compound on the grid point's references alone
+    g = {"rate_bps": 51932215, "rtt_s": 0.12793, "buffer_bdp": 1.537, "loss": 0.0}
+    g["duration_s"] = 20.0
+    cap = capture(tmp_path, "linux-6", "illinois", seed=200_000 + 100 * 219 + 4, grid=g)
+    cands = [R.Candidate("linux-6", c) for c in ("illinois", "ctcp", "reno")]
+    r = classify.identify(cap, cands=cands)
+    assert r["candidates"][0]["cca"] == "illinois", r["candidates"]
+    assert r["candidates"][0]["path_variant"]["rtt_s"] == pytest.approx(0.1278)

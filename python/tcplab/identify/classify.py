@@ -6,9 +6,11 @@
    every candidate on it and on three neighbouring variants (half the buffer, or twice it for
    a capture without loss; the buffer's grid step on the inferred buffer's other side, which
    brackets it; one level more random loss), and, when the capture shows cross traffic, on
-   two variants with it (UDP CBR, a window-limited TCP flow), one vector per reference seed —
-   :mod:`.references`. A candidate's distance is the smallest over the variants (a profile
-   likelihood over what the capture cannot pin down).
+   two variants with it (UDP CBR, a window-limited TCP flow), one vector per reference seed
+   (on a grid point without random loss, where both seeds give one trace, the second seed runs
+   on the capture's own inferred path instead: references.reference_plan) — :mod:`.references`.
+   A candidate's distance is the smallest over the variants (a profile likelihood over what the
+   capture cannot pin down).
 3. Re-extract the capture's features over the simulated duration (so both cover the same
    stretch of the transfer) and score every candidate by its nearest reference (1-nearest
    neighbour over seeds and path variants) under a normalised distance:
@@ -606,17 +608,13 @@ def identify(
         grid, ex.path.lossy, ex.path.buffer_bdp, refs_mod.measured_buffer_pkts(ex.path)
     )
     vars_ += refs_mod.cross_variants(grid, ex.path, ex.features.get("qdelay"))
+    # the grid point with two seeds (on a grid point without random loss, one, and the capture's
+    # own path with the other: references.reference_plan), then the variants with one
+    plan = refs_mod.reference_plan(vars_[0], ex.path, vars_[1:])
+    vars_ = [g for g, _ in plan]
     libs = [
-        refs_mod.library(
-            g,
-            ex.vantage,
-            cands,
-            seeds=refs_mod.REF_SEEDS if vi == 0 else refs_mod.VARIANT_SEEDS,
-            jobs=jobs,
-            use_cache=use_cache,
-            tcp=tcp,
-        )
-        for vi, g in enumerate(vars_)
+        refs_mod.library(g, ex.vantage, cands, seeds=s, jobs=jobs, use_cache=use_cache, tcp=tcp)
+        for g, s in plan
     ]
     t_lib = time.perf_counter() - t0 - t_feat
     dist, contribs, means, chosen = rank(ex.features, libs, cands, ex.se)

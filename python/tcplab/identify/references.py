@@ -195,6 +195,59 @@ def variants(
     return out + _loss_variant(grid)
 
 
+def own_path(grid: dict[str, Any], p: Path) -> dict[str, Any]:
+    """The capture's own inferred path *p* (rate, base RTT, buffer; to 4 significant digits)
+    with the rest of grid point *grid* (random loss, duration; a buffer in whole packets stays
+    the grid's, which is already the nearest whole number to the read).
+
+    Why: a lone flow's slow-start overshoot and the loss episodes after it are not continuous in
+    the path. Its outcome flips with a few per cent of RTT while the RTT grid rounds by up to
+    7.5 %: a lone Reno at 100 Mbit/s alternates between one and two loss episodes every 1-2 ms of
+    RTT around 50 ms (README, "Validation", ident13), and Illinois at 48.7 Mbit/s, 1.41 BDP reads
+    a first new data 1.25 RTT after the first retransmission at the grid's 133.4 ms, 0.80 at 137
+    and 0.78 at 127.8 ms, the capture's own RTT (held-out 7219 path 4, whose capture read 0.78
+    and was named Compound). The grid point cannot stand for every outcome inside its cell; the
+    capture's own path is the one point of the cell whose outcome is the capture's."""
+    out = dict(grid)
+    out["rate_bps"] = float(f"{min(max(p.rate_bps, 100e3), 2e9):.4g}")
+    out["rtt_s"] = float(f"{min(max(p.rtt_s, 1e-3), 2.0):.4g}")
+    if grid.get("buffer_pkts") is not None:
+        bdp_pkts = out["rate_bps"] * out["rtt_s"] / PKT_BITS
+        out["buffer_bdp"] = float(f"{grid['buffer_pkts'] / bdp_pkts:.4g}")
+    else:
+        out["buffer_bdp"] = float(f"{min(max(p.buffer_bdp, 0.125), 8.0):.4g}")
+    return out
+
+
+def reference_plan(
+    grid: dict[str, Any], p: Path, others: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], tuple[int, ...]]]:
+    """(path, seeds) of every library a capture is ranked against: the grid point with both
+    :data:`REF_SEEDS`, then each of *others* (:func:`variants` after the grid point,
+    :func:`cross_variants`) with :data:`VARIANT_SEEDS`.
+
+    On a grid point without random loss the second seed is spent on the capture's own path
+    (:func:`own_path`) instead: there the reference has no random element that acts on the
+    flow (the simulator's random streams are the loss and jitter models, the ISN and the timer
+    slack, crates/tcplab-sim/src/net.rs and sim.rs; the event order does not take the seed,
+    event.rs: "a run without random elements stays the same run under every seed"), so its two
+    seeds give one trace — measured at 21.5 Mbit/s x 48.7 ms, 1 BDP: linux-6 Reno, CUBIC, Vegas
+    and Westwood+ read identical features under seeds 11 and 12, BBR within 0.1 % but for its
+    growth's sign near 0 — and the second seed sampled nothing. With one seed on the grid point
+    the seed noise (classify.seed_noise) is 0 there, as it was. No reference is added.
+
+    Not on a grid point with random loss, where the two seeds sample the losses: the capture's
+    own path as one more reference there (seed 11, 29 references more) lost Westwood+ on tuning
+    path 0 (named H-TCP) and gained nothing on the tuning set (README, "Validation", ident14)."""
+    if grid.get("loss"):
+        return [(dict(grid), REF_SEEDS)] + [(g, VARIANT_SEEDS) for g in others]
+    return (
+        [(dict(grid), REF_SEEDS[:1])]
+        + [(g, VARIANT_SEEDS) for g in others]
+        + [(own_path(grid, p), REF_SEEDS[1:])]
+    )
+
+
 def _loss_variant(grid: dict[str, Any]) -> list[dict[str, Any]]:
     """The grid point with one level more random loss (none above the highest level)."""
     i = LOSS_LEVELS.index(grid["loss"]) if grid["loss"] in LOSS_LEVELS else 0
