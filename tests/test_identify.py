@@ -1094,6 +1094,37 @@ def test_lossless_grid_spends_its_second_seed_on_the_captures_own_path():
     assert own["buffer_bdp"] == pytest.approx(4 * 1500 * 8 / (5.3e6 * 0.0135), rel=1e-3)
 
 
+def test_own_path_of_a_lossless_capture_takes_the_buffer_a_step_above_the_read():
+    # without loss the buffer read is the largest queue, a lower bound: a buffer at the read
+    # drops the packet at the top of the capture's largest queue, so the own path takes the
+    # bracket's step above it (references.own_path)
+    lossless = IPath(9.691e6, 0.093197, 1.057, 0.0, 20.0, lossy=False)
+    own = R.own_path(R.snap(lossless), lossless)
+    assert own["buffer_bdp"] == pytest.approx(1.057 * math.sqrt(2), rel=1e-3)
+    lossy = IPath(9.691e6, 0.093197, 1.057, 0.0, 20.0, lossy=True)
+    assert R.own_path(R.snap(lossy), lossy)["buffer_bdp"] == 1.057
+    # on a grid in whole packets: the first whole packet above the read (3.6 packets -> 4 with
+    # losses, the nearest; 4 without, the first above 3.6; 4.0 -> 5 without)
+    for n, lossy_, want in ((3.6, True, 4), (3.6, False, 4), (4.0, False, 5)):
+        p = IPath(5.3e6, 0.0135, n * R.PKT_BITS / (5.3e6 * 0.0135), 0.0, 20.0, lossy=lossy_)
+        assert R.own_path(R.snap(p), p)["buffer_pkts"] == want, (n, lossy_)
+
+
+def test_lossless_own_path_above_the_read_buffer_names_vegas(tmp_path):
+    # seen held-out 8123 path 2 (9.6 Mbit/s x 93.2 ms, 1.43 BDP, receiver side): Vegas's
+    # capture is lossless and reads its buffer as 1.057 BDP; its own-path reference at that
+    # buffer had a loss episode, a median queue of 0.06 BDP against the capture's 0.28, and the
+    # capture was named CUBIC; one step above the read Vegas is the nearest
+    g = {"rate_bps": 9630386, "rtt_s": 0.09319, "buffer_bdp": 1.428, "loss": 0.0}
+    g["duration_s"] = 20.0
+    cap = capture(tmp_path, "linux-6", "vegas", "receiver", seed=200_000 + 100 * 123 + 2, grid=g)
+    cands = [R.Candidate("linux-6", c) for c in ("vegas", "cubic", "htcp")]
+    r = classify.identify(cap, cands=cands)
+    assert not r["path"]["lossy"]
+    assert r["candidates"][0]["cca"] == "vegas", r["candidates"]
+    assert r["candidates"][0]["path_variant"]["buffer_bdp"] > r["path"]["buffer_bdp"]
+
+
 def test_two_seeds_of_a_lossless_reference_are_one_trace(tmp_path):
     # the premise of reference_plan: without random loss the seed changes nothing a
     # loss-based sender shows
