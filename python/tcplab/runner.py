@@ -122,8 +122,9 @@ def run(
     engines.get_engine(sc.engine)  # EngineUnavailable before anything is written
     seeds = trial_seeds(sc.seed, sc.trials)
     configs = [sc.config(s) for s in seeds]
-    for cfg in configs if ktrace else ():
-        cfg.setdefault("meta", {}).setdefault("kernel", {})["tracepoints"] = list(ktrace or ())
+    if ktrace:
+        for cfg in configs:
+            cfg.setdefault("meta", {}).setdefault("kernel", {})["tracepoints"] = list(ktrace)
     pcap_names = list(pcap) if pcap is not None else list(sc.capture)
     capture_dir: Path | None = None
     if pcap_names:

@@ -103,22 +103,13 @@ fn tcp_config(tcp_json: &str, mtu: u32) -> PyResult<TcpConfig> {
 
 /// A JSON object of congestion-control parameters, as a scenario's `cca = "name {k = v}"`
 /// gives them (the same untagged values as `tcplab_sim::config::ParamValue`).
-fn cca_params(json: &str) -> PyResult<Vec<(String, tcplab_cc::ParamValue)>> {
-    let map: std::collections::BTreeMap<String, tcplab_sim::config::ParamValue> =
-        serde_json::from_str(json)
-            .map_err(|e| PyValueError::new_err(format!("cca params: {e}")))?;
-    Ok(map
-        .into_iter()
-        .map(|(k, v)| {
-            let v = match v {
-                tcplab_sim::config::ParamValue::Bool(b) => tcplab_cc::ParamValue::Bool(b),
-                tcplab_sim::config::ParamValue::Int(i) => tcplab_cc::ParamValue::Int(i),
-                tcplab_sim::config::ParamValue::Float(f) => tcplab_cc::ParamValue::Float(f),
-                tcplab_sim::config::ParamValue::Str(s) => tcplab_cc::ParamValue::Str(s),
-            };
-            (k, v)
-        })
-        .collect())
+fn cca_params(cca: &str, json: &str) -> PyResult<Vec<(String, tcplab_cc::ParamValue)>> {
+    let params = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("cca params: {e}")))?;
+    Ok(tcplab_sim::sim::cc_params(&tcplab_sim::config::CcaCfg {
+        name: cca.to_string(),
+        params,
+    }))
 }
 
 #[pymethods]
@@ -140,7 +131,7 @@ impl ScriptSender {
         cca_params_json: &str,
     ) -> PyResult<Self> {
         let cfg = tcp_config(tcp_json, mtu)?;
-        let params = cca_params(cca_params_json)?;
+        let params = cca_params(cca, cca_params_json)?;
         let growth = tcplab_sim::sim::growth_of(&cfg);
         let spec = FlowSpec {
             flow: 0,

@@ -237,7 +237,8 @@ pub struct Simulation {
     pass_by: [Nanos; 2],
 }
 
-fn cc_params(cfg: &crate::config::CcaCfg) -> Vec<(String, tcplab_cc::ParamValue)> {
+/// A flow's congestion-control parameters as the controllers' registry takes them.
+pub fn cc_params(cfg: &crate::config::CcaCfg) -> Vec<(String, tcplab_cc::ParamValue)> {
     cfg.params
         .iter()
         .map(|(k, v)| {
