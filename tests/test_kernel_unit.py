@@ -506,6 +506,61 @@ def _raw(name, times, delivered, cwnd_t, cwnd, retx=0, rto=0):
     }
 
 
+def test_simulator_opens_each_flow_as_the_kernels_iperf3_did():
+    cfg = dumbbell(flows=2)
+    lo = 40_400_000  # the empty path's RTT: 2 x (0.1 + 20 + 0.1) ms of propagation
+    t0 = 5_000_000_123_456
+    kern = {
+        "kernel": {
+            "t0_mono_ns": t0,
+            "flows": [
+                # f0: cookie one RTT after its SYN, bulk one RTT and 2 ms after the cookie.
+                {
+                    "name": "f0",
+                    "syn_ns": 80 * MS,
+                    "first_data_ns": 80 * MS + lo,
+                    "first_bulk_ns": 80 * MS + 2 * lo + 2 * MS,
+                    "start_offset_ns": 7,
+                },
+                # f1: same SYN, but its SYN-ACK waited 5 ms; bulk 1 ms after the cookie's RTT.
+                {
+                    "name": "f1",
+                    "syn_ns": 80 * MS,
+                    "first_data_ns": 85 * MS + lo,
+                    "first_bulk_ns": 85 * MS + 2 * lo + 1 * MS,
+                    "start_offset_ns": 7,
+                },
+            ],
+        }
+    }
+    got = compare.iperf3_start(cfg, kern)
+    assert got is not None
+    run, aligned, stagger = got
+    # The simulated SYN leaves so that the cookie leaves when the kernel's did.
+    assert stagger == {"f0": 0, "f1": 5 * MS}
+    assert [f["start_ns"] for f in run["flows"]] == [0, 5 * MS]
+    assert [(f["prelude_bytes"], f["prelude_gap_ns"]) for f in run["flows"]] == [
+        (37, 2 * MS),
+        (37, 1 * MS),
+    ]
+    # Series aligned on the earliest opening; the hosts' timestamp clocks at the kernel's
+    # phase (CLOCK_MONOTONIC milliseconds at simulated time 0).
+    assert [f["start_offset_ns"] for f in aligned["kernel"]["flows"]] == [80 * MS] * 2
+    for f in run["flows"]:
+        assert f["tcp"]["clock_phase"] == f["receiver_tcp"]["clock_phase"] == 123_456
+    assert "prelude_bytes" not in cfg["flows"][0]  # input untouched
+    # A record without the cookie's time: the handshake counts as one round trip.
+    old = copy.deepcopy(kern)
+    for f in old["kernel"]["flows"]:
+        del f["first_data_ns"]
+    run, _, stagger = compare.iperf3_start(cfg, old)
+    assert stagger == {"f0": 0, "f1": 0}
+    assert [f["prelude_gap_ns"] for f in run["flows"]] == [2 * MS, 6 * MS]
+    # A flow whose bulk was not seen: no iperf3 start (alignment on the bulk applies).
+    old["kernel"]["flows"][1]["first_bulk_ns"] = None
+    assert compare.iperf3_start(cfg, old) is None
+
+
 def test_fidelity_aligns_kernel_start_and_judges():
     cfg = dumbbell(duration=10 * S)
     times = [k * S for k in range(1, 11)]

@@ -147,6 +147,7 @@ impl ScriptSender {
             cca_name: cca.to_string(),
             cca_params: params.clone(),
             growth,
+            prelude: None,
         };
         let init = tcplab_sim::sim::initial_cc(&cfg, mtu);
         let cc = tcplab_cc::build(cca, &params, init)

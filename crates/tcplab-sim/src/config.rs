@@ -392,6 +392,14 @@ traffic_cfg! {
         /// UDP constant bit rate (IP-layer payload rate as iperf -u -b counts it).
         #[serde(default)]
         pub rate_bps: Option<u64>,
+        /// TCP: the application's opening write before its bulk data, in bytes (iperf3's
+        /// 37-byte cookie); the bulk follows `prelude_gap_ns` after these bytes are
+        /// acknowledged ([`crate::tcp::sender::Prelude`]). None: bulk data from the start.
+        #[serde(default)]
+        pub prelude_bytes: Option<u32>,
+        /// TCP: time from the prelude's acknowledgement to the first bulk write.
+        #[serde(default)]
+        pub prelude_gap_ns: u64,
     }
 }
 

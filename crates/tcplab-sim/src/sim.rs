@@ -40,7 +40,7 @@ use crate::packet::{Packet, Proto};
 use crate::rng::Rng;
 use crate::tcp::config::{CwndUnitCfg, GrowthCreditCfg, TcpConfig};
 use crate::tcp::receiver::TcpReceiver;
-use crate::tcp::sender::{FlowSpec, TcpSender};
+use crate::tcp::sender::{FlowSpec, Prelude, TcpSender};
 use crate::time::Nanos;
 use crate::udp::{OnOffSource, Periods, UdpSink, UdpSource};
 use serde::Serialize;
@@ -362,6 +362,12 @@ impl Simulation {
                             format!("first-hop MTU {mtu} < 576"),
                         ));
                     }
+                    if f.prelude_bytes == Some(0) {
+                        return Err(err(
+                            format!("flows[{fi}].prelude_bytes"),
+                            "an opening write needs at least 1 byte (or no prelude_bytes)",
+                        ));
+                    }
                     let isn = f.tcp.isn.unwrap_or_else(|| {
                         Rng::for_entity(cfg.seed, "isn", &f.name).next_u64() as u32
                     });
@@ -379,6 +385,10 @@ impl Simulation {
                         cca_name: f.cca.name.clone(),
                         cca_params: cc_params(&f.cca),
                         growth: growth_of(&f.tcp),
+                        prelude: f.prelude_bytes.map(|bytes| Prelude {
+                            bytes,
+                            gap: f.prelude_gap_ns,
+                        }),
                     };
                     // Built here to validate the algorithm and its parameters; the sender rebuilds it
                     // with the negotiated MSS when the handshake completes.
@@ -413,10 +423,18 @@ impl Simulation {
                     let rng = Rng::for_entity(cfg.seed, "receiver", &f.name);
                     let mut rx =
                         TcpReceiver::new(fi as u32, receiver, sender, dst, src, rcfg, rmtu, rng);
-                    rx.set_target(f.bytes);
+                    // A sized transfer ends with its last byte, after the opening write if any.
+                    let target = f.bytes.map(|b| b + f.prelude_bytes.map_or(0, u64::from));
+                    rx.set_target(target);
                     eps.push(Endpoint::TcpReceiver(Box::new(rx)));
                 }
                 FlowKind::Udp => {
+                    if f.prelude_bytes.is_some() {
+                        return Err(err(
+                            format!("flows[{fi}].prelude_bytes"),
+                            "only TCP flows have an opening write",
+                        ));
+                    }
                     let rate = f.rate_bps.filter(|&r| r > 0).ok_or_else(|| {
                         err(
                             format!("flows[{fi}].rate_bps"),
@@ -453,7 +471,7 @@ impl Simulation {
                 dst_name: f.dst.clone(),
                 sender,
                 receiver,
-                bytes_target: f.bytes,
+                bytes_target: f.bytes.map(|b| b + f.prelude_bytes.map_or(0, u64::from)),
             });
         }
         let fg_eps = eps.len();
@@ -1519,6 +1537,7 @@ fn build_background(
                         cca_name: b.cca.name.clone(),
                         cca_params: params,
                         growth: growth_of(&b.tcp),
+                        prelude: None,
                     },
                     cc0,
                     spare_cc: None,

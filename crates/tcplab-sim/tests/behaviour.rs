@@ -1179,3 +1179,67 @@ fn test_undo_is_not_moderated_from_linux_2_6_39() {
     assert_eq!(r.flows[0].undos, 1);
     assert!(c.cwnd_bytes[i] >= 2 * 199_824, "{}", c.cwnd_bytes[i]);
 }
+
+/// iperf3's start (`FlowSpec::prelude`): a 37-byte opening write, the bulk after its ACK plus
+/// the gap. A lossless sized transfer is the same transfer shifted by the opening's round trip
+/// and the gap, with the opening's bytes delivered too; a timed flow runs its bulk after it.
+#[test]
+fn test_prelude_delays_the_bulk_by_its_round_trip_and_gap() {
+    let bytes = 2_000_000u64;
+    let run = |prelude: Option<(u32, u64)>| {
+        // A receiver in quick-ACK mode acknowledges the opening at once (Linux); one that
+        // delays every ACK would hold it for its delayed-ACK timer.
+        let mut d = Dumbbell::new(100_000_000, 20 * MS, 1000, 5 * SEC)
+            .tcp("f", "newreno", 0, json!({"quickack_segments": 16}))
+            .flow_field(0, "bytes", json!(bytes));
+        if let Some((b, gap)) = prelude {
+            d = d.flow_field(0, "prelude_bytes", json!(b)).flow_field(
+                0,
+                "prelude_gap_ns",
+                json!(gap),
+            );
+        }
+        d.run()
+    };
+    let plain = run(None);
+    let gap = 2 * MS;
+    let with = run(Some((37, gap)));
+    assert_eq!(plain.flows[0].bytes_delivered, bytes);
+    assert_eq!(with.flows[0].bytes_delivered, bytes + 37);
+    assert_eq!(plain.flows[0].retransmits + with.flows[0].retransmits, 0);
+    let (a, b) = (
+        plain.flows[0].completion_ns.unwrap(),
+        with.flows[0].completion_ns.unwrap(),
+    );
+    // The opening's round trip: 20 ms of propagation plus a small segment's serialisation.
+    let shift = b - a;
+    assert!(
+        shift >= 20 * MS + gap && shift < 20 * MS + gap + MS / 2,
+        "bulk shifted by {shift} ns"
+    );
+    // A timed flow: the bulk runs after the opening and fills the path.
+    let d = Dumbbell::new(100_000_000, 20 * MS, 1000, 3 * SEC)
+        .tcp("f", "cubic", 0, json!({}))
+        .flow_field(0, "prelude_bytes", json!(37))
+        .flow_field(0, "prelude_gap_ns", json!(gap));
+    let r = d.run();
+    assert!(mean_goodput(&r, 0, 2 * SEC, 3 * SEC) > 90e6);
+}
+
+#[test]
+fn test_prelude_refused_on_udp_and_when_empty() {
+    let d = Dumbbell::new(10_000_000, 20 * MS, 100, SEC)
+        .udp("u", 1_000_000, 0, SEC)
+        .flow_field(0, "prelude_bytes", json!(37));
+    let Err(e) = tcplab_sim::run_json(&d.config().to_string()) else {
+        panic!("accepted");
+    };
+    assert!(e.to_string().contains("flows[0].prelude_bytes"), "{e}");
+    let d = Dumbbell::new(10_000_000, 20 * MS, 100, SEC)
+        .tcp("f", "cubic", 0, json!({}))
+        .flow_field(0, "prelude_bytes", json!(0));
+    let Err(e) = tcplab_sim::run_json(&d.config().to_string()) else {
+        panic!("accepted");
+    };
+    assert!(e.to_string().contains("flows[0].prelude_bytes"), "{e}");
+}

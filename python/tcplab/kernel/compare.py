@@ -8,10 +8,13 @@ limits (:func:`tcplab.kernel.linux.linux6_tcp_knobs`). Both runs use trial 0's s
 ±20 % in goodput on their own.
 
 **Alignment.** A kernel flow starts when iperf3 has set up its control connection, some RTTs
-after the scenario's start time. Its series are shifted by that delay (the time of the data
-connection's SYN, seen by the link emulator, minus the flow's start time), so that both engines'
-flows start at ``t = start``; the kernel's cumulative bytes and its cwnd (sampled every few ms)
-are interpolated onto the simulator's time points.
+after the scenario's start time. The simulated flows open as the kernel's iperf3 did
+(:func:`iperf3_start`: the 37-byte cookie when the kernel's left, the bulk the kernel's gap
+after its ACK, the hosts' timestamp clocks at the kernel run's phase) and the kernel's series
+are shifted by the earliest flow's delay, so that both engines' flows start at ``t = start``
+(records without the emulator's SYN and bulk times: :func:`start_stagger`, aligned on the first
+bulk segment); the kernel's cumulative bytes and its cwnd (sampled every few ms) are
+interpolated onto the simulator's time points.
 
 **Metrics and tolerances** (per flow; :data:`TOLERANCES`):
 
@@ -135,6 +138,81 @@ def common_start_offset(kern: dict[str, Any], stagger: dict[str, int]) -> dict[s
             f["start_offset_ns"] = int(f["start_offset_ns"]) - stagger[f["name"]]
             f["stagger_ns"] = stagger[f["name"]]
     return out
+
+
+#: Linux's TCP timestamp clock: whole milliseconds of CLOCK_MONOTONIC (``tcp_clock_ms``).
+KERNEL_TS_TICK_NS = 1_000_000
+
+
+def iperf3_start(
+    config: dict[str, Any], kern: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, int]] | None:
+    """The kernel trial's own start of each flow, for the simulator: (*config* with every TCP
+    flow opening as iperf3 does, *kern* aligned accordingly, the start stagger), or None when a
+    TCP flow's SYN or first bulk segment was not seen (then :func:`start_stagger`'s alignment
+    on the bulk applies).
+
+    An iperf3 client writes a 37-byte cookie on the data connection as soon as it is up and
+    starts its bulk when the server's answer on the control connection arrives, with the ACK
+    of the cookie (the simulator's ``prelude_bytes``; crates/tcplab-sim/src/tcp/sender/mod.rs,
+    ``Prelude``). Each simulated flow opens so that its cookie leaves when the kernel's did
+    (relative to the trial's other flows: its SYN one empty-path round trip earlier, since a
+    kernel handshake can take longer, e.g. a SYN-ACK that waited) and starts its bulk
+    ``prelude_gap_ns`` after the cookie's ACK: the kernel flow's time from cookie to first bulk
+    segment beyond one round trip of the empty path, the two iperf3 processes' own time
+    (0.5-2.6 ms on this machine). So the receiver's autotuning interval starts at the
+    handshake, a round trip and that gap before the bulk arrives, as in the kernel, and the
+    sender's first RTT sample is the small cookie's. Records made before the cookie was kept
+    (``first_data_ns``) take the SYN instead, the handshake counted as one round trip.
+
+    Every host's timestamp clock gets the kernel run's phase (knob ``clock_phase``): Linux's
+    ticks are whole milliseconds of CLOCK_MONOTONIC, and simulated time *s* is the kernel's
+    ``t0_mono_ns`` + alignment offset + *s*. Which side of a tick an echo falls on decides the
+    receiver's 1-ms RTT samples, hence where its autotuning intervals end.
+
+    Approximation: queueing that the kernel flow's handshake or cookie met (a flow starting
+    beside a running one) is counted in the gap and met again by the simulated flow; the
+    one-way delay from sender to emulator is the same for every segment of a flow, so it
+    cancels out of the differences."""
+    from ..scenario.flows import IPERF3_COOKIE_BYTES
+    from .result import base_rtt_ns
+    from .topology import plan
+
+    k = kern.get("kernel", {})
+    kflows = {f["name"]: f for f in k.get("flows", [])}
+    tcp = [f for f in config["flows"] if f.get("kind") == "tcp"]
+    seen = [kflows.get(f["name"]) for f in tcp]
+    if not tcp or any(o is None or not o.get("syn_ns") or not o.get("first_bulk_ns") for o in seen):
+        return None
+    p = plan(config)
+    opened: dict[str, int] = {}
+    gaps: dict[str, int] = {}
+    for f, o in zip(tcp, seen, strict=True):
+        assert o is not None
+        lo = int(base_rtt_ns(config, p, f["src"], f["dst"])[0])
+        # When the cookie left (kernel run time) and when the simulated SYN must leave for it.
+        cookie = int(o.get("first_data_ns") or int(o["syn_ns"]) + lo)
+        opened[f["name"]] = cookie - lo - int(f.get("start_ns", 0))
+        gaps[f["name"]] = max(0, int(o["first_bulk_ns"]) - cookie - lo)
+    first = min(opened.values())
+    stagger = {name: v - first for name, v in opened.items()}
+    cfg = staggered(config, stagger)
+    phase = None
+    if k.get("t0_mono_ns") is not None:
+        phase = (int(k["t0_mono_ns"]) + first) % KERNEL_TS_TICK_NS
+    for f in cfg["flows"]:
+        if f["name"] in gaps:
+            f["prelude_bytes"] = IPERF3_COOKIE_BYTES
+            f["prelude_gap_ns"] = gaps[f["name"]]
+            if phase is not None:
+                for side in ("tcp", "receiver_tcp"):
+                    f[side] = {**(f.get(side) or {}), "clock_phase": phase}
+    out = copy.deepcopy(kern)
+    for f in out["kernel"]["flows"]:
+        if f["name"] in stagger:
+            f["start_offset_ns"] = first
+            f["stagger_ns"] = stagger[f["name"]]
+    return cfg, out, stagger
 
 
 def staggered(config: dict[str, Any], stagger: dict[str, int]) -> dict[str, Any]:
@@ -1096,7 +1174,12 @@ def _simulator_side(
     def sim_side(j: int, kern: dict[str, Any], stagger: dict[str, int]) -> dict[str, Any]:
         nonlocal scfg, t_sim
         cfg = common_loss_pattern(sc.config(trial_seed(sc.seed, j)))
-        scfg = linux_sim_config(staggered(cfg, stagger))
+        start = iperf3_start(cfg, kern)
+        if start is not None:
+            run_cfg, kern, stagger = start
+        else:
+            run_cfg = staggered(cfg, stagger)
+        scfg = linux_sim_config(run_cfg)
         jitter: dict[str, Any] = {}
         if emulator_jitter:
             model = "lanes" if emulator_jitter == "lanes" else "thread"

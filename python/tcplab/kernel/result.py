@@ -358,6 +358,7 @@ def assemble(
         }
         obs = em_flows.get(f.name, {})
         syn = obs.get("syn_mono_ns")
+        first_data = obs.get("first_data_mono_ns")
         bulk = obs.get("first_bulk_mono_ns")
         start_ns = int(fc.get("start_ns", 0))
         # A flow that starts at start_ns sends its first full segment one handshake round trip
@@ -375,6 +376,8 @@ def assemble(
             "cca": f.cca,
             "launched_ns": f.launched_ns,
             "syn_ns": (syn - t0) if syn else None,
+            # iperf3's cookie: the first data segment, sent as soon as the handshake is done.
+            "first_data_ns": (first_data - t0) if first_data else None,
             "first_bulk_ns": (bulk - t0) if bulk else None,
             "start_offset_ns": offset,
             "applied_knobs": f.applied,

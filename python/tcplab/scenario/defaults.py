@@ -59,6 +59,8 @@ FLOW_COMMON_KEYS = (
 FLOW_TCP_KEYS = (
     *FLOW_COMMON_KEYS,
     "bytes",
+    "app",
+    "app_delay",
     "streams",
     "window",
     "sender_stack",

@@ -145,6 +145,7 @@ def _tcp_flows(
 ) -> list[Flow]:
     """One flow per stream (``streams``, iperf ``-P``), each with the resolved TCP set-up."""
     streams = t.take("streams", as_int(1, 10_000), default=1, literal=1)
+    prelude = _app(t)
     setup = resolve_tcp(ctx, t, catalog, tcp_defaults, stack)
     return [
         Flow(
@@ -159,6 +160,8 @@ def _tcp_flows(
             stop_ns=timing.stop_ns,
             rtt_ns=place.rtt_ns,
             bytes=timing.nbytes,
+            prelude_bytes=prelude[0] if prelude else None,
+            prelude_gap_ns=prelude[1] if prelude else 0,
             cca=copy.deepcopy(setup.cca),
             tcp=dict(setup.knobs),
             receiver_tcp=dict(setup.receiver_knobs),
@@ -167,6 +170,29 @@ def _tcp_flows(
         )
         for k in range(streams)
     ]
+
+
+#: The applications a TCP flow can run: ``bulk`` writes its data from the first moment (iperf 2,
+#: and the ideal sender); ``iperf3`` first writes its 37-byte cookie on the data connection
+#: (iperf3's COOKIE_SIZE) and starts the bulk when the server's answer comes back, about one
+#: round trip later (crates/tcplab-sim/src/tcp/sender/mod.rs, ``Prelude``).
+APPS = ("bulk", "iperf3")
+IPERF3_COOKIE_BYTES = 37
+
+
+def _app(t: Table) -> tuple[int, int] | None:
+    """``app`` and ``app_delay``: the opening write (bytes) and the delay from its ACK to the
+    bulk (ns), or None for a bulk application."""
+    app = t.take("app", as_choice(APPS), default="bulk", literal="bulk")
+    if app != "iperf3":
+        if t.has("app_delay"):
+            raise t.error(
+                "app_delay",
+                'applies to app = "iperf3" only',
+                'remove app_delay, or set app = "iperf3"',
+            )
+        return None
+    return IPERF3_COOKIE_BYTES, t.take("app_delay", as_duration, default=0, literal="0s")
 
 
 def _udp_flow(

@@ -76,6 +76,10 @@ class Flow:
     stop_ns: int
     rtt_ns: int
     bytes: int | None = None
+    #: The application's opening write before its bulk (bytes; iperf3's cookie) and the time
+    #: from its acknowledgement to the first bulk write; None: bulk data from the start.
+    prelude_bytes: int | None = None
+    prelude_gap_ns: int = 0
     cca: dict[str, Any] | None = None
     tcp: dict[str, Any] | None = None
     receiver_tcp: dict[str, Any] | None = None
@@ -106,6 +110,9 @@ class Flow:
         }
         if self.kind == "tcp":
             d["bytes"] = self.bytes
+            if self.prelude_bytes is not None:
+                d["prelude_bytes"] = self.prelude_bytes
+                d["prelude_gap_ns"] = self.prelude_gap_ns
             d["cca"] = copy.deepcopy(self.cca)
             d["tcp"] = dict(self.tcp or {})
             # The receiving host's knobs, always written out (docs/design.md §3; they differ

@@ -215,6 +215,14 @@ knobs! {
     max_rto: u64 = 60_000_000_000; kind "duration";
     /// Clock granularity G of RTT measurement and timers (RFC 6298 §2; Linux HZ, Windows 10 ms).
     clock_granularity: u64 = 1_000_000; kind "duration";
+    /// The host clock's reading at simulated time 0 within one tick of `clock_granularity`:
+    /// the timestamp clock (RFC 7323 §5.4) ticks when `now + clock_phase` is a whole number of
+    /// ticks. A real host's ticks fall anywhere relative to a connection (Linux's timestamp
+    /// clock is CLOCK_MONOTONIC in whole milliseconds, `tcp_clock_ms`), and which side of a
+    /// tick an echo falls on decides a 1-ms receiver RTT sample (`tcp_rtt_tsopt_us`), hence
+    /// where the receiver's autotuning intervals end; `tcplab compare` gives the simulator
+    /// the kernel run's own phase. Default 0: ticks at whole multiples of the granularity.
+    clock_phase: u64 = 0; kind "duration";
     /// Where RTT samples come from (src/tcp/sender/ack.rs `RttSamplingCfg`): "timestamps"
     /// (RFC 7323 §4: the echoed timestamp, in ticks of the timestamp clock; without timestamps
     /// the newest never-retransmitted segment acknowledged, in ticks of `clock_granularity`) or

@@ -19,8 +19,10 @@ use recv_core::{RecvCore, RecvCoreConfig};
 use std::collections::VecDeque;
 
 /// The receiver's timestamp clock (RFC 7323 §5.4): `now` in ticks of `granularity`.
-fn ts_clock(now: Nanos, granularity: Nanos) -> u32 {
-    (now / granularity.max(1)) as u32
+/// The timestamp clock's reading (RFC 7323 §5.4): ticks of `cfg.clock_granularity` at the
+/// host's phase (knob `clock_phase`).
+fn ts_clock(now: Nanos, cfg: &TcpConfig) -> u32 {
+    ((now + cfg.clock_phase) / cfg.clock_granularity.max(1)) as u32
 }
 
 pub struct TcpReceiver {
@@ -142,7 +144,7 @@ impl TcpReceiver {
     }
 
     fn ts_now(&self, now: Nanos) -> u32 {
-        ts_clock(now, self.cfg.clock_granularity)
+        ts_clock(now, &self.cfg)
     }
 
     #[inline]
@@ -283,7 +285,7 @@ impl TcpReceiver {
             flags: flags::ACK,
             opts: if self.ts_on { opts::TS } else { 0 },
             wnd: f.window.min(u16::MAX as u32) as u16,
-            ts_val: ts_clock(cx.now, self.cfg.clock_granularity),
+            ts_val: ts_clock(cx.now, &self.cfg),
             ts_ecr: self.ts_recent,
             n_sack: f.n_sack,
             ..TcpHdr::default()
@@ -363,7 +365,7 @@ impl TcpReceiver {
         }
         if self.ts_on && p.payload > 0 && h.opts & opts::TS != 0 {
             if let Some(t) = self.tune.as_mut() {
-                let ts_now = ts_clock(now, self.cfg.clock_granularity);
+                let ts_now = ts_clock(now, &self.cfg);
                 t.on_ts_echo(ts_now, h.ts_ecr, p.payload, self.seg_mss);
             }
         }
@@ -427,5 +429,20 @@ impl TcpReceiver {
         if out.ack_now {
             self.send_ack(cx);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_timestamp_clock_ticks_at_the_hosts_phase() {
+        let mut cfg = TcpConfig::default();
+        assert_eq!(ts_clock(1_600_000, &cfg), 1);
+        // The clock half a tick ahead: it passed 2 ms at simulated 1.5 ms.
+        cfg.clock_phase = 500_000;
+        assert_eq!(ts_clock(1_499_999, &cfg), 1);
+        assert_eq!(ts_clock(1_500_000, &cfg), 2);
     }
 }

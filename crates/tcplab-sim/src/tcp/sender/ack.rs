@@ -46,11 +46,21 @@ pub struct AckCx {
     pub use_sack: bool,
     /// Tick of our timestamp clock (RFC 7323 §5.4).
     pub clock_granularity: Nanos,
+    /// The clock's reading at time 0 within a tick (knob `clock_phase`).
+    pub clock_phase: Nanos,
     /// Which segments and which clock give the RTT samples (knob `rtt_sampling`).
     pub rtt_sampling: RttSamplingCfg,
     /// With `rtt_sampling = "linux-2.6"`: the congestion controller asks for µs samples from
     /// the send stamps (`CongestionControl::rtt_stamp`, Linux `TCP_CONG_RTT_STAMP`).
     pub ca_rtt_stamp: bool,
+}
+
+impl AckCx {
+    /// Our timestamp clock: its tick and its phase.
+    #[inline]
+    fn clock(&self) -> (Nanos, Nanos) {
+        (self.clock_granularity, self.clock_phase)
+    }
 }
 
 /// Where RTT samples come from (knob `rtt_sampling`).
@@ -124,7 +134,7 @@ pub fn linux_rtt_samples(
     last_ackt: Option<Nanos>,
     advanced: bool,
     ts_ecr: Option<u32>,
-    clock_granularity: Nanos,
+    (clock_granularity, clock_phase): (Nanos, Nanos),
 ) -> (Option<RttSample>, Option<Nanos>) {
     let us = |sent: Nanos| RttSample::from_send_stamp_us(sent, now, clock_granularity);
     let mut seq = None;
@@ -143,7 +153,7 @@ pub fn linux_rtt_samples(
     }
     if seq.is_none() && advanced {
         if let Some(ecr) = ts_ecr {
-            let m = RttSample::from_timestamps(now, ecr, clock_granularity);
+            let m = RttSample::from_timestamps(now + clock_phase, ecr, clock_granularity);
             return (Some(m), Some(m.nanos));
         }
     }
@@ -243,11 +253,11 @@ impl AckProcessor {
         if cx.rtt_sampling == RttSamplingCfg::Linux {
             let ecr = (cx.ts_on && h.ts_ecr != 0).then_some(h.ts_ecr);
             (out.rtt_sample, out.ca_rtt) =
-                linux_rtt_samples(now, res, last_ackt, advanced, ecr, cx.clock_granularity);
+                linux_rtt_samples(now, res, last_ackt, advanced, ecr, cx.clock());
         } else if advanced && cx.ts_on && h.ts_ecr != 0 {
             // Our timestamp clock now, as `TcpSender` stamps segments (RFC 7323 §5.4).
             out.rtt_sample = Some(RttSample::from_timestamps(
-                now,
+                now + cx.clock_phase,
                 h.ts_ecr,
                 cx.clock_granularity,
             ));
@@ -342,11 +352,12 @@ impl AckProcessor {
         // the cumulative walk's newest clean record).
         let (rtt_sample, ca_rtt) = if cx.rtt_sampling == RttSamplingCfg::Linux {
             let ecr = (cx.ts_on && h.ts_ecr != 0).then_some(h.ts_ecr);
-            linux_rtt_samples(now, res, res.rtt_xmit, true, ecr, cx.clock_granularity)
+            linux_rtt_samples(now, res, res.rtt_xmit, true, ecr, cx.clock())
         } else {
             let m = if cx.ts_on {
-                (h.ts_ecr != 0)
-                    .then(|| RttSample::from_timestamps(now, h.ts_ecr, cx.clock_granularity))
+                (h.ts_ecr != 0).then(|| {
+                    RttSample::from_timestamps(now + cx.clock_phase, h.ts_ecr, cx.clock_granularity)
+                })
             } else {
                 res.rtt_xmit.map(|x| rtt.sample(x, now))
             };
@@ -437,6 +448,7 @@ mod tests {
             ts_on: false,
             use_sack,
             clock_granularity: 1_000_000,
+            clock_phase: 0,
             rtt_sampling: RttSamplingCfg::Timestamps,
             ca_rtt_stamp: false,
         }
@@ -654,6 +666,7 @@ mod tests {
             now,
             ts_on: true,
             clock_granularity: 4_000_000,
+            clock_phase: 0,
             rtt_sampling: RttSamplingCfg::Linux26,
             ca_rtt_stamp: stamp,
             ..cx(snd_una, snd_nxt, true)
@@ -770,18 +783,33 @@ mod tests {
     }
 
     #[test]
+    fn test_timestamp_samples_read_the_clock_at_its_phase() {
+        // A segment stamped at clock tick 0 (sent in [0, 0.5 ms) with the clock half a tick
+        // ahead) is acknowledged at 20.6 ms: the clock then reads 21.1 ticks, so the sample is
+        // 21 ticks; with the clock at phase 0 it reads 20.6 and the sample is 20.
+        let res = AckResult::default();
+        let sample = |phase| {
+            linux_rtt_samples(20_600_000, &res, None, true, Some(0), (1_000_000, phase))
+                .0
+                .map(|m| m.ticks)
+        };
+        assert_eq!(sample(500_000), Some(21));
+        assert_eq!(sample(0), Some(20));
+    }
+
+    #[test]
     fn test_linux_samples_truncate_to_microseconds() {
         let res = AckResult {
             first_ackt: Some(1_234),
             rtt_xmit: Some(1_234),
             ..AckResult::default()
         };
-        let (m, ca) = linux_rtt_samples(10_000_999, &res, res.rtt_xmit, true, None, 1_000_000);
+        let (m, ca) = linux_rtt_samples(10_000_999, &res, res.rtt_xmit, true, None, (1_000_000, 0));
         // 10 000 µs - 1 µs: the stamps are whole µs (`tcp_mstamp`).
         assert_eq!(m.map(|m| (m.ticks, m.nanos)), Some((9, 9_999_000)));
         assert_eq!(ca, Some(9_999_000));
         // At least 1 µs.
-        let (m, _) = linux_rtt_samples(1_500, &res, res.rtt_xmit, true, None, 1_000_000);
+        let (m, _) = linux_rtt_samples(1_500, &res, res.rtt_xmit, true, None, (1_000_000, 0));
         assert_eq!(m.map(|m| m.nanos), Some(1_000));
     }
 

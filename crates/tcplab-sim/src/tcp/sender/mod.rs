@@ -167,6 +167,39 @@ pub struct FlowSpec {
     pub cca_name: String,
     pub cca_params: Vec<(String, tcplab_cc::ParamValue)>,
     pub growth: tcplab_cc::WindowGrowth,
+    /// The application's opening exchange before its bulk data, if any.
+    pub prelude: Option<Prelude>,
+}
+
+/// An application that writes a few bytes first and its bulk data only once they are
+/// acknowledged, plus `gap`: iperf3's start. Its client writes a 37-byte cookie
+/// (`COOKIE_SIZE`) on each data connection as soon as the connection is up; the server reads
+/// it, answers on the control connection (TEST_START, TEST_RUNNING) and the client starts
+/// writing when that answer arrives (iperf3's iperf_api.c/iperf_client_api.c protocol, read
+/// for the facts). The server's ACK of the cookie leaves together with that answer, so the
+/// model starts the bulk when the ACK arrives plus `gap`, the two processes' own time (on this
+/// machine's kernel engine 1.1-2.6 ms from the cookie's ACK to the first bulk segment, seen in
+/// the sender's capture). What the opening changes: the receiver's autotuning interval starts
+/// at the handshake, a round trip before the bulk arrives (Linux `tcp_init_buffer_space`),
+/// and the sender's first RTT sample, the one that sets CUBIC's `delay_min`, is the cookie's:
+/// a small segment, without a full segment's serialisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prelude {
+    /// Bytes of the opening write.
+    pub bytes: u32,
+    /// From the opening's acknowledgement to the first bulk write.
+    pub gap: Nanos,
+}
+
+/// Where the application is in its [`Prelude`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AppPhase {
+    /// Bulk data (or a sized transfer) is written; the only phase without a prelude.
+    Bulk,
+    /// The opening write is out, waiting for its acknowledgement.
+    Opening,
+    /// Acknowledged; the bulk starts at this time.
+    Waiting(Nanos),
 }
 
 pub struct TcpSender {
@@ -187,6 +220,8 @@ pub struct TcpSender {
     pub snd_nxt: u64,
     /// Offset where the application's data ends (closing or sized), if known.
     app_end: Option<u64>,
+    /// The application's opening exchange ([`Prelude`]).
+    app: AppPhase,
     fin_sent: bool,
     fin_acked: bool,
     /// Peer's receive window in bytes.
@@ -290,6 +325,7 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             app_end: spec.bytes,
+            app: AppPhase::Bulk,
             fin_sent: false,
             fin_acked: false,
             rwnd: 0,
@@ -330,8 +366,9 @@ impl TcpSender {
 
     #[inline]
     fn ts_now(&self, now: Nanos) -> u32 {
-        // RFC 7323 §5.4: a timestamp clock ticking at the stack's granularity.
-        (now / self.cfg.clock_granularity.max(1)) as u32
+        // RFC 7323 §5.4: a timestamp clock ticking at the stack's granularity, at the host's
+        // phase (knob `clock_phase`).
+        ((now + self.cfg.clock_phase) / self.cfg.clock_granularity.max(1)) as u32
     }
 
     /// Whether the sender has finished (all data and FIN acknowledged, or it gave up).
@@ -368,10 +405,12 @@ impl TcpSender {
             State::Done | State::Failed => None,
             _ => {
                 let t = self.timers.poll_at();
-                let stop = if self.state == State::Established && self.app_end.is_none() {
-                    self.spec.stop
-                } else {
-                    None
+                let stop = match self.app {
+                    AppPhase::Waiting(at) => Some(at),
+                    _ if self.state == State::Established && self.app_end.is_none() => {
+                        self.spec.stop
+                    }
+                    _ => None,
                 };
                 match (t, stop) {
                     (Some(a), Some(b)) => Some(a.min(b)),
@@ -392,6 +431,11 @@ impl TcpSender {
             }
             State::Done | State::Failed => return,
             _ => {}
+        }
+        if let AppPhase::Waiting(at) = self.app {
+            if now >= at {
+                self.start_bulk(now);
+            }
         }
         if let Some(stop) = self.spec.stop {
             if now >= stop && self.app_end.is_none() && self.state == State::Established {
@@ -498,9 +542,38 @@ impl TcpSender {
             }
         }
         self.last_send = now;
+        if let Some(p) = self.spec.prelude {
+            // The application's opening write ([`Prelude`]); the bulk waits for its ACK.
+            self.app_end = Some(u64::from(p.bytes));
+            self.app = AppPhase::Opening;
+        }
         // Third segment of the handshake: a pure ACK (data follows in try_send).
         self.send_ack(cx);
         self.try_send(cx);
+    }
+
+    /// After an ACK: the application's opening write is acknowledged ([`Prelude`]).
+    #[cold]
+    fn prelude_acked(&mut self, now: Nanos) {
+        let Some(p) = self.spec.prelude else { return };
+        if self.app == AppPhase::Opening && self.snd_una >= u64::from(p.bytes) {
+            self.app = AppPhase::Waiting(now + p.gap);
+            if p.gap == 0 {
+                self.start_bulk(now);
+            }
+        }
+    }
+
+    /// The application writes its bulk data: up to `bytes` after the opening, or until the
+    /// flow's stop time (already past: nothing more).
+    fn start_bulk(&mut self, now: Nanos) {
+        let opening = self.spec.prelude.map_or(0, |p| u64::from(p.bytes));
+        self.app = AppPhase::Bulk;
+        self.app_end = match (self.spec.bytes, self.spec.stop) {
+            (Some(b), _) => Some(opening + b),
+            (None, Some(stop)) if now >= stop => Some(self.snd_nxt),
+            _ => None,
+        };
     }
 
     /// Make `cc` a freshly built controller of the flow's algorithm for `init`: a copy, in
@@ -906,6 +979,9 @@ impl TcpSender {
     }
 
     fn maybe_send_fin(&mut self, cx: &mut Cx) {
+        if self.app != AppPhase::Bulk {
+            return;
+        }
         if let Some(end) = self.app_end {
             if !self.fin_sent && self.snd_nxt == end && self.snd_una == end {
                 // FIN after the data is acknowledged (a simplification: real stacks piggyback it).
@@ -967,6 +1043,9 @@ impl TcpSender {
                     return;
                 }
                 self.on_ack(p, cx);
+                if self.app == AppPhase::Opening {
+                    self.prelude_acked(cx.now);
+                }
                 if self.state == State::Established {
                     self.try_send(cx);
                 }
@@ -991,6 +1070,7 @@ impl TcpSender {
             ts_on: self.ts_on,
             use_sack,
             clock_granularity: self.cfg.clock_granularity,
+            clock_phase: self.cfg.clock_phase,
             rtt_sampling: self.cfg.rtt_sampling,
             ca_rtt_stamp: self.cfg.rtt_sampling == ack::RttSamplingCfg::Linux26
                 && self.cc.rtt_stamp(),
