@@ -16,8 +16,9 @@
 //!   §4), room for new data, SWS avoidance (RFC 9293 §3.8.6.2.1), limited transmit (RFC 3042);
 //! * [`timers`]: the deadlines, `poll_at`, the retransmission timer on an advancing ACK;
 //! * window growth and reduction: the [`CongestionControl`] object (crate `tcplab-cc`);
-//! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582) when
-//!   SACK is off or not negotiated; the window during recovery: [`Recovery`];
+//! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582), or
+//!   Linux's PRR without SACK (knob `recovery_nosack`), when SACK is off or not negotiated; the
+//!   window during recovery: [`Recovery`];
 //! * RTT and RTO: [`RttEstimator`] (RFC 6298); delivery rate: `RateSampler`.
 //!
 //! # Orchestration
