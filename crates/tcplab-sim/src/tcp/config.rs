@@ -62,7 +62,7 @@ pub enum GrowthCreditCfg {
 #[serde(rename_all = "lowercase")]
 pub enum RecoveryCfg {
     /// SACK-based loss recovery, RFC 6675: cwnd = ssthresh on entry, send while pipe < cwnd
-    /// (falls back to NewReno when SACK is not negotiated).
+    /// (falls back to knob `recovery_nosack` when SACK is not negotiated).
     Sack,
     /// NewReno fast recovery, RFC 6582.
     Newreno,
