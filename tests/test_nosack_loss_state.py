@@ -61,3 +61,31 @@ def test_no_sack_recovery_matches_the_kernel_record():
     checks = {k: (c["value"], c["pass"]) for k, c in flow["checks"].items()}
     for name in ("mean_goodput", "interval_goodput", "retransmits", "timeouts"):
         assert checks[name][1], checks
+
+
+def test_linux_prr_without_sack_matches_the_kernel_record_cwnd_included():
+    """The same record replayed with Linux's PRR without SACK (knob `recovery_nosack =
+    "prr-reno"`, crates/tcplab-sim/src/tcp/recovery.rs `Mode::PrrReno`, episode.rs
+    `Episodes::reno_sacked`): each duplicate ACK counts as a delivered segment, PRR runs on
+    Linux's in-flight (`tcp_packets_in_flight` without those segments), so the reported cwnd is
+    Linux's — ssthresh through this receive-window-limited recovery — and every check passes,
+    cwnd's included (measured 2026-11-28: goodput −0.4 %, cwnd MAE 0.65 % of the kernel's mean,
+    retransmissions 192 against 192, no timeout). With NewReno (the test above) the cwnd checks
+    fail (×3.2, the inflated window)."""
+    from tcplab.kernel.compare import replay
+
+    rep = replay(NOSACK_RECORD, overrides=["tcp.recovery_nosack=prr-reno"])
+    assert rep["kernel_valid"], rep["kernel_invalid_reasons"]
+    (flow,) = rep["flows"]
+    checks = {k: (c["value"], c["pass"]) for k, c in flow["checks"].items()}
+    names = (
+        "mean_goodput",
+        "interval_goodput",
+        "cwnd_mae",
+        "cwnd_mean",
+        "retransmits",
+        "timeouts",
+    )
+    assert set(names) <= set(checks), checks
+    for name in names:
+        assert checks[name][1], checks

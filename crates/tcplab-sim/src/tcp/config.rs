@@ -62,7 +62,7 @@ pub enum GrowthCreditCfg {
 #[serde(rename_all = "lowercase")]
 pub enum RecoveryCfg {
     /// SACK-based loss recovery, RFC 6675: cwnd = ssthresh on entry, send while pipe < cwnd
-    /// (falls back to NewReno when SACK is not negotiated).
+    /// (falls back to knob `recovery_nosack` when SACK is not negotiated).
     Sack,
     /// NewReno fast recovery, RFC 6582.
     Newreno,
@@ -71,6 +71,19 @@ pub enum RecoveryCfg {
     /// Linux 2.4–3.1: FACK loss detection and rate-halving (cwnd −1 every second ACK towards
     /// ssthresh, clamped to in_flight + 1; `tcp_cwnd_down`), stacks-and-ccas.md A.1.
     Ratehalving,
+}
+
+/// Loss recovery when SACK is not negotiated (knob `recovery_nosack`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RecoveryNosackCfg {
+    /// NewReno fast recovery, RFC 6582 (every SACK-based mode's fallback).
+    #[serde(rename = "newreno")]
+    Newreno,
+    /// Linux ≥ 3.2: PRR (RFC 6937) with each duplicate ACK counted as one delivered segment
+    /// (`tcp_add_reno_sack`, bounded by `tcp_limit_reno_sacked`) and a partial ACK marking the
+    /// next hole lost (`tcp_newreno_mark_lost`); net/ipv4/tcp_input.c, read for the facts.
+    #[serde(rename = "prr-reno")]
+    PrrReno,
 }
 
 /// Schema entry of one knob.
@@ -111,6 +124,7 @@ impl KnobRange for f64 {}
 impl KnobRange for CwndUnitCfg {}
 impl KnobRange for GrowthCreditCfg {}
 impl KnobRange for RecoveryCfg {}
+impl KnobRange for RecoveryNosackCfg {}
 impl KnobRange for RcvRttCfg {}
 impl KnobRange for PacingQuantumCfg {}
 impl KnobRange for TsoModelCfg {}
@@ -289,6 +303,10 @@ knobs! {
     /// snd_una without new losses (draft-ietf-tcpm-prr-rfc6937bis, Linux 6.x), not on every
     /// ACK (RFC 6937 §3.1, Linux 3.2 to 5.x).
     prr_ssrb_on_advance: bool = false; kind "bool";
+    /// Loss recovery without SACK: "newreno" (RFC 6582) or "prr-reno" (Linux ≥ 3.2: PRR with
+    /// duplicate ACKs counted as delivered segments). A `recovery = "newreno"` sender runs
+    /// NewReno either way.
+    recovery_nosack: RecoveryNosackCfg = RecoveryNosackCfg::Newreno; kind "choice", choices &["newreno", "prr-reno"];
     /// RACK-TLP time-based loss detection (RFC 8985) in addition to the DupThresh rules.
     rack: bool = false; kind "bool";
     /// With `rack`: the tail loss probe (RFC 8985 §7); Linux `tcp_early_retrans` ≥ 3 (default 3).

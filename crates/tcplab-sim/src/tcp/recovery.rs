@@ -8,24 +8,35 @@
 //! | RFC 6675 | cwnd = ssthresh from the start; send while pipe < cwnd | RFC 6675 §5 (4.2) |
 //! | NewReno | ssthresh + 3·SMSS, +SMSS per further dupACK, deflated by partial ACKs | RFC 6582 §3.2, RFC 5681 §3.2 |
 //! | PRR | PRR-SSRB: sending proportional to delivered data towards ssthresh | RFC 6937 §3 |
+//! | PRR without SACK | PRR, each duplicate ACK one delivered segment; a partial ACK marks the next hole lost | Linux ≥ 3.2 `tcp_add_reno_sack`, `tcp_newreno_mark_lost` |
 //! | rate-halving | cwnd −1 segment every second ACK down to ssthresh, ≤ in_flight + 1 | Linux 2.4–3.1 `tcp_cwnd_down` (stacks-and-ccas.md A.1) |
 
-use crate::tcp::config::RecoveryCfg;
+use crate::tcp::config::{RecoveryCfg, RecoveryNosackCfg};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Rfc6675,
     NewReno,
     Prr,
+    /// PRR without SACK as Linux ≥ 3.2 runs it (knob `recovery_nosack = "prr-reno"`): the
+    /// window rule of [`Mode::Prr`], fed by the episode's count of duplicate ACKs as delivered
+    /// segments (`Episodes::reno_sacked`, Linux `tcp_add_reno_sack`); a partial ACK marks the
+    /// next hole lost (Linux `tcp_newreno_mark_lost`).
+    PrrReno,
     RateHalving,
 }
 
 impl Mode {
     /// The mode for a configuration and whether SACK was negotiated: every SACK-based mode falls
-    /// back to NewReno without SACK.
-    pub fn select(cfg: RecoveryCfg, sack: bool) -> Mode {
+    /// back to the no-SACK rule `nosack` (knob `recovery_nosack`: NewReno, or Linux's PRR
+    /// without SACK).
+    pub fn select(cfg: RecoveryCfg, sack: bool, nosack: RecoveryNosackCfg) -> Mode {
         match (cfg, sack) {
-            (_, false) | (RecoveryCfg::Newreno, _) => Mode::NewReno,
+            (RecoveryCfg::Newreno, _) => Mode::NewReno,
+            (_, false) => match nosack {
+                RecoveryNosackCfg::Newreno => Mode::NewReno,
+                RecoveryNosackCfg::PrrReno => Mode::PrrReno,
+            },
             (RecoveryCfg::Sack, true) => Mode::Rfc6675,
             (RecoveryCfg::Prr, true) => Mode::Prr,
             (RecoveryCfg::Ratehalving, true) => Mode::RateHalving,
@@ -131,7 +142,7 @@ impl Recovery {
             }
             // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; counters start at zero, then the ACK
             // that triggered recovery is processed like any other.
-            Mode::Prr => {
+            Mode::Prr | Mode::PrrReno => {
                 self.recover_fs = flight.max(1);
                 self.prr_delivered = 0;
                 self.prr_out = 0;
@@ -210,6 +221,14 @@ impl Recovery {
                 let clean = a.advanced && !a.newly_lost;
                 self.prr_update(a.delivered, a.pipe, a.ssthresh, clean)
             }
+            Mode::PrrReno => {
+                // A partial ACK's hole was marked lost by the episode before this step (Linux
+                // `tcp_newreno_mark_lost` in `tcp_fastretrans_alert`, which runs before
+                // `tcp_cong_control`): `a.pipe` and `a.newly_lost` count it. No timer rule:
+                // Linux restarts the retransmission timer on every advancing ACK.
+                let clean = a.advanced && !a.newly_lost;
+                self.prr_update(a.delivered, a.pipe, a.ssthresh, clean)
+            }
             Mode::RateHalving => {
                 // Linux `tcp_cwnd_down`: one segment less every second ACK while above ssthresh,
                 // and never more than one segment beyond what is in flight.
@@ -238,7 +257,7 @@ impl Recovery {
         match self.mode {
             Mode::Rfc6675 => cc_cwnd,
             Mode::NewReno | Mode::RateHalving => self.cwnd,
-            Mode::Prr => self.prr_window,
+            Mode::Prr | Mode::PrrReno => self.prr_window,
         }
     }
 
@@ -253,7 +272,7 @@ impl Recovery {
         self.active = false;
         match self.mode {
             // RFC 6675 / RFC 6937: cwnd = ssthresh (the controller's default exit).
-            Mode::Rfc6675 | Mode::Prr => None,
+            Mode::Rfc6675 | Mode::Prr | Mode::PrrReno => None,
             // RFC 6582 §3.2 step 6, option (1): min(ssthresh, max(FlightSize, SMSS) + SMSS).
             Mode::NewReno => Some(ssthresh.min(flight.max(self.smss) + self.smss)),
             // Linux `tcp_complete_cwr`: cwnd = min(cwnd, ssthresh).
@@ -391,8 +410,48 @@ mod tests {
     }
 
     #[test]
-    fn test_mode_falls_back_to_newreno_without_sack() {
-        assert_eq!(Mode::select(RecoveryCfg::Prr, false), Mode::NewReno);
-        assert_eq!(Mode::select(RecoveryCfg::Sack, true), Mode::Rfc6675);
+    fn test_mode_without_sack_follows_recovery_nosack() {
+        let (nr, prr) = (RecoveryNosackCfg::Newreno, RecoveryNosackCfg::PrrReno);
+        assert_eq!(Mode::select(RecoveryCfg::Prr, false, nr), Mode::NewReno);
+        assert_eq!(Mode::select(RecoveryCfg::Sack, true, nr), Mode::Rfc6675);
+        assert_eq!(Mode::select(RecoveryCfg::Prr, false, prr), Mode::PrrReno);
+        assert_eq!(Mode::select(RecoveryCfg::Prr, true, prr), Mode::Prr);
+        // A NewReno sender stays NewReno.
+        assert_eq!(
+            Mode::select(RecoveryCfg::Newreno, false, prr),
+            Mode::NewReno
+        );
+    }
+
+    #[test]
+    fn test_prr_reno_overshoot_sends_only_the_fast_retransmit_on_entry() {
+        // Slow start's overshoot: 272 segments out, ssthresh 136, the third duplicate ACK
+        // enters with three duplicate ACKs counted as delivered and the head marked lost:
+        // Linux's in-flight is 272 − 3 − 1 = 268 > ssthresh, so PRR's proportional part
+        // allows ⌈1 · 136 / 272⌉ = 1 segment (tcp_cwnd_reduction): the retransmission alone.
+        let mut r = Recovery::new(Mode::PrrReno, MSS as u32, 3);
+        r.enter(272 * MSS, 272 * MSS, 272 * MSS, 136 * MSS, MSS, 268 * MSS);
+        assert_eq!(r.window(0), 269 * MSS);
+        r.on_sent(MSS as u32);
+        // The next duplicate ACK: one more delivered, in-flight 268 (the retransmission
+        // counts): ⌈2 · 136 / 272⌉ − 1 = 0.
+        r.on_ack(&AckInfo {
+            is_dup: true,
+            delivered: MSS,
+            pipe: 268 * MSS,
+            ssthresh: 136 * MSS,
+            ..Default::default()
+        });
+        assert_eq!(r.window(0), 268 * MSS);
+        // Receive-window limited below ssthresh: cwnd = in-flight + min(ssthresh − in-flight,
+        // prr_delivered − prr_out (+1 on a clean advance)), here ssthresh (Linux reports it).
+        r.on_ack(&AckInfo {
+            is_dup: true,
+            delivered: 200 * MSS,
+            pipe: 60 * MSS,
+            ssthresh: 136 * MSS,
+            ..Default::default()
+        });
+        assert_eq!(r.window(0), 136 * MSS);
     }
 }

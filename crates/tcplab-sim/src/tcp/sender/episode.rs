@@ -117,6 +117,11 @@ pub struct Episodes {
     /// until snd_una passes the snd_nxt of that moment (`high_seq`); every ACK is then
     /// "dubious" and moderates cwnd ([`Episodes::moderation_cap`]).
     pub disorder_point: Option<u64>,
+    /// [`Mode::PrrReno`] (knob `recovery_nosack = "prr-reno"`): bytes, in whole segments, that
+    /// the duplicate ACKs say reached the receiver, Linux's `sacked_out` without SACK
+    /// (`tcp_add_reno_sack`; see [`Episodes::reno_sacks_on_ack`]); left out of what is in
+    /// flight ([`Episodes::in_flight`]). Always 0 in the other modes.
+    pub reno_sacked: u64,
 }
 
 impl Episodes {
@@ -134,7 +139,50 @@ impl Episodes {
             cwr_halving: false,
             cwr_cnt: 0,
             disorder_point: None,
+            reno_sacked: 0,
         }
+    }
+
+    /// What is in flight as the window rule counts it: the pipe (RFC 6675), less what the
+    /// duplicate ACKs stand for without SACK in [`Mode::PrrReno`] — Linux's
+    /// `tcp_packets_in_flight` = packets_out − (sacked_out + lost_out) + retrans_out, with
+    /// `sacked_out` the count of duplicate ACKs.
+    #[inline]
+    pub fn in_flight(&self, sb: &Scoreboard) -> u64 {
+        sb.pipe().saturating_sub(self.reno_sacked)
+    }
+
+    /// [`Mode::PrrReno`]: the duplicate-ACK count of one ACK as Linux keeps it without SACK
+    /// (net/ipv4/tcp_input.c, read for the facts; nothing copied). Returns the ACK's
+    /// DeliveredData (RFC 6937) as Linux counts it (`tcp_newly_delivered`):
+    /// * an ACK that advances snd_una by `acked`: "one ACK acked hole, the rest eat duplicate
+    ///   ACKs" (`tcp_remove_reno_sacks`): delivered max(acked − count, 1 segment), the count
+    ///   less acked − 1 segment; outside recovery the count then starts again from zero
+    ///   (`tcp_fastretrans_alert`, Open/Disorder: `tcp_reset_reno_sack` on an advance);
+    /// * a duplicate ACK, in every state but Loss (there the send loop's own rule counts
+    ///   them, `SendState::pipe`): one segment more, delivered (`tcp_add_reno_sack`), bounded
+    ///   to the segments not marked lost (`tcp_limit_reno_sacked`: at most packets_out −
+    ///   max(lost_out, 1)), so only what the bound lets in counts as delivered.
+    fn reno_sacks_on_ack(&mut self, sb: &Scoreboard, smss: u64, a: &EpisodeAck) -> u64 {
+        let mut delivered = 0;
+        if a.advanced {
+            let acked = a.res.bytes_acked;
+            delivered = acked.saturating_sub(self.reno_sacked).max(smss.min(acked));
+            self.reno_sacked = if self.rec.active {
+                self.reno_sacked.saturating_sub(acked.saturating_sub(smss))
+            } else {
+                0
+            };
+        }
+        // `tcp_limit_reno_sacked` (also after an advance, `tcp_check_reno_reordering`).
+        let not_lost = sb.out_bytes.saturating_sub(sb.lost_bytes.max(smss));
+        self.reno_sacked = self.reno_sacked.min(not_lost);
+        if a.is_dup && self.loss_point.is_none() {
+            let prior = self.reno_sacked;
+            self.reno_sacked = (prior + smss).min(not_lost);
+            delivered += self.reno_sacked.saturating_sub(prior);
+        }
+        delivered
     }
 
     /// Neither in fast recovery nor in the loss state after a timeout (limited transmit's
@@ -156,6 +204,7 @@ impl Episodes {
             && !self.frto.running()
             && !self.frto26.running()
             && self.bad_rexmt.is_none()
+            && self.reno_sacked == 0
     }
 
     /// Whether an ACK outside recovery and loss starts fast recovery, with `dupacks` duplicate
@@ -203,7 +252,7 @@ impl Episodes {
             prior_cwnd,
             ssthresh,
             delivered,
-            p.sb.pipe(),
+            self.in_flight(p.sb),
         );
         if let Some(w) = set {
             if !p.cc.governs_recovery() {
@@ -269,6 +318,8 @@ impl Episodes {
     }
 
     fn exit_recovery(&mut self, p: &mut Parts, s: Seq) {
+        // Linux `tcp_fastretrans_alert` leaving Recovery without SACK: `tcp_reset_reno_sack`.
+        self.reno_sacked = 0;
         if self.loss_point.is_none() {
             self.undo.clear(); // the episode ended without an undo
             self.enter_disorder(p, s);
@@ -330,6 +381,16 @@ impl Episodes {
 
         let frto_hold = self.frto26.running() && self.frto26_on_ack(p, s, a);
 
+        // Without SACK in Linux's PRR (knob `recovery_nosack`): the duplicate-ACK count and
+        // this ACK's delivered data, before the states are left (Linux: `tcp_clean_rtx_queue`
+        // before `tcp_fastretrans_alert`).
+        let reno = self.rec.mode == Mode::PrrReno;
+        let reno_delivered = if reno {
+            self.reno_sacks_on_ack(p.sb, u64::from(s.smss), a)
+        } else {
+            0
+        };
+
         // Leave recovery states whose point is now acknowledged.
         if self.disorder_point.is_some_and(|d| s.snd_una >= d) {
             self.disorder_point = None;
@@ -372,20 +433,35 @@ impl Episodes {
 
         // RFC 6937 DeliveredData: Δsnd.una + ΔSACKed, where ΔSACKed nets out data SACKed
         // earlier and acknowledged cumulatively now (counted when it was SACKed).
-        let delivered = res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked;
+        let delivered = if reno {
+            reno_delivered
+        } else {
+            res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked
+        };
         let mut restart_rto = false;
         if self.open() && !self.frto26.running() {
             if self.recovery_due(dupacks, p.cfg.dupthresh, s.snd_una, p.sb) && !p.sb.is_empty() {
                 self.enter_recovery(p, s, a.lost_new, delivered);
             }
         } else if self.rec.active {
+            let mut newly_lost = a.lost_new > 0;
+            if reno && a.advanced && s.snd_una < self.rec.point {
+                // A partial ACK without SACK: Linux `tcp_newreno_mark_lost` (Recovery, snd_una
+                // advanced) marks the first unacknowledged segment lost before PRR runs; it
+                // goes out at once, whatever the window, as NewReno's below (RFC 6582 §3.2
+                // step 3).
+                if p.sb.mark_head_lost() > 0 {
+                    newly_lost = true;
+                    self.fast_rexmit_due = true;
+                }
+            }
             let act = self.rec.on_ack(&AckInfo {
                 advanced: a.advanced,
-                newly_lost: a.lost_new > 0,
+                newly_lost,
                 is_dup: a.is_dup,
                 bytes_acked: res.bytes_acked,
                 delivered,
-                pipe: p.sb.pipe(),
+                pipe: self.in_flight(p.sb),
                 ssthresh: p.cc.ssthresh(),
                 snd_una: s.snd_una,
             });
@@ -429,6 +505,8 @@ impl Episodes {
         self.frto26 = Frto26::default();
         p.stats.timeouts += 1;
         self.fast_rexmit_due = false;
+        // Linux `tcp_timeout_mark_lost` without SACK: `tcp_reset_reno_sack`.
+        self.reno_sacked = 0;
         self.begin_undo(p, s);
         // FreeBSD tcp_timer_rexmt: on the first timeout (t_rxtshift becomes 1) remember the
         // window and open the bad-retransmit window, SRTT/2 long (t_srtt >> (TCP_RTT_SHIFT + 1)).
@@ -970,6 +1048,65 @@ mod tests {
         let out = ep.on_ack(&mut b.parts(), seq(5000, 10_000), &a);
         assert!(!out.restart_rto, "Impatient variant: only the first");
         assert!(ep.rec.active);
+    }
+
+    #[test]
+    fn test_prr_reno_counts_duplicate_acks_as_delivered_segments() {
+        // Linux's PRR without SACK (knob `recovery_nosack = "prr-reno"`): 10 segments out.
+        let mut b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::PrrReno);
+        let s = seq(0, 10_000);
+        let dup = |b: &mut Bench, k: u32| EpisodeAck {
+            sack_on: false,
+            ..b.ack(0, 0, &[], k)
+        };
+        for k in 1..=2 {
+            let a = dup(&mut b, k);
+            ep.on_ack(&mut b.parts(), s, &a);
+            assert!(!ep.rec.active);
+            assert_eq!(
+                ep.reno_sacked,
+                u64::from(k) * 1000,
+                "Disorder: tcp_add_reno_sack"
+            );
+        }
+        let a = dup(&mut b, 3);
+        ep.on_ack(&mut b.parts(), s, &a);
+        assert!(ep.rec.active && ep.fast_rexmit_due);
+        // In flight 10 − 3 (duplicate ACKs) − 1 (the head, lost) = 6 segments > ssthresh 5:
+        // PRR's proportional part, ⌈1 · 5 / 10⌉ = 1 segment, the fast retransmit alone.
+        assert_eq!(ep.in_flight(&b.sb), 6000);
+        assert_eq!(ep.rec.window(0), 7000);
+        // Each further duplicate ACK is one more segment, bounded by the segments not marked
+        // lost (`tcp_limit_reno_sacked`: 10 − 1).
+        for k in 4..=14 {
+            let a = dup(&mut b, k);
+            ep.on_ack(&mut b.parts(), s, &a);
+        }
+        assert_eq!(ep.reno_sacked, 9000);
+        // A partial ACK of 3 segments: the count loses 3 − 1, bounded by 7 − 1; the next hole
+        // is marked lost and goes out at once (RFC 6582 §3.2 step 3).
+        let a = EpisodeAck {
+            sack_on: false,
+            ..b.ack(0, 3000, &[], 0)
+        };
+        let out = ep.on_ack(&mut b.parts(), seq(3000, 10_000), &a);
+        assert_eq!(ep.reno_sacked, 6000);
+        assert!(b
+            .sb
+            .front()
+            .is_some_and(|s| s.start == 3000 && s.flags & LOST != 0));
+        assert!(ep.fast_rexmit_due && ep.rec.active && !out.restart_rto);
+        assert_eq!(ep.in_flight(&b.sb), 0);
+        // The ACK of the recovery point ends recovery and the count (`tcp_reset_reno_sack`).
+        let a = EpisodeAck {
+            sack_on: false,
+            ..b.ack(3000, 10_000, &[], 0)
+        };
+        ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+        assert!(!ep.rec.active);
+        assert_eq!(ep.reno_sacked, 0);
+        assert!(ep.quiet());
     }
 
     #[test]

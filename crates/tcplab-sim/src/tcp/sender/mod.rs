@@ -16,8 +16,9 @@
 //!   §4), room for new data, SWS avoidance (RFC 9293 §3.8.6.2.1), limited transmit (RFC 3042);
 //! * [`timers`]: the deadlines, `poll_at`, the retransmission timer on an advancing ACK;
 //! * window growth and reduction: the [`CongestionControl`] object (crate `tcplab-cc`);
-//! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582) when
-//!   SACK is off or not negotiated; the window during recovery: [`Recovery`];
+//! * loss detection and what to resend: [`Scoreboard`] (RFC 6675) — NewReno (RFC 6582), or
+//!   Linux's PRR without SACK (knob `recovery_nosack`), when SACK is off or not negotiated; the
+//!   window during recovery: [`Recovery`];
 //! * RTT and RTO: [`RttEstimator`] (RFC 6298); delivery rate: `RateSampler`.
 //!
 //! # Orchestration
@@ -331,7 +332,7 @@ impl TcpSender {
             rwnd: 0,
             acks: AckProcessor::default(),
             ep: Episodes::new(Recovery::new(
-                Mode::select(cfg.recovery, false),
+                Mode::select(cfg.recovery, false, cfg.recovery_nosack),
                 0,
                 dupthresh,
             )),
@@ -496,7 +497,7 @@ impl TcpSender {
         self.snd_wscale = n.snd_wscale;
         self.smss = n.smss;
         self.ep.rec = Recovery::new(
-            Mode::select(self.cfg.recovery, self.sack_on),
+            Mode::select(self.cfg.recovery, self.sack_on, self.cfg.recovery_nosack),
             self.smss,
             self.cfg.dupthresh,
         );
@@ -769,7 +770,8 @@ impl TcpSender {
             left_by_dupacks: if !self.sack_on && self.ep.loss_point.is_some() {
                 u64::from(self.acks.dupacks) * u64::from(self.smss)
             } else {
-                0
+                // Linux's PRR without SACK (`Episodes::reno_sacked`; 0 in other modes).
+                self.ep.reno_sacked
             },
         }
     }
@@ -933,6 +935,8 @@ impl TcpSender {
                 // limited transmit opens room in Linux; with SACK the pipe already excludes them.
                 in_flight: if self.sack_on {
                     pipe
+                } else if self.ep.rec.mode == Mode::PrrReno && self.ep.loss_point.is_none() {
+                    self.ep.in_flight(&self.sb)
                 } else {
                     pipe.saturating_sub(u64::from(self.acks.dupacks) * mss)
                 },
@@ -1079,6 +1083,11 @@ impl TcpSender {
         // the controller is told so (`AckEvent::outside_open`), and with knob `cwnd_moderation`
         // the ACK is dubious (Linux `tcp_ack_is_dubious`) and takes the full path.
         let outside_open = self.ep.ca_state(self.acks.dupacks, &self.sb) != 0;
+        // Without SACK in Linux's PRR the duplicate ACKs counted so far are not in flight
+        // (`tcp_packets_in_flight`, `Episodes::in_flight`): the controller's prior in-flight
+        // leaves them out, so a recovery the receive window limits is not taken for a
+        // cwnd-limited one (0 in other modes).
+        let prior_reno_sacked = self.ep.reno_sacked;
         let not_open = self.cfg.cwnd_moderation && outside_open;
         // 1. The ACK part (the fast path when it only advances snd_una and no episode is on).
         if let Some(ack) = AckProcessor::in_order(&acx, h, p.payload, &self.sb) {
@@ -1143,7 +1152,7 @@ impl TcpSender {
             let ev = self.ack_event(
                 now,
                 &res,
-                a.prior_in_flight,
+                a.prior_in_flight.saturating_sub(prior_reno_sacked),
                 a.ca_rtt,
                 (out.cc_in_recovery, outside_open),
                 lost_new,
