@@ -140,14 +140,15 @@ def _rwnd_gap(xv: float, y: float, ceiling: float | None) -> float:
     """How far the capture's largest advertised window *xv* is from what the candidate's
     receiver advertises, whose reference read *y* (log2 segments). A receiver that autotunes
     (*ceiling*: its rcvbuf_autotune_max in log2 segments) grows its buffer with the bytes the
-    sender delivered per round (linux-6: tcp_rcvbuf_grow, RFC 7323 §4.1's window stays under
-    the buffer; Linux tcp_rcv_space_adjust, which never shrinks it) up to that ceiling, and how
-    far it grows follows slow start's overshoot, which flips with the path within its reading
-    error (README, ident15: seen 5948 path 3's H-TCP reached the 3 MB ceiling, 11.085, on its
-    true path and 7.97-9.06 on every reference placement). So the reference's window is a
-    lower bound of where that receiver can stop on this path, its ceiling the upper: a window
-    between them costs nothing, one beyond either is charged from the nearer. A fixed window
-    (no ceiling, or a reference at it) is compared as a point."""
+    sender delivered per round trip, never lowering it, up to that ceiling (Linux
+    tcp_rcv_space_adjust / 6.18's tcp_rcvbuf_grow; the simulator's model,
+    crates/tcplab-sim/src/tcp/receiver/autotune.rs), and how far it grows follows slow start's
+    overshoot, which flips with the path within its reading error (README, ident15: seen 5948
+    path 3's H-TCP reached the 3 MB ceiling, 11.085, on its true path and 7.97-9.06 on every
+    reference placement). So a window between the reference's and the ceiling costs nothing,
+    one above the ceiling is charged from it. One under the reference's is charged from it as
+    before: a fixed-window stack's capture shows there, and this side was not measured to
+    flip. A fixed window (no ceiling, or a reference at it) is compared as a point."""
     if ceiling is None or y >= ceiling:
         return xv - y
     if xv < y:
