@@ -408,15 +408,59 @@ def test_a_competitor_joining_later_shows_its_onset(tmp_path):
         bg = [{"name": "bg", "cca": "cubic", "window": "64KB", "start": start}]
         d = tmp_path / f"bg{start}"
         d.mkdir()
-        p = feats(R.simulate_capture(R.scenario_doc(cand, g, 77, bg), vant, d)).path
+        ex = feats(R.simulate_capture(R.scenario_doc(cand, g, 77, bg), vant, d))
+        p = ex.path
         assert p.busy_share is not None and p.busy_share < 0.8, p
         onset[start] = p.cross_onset_s
+        if start != "0s":
+            # slow start (BDP 6 packets) ended long before the competitor joined: its
+            # features ran alone, and classify.rank charges them against lone-flow references
+            assert ex.counts["ss_end_ms"] < 1000, ex.counts
+            assert classify.alone_at_start(ex.counts, p.cross_onset_s)
     assert onset["2s"] == pytest.approx(2.0, abs=0.25), onset
     assert onset["5s"] == pytest.approx(5.0, abs=0.5), onset
     assert onset["0s"] is not None and onset["0s"] < 0.5, onset
-    alone = feats(capture(tmp_path, "linux-6", "reno", grid=g)).path
+    alone_ex = feats(capture(tmp_path, "linux-6", "reno", grid=g))
+    alone = alone_ex.path
     assert alone.busy_share is not None and alone.busy_share > 0.945, alone
     assert alone.cross_onset_s is None, alone
+    assert not classify.alone_at_start(alone_ex.counts, alone.cross_onset_s)
+
+
+def test_a_slow_start_before_the_onset_is_charged_against_the_lone_flow_references():
+    # tuning path 3's kind (a CUBIC flow joining at 1.3 s, slow start over by 0.2 s): the
+    # cross-traffic variants start their competitor with the flow, so their slow start shares
+    # the queue the capture's did not. Candidate a's lone reference has the capture's start and
+    # its cross reference the capture's rest; b's cross reference has the capture's start (its
+    # competitor happened to leave slow start alone) and a rest a little farther. Charged as a
+    # whole, b is nearer; with the start charged against each candidate's lone references
+    # (b's start is far there), a is, and its distance is the rest's alone.
+    start = {"iw": 10.0, "ss_growth": 2.0, "ss_exit_bdp": 0.8}
+    rest = {"beta": 0.53, "post_bdp": -1.0}
+    x = {**start, **rest}
+    lone = {
+        "a": [{**start, "beta": 0.53, "post_bdp": 0.5}],
+        "b": [{**start, "ss_exit_bdp": -0.5, "beta": 0.53, "post_bdp": 0.5}],
+    }
+    cross = {
+        "a": [{**start, "ss_exit_bdp": 0.0, **rest}],
+        "b": [{**start, "beta": 0.53, "post_bdp": -0.6}],
+    }
+    cands = [R.Candidate("linux-6", "a"), R.Candidate("linux-6", "b")]
+    libs = [{c.label: lone[c.cca] for c in cands}, {c.label: cross[c.cca] for c in cands}]
+    whole, _, _, _ = classify.rank(x, libs, cands, cross=[False, True])
+    assert whole["linux-6/b"] < whole["linux-6/a"], whole
+    split, _, near, chosen = classify.rank(x, libs, cands, cross=[False, True], alone_start=True)
+    assert split["linux-6/a"] == pytest.approx(0.0), split
+    assert split["linux-6/a"] < split["linux-6/b"], split
+    assert chosen["linux-6/a"] == 1 and near["linux-6/a"]["ss_exit_bdp"] == 0.8
+    # the lone-flow references themselves are scored as before
+    assert (
+        classify.rank(x, libs[:1], cands, alone_start=True)[0]
+        == classify.rank(x, libs[:1], cands)[0]
+    )
+    assert not classify.alone_at_start({"ss_end_ms": 1500}, 1.3)
+    assert not classify.alone_at_start({}, 1.3)
 
 
 def test_early_acks_show_the_receiver_not_the_startup_losses(tmp_path):
@@ -1146,3 +1190,30 @@ def test_own_path_reference_shows_the_overshoots_outcome_between_grid_points(tmp
     r = classify.identify(cap, cands=cands)
     assert r["candidates"][0]["cca"] == "illinois", r["candidates"]
     assert r["candidates"][0]["path_variant"]["rtt_s"] == pytest.approx(0.1278)
+
+
+def test_an_autotuning_receivers_window_is_charged_outside_its_reach_only():
+    # seen 5948 path 3 (README, ident15): H-TCP's capture read the linux-6 autotuning ceiling
+    # (3 MB, 11.085 log2 segments of 1448 B) and its references 7.97-9.06, Illinois's 9.82:
+    # charged as points, rwnd_max decided for Illinois. Autotuning grows the window with the
+    # delivered bytes up to the ceiling, so between the reference's window and the ceiling
+    # nothing is charged; below the reference's window, or above the ceiling, as before.
+    ceil = classify.rwnd_ceilings([R.Candidate("linux-6", "htcp")], 1448)["linux-6/htcp"]
+    assert ceil == pytest.approx(11.085, abs=0.01)
+    assert classify._rwnd_gap(11.085, 8.7, ceil) == 0.0
+    assert classify._rwnd_gap(9.5, 8.7, ceil) == 0.0
+    assert classify._rwnd_gap(8.0, 8.7, ceil) == pytest.approx(-0.7)
+    assert classify._rwnd_gap(12.0, 8.7, ceil) == pytest.approx(12.0 - ceil)
+    # a fixed window (no autotuning, or a reference at its ceiling) is a point
+    assert classify._rwnd_gap(9.5, 8.7, None) == pytest.approx(0.8)
+    assert classify._rwnd_gap(11.5, ceil, ceil) == pytest.approx(11.5 - ceil)
+    assert "linux-6/newreno" in classify.rwnd_ceilings([R.Candidate("linux-6", "newreno")], 1448)
+    assert classify.rwnd_ceilings([R.Candidate("windows-xp", "newreno")], 1460) == {}
+    x = {"rwnd_max": 11.085, "beta": 0.70}
+    cands = [R.Candidate("linux-6", "htcp"), R.Candidate("linux-6", "illinois")]
+    lib = {"linux-6/htcp": [{"rwnd_max": 8.7, "beta": 0.70}]}
+    lib["linux-6/illinois"] = [{"rwnd_max": 9.8, "beta": 0.68}]
+    as_points = classify.rank(x, [lib], cands)[0]
+    assert as_points["linux-6/illinois"] < as_points["linux-6/htcp"], as_points
+    d = classify.rank(x, [lib], cands, ceilings=classify.rwnd_ceilings(cands, 1448))[0]
+    assert d["linux-6/htcp"] == pytest.approx(0.0) and d["linux-6/illinois"] > 0.5, d

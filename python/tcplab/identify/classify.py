@@ -136,11 +136,32 @@ LOSS_GROUP = (
 )
 
 
+def _rwnd_gap(xv: float, y: float, ceiling: float | None) -> float:
+    """How far the capture's largest advertised window *xv* is from what the candidate's
+    receiver advertises, whose reference read *y* (log2 segments). A receiver that autotunes
+    (*ceiling*: its rcvbuf_autotune_max in log2 segments) grows its buffer with the bytes the
+    sender delivered per round trip, never lowering it, up to that ceiling (Linux
+    tcp_rcv_space_adjust / 6.18's tcp_rcvbuf_grow; the simulator's model,
+    crates/tcplab-sim/src/tcp/receiver/autotune.rs), and how far it grows follows slow start's
+    overshoot, which flips with the path within its reading error (README, ident15: seen 5948
+    path 3's H-TCP reached the 3 MB ceiling, 11.085, on its true path and 7.97-9.06 on every
+    reference placement). So a window between the reference's and the ceiling costs nothing,
+    one above the ceiling is charged from it. One under the reference's is charged from it as
+    before: a fixed-window stack's capture shows there, and this side was not measured to
+    flip. A fixed window (no ceiling, or a reference at it) is compared as a point."""
+    if ceiling is None or y >= ceiling:
+        return xv - y
+    if xv < y:
+        return xv - y
+    return max(xv - ceiling, 0.0)
+
+
 def _score_one(
     x: dict[str, float | None],
     ref: dict[str, float | None],
     spread: dict[str, float] | None = None,
     se: dict[str, float] | None = None,
+    ceiling: float | None = None,
 ) -> tuple[float, dict[str, float]]:
     contrib: dict[str, float] = {}
     loss_charged = False
@@ -169,7 +190,8 @@ def _score_one(
             z = (xv - y) / wide
             contrib[f] = min(z * z, CAP) + 2.0 * math.log(wide / floor)
         else:
-            z = (xv - y) / floor
+            gap = _rwnd_gap(xv, y, ceiling) if f == "rwnd_max" else xv - y
+            z = gap / floor
             contrib[f] = min(z * z, CAPS.get(f, CAP))
     return float(sum(contrib.values())), contrib
 
@@ -179,14 +201,65 @@ def score(
     refs: list[dict[str, float | None]],
     spread: dict[str, float] | None = None,
     se: dict[str, float] | None = None,
+    ceiling: float | None = None,
 ) -> tuple[float, dict[str, float], dict[str, float | None]]:
     """(D, per-feature contribution, the nearest reference's features) of one candidate: the
-    nearest of its reference vectors (seeds) to the capture's features *x*."""
+    nearest of its reference vectors (seeds) to the capture's features *x*; *ceiling*: the
+    candidate's autotuning ceiling (:func:`_rwnd_gap`)."""
     best: tuple[float, dict[str, float], dict[str, float | None]] | None = None
     for r in refs:
-        d, contrib = _score_one(x, r, spread, se)
+        d, contrib = _score_one(x, r, spread, se, ceiling)
         if best is None or d < best[0]:
             best = (d, contrib, {f: r.get(f) for f in contrib})
+    assert best is not None
+    return best
+
+
+#: Features read in the first rounds of the transfer, up to the end of slow start (features.py:
+#: the initial window, the first ACK's delay, the first 30 advancing ACKs, slow start's growth
+#: and exit).
+START_FEATURES = ("iw", "first_ack_ms", "early_seg_per_ack", "ss_growth", "ss_exit_bdp")
+
+
+def alone_at_start(counts: dict[str, int], cross_onset_s: float | None) -> bool:
+    """Whether the capture's slow start ended before its cross traffic began: the span the
+    slow-start features read (``counts["ss_end_ms"]``) ends before the onset the capture shows
+    (features.Path.cross_onset_s), so those rounds ran without the competitor."""
+    end = counts.get("ss_end_ms")
+    return cross_onset_s is not None and end is not None and end / 1e3 < cross_onset_s
+
+
+def _start_substituted(
+    x: dict[str, float | None],
+    refs: list[dict[str, float | None]],
+    lone: list[dict[str, float | None]],
+    se: dict[str, float] | None,
+    ceiling: float | None = None,
+) -> tuple[float, dict[str, float], dict[str, float | None]]:
+    """:func:`score` of a cross-traffic variant's *refs* for a capture whose slow start ran
+    alone (:func:`alone_at_start`): the start features are charged against the candidate's
+    nearest lone-flow reference (*lone*, on those features only) instead. The variants start
+    their competitor with the flow (references.cross_variants: which kind of cross traffic it
+    is and when it began one flow's capture does not pin down, and starting it at the onset
+    lost answers, README ident12 B), so their slow start shares the queue that the capture's
+    did not; after the onset they model the capture, before it the lone flow does."""
+    xs = {f: x.get(f) for f in START_FEATURES}
+    best_lone: tuple[float, dict[str, float], dict[str, float | None]] | None = None
+    for r in lone:
+        d, contrib = _score_one(xs, r, se=se, ceiling=ceiling)
+        if best_lone is None or d < best_lone[0]:
+            best_lone = (d, contrib, {f: r.get(f) for f in contrib})
+    best: tuple[float, dict[str, float], dict[str, float | None]] | None = None
+    for r in refs:
+        d, contrib = _score_one(x, r, se=se, ceiling=ceiling)
+        near = {f: r.get(f) for f in contrib}
+        if best_lone is not None:
+            d -= sum(contrib.get(f, 0.0) for f in START_FEATURES)
+            d += best_lone[0]
+            contrib = {**contrib, **best_lone[1]}
+            near = {**near, **best_lone[2]}
+        if best is None or d < best[0]:
+            best = (d, contrib, near)
     assert best is not None
     return best
 
@@ -196,12 +269,21 @@ def rank(
     libs: list[dict[str, list[dict[str, float | None]]]],
     cands: list[refs_mod.Candidate],
     se: dict[str, float] | None = None,
+    cross: list[bool] | None = None,
+    alone_start: bool = False,
+    ceilings: dict[str, float] | None = None,
 ) -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, dict], dict[str, int]]:
     """Per candidate label: distance, per-feature contributions, the nearest reference's
     features, and the index of the path variant (of *libs*) it came from. *se*: the capture's
-    standard error per feature (Extracted.se), added to the feature's scale."""
+    standard error per feature (Extracted.se), added to the feature's scale. *cross*: which
+    of *libs* are cross-traffic variants; with *alone_start* (:func:`alone_at_start`) their
+    start features are charged against the candidate's lone-flow references
+    (:func:`_start_substituted`). *ceilings*: per candidate label, its receiver's autotuning
+    ceiling in log2 segments (:func:`rwnd_ceilings`, :func:`_rwnd_gap`)."""
+    cross = cross or [False] * len(libs)
     dist, contribs, means, chosen = {}, {}, {}, {}
     for c in cands:
+        lone = [r for lib, xt in zip(libs, cross, strict=True) if not xt for r in lib[c.label]]
         spread = None
         if SPREAD_K > 0:
             spread = {}
@@ -211,7 +293,11 @@ def rank(
                     spread[f] = SPREAD_K * float(np.std(v))
         best = None
         for vi, lib in enumerate(libs):
-            sc = score(x, lib[c.label], spread, se)
+            ceil = (ceilings or {}).get(c.label)
+            if alone_start and cross[vi] and lone and spread is None:
+                sc = _start_substituted(x, lib[c.label], lone, se, ceil)
+            else:
+                sc = score(x, lib[c.label], spread, se, ceil)
             if best is None or sc[0] < best[0][0]:
                 best = (sc, vi)
         assert best is not None
@@ -219,11 +305,24 @@ def rank(
     return dist, contribs, means, chosen
 
 
+def rwnd_ceilings(cands: list[refs_mod.Candidate], mss: int) -> dict[str, float]:
+    """Per candidate label, the largest window its receiver's autotuning can advertise
+    (the personality's rcvbuf_autotune_max, python/tcplab/stacks/*.toml), in log2 segments of
+    *mss* as the ``rwnd_max`` feature; candidates whose receiver does not autotune have none."""
+    out = {}
+    for c in cands:
+        v = _knobs(c.stack).get("rcvbuf_autotune_max")
+        if isinstance(v, (int, float)) and v > 0 and mss > 0:
+            out[c.label] = math.log2(float(v) / mss)
+    return out
+
+
 def seed_noise(
     x: dict[str, float | None],
     lib0: dict[str, list[dict[str, float | None]]],
     cands: list[refs_mod.Candidate],
     se: dict[str, float] | None = None,
+    ceilings: dict[str, float] | None = None,
 ) -> float:
     """How much a candidate's distance to this capture moves with the reference seed alone.
 
@@ -234,12 +333,13 @@ def seed_noise(
     has standard deviation s·sqrt(2), and so does the gap between two candidates' distances:
     the median over the candidates of ``|d1 - d2|`` is one standard deviation of a gap (an
     estimate from this trace's references, not a threshold chosen on accuracy; no knob).
-    0 when no candidate has two seeds."""
+    0 when no candidate has two seeds. *ceilings*: as in :func:`rank`."""
     spreads = []
     for c in cands:
         refs = lib0.get(c.label, [])
         if len(refs) >= 2:
-            d = [_score_one(x, r, se=se)[0] for r in refs]
+            ceil = (ceilings or {}).get(c.label)
+            d = [_score_one(x, r, se=se, ceiling=ceil)[0] for r in refs]
             spreads.append(max(d) - min(d))
     return float(np.median(spreads)) if spreads else 0.0
 
@@ -617,7 +717,17 @@ def identify(
         for g, s in plan
     ]
     t_lib = time.perf_counter() - t0 - t_feat
-    dist, contribs, means, chosen = rank(ex.features, libs, cands, ex.se)
+    # with the hosts' buffers given (tcp) the window features are left out anyway
+    ceilings = None if tcp else rwnd_ceilings(cands, ex.mss)
+    dist, contribs, means, chosen = rank(
+        ex.features,
+        libs,
+        cands,
+        ex.se,
+        cross=[bool(g.get("cross") or g.get("cross_window")) for g in vars_],
+        alone_start=alone_at_start(ex.counts, ex.path.cross_onset_s),
+        ceilings=ceilings,
+    )
     conf = _shares(dist)
     order = sorted(dist, key=lambda k: (dist[k], k))
     by_stack: dict[str, float] = {}
@@ -631,7 +741,7 @@ def identify(
         best_cca[c.cca] = min(best_cca.get(c.cca, math.inf), dist[c.label])
     stacks_rank = sorted(by_stack, key=lambda s: (-by_stack[s], best_stack[s], s))
     cca_rank = sorted(by_cca, key=lambda s: (-by_cca[s], best_cca[s], s))
-    noise = seed_noise(ex.features, libs[0], cands, ex.se)
+    noise = seed_noise(ex.features, libs[0], cands, ex.se, ceilings)
     label_of = {c.label: c for c in cands}
     tied = with_reno_equivalents(indistinguishable(dist, noise), label_of, dist, ex.counts)
     tied, knob_reasons = with_personality_equivalents(tied, label_of, dist, capture_facts(ex))

@@ -873,6 +873,7 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     # receiver: the same algorithm on a path 5 % longer read a slow-start growth of 1.53 and
     # 1.91 and an exit of 2.8 and 1.3 BDP, the exit being a single straddled bin under 1.2.
     t_loss1 = episodes[0]["t"] if episodes else t_end
+    ss_end_s: float | None = None
     ss_t, ss_fl = _flight_per_round(vant, rtt, dt, deq, out_t, out_v, t_first, t_end)
     keep_ss = (ss_t < t_loss1 - rtt) & (ss_fl > 0)
     ss, ss_t = ss_fl[keep_ss] / mss, ss_t[keep_ss]
@@ -885,8 +886,14 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         stop = int(np.argmax(ratios < 1.2)) if (ratios < 1.2).any() else len(ratios)
         exit_w = float(ss[: stop + 1].max())
         feats["ss_exit_bdp"] = math.log2(max(exit_w / bdp_seg, 1e-3))
+        # the end of the span the slow-start features read (the round after the exit round),
+        # from the first data segment: classify.rank compares it with the cross traffic's onset
+        ss_end_s = float(ss_t[min(len(ss_t) - 1, stop)]) + rtt - t_first
     else:
         why["ss_growth"] = why["ss_exit_bdp"] = "slow start lasted under three rounds"
+        if episodes:
+            # slow start ended at the first loss at the latest
+            ss_end_s = t_loss1 - t_first
 
     # --- loss reaction -----------------------------------------------------------------------
     if episodes:
@@ -1087,4 +1094,8 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         # the median time between loss episodes, ms (0: fewer than two episodes)
         "epoch_ms": round(float(np.median(periods)) * r_rtt * 1e3) if periods else 0,
     }
+    if ss_end_s is not None:
+        # when the span of the slow-start features ended, ms after the first data segment
+        # (classify.rank: a slow start that ended before the cross traffic's onset ran alone)
+        counts["ss_end_ms"] = round(ss_end_s * 1e3)
     return Extracted(ci, vant, sender, receiver, mss, path, feats, why, counts, se)
