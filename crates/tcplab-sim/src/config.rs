@@ -436,6 +436,14 @@ traffic_cfg! {
     }
 }
 
+impl FlowCfg {
+    /// A sized transfer's bytes as TCP carries them: the opening write, if any, then `bytes`.
+    pub fn bytes_written(&self) -> Option<u64> {
+        self.bytes
+            .map(|b| b + self.prelude_bytes.map_or(0, u64::from))
+    }
+}
+
 /// A config problem, naming the field by its dotted path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {

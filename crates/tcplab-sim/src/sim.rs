@@ -423,9 +423,7 @@ impl Simulation {
                     let rng = Rng::for_entity(cfg.seed, "receiver", &f.name);
                     let mut rx =
                         TcpReceiver::new(fi as u32, receiver, sender, dst, src, rcfg, rmtu, rng);
-                    // A sized transfer ends with its last byte, after the opening write if any.
-                    let target = f.bytes.map(|b| b + f.prelude_bytes.map_or(0, u64::from));
-                    rx.set_target(target);
+                    rx.set_target(f.bytes_written());
                     eps.push(Endpoint::TcpReceiver(Box::new(rx)));
                 }
                 FlowKind::Udp => {
@@ -471,7 +469,7 @@ impl Simulation {
                 dst_name: f.dst.clone(),
                 sender,
                 receiver,
-                bytes_target: f.bytes.map(|b| b + f.prelude_bytes.map_or(0, u64::from)),
+                bytes_target: f.bytes_written(),
             });
         }
         let fg_eps = eps.len();

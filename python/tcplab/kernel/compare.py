@@ -207,12 +207,12 @@ def iperf3_start(
             if phase is not None:
                 for side in ("tcp", "receiver_tcp"):
                     f[side] = {**(f.get(side) or {}), "clock_phase": phase}
+    # Each TCP flow's own offset, then all aligned on the earliest (minus its stagger).
     out = copy.deepcopy(kern)
     for f in out["kernel"]["flows"]:
-        if f["name"] in stagger:
-            f["start_offset_ns"] = first
-            f["stagger_ns"] = stagger[f["name"]]
-    return cfg, out, stagger
+        if f["name"] in opened:
+            f["start_offset_ns"] = opened[f["name"]]
+    return cfg, common_start_offset(out, stagger), stagger
 
 
 def staggered(config: dict[str, Any], stagger: dict[str, int]) -> dict[str, Any]:

@@ -217,15 +217,11 @@ impl Recovery {
                     }
                 }
             }
-            Mode::Prr => {
-                let clean = a.advanced && !a.newly_lost;
-                self.prr_update(a.delivered, a.pipe, a.ssthresh, clean)
-            }
-            Mode::PrrReno => {
-                // A partial ACK's hole was marked lost by the episode before this step (Linux
-                // `tcp_newreno_mark_lost` in `tcp_fastretrans_alert`, which runs before
-                // `tcp_cong_control`): `a.pipe` and `a.newly_lost` count it. No timer rule:
-                // Linux restarts the retransmission timer on every advancing ACK.
+            // PrrReno: a partial ACK's hole was marked lost by the episode before this step
+            // (Linux `tcp_newreno_mark_lost` in `tcp_fastretrans_alert`, which runs before
+            // `tcp_cong_control`): `a.pipe` and `a.newly_lost` count it. No timer rule: Linux
+            // restarts the retransmission timer on every advancing ACK.
+            Mode::Prr | Mode::PrrReno => {
                 let clean = a.advanced && !a.newly_lost;
                 self.prr_update(a.delivered, a.pipe, a.ssthresh, clean)
             }

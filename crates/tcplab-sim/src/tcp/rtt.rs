@@ -100,9 +100,16 @@ impl RttSample {
     /// From timestamps (RFC 7323 §4): our clock now (`now` ns, ticks of `g`) minus the echoed
     /// value `ts_ecr`, in the clock's 32-bit modular arithmetic.
     pub fn from_timestamps(now: Nanos, ts_ecr: u32, g: Nanos) -> RttSample {
-        let ts_now = (now / g.max(1)) as u32;
+        let ts_now = ts_ticks(now, g);
         RttSample::from_ticks(u64::from(ts_now.wrapping_sub(ts_ecr)), g)
     }
+}
+
+/// A timestamp clock's reading (RFC 7323 §5.4): `clock` ns (simulated time plus the host's
+/// `clock_phase`) in whole ticks of `g`, modulo 2³².
+#[inline]
+pub fn ts_ticks(clock: Nanos, g: Nanos) -> u32 {
+    (clock / g.max(1)) as u32
 }
 
 /// BSD `tcp_backoff[]`: the multiplier stops growing at 64.

@@ -7,7 +7,7 @@ pub mod autotune;
 pub mod recv_core;
 
 use super::config::TcpConfig;
-use super::rtt::RttEstimator;
+use super::rtt::{ts_ticks, RttEstimator};
 use super::sender::wscale_for;
 use super::seq::Seq;
 use crate::endpoint::Cx;
@@ -18,11 +18,10 @@ use autotune::Autotune;
 use recv_core::{RecvCore, RecvCoreConfig};
 use std::collections::VecDeque;
 
-/// The receiver's timestamp clock (RFC 7323 §5.4): `now` in ticks of `granularity`.
-/// The timestamp clock's reading (RFC 7323 §5.4): ticks of `cfg.clock_granularity` at the
+/// The receiver's timestamp clock (RFC 7323 §5.4): ticks of `cfg.clock_granularity` at the
 /// host's phase (knob `clock_phase`).
 fn ts_clock(now: Nanos, cfg: &TcpConfig) -> u32 {
-    ((now + cfg.clock_phase) / cfg.clock_granularity.max(1)) as u32
+    ts_ticks(now + cfg.clock_phase, cfg.clock_granularity)
 }
 
 pub struct TcpReceiver {

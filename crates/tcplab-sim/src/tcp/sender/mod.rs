@@ -72,7 +72,7 @@ pub use handshake::wscale_for;
 
 use super::config::{CwndUnitCfg, TcpConfig};
 use super::recovery::{Mode, Recovery};
-use super::rtt::{BsdTimer, RttEstimator, RttSample};
+use super::rtt::{ts_ticks, BsdTimer, RttEstimator, RttSample};
 use super::scoreboard::{AckResult, Scoreboard};
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
@@ -369,7 +369,7 @@ impl TcpSender {
     fn ts_now(&self, now: Nanos) -> u32 {
         // RFC 7323 §5.4: a timestamp clock ticking at the stack's granularity, at the host's
         // phase (knob `clock_phase`).
-        ((now + self.cfg.clock_phase) / self.cfg.clock_granularity.max(1)) as u32
+        ts_ticks(now + self.cfg.clock_phase, self.cfg.clock_granularity)
     }
 
     /// Whether the sender has finished (all data and FIN acknowledged, or it gave up).
@@ -553,14 +553,16 @@ impl TcpSender {
         self.try_send(cx);
     }
 
-    /// After an ACK: the application's opening write is acknowledged ([`Prelude`]).
+    /// After an ACK in [`AppPhase::Opening`]: whether the opening write is acknowledged
+    /// ([`Prelude`]); the bulk starts `gap` later.
     #[cold]
     fn prelude_acked(&mut self, now: Nanos) {
         let Some(p) = self.spec.prelude else { return };
-        if self.app == AppPhase::Opening && self.snd_una >= u64::from(p.bytes) {
-            self.app = AppPhase::Waiting(now + p.gap);
+        if self.snd_una >= u64::from(p.bytes) {
             if p.gap == 0 {
                 self.start_bulk(now);
+            } else {
+                self.app = AppPhase::Waiting(now + p.gap);
             }
         }
     }
