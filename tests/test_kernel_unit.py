@@ -893,3 +893,34 @@ def test_netstat_reads_tcp_and_tcpext_counters_and_their_change():
         "TcpOutSegs": 4000,
         "TcpRetransSegs": 2,
     }
+
+
+def test_reductions_are_ssthresh_changes_after_slow_start():
+    inf = 2**31 * 1448.0
+    t = np.array([0, 1, 2, 3, 4, 5, 6], dtype=float)
+    ss = np.array([inf, inf, 100, 100, 70, np.nan, 90], dtype=float)
+    # The first finite value (the end of slow start) is not a response; NaN samples are skipped.
+    assert compare._reductions(t, ss).tolist() == [4.0, 6.0]
+    assert compare._reductions(t[:3], ss[:3]).tolist() == []
+
+
+def test_loss_events_say_who_responds_to_each_congestion_event():
+    ms = 1e6
+    red = {
+        "f0": np.array([1000, 2000, 3000]) * ms,
+        "f1": np.array([1030, 2500, 4000]) * ms,
+    }
+    t = np.array([0, 3500]) * ms
+    cwnd = {"f0": (t, np.array([100.0, 100.0])), "f1": (t, np.array([50.0, 150.0]))}
+    ev = compare._loss_events(red, cwnd, 20 * ms)
+    # 1.00 + 1.03 s: one event (within two round trips), both flows; 2.0 and 3.0 s: f0 alone,
+    # the larger; 2.5 s: f1 alone, the smaller then; 4.0 s: f1 alone, the larger since 3.5 s.
+    assert ev == {"events": 5, "several": 1, "largest": 3, "other": 1}
+    # With a round trip of 10 ms the first two responses are separate events.
+    assert compare._loss_events(red, cwnd, 10 * ms)["several"] == 0
+    line = compare._loss_events_line("g", {"loss_events_sim": [ev, ev], "loss_events_kernel": [ev]})
+    assert (
+        "simulator 10 events, 2 with several flows responding, 8 with one: "
+        "the largest flow in 6 (75%)" in line
+    )
+    assert "kernel 5 events" in line

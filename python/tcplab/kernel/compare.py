@@ -409,6 +409,59 @@ def _corr(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(np.corrcoef(a[m], b[m])[0, 1])
 
 
+# ssthresh at or above this many bytes is Linux's "infinite" initial value (0x7fffffff segments).
+_SSTHRESH_INF = 1e12
+
+
+def _reductions(t: np.ndarray, ssthresh: np.ndarray) -> np.ndarray:
+    """Times at which a flow's ssthresh takes a new value, after its first finite one (the end of
+    the first slow start is not counted): the flow's congestion responses, one per change."""
+    ss = np.asarray(ssthresh, dtype=float)
+    ok = np.isfinite(ss) & (ss < _SSTHRESH_INF)
+    t, ss = np.asarray(t, dtype=float)[ok], ss[ok]
+    if len(ss) < 2:
+        return np.zeros(0)
+    return t[1:][np.diff(ss) != 0]
+
+
+def _loss_events(
+    reductions: dict[str, np.ndarray],
+    cwnd: dict[str, tuple[np.ndarray, np.ndarray]],
+    rtt_ns: float,
+) -> dict[str, int]:
+    """Who responded to each congestion event of a group of flows: the flows' ssthresh changes
+    (:func:`_reductions`) within two round trips of the first one are one event (the overflow
+    that caused it is seen by every flow it hit within a round trip, and the kernel's samples
+    are 20 ms apart); an event is ``several`` when more than one flow responded, else
+    ``largest`` when the one flow that did had the largest cwnd of the group one round trip
+    before the event, else ``other``. With drops falling on packets at random the largest flow
+    takes about its share of the single-flow events; a deterministic phase (Floyd & Jacobson
+    1992) can give them all to one flow (README, "The real-kernel engine", C/CUBIC)."""
+    out = {"events": 0, "several": 0, "largest": 0, "other": 0}
+    allr = sorted((float(x), name) for name, ts in reductions.items() for x in ts)
+    window = 2.0 * rtt_ns
+    i = 0
+    while i < len(allr):
+        t0 = allr[i][0]
+        names = {allr[i][1]}
+        j = i + 1
+        while j < len(allr) and allr[j][0] - t0 < window:
+            names.add(allr[j][1])
+            j += 1
+        out["events"] += 1
+        if len(names) > 1:
+            out["several"] += 1
+        else:
+            (who,) = names
+            before = np.array([t0 - rtt_ns])
+            sizes = {n: float(_step(*cwnd[n], before)[0]) for n in cwnd}
+            mine = sizes.get(who, math.nan)
+            rest = [v for n, v in sizes.items() if n != who and v == v]
+            out["largest" if mine == mine and all(mine >= v for v in rest) else "other"] += 1
+        i = j
+    return out
+
+
 def _within(a: float, b: float, abs_tol: float, rel_tol: float) -> bool:
     return abs(a - b) <= max(abs_tol, rel_tol * max(abs(a), abs(b)))
 
@@ -440,6 +493,14 @@ def fidelity(
     kflows = {f["name"]: f for f in kern.get("kernel", {}).get("flows", [])}
     fine = kern.get("kernel", {}).get("fine") or {}
     out_flows = []
+    # Per engine and TCP flow: ssthresh changes, cwnd steps, the kernel's smallest SRTT.
+    responses: dict[str, dict[str, Any]] = {
+        "sim": {},
+        "kernel": {},
+        "cwnd_sim": {},
+        "cwnd_kernel": {},
+    }
+    srtt_min: dict[str, float] = {}
     for idx, fc in enumerate(config["flows"]):
         name = fc["name"]
         entry: dict[str, Any] = {
@@ -502,11 +563,26 @@ def fidelity(
                 m = (cf == idx) if cf.dtype.kind not in "OU" else (cf == names[idx])
                 st = np.asarray(ch["time_ns"], dtype=float)[m]
                 sc = np.asarray(ch["cwnd_bytes"], dtype=float)[m]
+                if "ssthresh_bytes" in ch:
+                    sss = np.asarray(
+                        [np.nan if x is None else x for x in ch["ssthresh_bytes"]], dtype=float
+                    )[m]
+                    responses["sim"][name] = _reductions(st, sss)
+                    responses["cwnd_sim"][name] = (st, sc)
             else:
                 st, sc = _flow_series(sim, idx, "cwnd_bytes")
             if fk and fk["sender_t_ns"]:
                 kt2 = np.asarray(fk["sender_t_ns"], dtype=float) - offset
                 kc = np.asarray(fk["cwnd_bytes"], dtype=float)
+                if fk.get("ssthresh_bytes") is not None:
+                    kss = np.asarray(
+                        [np.nan if x is None else x for x in fk["ssthresh_bytes"]], dtype=float
+                    )
+                    responses["kernel"][name] = _reductions(kt2, kss)
+                    responses["cwnd_kernel"][name] = (kt2, kc)
+                rtts = [x for x in fk.get("srtt_ns") or [] if x is not None and x > 0]
+                if rtts:
+                    srtt_min[name] = float(min(rtts))
             else:
                 kt2, kc = _flow_series(kern, idx, "cwnd_bytes")
                 kt2 = kt2 - offset
@@ -542,6 +618,20 @@ def fidelity(
         entry["pass"] = entry["verdict"] == "pass"
         out_flows.append(entry)
     groups = _group_checks(config, out_flows)
+    for g in groups:
+        members = list(g["flows"])
+        rtt = min((srtt_min[n] for n in members if n in srtt_min), default=math.nan)
+        if len(members) < 2 or rtt != rtt:
+            continue
+        g["loss_events"] = {
+            w: _loss_events(
+                {n: responses[w][n] for n in members},
+                {n: responses[f"cwnd_{w}"][n] for n in members},
+                rtt,
+            )
+            for w in ("sim", "kernel")
+            if all(n in responses[w] for n in members)
+        }
     kernel_valid = bool(kern.get("valid", True))
     judged = [f for f in out_flows if not f.get("exchangeable")]
     return {
@@ -705,6 +795,11 @@ def merge_trials(
             g["trials"][f"small_share_{w}"] = [
                 _small_share([f for f in r["flows"] if f.get("flow") in g["flows"]], w) for r in rs
             ]
+        # Who responds to each congestion event after slow start (:func:`_loss_events`).
+        for w, rs in (("sim", reports + extra), ("kernel", reports)):
+            ev = [group_of(r, g["group"]).get("loss_events", {}).get(w) for r in rs]
+            if ev and all(e is not None for e in ev):
+                g["trials"][f"loss_events_{w}"] = ev
         # How far each engine's mean can be trusted: the standard error of the mean Jain index.
         for w in ("sim", "kernel"):
             js = [x for x in g["trials"][f"jain_{w}"] if x == x]
@@ -731,6 +826,25 @@ def merge_trials(
         }
     )
     return out
+
+
+def _loss_events_line(group: str, trials: dict[str, Any]) -> str:
+    """fidelity.md's sentence on the congestion events of *group*, summed over the trials."""
+
+    def total(w: str) -> str:
+        keys = ("events", "several", "largest", "other")
+        t = {k: sum(int(e[k]) for e in trials[f"loss_events_{w}"]) for k in keys}
+        single = t["largest"] + t["other"]
+        share = f"{t['largest'] / single:.0%}" if single else "–"
+        return (
+            f"{t['events']} events, {t['several']} with several flows responding, "
+            f"{single} with one: the largest flow in {t['largest']} ({share})"
+        )
+
+    return (
+        f"Congestion events after slow start in group {group} (ssthresh changes within two "
+        f"round trips are one event): simulator {total('sim')}; kernel {total('kernel')}."
+    )
 
 
 def _small_share(flows: list[dict[str, Any]], w: str) -> dict[str, float]:
@@ -941,6 +1055,8 @@ def _markdown(name: str, rep: dict[str, Any]) -> str:
                 f"{m['sim', 'retransmits']} of the retransmissions; "
                 f"kernel {m['kernel', 'goodput']}, {m['kernel', 'retransmits']}.",
             ]
+            if "loss_events_sim" in tr and "loss_events_kernel" in tr:
+                lines += ["", _loss_events_line(g["group"], tr)]
     lines += ["", "Failed checks:", ""]
     for f in rep["flows"]:
         for k, c in (f.get("checks") or {}).items():
