@@ -735,6 +735,25 @@ def test_rates_leave_out_the_acks_of_a_loss_recovery(tmp_path):
         assert p.busy_share is None or p.busy_share < 1.02, (cca, p)
 
 
+def test_a_lone_flows_path_rate_is_its_packet_pairs(tmp_path):
+    # tuning path 0 (10.5 Mbit/s x 13.2 ms, BDP 11 packets): the 95th percentile of the rate
+    # over windows of 2 RTTs read 1.03 of the bottleneck for linux-6's Reno and 1.40 for Linux
+    # 2.6.10's BIC, and the grid point and the capture's own path took it; a lone flow that
+    # keeps the bottleneck busy (busy share >= CROSS_SHARE_MAX) takes its packet pairs' rate
+    from tcplab.identify.features import CROSS_SHARE_MAX
+
+    g = {"rate_bps": 10.46e6, "rtt_s": 0.0132, "buffer_bdp": 0.83, "loss": 2e-4, "duration_s": 20.0}
+    for stack, cca in (("linux-6", "reno"), ("linux-2.6.10", "bic")):
+        p = feats(capture(tmp_path, stack, cca, seed=1000, grid=g)).path
+        assert p.busy_share >= CROSS_SHARE_MAX, (cca, p)
+        assert p.flow_rate_bps > 1.02 * g["rate_bps"], (cca, p)  # the overestimate it replaces
+        assert p.rate_bps == pytest.approx(g["rate_bps"], rel=0.005), (cca, p)
+    # Windows XP's 17,520-B window leaves the bottleneck idle part of the time (busy share
+    # under the threshold): its rate stays the flow's own, as with cross traffic
+    x = feats(capture(tmp_path, "windows-xp", "newreno", seed=1000, grid=g)).path
+    assert x.busy_share < CROSS_SHARE_MAX and x.rate_bps == x.flow_rate_bps, x
+
+
 def test_validation_reports_set_accuracy_beside_top1_and_set_size(tmp_path, capsys):
     from tcplab.identify import validate as V
 
