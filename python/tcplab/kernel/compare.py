@@ -409,6 +409,11 @@ def _corr(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(np.corrcoef(a[m], b[m])[0, 1])
 
 
+def _floats(xs: Any) -> np.ndarray:
+    """*xs* as floats, None as NaN (a recorded series with gaps)."""
+    return np.asarray([np.nan if x is None else x for x in xs], dtype=float)
+
+
 # ssthresh at or above this many bytes is Linux's "infinite" initial value (0x7fffffff segments).
 _SSTHRESH_INF = 1e12
 
@@ -493,13 +498,8 @@ def fidelity(
     kflows = {f["name"]: f for f in kern.get("kernel", {}).get("flows", [])}
     fine = kern.get("kernel", {}).get("fine") or {}
     out_flows = []
-    # Per engine and TCP flow: ssthresh changes, cwnd steps, the kernel's smallest SRTT.
-    responses: dict[str, dict[str, Any]] = {
-        "sim": {},
-        "kernel": {},
-        "cwnd_sim": {},
-        "cwnd_kernel": {},
-    }
+    # Per engine and TCP flow: its ssthresh changes and cwnd steps; the kernel's smallest SRTT.
+    responses: dict[str, dict[str, Any]] = {"sim": {}, "kernel": {}}
     srtt_min: dict[str, float] = {}
     for idx, fc in enumerate(config["flows"]):
         name = fc["name"]
@@ -564,22 +564,16 @@ def fidelity(
                 st = np.asarray(ch["time_ns"], dtype=float)[m]
                 sc = np.asarray(ch["cwnd_bytes"], dtype=float)[m]
                 if "ssthresh_bytes" in ch:
-                    sss = np.asarray(
-                        [np.nan if x is None else x for x in ch["ssthresh_bytes"]], dtype=float
-                    )[m]
-                    responses["sim"][name] = _reductions(st, sss)
-                    responses["cwnd_sim"][name] = (st, sc)
+                    sss = _floats(ch["ssthresh_bytes"])[m]
+                    responses["sim"][name] = (_reductions(st, sss), (st, sc))
             else:
                 st, sc = _flow_series(sim, idx, "cwnd_bytes")
             if fk and fk["sender_t_ns"]:
                 kt2 = np.asarray(fk["sender_t_ns"], dtype=float) - offset
                 kc = np.asarray(fk["cwnd_bytes"], dtype=float)
                 if fk.get("ssthresh_bytes") is not None:
-                    kss = np.asarray(
-                        [np.nan if x is None else x for x in fk["ssthresh_bytes"]], dtype=float
-                    )
-                    responses["kernel"][name] = _reductions(kt2, kss)
-                    responses["cwnd_kernel"][name] = (kt2, kc)
+                    kss = _floats(fk["ssthresh_bytes"])
+                    responses["kernel"][name] = (_reductions(kt2, kss), (kt2, kc))
                 rtts = [x for x in fk.get("srtt_ns") or [] if x is not None and x > 0]
                 if rtts:
                     srtt_min[name] = float(min(rtts))
@@ -625,8 +619,8 @@ def fidelity(
             continue
         g["loss_events"] = {
             w: _loss_events(
-                {n: responses[w][n] for n in members},
-                {n: responses[f"cwnd_{w}"][n] for n in members},
+                {n: responses[w][n][0] for n in members},
+                {n: responses[w][n][1] for n in members},
                 rtt,
             )
             for w in ("sim", "kernel")
