@@ -298,8 +298,13 @@ def test_diff_bad_threshold_and_metric(two_runs_free=None):
 @needs_core
 @needs_ray
 def test_ctrl_c_on_ray_cancels_and_writes_nothing(tmp_path):
-    text = LOSSY.replace('duration = "2s"', 'duration = "20s"').replace("trials = 4", "trials = 8")
-    f = _write(tmp_path, text.replace('rate = "20Mbit"', 'rate = "200Mbit"'))
+    # Trials long enough that the campaign cannot finish in the moment between the first stored
+    # trial and the interrupt: no random loss at 1 Gbit/s for 120 s is ~10 M packets (~1 s of
+    # simulation each, 32 trials on 2 workers). With the 1 % loss of LOSSY a trial is ~1 ms and
+    # the whole campaign could end inside the 50-ms poll below (CI, 2026-11-28: 32 of 32 stored).
+    text = LOSSY.replace('duration = "2s"', 'duration = "120s"').replace("trials = 4", "trials = 8")
+    text = text.replace('rate = "20Mbit"', 'rate = "1Gbit"').replace("loss = 0.01", "loss = 0.0")
+    f = _write(tmp_path, text)
     results = tmp_path / "results"
     cmd = [sys.executable, "-m", "tcplab", "run", str(f), "--executor", "ray", "--jobs", "2"]
     cmd += ["--resume", "--out", str(tmp_path / "out"), "--quiet"]
