@@ -196,3 +196,19 @@ def test_sysctl_header_sets_model_knobs_or_is_refused(tmp_path):
     f.write_text("--sysctl=net.ipv4.tcp_ecn=1\n")
     with pytest.raises(UserError, match=r"a\.pkt: --sysctl=net\.ipv4\.tcp_ecn=1: .*no knob"):
         sysctl_knobs(str(f))
+    # XNU's stretch-ACK sysctls (macOS) set the simulator's stretch_ack_* knobs.
+    f.write_text("--sysctl=net.inet.tcp.rcvsspktcnt=16\n--sysctl=net.inet.tcp.maxseg_unacked=4\n")
+    assert sysctl_knobs(str(f)) == {"stretch_ack_wait": 16, "stretch_ack_segments": 4}
+
+
+def test_xnu_sysctls_are_refused_by_the_kernel_engine(tmp_path):
+    """A BSD/XNU sysctl in a script is the simulator's only: the kernel engine says so before it
+    creates anything."""
+    from tcplab.errors import UserError
+    from tcplab.script.kernel import run_kernel
+
+    f = tmp_path / "x.pkt"
+    text = "--sysctl=net.inet.tcp.rcvsspktcnt=16\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n"
+    f.write_text(text)
+    with pytest.raises(UserError, match=r"x\.pkt: --sysctl=net\.inet\.tcp\.rcvsspktcnt.*simulator"):
+        run_kernel(parse_file(f), str(f))

@@ -486,9 +486,15 @@ def run_kernel(
     """Run parsed ``events`` on the kernel in a fresh namespace (deleted afterwards)."""
     from ..kernel.netns import CmdError, delete_namespaces, run_cmd
 
-    check_root()
     if sysctls is None:
         sysctls = header_sysctls(path)
+    foreign = sorted(k for k in sysctls if k.startswith("net.inet."))
+    if foreign:
+        raise UserError(
+            f"{path}: --sysctl={foreign[0]}: a BSD/XNU sysctl, which this Linux kernel does not "
+            "have; run the script on the simulator (without --engine kernel)"
+        )
+    check_root()
     ns = f"tcplab-script-{secrets.token_hex(4)}"
     last = max((e.time_end or e.time or 0.0) for e in events) if events else 0.0
     try:

@@ -534,7 +534,9 @@ def parse_file(path: str | Path) -> list[Event]:
 
 
 #: Sysctls a script may set in its header (``--sysctl=NAME=VALUE``, packetdrill-style).
-SYSCTL_PREFIXES = ("net.ipv4.tcp_", "net.core.default_qdisc")
+#: Linux's (run by both engines) and XNU's/BSD's `net.inet.tcp.*` (the simulator's macOS
+#: stretch-ACK knobs, script/sim.py SYSCTL_KNOBS; the kernel engine refuses them).
+SYSCTL_PREFIXES = ("net.ipv4.tcp_", "net.core.default_qdisc", "net.inet.tcp.")
 
 
 def header_sysctls(path: str) -> dict[str, str]:
@@ -555,7 +557,8 @@ def header_sysctls(path: str) -> dict[str, str]:
             raise UserError(f"{path}:{n}: near {s!r}: expected '--sysctl=NAME=VALUE'")
         if not name.startswith(SYSCTL_PREFIXES):
             raise UserError(
-                f"{path}:{n}: near {name!r}: only net.ipv4.tcp_* sysctls may be set by a script"
+                f"{path}:{n}: near {name!r}: only net.ipv4.tcp_* (Linux) and net.inet.tcp.* "
+                "(XNU, simulator only) sysctls may be set by a script"
             )
         out[name] = value
     return out

@@ -52,6 +52,9 @@ SYSCTL_KNOBS = {
     "net.ipv4.tcp_sack": lambda v: {"sack": int(v) != 0},
     "net.ipv4.tcp_window_scaling": lambda v: {"window_scaling": int(v) != 0},
     "net.ipv4.tcp_frto": lambda v: {"frto": int(v) != 0},
+    # XNU (macOS) sysctls of the stretch-ACK rules (receiver/stretch.rs).
+    "net.inet.tcp.rcvsspktcnt": lambda v: {"stretch_ack_wait": int(v)},
+    "net.inet.tcp.maxseg_unacked": lambda v: {"stretch_ack_segments": int(v)},
 }
 
 

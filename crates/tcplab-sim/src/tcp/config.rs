@@ -194,6 +194,22 @@ knobs! {
     delack_segments: u32 = 2; kind "int";
     /// Delayed-ACK timer (RFC 5681 §4.2: < 500 ms; 200 ms is the common value).
     delack_timeout: u64 = 200_000_000; kind "duration";
+    /// Receiver: XNU's stretch ACKs (macOS, `tcp_delack_enabled` = 3): once the sender is
+    /// streaming, ACK every this many segments (`maxseg_unacked`, 8) instead of every
+    /// `delack_segments`; 0 = off. The rules are in src/tcp/receiver/stretch.rs.
+    stretch_ack_segments: u32 = 0; kind "int";
+    /// Receiver, with `stretch_ack_segments`: the window in which that many segments' bytes
+    /// must arrive for the sender to count as streaming (XNU `tcp_rcvunackwin`, 100 ms).
+    stretch_ack_window: u64 = 100_000_000; kind "duration";
+    /// Receiver, with `stretch_ack_segments`: a silence this long after the window ends stops
+    /// the streaming detection (XNU `tcp_maxrcvidle`, 200 ms).
+    stretch_ack_idle: u64 = 200_000_000; kind "duration";
+    /// Receiver, with `stretch_ack_segments`: segments to wait after connection start and after
+    /// each reassembly before ACKs are stretched (XNU `tcp_rcvsspktcnt`, 512).
+    stretch_ack_wait: u32 = 512; kind "int";
+    /// Receiver: an in-order data segment carrying PSH is ACKed at once, not delayed (XNU
+    /// `tcp_cc_delay_ack`, every `tcp_delack_enabled` mode, "radar 3649245").
+    ack_on_push: bool = false; kind "bool";
     /// Segments ACKed immediately at connection start and after out-of-order data
     /// (Linux quick-ACK mode, up to 16; 0 = off).
     quickack_segments: u32 = 0; kind "int";

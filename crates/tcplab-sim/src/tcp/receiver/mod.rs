@@ -5,6 +5,7 @@
 
 pub mod autotune;
 pub mod recv_core;
+pub mod stretch;
 
 use super::config::TcpConfig;
 use super::rtt::{ts_ticks, RttEstimator};
@@ -17,6 +18,7 @@ use crate::time::Nanos;
 use autotune::Autotune;
 use recv_core::{RecvCore, RecvCoreConfig};
 use std::collections::VecDeque;
+use stretch::{StretchCfg, XnuStretch};
 
 /// The receiver's timestamp clock (RFC 7323 §5.4): ticks of `cfg.clock_granularity` at the
 /// host's phase (knob `clock_phase`).
@@ -58,6 +60,10 @@ pub struct TcpReceiver {
     rng: Rng,
     /// A previous connection's out-of-order buffer, for the next `RecvCore` ([`Self::renew`]).
     spare_buf: VecDeque<(u64, u64)>,
+    /// XNU's stretch ACKs (knob `stretch_ack_segments`), once data flows.
+    stretch: Option<XnuStretch>,
+    /// In-order data segments since the last ACK (XNU `t_unacksegs`), for `stretch`.
+    unacked_segs: u32,
 }
 
 impl TcpReceiver {
@@ -98,6 +104,8 @@ impl TcpReceiver {
             tune: None,
             rng,
             spare_buf: VecDeque::new(),
+            stretch: None,
+            unacked_segs: 0,
         }
     }
 
@@ -153,7 +161,15 @@ impl TcpReceiver {
 
     pub fn on_timer(&mut self, cx: &mut Cx) {
         let due = match self.rx.as_mut() {
-            Some(r) => r.on_timer(cx.now),
+            Some(r) => {
+                let delack = r.delack_deadline().is_some_and(|t| cx.now >= t);
+                if let (true, Some(st)) = (delack, self.stretch.as_mut()) {
+                    // XNU tcp_timer.c, TCPT_DELACK: a firing while stretching resets it.
+                    st.on_delack_timer(cx.now, self.unacked_segs);
+                    r.set_ack_every(self.cfg.delack_segments);
+                }
+                r.on_timer(cx.now)
+            }
             None => false,
         };
         if due {
@@ -236,6 +252,15 @@ impl TcpReceiver {
                         r.set_initial_clamp(initial);
                     }
                     self.rx = Some(r);
+                    if self.cfg.stretch_ack_segments > 0 {
+                        // XNU `tcp_newtcpcb`: a connection starts waiting (stretch.rs).
+                        self.stretch = Some(XnuStretch::new(StretchCfg {
+                            segments: self.cfg.stretch_ack_segments,
+                            window: self.cfg.stretch_ack_window,
+                            idle: self.cfg.stretch_ack_idle,
+                            wait_packets: self.cfg.stretch_ack_wait,
+                        }));
+                    }
                 }
                 Err(_) => return,
             }
@@ -306,6 +331,7 @@ impl TcpReceiver {
             }
         }
         rx.on_fields_sent(&f);
+        self.unacked_segs = 0;
         self.last_ack_sent = f.ack;
         let wire = packet::IPV4_HEADER
             + packet::TCP_HEADER
@@ -381,7 +407,47 @@ impl TcpReceiver {
             }
             self.last_data_at = now;
         }
+        let had_ooo = rx.ooo_bytes() > 0;
+        if p.payload > 0 {
+            if let Some(st) = self.stretch.as_mut() {
+                // XNU: streaming detection on every data segment before it is processed, its
+                // bytes counted with the TCP header (`tlen + off`); stretch.rs.
+                let hdr = packet::TCP_HEADER + if self.ts_on { packet::TS_OPTION_LEN } else { 0 };
+                let on = st.on_data(
+                    now,
+                    u64::from(p.payload + hdr),
+                    self.seg_mss,
+                    h.flags & !flags::ACK != 0,
+                );
+                rx.set_ack_every(if on {
+                    self.cfg.stretch_ack_segments
+                } else {
+                    self.cfg.delack_segments
+                });
+            }
+        }
         let mut out = rx.on_segment(now, h.seq, p.payload, fin);
+        if out.delivered > 0 && !out.out_of_order {
+            self.unacked_segs = self.unacked_segs.saturating_add(1);
+        }
+        if let Some(st) = self.stretch.as_mut() {
+            if out.out_of_order || (had_ooo && out.delivered > 0) {
+                // XNU `tcp_reass`: out-of-order data or a filled hole means loss or
+                // reordering; every second segment again for `stretch_ack_wait` segments.
+                st.on_reassembly(now);
+                rx.set_ack_every(self.cfg.delack_segments);
+            }
+        }
+        if !out.ack_now
+            && self.cfg.ack_on_push
+            && h.flags & flags::PSH != 0
+            && out.delivered > 0
+            && !out.out_of_order
+        {
+            // Knob `ack_on_push` (XNU `tcp_cc_delay_ack`: "If TH_PUSH is set, take this as a
+            // clue that we need to ACK with no delay", radar 3649245).
+            out.ack_now = true;
+        }
         if !out.ack_now
             && self.cfg.ack_pushed_on_read
             && h.flags & flags::PSH != 0

@@ -347,6 +347,9 @@ pub struct RecvCore {
     clamp: u64,
     /// In-order bytes delivered since the last ACK.
     unacked_bytes: u64,
+    /// The current "ACK every N full-sized segments": `cfg.delack_segments` unless the caller
+    /// stretches ACKs ([`RecvCore::set_ack_every`]).
+    ack_every: u32,
     delack_deadline: Option<u64>,
     /// In-order segments still to be ACKed immediately (quick-ACK mode).
     quick_left: u32,
@@ -405,6 +408,7 @@ impl RecvCore {
             adv_edge: syn_window,
             clamp: u64::MAX,
             unacked_bytes: 0,
+            ack_every: cfg.delack_segments,
             delack_deadline: None,
             quick_left: cfg.quickack_segments,
             comp_rcv_nxt: u64::MAX,
@@ -677,7 +681,7 @@ impl RecvCore {
             self.quick_left -= 1;
             ack_now = true;
         }
-        let full = u64::from(self.cfg.delack_segments) * u64::from(self.rcv_mss);
+        let full = u64::from(self.ack_every) * u64::from(self.rcv_mss);
         if self.unacked_bytes >= full {
             // ACK at least every 2nd (N-th) full-sized segment: RFC 1122 §4.2.3.2,
             // RFC 5681 §4.2.
@@ -899,6 +903,13 @@ impl RecvCore {
             send = true;
         }
         send
+    }
+
+    /// ACK at least every `n` full-sized segments from the next segment on, instead of
+    /// `delack_segments` (XNU's stretch ACKs, receiver/stretch.rs, decide per segment).
+    #[inline]
+    pub fn set_ack_every(&mut self, n: u32) {
+        self.ack_every = n.max(1);
     }
 
     /// Re-enters quick-ACK mode (Linux also does this after an idle period longer than the RTO,
