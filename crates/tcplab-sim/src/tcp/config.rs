@@ -261,8 +261,10 @@ knobs! {
     /// congestion controller and the minimum RTT the newest's) or "linux-2.6" (Linux
     /// 2.6.23–3.11: the estimator as "timestamps", the congestion controller the newest
     /// cumulatively acknowledged segment's RTT, in µs for controllers that ask for send stamps
-    /// (`TCP_CONG_RTT_STAMP`), else in whole ticks of `clock_granularity` and none when 0).
-    rtt_sampling: RttSamplingCfg = RttSamplingCfg::Timestamps; kind "choice", choices &["timestamps", "linux", "linux-2.6"];
+    /// (`TCP_CONG_RTT_STAMP`), else in whole ticks of `clock_granularity` and none when 0) or
+    /// "bsd" (with timestamps as "timestamps"; without them one segment timed at a time, one
+    /// sample per round trip, 4.4BSD `t_rtttime`/`t_rtseq`).
+    rtt_sampling: RttSamplingCfg = RttSamplingCfg::Timestamps; kind "choice", choices &["timestamps", "linux", "linux-2.6", "bsd"];
     /// Apply `min_rto` to the variance term (RTO = SRTT + max(G, 4·RTTVAR, min_rto)), as Linux
     /// does, instead of to the whole RTO (RFC 6298 §2.4).
     rto_min_on_variance: bool = false; kind "bool";

@@ -84,6 +84,18 @@ pub enum RttSamplingCfg {
     /// whole clock ticks.
     #[serde(rename = "linux-2.6")]
     Linux26,
+    /// BSD (4.4BSD-Lite and its descendants: FreeBSD, OpenBSD, XNU; TCP/IP Illustrated Vol. 2
+    /// §25.10): with timestamps as [`Self::Timestamps`]; without them one segment at a time is
+    /// timed — the first new segment sent while nothing is timed (tcp_output.c: `t_rtttime =
+    /// ticks; t_rtseq = startseq` when `snd_nxt` passes `snd_max` and `t_rtttime` is 0) — and
+    /// sampled by the first ACK beyond its start (tcp_input.c: `t_rtttime && SEQ_GT(th_ack,
+    /// t_rtseq)`, `tcp_xmit_timer`), so one sample per round trip, not one per ACK; a
+    /// retransmission ends the timing unsampled (Karn: tcp_timer.c `tcp_timer_rexmt` and the
+    /// fast-retransmit and partial-ACK paths clear `t_rtttime`). FreeBSD 5.x, read for the facts.
+    /// Approximation: every retransmission ends it, where BSD's SACK retransmissions in a
+    /// recovery do not (the fast retransmit that began the recovery has ended it already).
+    #[serde(rename = "bsd")]
+    Bsd,
 }
 
 /// The congestion controller's RTT sample in Linux 2.6.23 to 3.11 (net/ipv4/tcp_input.c
@@ -193,9 +205,38 @@ pub struct AckProcessor {
     pub dupacks: u32,
     /// Window field of the last ACK (a changed window makes an ACK not a duplicate without SACK).
     pub last_wnd_raw: u16,
+    /// With [`RttSamplingCfg::Bsd`] and no timestamps: the segment being timed, its start
+    /// offset and send time (BSD `t_rtseq`, `t_rtttime`).
+    timed: Option<(u64, Nanos)>,
 }
 
 impl AckProcessor {
+    /// [`RttSamplingCfg::Bsd`]: a new segment starting at `off` left at `now`; it is timed if
+    /// nothing is.
+    #[inline]
+    pub fn time_segment(&mut self, off: u64, now: Nanos) {
+        if self.timed.is_none() {
+            self.timed = Some((off, now));
+        }
+    }
+
+    /// [`RttSamplingCfg::Bsd`]: a retransmission ends the timing unsampled (Karn).
+    #[inline]
+    pub fn cancel_timing(&mut self) {
+        self.timed = None;
+    }
+
+    /// [`RttSamplingCfg::Bsd`]: the sample an ACK up to `ack` gives, if it passes the start of
+    /// the timed segment (ending the timing).
+    #[inline]
+    fn timed_sample(&mut self, ack: u64, now: Nanos, rtt: &RttEstimator) -> Option<RttSample> {
+        let (seq, sent) = self.timed?;
+        (ack > seq).then(|| {
+            self.timed = None;
+            rtt.sample(sent, now)
+        })
+    }
+
     /// Process the ACK `h` carrying `payload` bytes. Returns `None` for a segment that is not
     /// an acceptable ACK. Updates `sb` (and its rate sampler) with what is acknowledged and the
     /// SACK/duplicate-ACK counters in `stats`.
@@ -261,13 +302,17 @@ impl AckProcessor {
                 h.ts_ecr,
                 cx.clock_granularity,
             ));
+        } else if !cx.ts_on && cx.rtt_sampling == RttSamplingCfg::Bsd {
+            out.rtt_sample = self.timed_sample(out.snd_una, now, rtt);
         } else if !cx.ts_on && (advanced || res.bytes_sacked > 0) {
             if let Some(x) = res.rtt_xmit {
                 out.rtt_sample = Some(rtt.sample(x, now));
             }
         }
         match cx.rtt_sampling {
-            RttSamplingCfg::Timestamps => out.ca_rtt = out.rtt_sample.map(|m| m.nanos),
+            RttSamplingCfg::Timestamps | RttSamplingCfg::Bsd => {
+                out.ca_rtt = out.rtt_sample.map(|m| m.nanos)
+            }
             RttSamplingCfg::Linux26 => {
                 out.ca_rtt = linux26_ca_rtt(now, res, cx.ca_rtt_stamp, cx.clock_granularity)
             }
@@ -358,6 +403,8 @@ impl AckProcessor {
                 (h.ts_ecr != 0).then(|| {
                     RttSample::from_timestamps(now + cx.clock_phase, h.ts_ecr, cx.clock_granularity)
                 })
+            } else if cx.rtt_sampling == RttSamplingCfg::Bsd {
+                self.timed_sample(ack, now, rtt)
             } else {
                 res.rtt_xmit.map(|x| rtt.sample(x, now))
             };
@@ -502,6 +549,64 @@ mod tests {
         // Without timestamps, Karn's rule: sample from the newest never-retransmitted segment.
         assert_eq!(o.rtt_sample.map(|m| m.nanos), Some(50_000_000));
         assert_eq!(sb.out_bytes, 2000);
+    }
+
+    #[test]
+    fn test_bsd_timing_gives_one_sample_per_timed_segment() {
+        // Segments 0..4 sent at time 0, the first timed (BSD t_rtseq = 0, t_rtttime = 0).
+        let mut sb = sent(4);
+        let mut a = AckProcessor::default();
+        a.time_segment(0, 0);
+        a.time_segment(1000, 0); // already timing: ignored
+        let mut st = SenderStats::default();
+        let mut c = cx(0, 4000, false);
+        c.rtt_sampling = RttSamplingCfg::Bsd;
+        let o = a
+            .on_ack(&c, &ack(1000, &[]), 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert_eq!(o.rtt_sample.map(|m| m.nanos), Some(50_000_000));
+        assert_eq!(o.ca_rtt, Some(50_000_000));
+        // The next ACKs give nothing until a new segment is timed (the per-ACK rule would).
+        let mut c2 = cx(1000, 4000, false);
+        c2.rtt_sampling = RttSamplingCfg::Bsd;
+        c2.now = 60_000_000;
+        let o = a
+            .on_ack(&c2, &ack(2000, &[]), 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert_eq!(o.rtt_sample, None);
+        c2.rtt_sampling = RttSamplingCfg::Timestamps;
+        c2.snd_una = 2000;
+        let o = a
+            .on_ack(&c2, &ack(3000, &[]), 0, &mut sb, &rtt(), &mut st)
+            .unwrap();
+        assert_eq!(o.rtt_sample.map(|m| m.nanos), Some(60_000_000));
+        // A timed segment that is retransmitted gives no sample (Karn), on the fast path too.
+        a.time_segment(3000, 10_000_000);
+        a.cancel_timing();
+        let mut c3 = cx(3000, 4000, false);
+        c3.rtt_sampling = RttSamplingCfg::Bsd;
+        let at = AckProcessor::in_order(&c3, &ack(4000, &[]), 0, &sb).unwrap();
+        let mut res = AckResult::default();
+        let o = a.on_in_order_ack(&c3, &ack(4000, &[]), at, &mut sb, &rtt(), &mut res);
+        assert_eq!(o.rtt_sample, None);
+    }
+
+    #[test]
+    fn test_bsd_timing_on_the_fast_path_samples_once_the_ack_passes_the_start() {
+        let mut sb = sent(4);
+        let mut a = AckProcessor::default();
+        a.time_segment(1000, 20_000_000);
+        let mut c = cx(0, 4000, false);
+        c.rtt_sampling = RttSamplingCfg::Bsd;
+        let mut res = AckResult::default();
+        // Up to 1000 (not beyond the timed segment's start): nothing.
+        let at = AckProcessor::in_order(&c, &ack(1000, &[]), 0, &sb).unwrap();
+        let o = a.on_in_order_ack(&c, &ack(1000, &[]), at, &mut sb, &rtt(), &mut res);
+        assert_eq!(o.rtt_sample, None);
+        c.snd_una = 1000;
+        let at = AckProcessor::in_order(&c, &ack(2000, &[]), 0, &sb).unwrap();
+        let o = a.on_in_order_ack(&c, &ack(2000, &[]), at, &mut sb, &rtt(), &mut res);
+        assert_eq!(o.rtt_sample.map(|m| m.nanos), Some(30_000_000));
     }
 
     #[test]

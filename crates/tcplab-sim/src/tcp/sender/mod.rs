@@ -679,6 +679,15 @@ impl TcpSender {
         let hdr = self.data_hdr(now, off, if push { flags::PSH } else { 0 });
         let wire = self.header_len() + len;
         cx.send(self.packet(hdr, len, wire, frame_cont));
+        if self.cfg.rtt_sampling == ack::RttSamplingCfg::Bsd && !self.ts_on && len > 0 {
+            // BSD timing without timestamps (ack.rs `RttSamplingCfg::Bsd`): a new segment is
+            // timed if nothing is; a retransmission ends the timing (Karn).
+            if retransmit {
+                self.acks.cancel_timing();
+            } else {
+                self.acks.time_segment(off, now);
+            }
+        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.ep.rec.on_sent(len);
