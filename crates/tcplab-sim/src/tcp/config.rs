@@ -293,6 +293,11 @@ knobs! {
     /// (BSD `tcp_xmit_timer`: floor `max(t_rttmin, rtt + 2)`, the sample in ticks); not applied
     /// to backed-off values; 0 = off.
     rto_floor_ticks: u32 = 0; kind "int";
+    /// FreeBSD's scaled-integer RTT estimator (`tcp_xmit_timer`: SRTT × 32 and RTTVAR × 16 in
+    /// `timer_tick`s, the sample taken to origin 0 with `rtt − 1`, a timestamp echo's sample
+    /// one tick larger than a timed segment's) instead of RFC 6298's arithmetic in nanoseconds
+    /// (src/tcp/rtt.rs `BsdTimer::fixed_point`). Needs `timer_tick`.
+    rtt_fixed_point: bool = false; kind "bool";
     /// Negotiate the timestamps option (RFC 7323 §3).
     timestamps: bool = true; kind "bool";
     /// Negotiate SACK (RFC 2018).

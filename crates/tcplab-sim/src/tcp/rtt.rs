@@ -27,6 +27,9 @@ pub struct RttEstimator {
     raw: Nanos,
     /// BSD's floor above the latest sample ([`BsdTimer::floor_ticks`]); 0 when off.
     sample_floor: Nanos,
+    /// [`BsdTimer::fixed_point`]: `t_srtt` (ticks × 32) and `t_rttvar` (ticks × 16); 0 = none.
+    fp_srtt: i64,
+    fp_rttvar: i64,
 }
 
 /// The parts of the retransmission timer in which BSD-derived stacks differ from RFC 6298's
@@ -64,6 +67,15 @@ pub struct BsdTimer {
     /// lineage; read for the facts). Only there: after a timeout `tcp_timer_rexmt` clamps the
     /// backed-off value to `t_rttmin` alone. 0 = no such floor.
     pub floor_ticks: u32,
+    /// FreeBSD's scaled-integer estimator (`tcp_xmit_timer`, FreeBSD 5.x sys/netinet/tcp_input.c
+    /// and tcp_var.h, read for the facts): SRTT in ticks × 32 (`TCP_RTT_SHIFT` 5), RTTVAR in
+    /// ticks × 16 (`TCP_RTTVAR_SHIFT` 4), `TCP_DELTA_SHIFT` 2. The first sample sets SRTT to it
+    /// and RTTVAR to half of it; later ones move SRTT by `((rtt − 1) << 2) − (srtt >> 3)` ("adjust
+    /// rtt to origin 0") and RTTVAR by `|delta| − (rttvar >> 2)`, each at least 1; the RTO is
+    /// `TCP_REXMTVAL = max(t_rttmin, ((srtt >> 3) + rttvar) >> 2)` ticks, then the slop and the
+    /// floor `max(t_rttmin, rtt + 2)`. `rtt` is what FreeBSD passes: a timestamp echo's ticks
+    /// plus 1, a timed segment's (`ticks − t_rtttime`) as they are. Needs `tick` > 0.
+    pub fixed_point: bool,
 }
 
 /// One RTT measurement as a tick-based clock takes it: the whole ticks between the two readings
@@ -74,6 +86,8 @@ pub struct BsdTimer {
 pub struct RttSample {
     pub ticks: u64,
     pub nanos: Nanos,
+    /// Taken from a timestamp echo (RFC 7323 §4), not a timed segment.
+    pub echo: bool,
 }
 
 impl RttSample {
@@ -83,6 +97,7 @@ impl RttSample {
         RttSample {
             ticks,
             nanos: ticks.max(1) * g,
+            echo: false,
         }
     }
 
@@ -94,6 +109,7 @@ impl RttSample {
         RttSample {
             ticks: nanos / g.max(1),
             nanos,
+            echo: false,
         }
     }
 
@@ -101,7 +117,10 @@ impl RttSample {
     /// value `ts_ecr`, in the clock's 32-bit modular arithmetic.
     pub fn from_timestamps(now: Nanos, ts_ecr: u32, g: Nanos) -> RttSample {
         let ts_now = ts_ticks(now, g);
-        RttSample::from_ticks(u64::from(ts_now.wrapping_sub(ts_ecr)), g)
+        RttSample {
+            echo: true,
+            ..RttSample::from_ticks(u64::from(ts_now.wrapping_sub(ts_ecr)), g)
+        }
     }
 }
 
@@ -157,6 +176,8 @@ impl RttEstimator {
             bsd,
             raw: initial_rto,
             sample_floor: 0,
+            fp_srtt: 0,
+            fp_rttvar: 0,
         }
     }
 
@@ -178,6 +199,10 @@ impl RttEstimator {
     /// sampling the congestion controller's, the newest segment's (`tcp_update_rtt_min` takes
     /// `ca_rtt_us`; [`crate::tcp::sender::ack::linux_rtt_samples`]).
     pub fn on_measurement(&mut self, m: RttSample, min_sample: Nanos) {
+        if self.bsd.fixed_point && self.bsd.tick > 0 {
+            self.update_fixed_point(m, min_sample);
+            return;
+        }
         self.sample_floor = match (self.bsd.floor_ticks, self.bsd.tick) {
             (0, _) | (_, 0) => 0,
             (f, t) => (m.ticks + u64::from(f)).saturating_mul(t),
@@ -212,6 +237,53 @@ impl RttEstimator {
         }
         self.backoff = 0;
         self.raw = self.unclamped_rto();
+        self.rto = self
+            .clamp(self.raw + self.bsd.slop)
+            .max(self.sample_floor)
+            .min(self.max_rto);
+    }
+
+    /// [`BsdTimer::fixed_point`]: FreeBSD's `tcp_xmit_timer` on the measurement `m`.
+    fn update_fixed_point(&mut self, m: RttSample, min_sample: Nanos) {
+        let tick = self.bsd.tick;
+        // What FreeBSD passes: an echo's ticks + 1 (`ticks - to_tsecr + 1`), a timed segment's
+        // ticks as they are (`ticks - t_rtttime`).
+        let rtt = m.ticks as i64 + i64::from(m.echo);
+        self.latest = m.nanos.max(1);
+        let ms = min_sample.max(1);
+        self.min_rtt = if self.min_rtt > 0 {
+            self.min_rtt.min(ms)
+        } else {
+            ms
+        };
+        if !self.has_sample || self.fp_srtt == 0 {
+            self.fp_srtt = rtt << 5;
+            self.fp_rttvar = rtt << 3;
+            self.has_sample = true;
+        } else {
+            let mut delta = ((rtt - 1) << 2) - (self.fp_srtt >> 3);
+            self.fp_srtt += delta;
+            if self.fp_srtt <= 0 {
+                self.fp_srtt = 1;
+            }
+            delta = delta.abs() - (self.fp_rttvar >> 2);
+            self.fp_rttvar += delta;
+            if self.fp_rttvar <= 0 {
+                self.fp_rttvar = 1;
+            }
+        }
+        // The nanosecond view for everything else that reads the estimate (SRTT for the
+        // bad-retransmit window, RTTVAR for reports).
+        self.srtt = self.fp_srtt as u64 * tick / 32;
+        self.rttvar = self.fp_rttvar as u64 * tick / 16;
+        self.backoff = 0;
+        let rttmin_ticks = self.min_rto.div_ceil(tick);
+        let rexmtval = ((((self.fp_srtt >> 3) + self.fp_rttvar) >> 2) as u64).max(rttmin_ticks);
+        self.raw = rexmtval * tick;
+        self.sample_floor = match self.bsd.floor_ticks {
+            0 => 0,
+            f => (rtt.max(0) as u64 + u64::from(f)) * tick,
+        };
         self.rto = self
             .clamp(self.raw + self.bsd.slop)
             .max(self.sample_floor)
@@ -311,15 +383,19 @@ mod tests {
         assert_eq!(e.backoff, 0);
     }
 
-    fn freebsd() -> RttEstimator {
-        let bsd = BsdTimer {
+    fn freebsd_timer() -> BsdTimer {
+        BsdTimer {
             slop: 200 * MS,
             tick: 10 * MS,
             backoff_unclamped: true,
             forget_after: 4,
             floor_ticks: 0,
-        };
-        RttEstimator::with_bsd(3 * SEC, 30 * MS, 64 * SEC, 10 * MS, false, bsd)
+            fixed_point: false,
+        }
+    }
+
+    fn freebsd() -> RttEstimator {
+        RttEstimator::with_bsd(3 * SEC, 30 * MS, 64 * SEC, 10 * MS, false, freebsd_timer())
     }
 
     /// OpenBSD 3.5's timer: 500-ms slow ticks, `t_rttmin` 2 ticks, the floor `rtt + 2` ticks.
@@ -345,6 +421,7 @@ mod tests {
                 RttSample {
                     ticks: 0,
                     nanos: 500 * MS,
+                    echo: false,
                 },
                 500 * MS,
             );
@@ -354,6 +431,7 @@ mod tests {
             RttSample {
                 ticks: 1,
                 nanos: 500 * MS,
+                echo: false,
             },
             500 * MS,
         );
@@ -365,6 +443,7 @@ mod tests {
                 RttSample {
                     ticks: 0,
                     nanos: 500 * MS,
+                    echo: false,
                 },
                 500 * MS,
             );
@@ -373,10 +452,74 @@ mod tests {
             RttSample {
                 ticks: 1,
                 nanos: 500 * MS,
+                echo: false,
             },
             500 * MS,
         );
         assert_eq!(f.rto(), SEC);
+    }
+
+    /// FreeBSD 5.x with its scaled-integer estimator: HZ 100, t_rttmin 3 ticks, slop 200 ms,
+    /// floor `rtt + 2` ticks.
+    fn freebsd_fixed_point() -> RttEstimator {
+        let bsd = BsdTimer {
+            floor_ticks: 2,
+            fixed_point: true,
+            ..freebsd_timer()
+        };
+        RttEstimator::with_bsd(3 * SEC, 30 * MS, 64 * SEC, 10 * MS, false, bsd)
+    }
+
+    #[test]
+    fn test_freebsd_fixed_point_estimator_by_hand() {
+        // Timed segments of 10 ticks (`ticks - t_rtttime`), worked through tcp_xmit_timer:
+        // first: srtt 320, rttvar 80, REXMTVAL ((320 >> 3) + 80) >> 2 = 30 ticks, + 20 slop;
+        // second: delta (9 << 2) - 40 = -4, srtt 316; |delta| - (80 >> 2) = -16, rttvar 64,
+        // REXMTVAL (39 + 64) >> 2 = 25; third: delta 36 - 39 = -3, srtt 313; 3 - 16, rttvar 51,
+        // REXMTVAL (39 + 51) >> 2 = 22 ticks: 420 ms with the slop (RFC 6298's arithmetic on
+        // 100-ms samples gives 210 + 200 = 410 ms).
+        let timed = RttSample::from_ticks(10, 10 * MS);
+        let mut e = freebsd_fixed_point();
+        e.on_measurement(timed, timed.nanos);
+        assert_eq!(e.rto(), 500 * MS);
+        e.on_measurement(timed, timed.nanos);
+        assert_eq!(e.rto(), 450 * MS);
+        e.on_measurement(timed, timed.nanos);
+        assert_eq!(e.rto(), 420 * MS);
+        assert_eq!(e.srtt, 313 * 10 * MS / 32);
+        // A fourth: delta 36 - 39 = -3, srtt 310; 3 - 12 = -9, rttvar 42: (38 + 42) >> 2 = 20.
+        e.on_measurement(timed, timed.nanos);
+        assert_eq!(e.rto(), 400 * MS);
+        // A timestamp echo of 10 ticks is passed as 11 (`ticks - to_tsecr + 1`): SRTT falls from
+        // 352 until (srtt >> 3) = 40 (origin 0), at 327 (10.2 ticks: the truncation's +1/2 tick
+        // bias tcp_var.h describes); a timed segment's 10 ticks settle one tick lower, at 295.
+        let echo = RttSample::from_timestamps(100 * MS, 0, 10 * MS);
+        assert!(echo.echo && echo.ticks == 10);
+        let mut e = freebsd_fixed_point();
+        for _ in 0..100 {
+            e.on_measurement(echo, echo.nanos);
+        }
+        assert_eq!(e.srtt, 327 * 10 * MS / 32);
+        let mut t = freebsd_fixed_point();
+        for _ in 0..100 {
+            t.on_measurement(timed, timed.nanos);
+        }
+        assert_eq!(t.srtt, 295 * 10 * MS / 32);
+    }
+
+    #[test]
+    fn test_freebsd_fixed_point_rttmin_inside_rexmtval() {
+        // A 1-tick path: REXMTVAL is at least t_rttmin (3 ticks) before the slop is added,
+        // so the RTO is 3 + 20 ticks, never 1 + 20.
+        let m = RttSample::from_ticks(1, 10 * MS);
+        let mut e = freebsd_fixed_point();
+        for _ in 0..50 {
+            e.on_measurement(m, m.nanos);
+        }
+        assert_eq!(e.rto(), 230 * MS);
+        // Backed off: REXMTVAL (3 ticks) x 2, then the slop.
+        e.back_off();
+        assert_eq!(e.rto(), 260 * MS);
     }
 
     #[test]
@@ -388,6 +531,7 @@ mod tests {
                 RttSample {
                     ticks: 3,
                     nanos: 500 * MS,
+                    echo: false,
                 },
                 500 * MS,
             );
@@ -405,6 +549,7 @@ mod tests {
             RttSample {
                 ticks: 3,
                 nanos: 500 * MS,
+                echo: false,
             },
             500 * MS,
         );

@@ -313,6 +313,7 @@ impl TcpSender {
                 backoff_unclamped: cfg.rto_backoff_unclamped,
                 forget_after: cfg.rtt_forget_after_backoffs,
                 floor_ticks: cfg.rto_floor_ticks,
+                fixed_point: cfg.rtt_fixed_point,
             },
         );
         let dupthresh = cfg.dupthresh;
