@@ -198,6 +198,7 @@ impl RttEstimator {
     /// personalities). `min_sample` feeds the minimum RTT: the same measurement, or with Linux's
     /// sampling the congestion controller's, the newest segment's (`tcp_update_rtt_min` takes
     /// `ca_rtt_us`; [`crate::tcp::sender::ack::linux_rtt_samples`]).
+    #[inline]
     pub fn on_measurement(&mut self, m: RttSample, min_sample: Nanos) {
         if self.bsd.fixed_point && self.bsd.tick > 0 {
             self.update_fixed_point(m, min_sample);
@@ -243,7 +244,9 @@ impl RttEstimator {
             .min(self.max_rto);
     }
 
-    /// [`BsdTimer::fixed_point`]: FreeBSD's `tcp_xmit_timer` on the measurement `m`.
+    /// [`BsdTimer::fixed_point`]: FreeBSD's `tcp_xmit_timer` on the measurement `m`. Out of
+    /// line, so that `on_measurement` stays small enough to inline on the other stacks.
+    #[inline(never)]
     fn update_fixed_point(&mut self, m: RttSample, min_sample: Nanos) {
         let tick = self.bsd.tick;
         // What FreeBSD passes: an echo's ticks + 1 (`ticks - to_tsecr + 1`), a timed segment's

@@ -162,11 +162,12 @@ impl TcpReceiver {
     pub fn on_timer(&mut self, cx: &mut Cx) {
         let due = match self.rx.as_mut() {
             Some(r) => {
-                let delack = r.delack_deadline().is_some_and(|t| cx.now >= t);
-                if let (true, Some(st)) = (delack, self.stretch.as_mut()) {
-                    // XNU tcp_timer.c, TCPT_DELACK: a firing while stretching resets it.
-                    st.on_delack_timer(cx.now, self.unacked_segs);
-                    r.set_ack_every(self.cfg.delack_segments);
+                if let Some(st) = self.stretch.as_mut() {
+                    if r.delack_deadline().is_some_and(|t| cx.now >= t) {
+                        // XNU tcp_timer.c, TCPT_DELACK: a firing while stretching resets it.
+                        st.on_delack_timer(cx.now, self.unacked_segs);
+                        r.set_ack_every(self.cfg.delack_segments);
+                    }
                 }
                 r.on_timer(cx.now)
             }
@@ -407,36 +408,21 @@ impl TcpReceiver {
             }
             self.last_data_at = now;
         }
-        let had_ooo = rx.ooo_bytes() > 0;
-        if p.payload > 0 {
-            if let Some(st) = self.stretch.as_mut() {
-                // XNU: streaming detection on every data segment before it is processed, its
-                // bytes counted with the TCP header (`tlen + off`); stretch.rs.
-                let hdr = packet::TCP_HEADER + if self.ts_on { packet::TS_OPTION_LEN } else { 0 };
-                let on = st.on_data(
-                    now,
-                    u64::from(p.payload + hdr),
-                    self.seg_mss,
-                    h.flags & !flags::ACK != 0,
-                );
-                rx.set_ack_every(if on {
-                    self.cfg.stretch_ack_segments
-                } else {
-                    self.cfg.delack_segments
-                });
-            }
-        }
+        let had_ooo = match self.stretch.as_mut() {
+            Some(st) => stretch_before(st, rx, &self.cfg, now, p, (self.ts_on, self.seg_mss)),
+            None => false,
+        };
         let mut out = rx.on_segment(now, h.seq, p.payload, fin);
-        if out.delivered > 0 && !out.out_of_order {
-            self.unacked_segs = self.unacked_segs.saturating_add(1);
-        }
         if let Some(st) = self.stretch.as_mut() {
-            if out.out_of_order || (had_ooo && out.delivered > 0) {
-                // XNU `tcp_reass`: out-of-order data or a filled hole means loss or
-                // reordering; every second segment again for `stretch_ack_wait` segments.
-                st.on_reassembly(now);
-                rx.set_ack_every(self.cfg.delack_segments);
-            }
+            stretch_after(
+                st,
+                rx,
+                &self.cfg,
+                now,
+                &out,
+                had_ooo,
+                &mut self.unacked_segs,
+            );
         }
         if !out.ack_now
             && self.cfg.ack_on_push
@@ -494,6 +480,53 @@ impl TcpReceiver {
         if out.ack_now {
             self.send_ack(cx);
         }
+    }
+}
+
+/// XNU's streaming detection on a segment before it is processed (stretch.rs), its bytes
+/// counted with the TCP header (`tlen + off`); returns whether out-of-order data was held.
+/// Out of line, as [`stretch_after`]: the other receivers pay a branch.
+#[inline(never)]
+fn stretch_before(
+    st: &mut XnuStretch,
+    rx: &mut RecvCore,
+    cfg: &TcpConfig,
+    now: Nanos,
+    p: &Packet,
+    (ts_on, seg_mss): (bool, u32),
+) -> bool {
+    if p.payload > 0 {
+        let hdr = packet::TCP_HEADER + if ts_on { packet::TS_OPTION_LEN } else { 0 };
+        let other_flags = p.tcp.flags & !flags::ACK != 0;
+        let on = st.on_data(now, u64::from(p.payload + hdr), seg_mss, other_flags);
+        rx.set_ack_every(if on {
+            cfg.stretch_ack_segments
+        } else {
+            cfg.delack_segments
+        });
+    }
+    rx.ooo_bytes() > 0
+}
+
+/// After the segment: count it as unacknowledged (XNU `t_unacksegs`) and, if it went through
+/// reassembly (out of order, or filling a hole: loss or reordering, XNU `tcp_reass`), ACK every
+/// second segment again for `stretch_ack_wait` segments.
+#[inline(never)]
+fn stretch_after(
+    st: &mut XnuStretch,
+    rx: &mut RecvCore,
+    cfg: &TcpConfig,
+    now: Nanos,
+    out: &recv_core::SegOutcome,
+    had_ooo: bool,
+    unacked_segs: &mut u32,
+) {
+    if out.delivered > 0 && !out.out_of_order {
+        *unacked_segs = unacked_segs.saturating_add(1);
+    }
+    if out.out_of_order || (had_ooo && out.delivered > 0) {
+        st.on_reassembly(now);
+        rx.set_ack_every(cfg.delack_segments);
     }
 }
 

@@ -247,6 +247,9 @@ pub struct TcpSender {
     ts_recent: u32,
     last_send: Nanos,
     cwnd_limited: bool,
+    /// `rtt_sampling = "bsd"` without timestamps: one segment at a time is timed (set with the
+    /// handshake).
+    bsd_timing: bool,
     /// Knob `tso`: when the last send decision deferred a frame ([`tso::next_frame`]).
     tso_deferred_at: Option<Nanos>,
     /// Knob `tso_model = "linux-6"`: where the write-queue buffer holding `snd_nxt` ends
@@ -347,6 +350,7 @@ impl TcpSender {
             ts_recent: 0,
             last_send: 0,
             cwnd_limited: false,
+            bsd_timing: false,
             tso_deferred_at: None,
             skb_end: 0,
             max_rwnd: 0,
@@ -494,6 +498,7 @@ impl TcpSender {
             return;
         };
         self.ts_on = n.ts_on;
+        self.bsd_timing = self.cfg.rtt_sampling == ack::RttSamplingCfg::Bsd && !n.ts_on;
         self.sack_on = n.sack_on;
         self.snd_wscale = n.snd_wscale;
         self.smss = n.smss;
@@ -680,7 +685,7 @@ impl TcpSender {
         let hdr = self.data_hdr(now, off, if push { flags::PSH } else { 0 });
         let wire = self.header_len() + len;
         cx.send(self.packet(hdr, len, wire, frame_cont));
-        if self.cfg.rtt_sampling == ack::RttSamplingCfg::Bsd && !self.ts_on && len > 0 {
+        if self.bsd_timing && len > 0 {
             // BSD timing without timestamps (ack.rs `RttSamplingCfg::Bsd`): a new segment is
             // timed if nothing is; a retransmission ends the timing (Karn).
             if retransmit {
