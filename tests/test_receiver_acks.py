@@ -115,3 +115,24 @@ def test_this_kernel_acks_like_the_linux6_receiver() -> None:
     assert one_segment_share(kernel) > 0.12, one_segment_share(kernel)  # not every second
     assert abs(one_segment_share(kernel) - one_segment_share(sim)) < 0.08
     assert sum(kernel) / len(kernel) == pytest.approx(sum(sim) / len(sim), abs=0.12)
+
+
+@needs_core
+def test_a_macos_receiver_stretches_its_acks_to_every_eighth_segment() -> None:
+    """XNU's stretch ACKs (knobs stretch_ack_*, receiver/stretch.rs): a bulk sender that never
+    pushes (FreeBSD 5.3) streams into a macOS receiver, which ACKs every 8th segment once the
+    512-segment wait is over; every second segment with the rule off."""
+    rows = run("macos", sender="freebsd-5.3")
+    steady = acks_after(rows, 3e9, 5e9)
+    assert sum(1 for a in steady if 7.5 < a < 8.5) / len(steady) > 0.9, steady[:20]
+    start = acks_after(rows, 0, 0.05e9)  # the first segments: the wait, every second one
+    assert start and max(start) <= 2.05, start
+
+
+@needs_core
+def test_a_macos_receiver_acks_pushed_segments_at_once() -> None:
+    """The linux-6 sender pushes the last segment of each GSO buffer: the macOS receiver ACKs
+    each at once (`ack_on_push`) and restarts its count, so its ACKs cover fewer than 8."""
+    steady = acks_after(run("macos"), 3e9, 5e9)
+    mean = sum(steady) / len(steady)
+    assert 3.0 < mean < 6.0, mean  # 100 Mbit/s x 20 ms run in the README: 4.1
