@@ -28,7 +28,9 @@
 //!
 //! Approximations: XNU's clock (`tcp_now`) ticks in milliseconds, this one is exact; the ACK
 //! threshold counts bytes (`RecvCore`'s `unacked_bytes` ≥ n × MSS) where XNU counts segments
-//! (`t_unacksegs`), the same for full-sized segments. The newest XNU
+//! (`t_unacksegs`), the same for full-sized segments. Not modelled: `tcp_cc_delay_ack` also
+//! ACKs at once while the last ACK advertised a zero window (`TF_RXWIN0SENT`), which only a
+//! slow application (`app_read_rate`) can cause. The newest XNU
 //! (apple-oss-distributions/xnu) decides by the receive window instead; which macOS release
 //! changed it is UNVERIFIED.
 
