@@ -498,7 +498,7 @@ def _windows_at(
     round that starts at the recovery's end read Reno's half window to 1 %), but the first round
     after the recovery's end still drains the queue the old window built, and its RTT samples,
     by which the arrivals are scaled (Little's law, :func:`extract`), are of that queue: behind
-    a drop-tail buffer of 1.3 BDP (seen 6731 path 2) it read 1.2 times the halved window. So
+    a drop-tail buffer of 1.3 BDP (seen 6731 path 2) it read 1.2-1.3 times the halved window. So
     near the receiver the epoch's rounds start a round after the recovery's end. The first of
     them is taken back to the recovery's end along the growth the capture shows there: the
     least-squares growth rate of the log flight over the epoch's first EDGE_ROUNDS rounds (those
