@@ -63,10 +63,11 @@ FLOORS: dict[str, float] = {
     # The decrease is a constant of the algorithm's rule, not of the path: Reno 1/2 (RFC 5681
     # §3.1), CUBIC 0.7 (RFC 9438 §4.6), BIC 819/1024 (Linux tcp_bic.c), Scalable 7/8 (Kelly
     # 2003), macOS CUBIC 0.8; H-TCP's RTTmin/RTTmax and HSTCP's b(w) move with the path. The
-    # feature reads it with the growth of the round after recovery (BIC's binary search: 0.82
-    # to 0.94 on three paths, a test), which the references on the capture's path share. Its
-    # scale is `fitted`: the robust standard deviation (1.4826 x the median absolute value) of
-    # the capture's beta minus its true candidate's nearest reference's, 0.022 over the 129
+    # feature reads it at the recovery's end (features._windows_at; FEATURE_VERSION 27: before
+    # that with the growth of the round after recovery, Reno 0.52-0.565, BIC's binary search
+    # 0.82 to 0.94). Its scale is `fitted` (on the readings before version 27, not refitted):
+    # the robust standard deviation (1.4826 x the median absolute value) of the capture's
+    # beta minus its true candidate's nearest reference's, 0.022 over the 129
     # tuning-set captures with losses (the default set of validate.py; rms 0.097, heavy-tailed,
     # which the cap of 16 bounds). It was 0.1, which let the growth features outweigh a
     # decrease of 0.8 against 0.875 (README, "Validation"). A capture's own standard error of

@@ -62,7 +62,7 @@ FEATURES: dict[str, tuple[str, str]] = {
         "HyStart (Ha & Rhee 2011) / BBR STARTUP / Vegas exit early; Reno overshoots",
     ),
     "beta": (
-        "window after a loss episode / window before it",
+        "window when a loss episode's recovery ended / window when the loss was detected",
         "Reno 0.5, CUBIC 0.7, BIC/Scalable 0.8-0.875, HTCP adaptive, BBR ~1, macOS CUBIC 0.8",
     ),
     "rec_new_rtt": (
@@ -459,6 +459,99 @@ def _growth_by_queue(
     for m in (keep & (qk < LOW_Q), keep & (qk > HIGH_Q)):
         out.append(float(np.mean(inc[m])) if m.sum() >= QUEUE_ROUNDS_MIN else None)
     return out[0], out[1]
+
+
+#: Rounds of an epoch over which the growth next to a loss episode is read (:func:`_windows_at`)
+EDGE_ROUNDS = 4
+
+
+def _log_slope(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Least-squares growth rate of *y* over *x* (per unit of x, on log y), None under two
+    points or a zero."""
+    if len(y) < 2 or float(y.min()) <= 0:
+        return None
+    return float(np.polyfit(x, np.log(y), 1)[0])
+
+
+def _windows_at(
+    vant: str,
+    rt0: np.ndarray,
+    flight: np.ndarray,
+    r_rtt: float,
+    episodes: list[dict[str, float]],
+    t_end: float,
+) -> tuple[list[float | None], list[float]]:
+    """Per loss episode: the window when its recovery ended (bytes; None when no round of the
+    epoch after it starts before the next episode), and the growth rate of the window just before
+    the episode (per second on log bytes, 0 when not read), which :func:`extract` uses to take
+    the window before the loss from half a round before its detection to the detection.
+
+    A multiplicative decrease is the window set when the recovery ends over the window when
+    the loss was detected: Linux sets ssthresh from cwnd on entering Recovery (tcp_enter_recovery,
+    ca_ops->ssthresh) and cwnd to ssthresh on leaving it (tcp_end_cwnd_reduction; PRR, RFC 6937
+    §3, has brought the pipe down to ssthresh by then); RFC 5681 §3.2 steps 2 and 6. A round of
+    the flight after the recovery already holds the epoch's growth: near the sender a round's
+    flight is its largest outstanding count, the window at the round's end, and the first round
+    that starts after the recovery's end ends 1-2 rounds after it (ident17: Reno's 0.5 read
+    0.52-0.565 on paths of 11-34 packets of BDP, a segment per round on windows of 6-17). Near
+    the receiver a round's arrivals carry the window of the round's start (with random loss the
+    round that starts at the recovery's end read Reno's half window to 1 %), but the first round
+    after the recovery's end still drains the queue the old window built, and its RTT samples,
+    by which the arrivals are scaled (Little's law, :func:`extract`), are of that queue: behind
+    a drop-tail buffer of 1.3 BDP (seen 6731 path 2) it read 1.2-1.3 times the halved window. So
+    near the receiver the epoch's rounds start a round after the recovery's end. The first of
+    them is taken back to the recovery's end along the growth the capture shows there: the
+    least-squares growth rate of the log flight over the epoch's first EDGE_ROUNDS rounds (those
+    that end at least half a round before the next episode, whose detection inflates the
+    outstanding count); the first round itself is read whether or not it ends by then (a
+    threshold on it moved the reading by which of a slow-start overshoot's successive episodes
+    counted: Illinois on seen 7219 path 4 read 0.578 with one of them and its own-path
+    reference 0.663 with two, 6 ms of RTT apart). On log values, so that a window that grows
+    by a factor per round (FAST's approach to its target, BBR's probing) is not extrapolated
+    below zero; for a window growing by a segment per round the two differ by under a segment
+    squared over the window. Not below
+    0: a window that shrinks after the recovery (a delay-based one may) is read at its first
+    round. An epoch of under two such rounds takes the median rate of the capture's other
+    epochs.
+
+    The growth before an episode is read the same way, on the last EDGE_ROUNDS rounds that end
+    half a round before its first retransmission, within the epoch since the previous recovery;
+    the first episode, which ends slow start, gets none: there the window's growth up to the
+    detection follows how the stack counts the duplicate ACKs, not a rate the rounds show."""
+    firsts: list[tuple[float, float, float | None] | None] = []
+    rates: list[float] = []
+    grow_before: list[float] = []
+    # a round's flight is the window at rt0 + lag; the rounds of an epoch start at skip after
+    # the recovery's end (near the receiver, the data sent after the sender left it)
+    lag, skip = (r_rtt, 0.0) if vant == "sender" else (0.0, r_rtt)
+    for n, ep in enumerate(episodes):
+        gb = None
+        if n > 0:
+            kb = np.flatnonzero(
+                (rt0 >= episodes[n - 1]["t_rec"] + skip) & (rt0 + r_rtt <= ep["t"] - 0.5 * r_rtt)
+            )[-EDGE_ROUNDS:]
+            gb = _log_slope(rt0[kb] + lag, flight[kb])
+        grow_before.append(max(0.0, gb or 0.0))
+        t_next = episodes[n + 1]["t"] if n + 1 < len(episodes) else t_end + r_rtt
+        k0 = np.flatnonzero((rt0 >= ep["t_rec"] + skip) & (rt0 < t_next))
+        if not len(k0):
+            firsts.append(None)
+            continue
+        k = np.flatnonzero((rt0 >= ep["t_rec"] + skip) & (rt0 + r_rtt <= t_next - 0.5 * r_rtt))
+        k = k[:EDGE_ROUNDS]
+        b = _log_slope(rt0[k] + lag, flight[k])
+        firsts.append((float(flight[k0[0]]), float(rt0[k0[0]] + lag - ep["t_rec"]), b))
+        if b is not None:
+            rates.append(b)
+    med = float(np.median(rates)) if rates else 0.0
+    after: list[float | None] = []
+    for f in firsts:
+        if f is None:
+            after.append(None)
+            continue
+        y0, dx, b = f
+        after.append(y0 * math.exp(-max(0.0, med if b is None else b) * dx))
+    return after, grow_before
 
 
 def _slope(y: np.ndarray) -> float:
@@ -910,7 +1003,9 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
     # --- loss reaction -----------------------------------------------------------------------
     if episodes:
         betas, recnew, recl, posts = [], [], [], []
-        for ep in episodes:
+        after_w, grow_before = _windows_at(vant, rt0, flight, r_rtt, episodes, t_end)
+        prev_rec = -math.inf
+        for n_ep, ep in enumerate(episodes):
             if vant == "sender" and len(out_t):
                 # the outstanding bytes before the loss was detected, not in the last half
                 # round: from the ACK before the hole on, the cumulative ACK stalls while SACKed
@@ -918,14 +1013,26 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
                 # 8985 §6.2), so the outstanding count grows past the window in use; that
                 # growth depends on the detection delay, not on the window, and made the
                 # measured decrease of CUBIC (0.7) read 0.55
-                a, b = np.searchsorted(out_t, [ep["t"] - 2.5 * r_rtt, ep["t"] - 0.5 * r_rtt])
-                before = out_v[a:b].astype(float)
+                # Read within this episode's epoch, from the previous recovery's end on (a round
+                # of it at least): before, an episode within 2.5 rounds of the previous one read
+                # that recovery's outstanding count, SACKed bytes included (tuning path 1's BIC:
+                # 74 segments before an episode whose window was 35)
+                t_a = max(ep["t"] - 2.5 * r_rtt, prev_rec)
+                a, b = np.searchsorted(out_t, [t_a, ep["t"] - 0.5 * r_rtt])
+                # the largest of them is the window half a round before the detection, which
+                # is taken to the detection along the growth before it (_windows_at)
+                before = out_v[a:b].astype(float) * math.exp(grow_before[n_ep] * 0.5 * r_rtt)
+                if ep["t"] - 0.5 * r_rtt - t_a < r_rtt:
+                    before = before[:0]
             else:
-                before = flight[(rt0 >= ep["t"] - 2 * r_rtt) & (rt0 < ep["t"])]
-            after = flight[(rt0 >= ep["t_rec"]) & (rt0 < ep["t_rec"] + 1.01 * r_rtt)]
-            if len(before) and len(after) and before.max() > 4 * mss and not ep["rto"]:
-                betas.append(after.max() / before.max())
-                posts.append(after.max() / mss / bdp_seg)
+                # the rounds of the epoch (_windows_at: near the receiver the round after a
+                # recovery's end still drains the queue of the window before it)
+                before = flight[(rt0 >= max(ep["t"] - 2 * r_rtt, prev_rec)) & (rt0 < ep["t"])]
+            prev_rec = ep["t_rec"] + (r_rtt if vant == "receiver" else 0.0)
+            after = after_w[n_ep]
+            if len(before) and after is not None and before.max() > 4 * mss and not ep["rto"]:
+                betas.append(after / before.max())
+                posts.append(after / mss / bdp_seg)
             if not math.isnan(ep["t_new"]) and not ep["rto"]:
                 recnew.append((ep["t_new"] - ep["t"]) / r_rtt)
             if not ep["rto"]:

@@ -38,7 +38,7 @@ from typing import Any
 from .features import CROSS_SHARE_MAX, Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-FEATURE_VERSION = 26  # 26: a lone flow's rate from its packet pairs (ss_exit_bdp, post_bdp)
+FEATURE_VERSION = 27  # 27: the decrease read at the recovery's end (beta, post_bdp)
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 #: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
