@@ -59,6 +59,7 @@
 //! 4 GiB never compare wrapped numbers.
 
 pub mod ack;
+pub mod cwnd_use;
 pub mod episode;
 pub mod handshake;
 pub mod loss;
@@ -246,7 +247,9 @@ pub struct TcpSender {
     pacer: pacing::Pacer,
     ts_recent: u32,
     last_send: Nanos,
-    cwnd_limited: bool,
+    /// How much of cwnd the sends used: whether an ACK may grow it (knob `cwnd_limited_rule`,
+    /// [`cwnd_use`]).
+    cwnd_use: cwnd_use::CwndUse,
     /// `rtt_sampling = "bsd"` without timestamps: one segment at a time is timed (set with the
     /// handshake).
     bsd_timing: bool,
@@ -349,7 +352,7 @@ impl TcpSender {
             pacer: pacing::Pacer::new(cfg.pacing_quantum),
             ts_recent: 0,
             last_send: 0,
-            cwnd_limited: false,
+            cwnd_use: cwnd_use::CwndUse::new(cfg.cwnd_limited_rule),
             bsd_timing: false,
             tso_deferred_at: None,
             skb_end: 0,
@@ -903,9 +906,18 @@ impl TcpSender {
         if !stop.no_opportunity() {
             self.ep.send_opportunity_passed();
         }
-        self.cwnd_limited = matches!(
-            stop,
-            Step::CwndLimited | Step::Deferred { cwnd_limited: true }
+        let cwnd = self.cwnd();
+        self.cwnd_use.after_send(
+            matches!(
+                stop,
+                Step::CwndLimited | Step::Deferred { cwnd_limited: true }
+            ),
+            sent_new,
+            self.sb.pipe(),
+            cwnd,
+            self.snd_nxt - self.snd_una,
+            self.snd_una,
+            self.snd_nxt,
         );
         self.maybe_send_fin(cx);
     }
@@ -1174,7 +1186,7 @@ impl TcpSender {
                 (out.cc_in_recovery, outside_open),
                 lost_new,
             );
-            self.cc.on_ack(&ev);
+            self.cc_on_ack(&ev);
         }
         if out.cwr_done {
             self.cc.on_cwr_complete(now);
@@ -1248,6 +1260,18 @@ impl TcpSender {
         lost
     }
 
+    /// The congestion controller's ACK, then the stack's ceiling on the window it grew
+    /// ([`cwnd_use::CwndUse::growth_cap`]: BSD's TCP_MAXWIN << snd_scale).
+    #[inline]
+    fn cc_on_ack(&mut self, ev: &AckEvent) {
+        self.cc.on_ack(ev);
+        if let Some(cap) = self.cwnd_use.growth_cap(self.snd_wscale) {
+            if !ev.in_recovery && self.cc.cwnd() > cap {
+                self.cc.set_cwnd(cap);
+            }
+        }
+    }
+
     /// What the congestion controller hears of one ACK (after loss marking and recovery
     /// entry; the delivery-rate sample ends here).
     #[inline]
@@ -1274,7 +1298,14 @@ impl TcpSender {
             min_rtt: self.rtt.min_rtt,
             in_recovery,
             outside_open,
-            app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= self.cc.cwnd()),
+            app_limited: !self.cwnd_use.cwnd_limited(&cwnd_use::GrowthInput {
+                prior_in_flight,
+                cwnd: self.cc.cwnd(),
+                ssthresh: self.cc.ssthresh(),
+                mss: u64::from(self.smss),
+                tso: self.cfg.tso,
+                reordering: u64::from(self.cfg.dupthresh),
+            }),
             rate,
             mss: self.smss,
             bytes_lost,
@@ -1326,7 +1357,7 @@ impl TcpSender {
             (self.ep.rec.active, outside_open),
             lost_new,
         );
-        self.cc.on_ack(&ev);
+        self.cc_on_ack(&ev);
         self.rto_on_advance(now, self.sb.is_empty()); // no FIN is out on this path
         self.arm_tlp(now);
     }
