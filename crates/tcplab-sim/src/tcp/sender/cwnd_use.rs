@@ -84,6 +84,11 @@ const TSO_WIN_DIVISOR: u64 = 3;
 pub struct GrowthInput {
     /// Bytes in flight before the ACK was processed (Linux `prior_in_flight`).
     pub prior_in_flight: u64,
+    /// cwnd when the ACK arrived: the Linux 2.x rules test it (`tcp_cong_avoid` ran before
+    /// the ACK's undo or recovery exit in `tcp_ack`).
+    pub prior_cwnd: u64,
+    /// cwnd now (after the ACK's episode changes): `half-used` and `linux-6` test it (Linux ≥
+    /// 4.x grows in `tcp_cong_control`, after `tcp_fastretrans_alert`).
     pub cwnd: u64,
     pub ssthresh: u64,
     pub mss: u64,
@@ -163,7 +168,7 @@ impl CwndUse {
         // Linux counts packets: the flight in segments (a partial segment is a packet) against
         // cwnd in whole segments.
         let flight = g.prior_in_flight.div_ceil(mss);
-        let cwnd = g.cwnd / mss;
+        let cwnd = g.prior_cwnd / mss;
         let left = cwnd.saturating_sub(flight);
         match self.rule {
             CwndLimitedCfg::HalfUsed => self.last_stop_on_cwnd || g.prior_in_flight * 2 >= g.cwnd,
@@ -177,7 +182,7 @@ impl CwndUse {
             CwndLimitedCfg::Linux6 => {
                 // `tcp_in_slow_start`: snd_cwnd < snd_ssthresh.
                 self.is_cwnd_limited
-                    || (g.cwnd < g.ssthresh && cwnd < 2 * self.max_out.div_ceil(mss))
+                    || (g.cwnd < g.ssthresh && g.cwnd / mss < 2 * self.max_out.div_ceil(mss))
             }
             CwndLimitedCfg::Bsd => true,
         }
@@ -193,6 +198,7 @@ mod tests {
     fn input(flight_seg: u64, cwnd_seg: u64) -> GrowthInput {
         GrowthInput {
             prior_in_flight: flight_seg * MSS,
+            prior_cwnd: cwnd_seg * MSS,
             cwnd: cwnd_seg * MSS,
             ssthresh: u64::MAX,
             mss: MSS,
@@ -223,13 +229,31 @@ mod tests {
     }
 
     #[test]
+    fn test_linux2x_tests_cwnd_as_the_ack_found_it() {
+        // An RTO undone by this ACK: cwnd 1 with 1 in flight when it arrived (Loss), 2 after
+        // the model's undo. Linux ran tcp_cong_avoid before the undo: growth allowed.
+        let mut g = input(1, 1);
+        g.cwnd = 2 * MSS;
+        for rule in [
+            CwndLimitedCfg::Linux24,
+            CwndLimitedCfg::Linux2615,
+            CwndLimitedCfg::Linux2626,
+        ] {
+            assert!(CwndUse::new(rule).cwnd_limited(&g), "{rule:?}");
+        }
+        // The old rule tests cwnd after the ACK: with 3 segments then, a flight of 1 is under half.
+        g.cwnd = 3 * MSS;
+        assert!(!CwndUse::new(CwndLimitedCfg::HalfUsed).cwnd_limited(&g));
+    }
+
+    #[test]
     fn test_linux2615_room_only_counts_with_tso() {
         let u = CwndUse::new(CwndLimitedCfg::Linux2615);
         let mut g = input(20, 24); // 4 left, 4·3 < 24
         assert!(!u.cwnd_limited(&g));
         g.tso = true;
         assert!(u.cwnd_limited(&g));
-        g.cwnd = 30 * MSS; // 10 left, 30 = 30: not below
+        g.prior_cwnd = 30 * MSS; // 10 left, 30 = 30: not below
         assert!(!u.cwnd_limited(&g));
     }
 

@@ -250,6 +250,10 @@ pub struct TcpSender {
     /// How much of cwnd the sends used: whether an ACK may grow it (knob `cwnd_limited_rule`,
     /// [`cwnd_use`]).
     cwnd_use: cwnd_use::CwndUse,
+    /// cwnd when the ACK being processed arrived, before its episode changes (undo, recovery
+    /// exit): what Linux 2.x's growth test saw, `tcp_cong_avoid` running before
+    /// `tcp_fastretrans_alert` in `tcp_ack` (2.4.27 to 3.x, net/ipv4/tcp_input.c).
+    ack_start_cwnd: u64,
     /// `rtt_sampling = "bsd"` without timestamps: one segment at a time is timed (set with the
     /// handshake).
     bsd_timing: bool,
@@ -353,6 +357,7 @@ impl TcpSender {
             ts_recent: 0,
             last_send: 0,
             cwnd_use: cwnd_use::CwndUse::new(cfg.cwnd_limited_rule),
+            ack_start_cwnd: 0,
             bsd_timing: false,
             tso_deferred_at: None,
             skb_end: 0,
@@ -1089,6 +1094,7 @@ impl TcpSender {
 
     fn on_ack(&mut self, p: &Packet, cx: &mut Cx) {
         let now = cx.now;
+        self.ack_start_cwnd = self.cc.cwnd();
         let h = &p.tcp;
         // A NewReno sender ignores SACK information even when SACK was negotiated (RFC 6582
         // recovery works from duplicate ACKs and the cumulative ACK only); blocks are counted.
@@ -1300,6 +1306,7 @@ impl TcpSender {
             outside_open,
             app_limited: !self.cwnd_use.cwnd_limited(&cwnd_use::GrowthInput {
                 prior_in_flight,
+                prior_cwnd: self.ack_start_cwnd,
                 cwnd: self.cc.cwnd(),
                 ssthresh: self.cc.ssthresh(),
                 mss: u64::from(self.smss),
