@@ -19,6 +19,11 @@
 //! * `bsd` (4.4BSD lineage: FreeBSD to 8.x, OpenBSD): every ACK of new data outside fast recovery
 //!   grows cwnd, up to TCP_MAXWIN << snd_scale.
 //!
+//! The TSO/GSO clauses apply with knob `tso`, as the model's TSO deferral does (Linux
+//! `sk_can_gso`). Approximation: from 2.6.27 a Linux host with a scatter-gather NIC has software
+//! GSO on by default ("net: use software GSO for SG+CSUM capable netdevices", e5a4a72d4f8), so a
+//! real 2.6.29 or 2.6.39 host had them without hardware TSO.
+//!
 //! Not modelled here: RFC 2861's decay of an unused window after an RTO (Linux
 //! `tcp_cwnd_application_limited`, 2.4 onwards), a separate mechanism.
 
