@@ -6,6 +6,7 @@
 
 pub use super::receiver::autotune::RcvRttCfg;
 pub use super::sender::ack::RttSamplingCfg;
+pub use super::sender::cwnd_use::CwndLimitedCfg;
 pub use super::sender::pacing::PacingQuantumCfg;
 pub use super::sender::tso::TsoModelCfg;
 pub use super::sender::undo::{FrtoResponseCfg, FrtoVariantCfg};
@@ -128,6 +129,7 @@ impl KnobRange for RecoveryNosackCfg {}
 impl KnobRange for RcvRttCfg {}
 impl KnobRange for PacingQuantumCfg {}
 impl KnobRange for TsoModelCfg {}
+impl KnobRange for CwndLimitedCfg {}
 impl KnobRange for FrtoVariantCfg {}
 impl KnobRange for FrtoResponseCfg {}
 impl KnobRange for RttSamplingCfg {}
@@ -314,6 +316,15 @@ knobs! {
     /// segment the cumulative ACK covers) or "delivered" (segments newly delivered, SACKed data
     /// counted once when SACKed: Linux `tcp_newly_delivered`, since 4.9).
     growth_credit: GrowthCreditCfg = GrowthCreditCfg::Acked; kind "choice", choices &["acked", "delivered"];
+    /// When an ACK may grow cwnd although the sender did not use all of it (the receive window
+    /// or the application limited it; src/tcp/sender/cwnd_use.rs): "half-used" (the last send
+    /// stopped on cwnd or the flight was at least half of it; RFC 7661 spirit), "linux-2.4"
+    /// (the flight filled cwnd: Linux 2.4 to 2.6.14), "linux-2.6.15" (or, with `tso`, under a
+    /// third of cwnd left: 2.6.15 to 2.6.25), "linux-2.6.26" (or at most `dupthresh` segments
+    /// left, the TSO room also under 64 KB: 2.6.26 to 3.15), "linux-6" (cwnd-limited within the
+    /// current window of data, or in slow start while cwnd is under twice the most segments out
+    /// in it: 3.16 onwards) or "bsd" (every ACK outside fast recovery: 4.4BSD lineage).
+    cwnd_limited_rule: CwndLimitedCfg = CwndLimitedCfg::HalfUsed; kind "choice", choices &["half-used", "linux-2.4", "linux-2.6.15", "linux-2.6.26", "linux-6", "bsd"];
     /// Slow start while cwnd ≤ ssthresh, the ACK that finds cwnd = ssthresh adding its whole
     /// slow-start increment (4.4BSD `tcp_input.c`: `if (cw > snd_ssthresh) incr = incr*incr/cw`;
     /// Linux 2.2–4.2 `if (snd_cwnd <= snd_ssthresh) tcp_slow_start`, uncapped until 3.18).

@@ -59,6 +59,7 @@
 //! 4 GiB never compare wrapped numbers.
 
 pub mod ack;
+pub mod cwnd_use;
 pub mod episode;
 pub mod handshake;
 pub mod loss;
@@ -246,7 +247,13 @@ pub struct TcpSender {
     pacer: pacing::Pacer,
     ts_recent: u32,
     last_send: Nanos,
-    cwnd_limited: bool,
+    /// How much of cwnd the sends used: whether an ACK may grow it (knob `cwnd_limited_rule`,
+    /// [`cwnd_use`]).
+    cwnd_use: cwnd_use::CwndUse,
+    /// cwnd when the ACK being processed arrived, before its episode changes (undo, recovery
+    /// exit): what Linux 2.x's growth test saw, `tcp_cong_avoid` running before
+    /// `tcp_fastretrans_alert` in `tcp_ack` (2.4.27 to 3.x, net/ipv4/tcp_input.c).
+    ack_start_cwnd: u64,
     /// `rtt_sampling = "bsd"` without timestamps: one segment at a time is timed (set with the
     /// handshake).
     bsd_timing: bool,
@@ -349,7 +356,8 @@ impl TcpSender {
             pacer: pacing::Pacer::new(cfg.pacing_quantum),
             ts_recent: 0,
             last_send: 0,
-            cwnd_limited: false,
+            cwnd_use: cwnd_use::CwndUse::new(cfg.cwnd_limited_rule),
+            ack_start_cwnd: 0,
             bsd_timing: false,
             tso_deferred_at: None,
             skb_end: 0,
@@ -903,9 +911,18 @@ impl TcpSender {
         if !stop.no_opportunity() {
             self.ep.send_opportunity_passed();
         }
-        self.cwnd_limited = matches!(
-            stop,
-            Step::CwndLimited | Step::Deferred { cwnd_limited: true }
+        let cwnd = self.cwnd();
+        self.cwnd_use.after_send(
+            matches!(
+                stop,
+                Step::CwndLimited | Step::Deferred { cwnd_limited: true }
+            ),
+            sent_new,
+            self.sb.pipe(),
+            cwnd,
+            self.snd_nxt - self.snd_una,
+            self.snd_una,
+            self.snd_nxt,
         );
         self.maybe_send_fin(cx);
     }
@@ -1077,6 +1094,7 @@ impl TcpSender {
 
     fn on_ack(&mut self, p: &Packet, cx: &mut Cx) {
         let now = cx.now;
+        self.ack_start_cwnd = self.cc.cwnd();
         let h = &p.tcp;
         // A NewReno sender ignores SACK information even when SACK was negotiated (RFC 6582
         // recovery works from duplicate ACKs and the cumulative ACK only); blocks are counted.
@@ -1174,7 +1192,7 @@ impl TcpSender {
                 (out.cc_in_recovery, outside_open),
                 lost_new,
             );
-            self.cc.on_ack(&ev);
+            self.cc_on_ack(&ev);
         }
         if out.cwr_done {
             self.cc.on_cwr_complete(now);
@@ -1248,6 +1266,18 @@ impl TcpSender {
         lost
     }
 
+    /// The congestion controller's ACK, then the stack's ceiling on the window it grew
+    /// ([`cwnd_use::CwndUse::growth_cap`]: BSD's TCP_MAXWIN << snd_scale).
+    #[inline]
+    fn cc_on_ack(&mut self, ev: &AckEvent) {
+        self.cc.on_ack(ev);
+        if let Some(cap) = self.cwnd_use.growth_cap(self.snd_wscale) {
+            if !ev.in_recovery && self.cc.cwnd() > cap {
+                self.cc.set_cwnd(cap);
+            }
+        }
+    }
+
     /// What the congestion controller hears of one ACK (after loss marking and recovery
     /// entry; the delivery-rate sample ends here).
     #[inline]
@@ -1274,7 +1304,15 @@ impl TcpSender {
             min_rtt: self.rtt.min_rtt,
             in_recovery,
             outside_open,
-            app_limited: !(self.cwnd_limited || prior_in_flight * 2 >= self.cc.cwnd()),
+            app_limited: !self.cwnd_use.cwnd_limited(&cwnd_use::GrowthInput {
+                prior_in_flight,
+                prior_cwnd: self.ack_start_cwnd,
+                cwnd: self.cc.cwnd(),
+                ssthresh: self.cc.ssthresh(),
+                mss: u64::from(self.smss),
+                tso: self.cfg.tso,
+                reordering: u64::from(self.cfg.dupthresh),
+            }),
             rate,
             mss: self.smss,
             bytes_lost,
@@ -1326,7 +1364,7 @@ impl TcpSender {
             (self.ep.rec.active, outside_open),
             lost_new,
         );
-        self.cc.on_ack(&ev);
+        self.cc_on_ack(&ev);
         self.rto_on_advance(now, self.sb.is_empty()); // no FIN is out on this path
         self.arm_tlp(now);
     }
