@@ -218,15 +218,33 @@ impl RttEstimator {
         self.update(r, r);
     }
 
-    fn update(&mut self, r: Nanos, min_sample: Nanos) {
-        let r = r.max(1);
-        self.latest = r;
+    /// The latest measurement and the minimum RTT (both estimator forms).
+    #[inline]
+    fn record(&mut self, r: Nanos, min_sample: Nanos) {
+        self.latest = r.max(1);
         let m = min_sample.max(1);
         self.min_rtt = if self.min_rtt > 0 {
             self.min_rtt.min(m)
         } else {
             m
         };
+    }
+
+    /// A new estimate without backoff: the RTO from `raw` (before the minimum and the BSD
+    /// slop) and the floor above the sample (both estimator forms).
+    #[inline]
+    fn set_rto(&mut self, raw: Nanos) {
+        self.backoff = 0;
+        self.raw = raw;
+        self.rto = self
+            .clamp(self.raw + self.bsd.slop)
+            .max(self.sample_floor)
+            .min(self.max_rto);
+    }
+
+    fn update(&mut self, r: Nanos, min_sample: Nanos) {
+        let r = r.max(1);
+        self.record(r, min_sample);
         if !self.has_sample {
             self.srtt = r;
             self.rttvar = r / 2;
@@ -236,12 +254,7 @@ impl RttEstimator {
             self.rttvar = (3 * self.rttvar + err) / 4;
             self.srtt = (7 * self.srtt + r) / 8;
         }
-        self.backoff = 0;
-        self.raw = self.unclamped_rto();
-        self.rto = self
-            .clamp(self.raw + self.bsd.slop)
-            .max(self.sample_floor)
-            .min(self.max_rto);
+        self.set_rto(self.unclamped_rto());
     }
 
     /// [`BsdTimer::fixed_point`]: FreeBSD's `tcp_xmit_timer` on the measurement `m`. Out of
@@ -252,13 +265,7 @@ impl RttEstimator {
         // What FreeBSD passes: an echo's ticks + 1 (`ticks - to_tsecr + 1`), a timed segment's
         // ticks as they are (`ticks - t_rtttime`).
         let rtt = m.ticks as i64 + i64::from(m.echo);
-        self.latest = m.nanos.max(1);
-        let ms = min_sample.max(1);
-        self.min_rtt = if self.min_rtt > 0 {
-            self.min_rtt.min(ms)
-        } else {
-            ms
-        };
+        self.record(m.nanos, min_sample);
         if !self.has_sample || self.fp_srtt == 0 {
             self.fp_srtt = rtt << 5;
             self.fp_rttvar = rtt << 3;
@@ -279,18 +286,13 @@ impl RttEstimator {
         // bad-retransmit window, RTTVAR for reports).
         self.srtt = self.fp_srtt as u64 * tick / 32;
         self.rttvar = self.fp_rttvar as u64 * tick / 16;
-        self.backoff = 0;
         let rttmin_ticks = self.min_rto.div_ceil(tick);
         let rexmtval = ((((self.fp_srtt >> 3) + self.fp_rttvar) >> 2) as u64).max(rttmin_ticks);
-        self.raw = rexmtval * tick;
         self.sample_floor = match self.bsd.floor_ticks {
             0 => 0,
             f => (rtt.max(0) as u64 + u64::from(f)) * tick,
         };
-        self.rto = self
-            .clamp(self.raw + self.bsd.slop)
-            .max(self.sample_floor)
-            .min(self.max_rto);
+        self.set_rto(rexmtval * tick);
     }
 
     /// SRTT + max(G, 4·RTTVAR) (in whole ticks, BSD's `TCP_REXMTVAL`), before the minimum and
