@@ -135,6 +135,8 @@ def kernel_engine_skip_reason() -> str | None:
     import shutil
     import subprocess
 
+    if os.environ.get("TCPLAB_SKIP_KERNEL"):
+        return "TCPLAB_SKIP_KERNEL is set (run without namespaces on a shared machine)"
     if os.geteuid() != 0:
         return "the kernel engine needs root"
     for tool in ("ip", "iperf3", "ethtool", "tc", "ss"):

@@ -32,6 +32,8 @@ SUITE = Path(__file__).resolve().parents[1] / "python" / "tcplab" / "scenarios" 
 
 
 def _skip_reason() -> str | None:
+    if os.environ.get("TCPLAB_SKIP_KERNEL"):
+        return "TCPLAB_SKIP_KERNEL is set (run without namespaces on a shared machine)"
     if os.geteuid() != 0:
         return "the kernel script engine needs root (network namespace and TUN device)"
     if not Path("/dev/net/tun").exists():
