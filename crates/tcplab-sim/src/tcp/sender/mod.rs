@@ -912,13 +912,19 @@ impl TcpSender {
             self.ep.send_opportunity_passed();
         }
         let cwnd = self.cwnd();
+        // In flight as the loop counted it against the window (`SendState::pipe`): Linux's
+        // `tcp_write_xmit` ends with `is_cwnd_limited |= tcp_packets_in_flight() >= snd_cwnd`,
+        // and without SACK `tcp_packets_in_flight` leaves out the segments the duplicate ACKs
+        // stand for (`sacked_out`, `tcp_add_reno_sack`; net/ipv4/tcp_output.c and tcp_input.c,
+        // read for the facts). The scoreboard's pipe keeps them, so a recovery held by the
+        // receive window (PRR's cwnd = in flight + sndcnt) looked cwnd-limited.
         self.cwnd_use.after_send(
             matches!(
                 stop,
                 Step::CwndLimited | Step::Deferred { cwnd_limited: true }
             ),
             sent_new,
-            self.sb.pipe(),
+            st.pipe(&self.sb),
             cwnd,
             self.snd_nxt - self.snd_una,
             self.snd_una,
@@ -1184,6 +1190,21 @@ impl TcpSender {
         }
         // 6. The congestion controller.
         if advanced || res.bytes_sacked > 0 || (self.ep.rec.active && a.is_dup) {
+            // Without SACK in Linux's PRR the controller's credit (knob `growth_credit =
+            // "delivered"`) is Linux's delivered count, not the scoreboard's: Linux passes
+            // `tcp_newly_delivered` to `tcp_cong_control`, and without SACK `tp->delivered`
+            // grows by one for each duplicate ACK (`tcp_add_reno_sack`) and by max(acked −
+            // sacked_out, 1) for a cumulative ACK (`tcp_remove_reno_sacks`: "One ACK acked
+            // hole. The rest eat duplicate ACKs."), net/ipv4/tcp_input.c as in 6.x, read
+            // for the facts. The ACK that ends a long recovery covers hundreds of segments the
+            // duplicate ACKs already delivered; counted again, Reno's additive increase
+            // (`tcp_cong_avoid_ai`, acked/cwnd) grew cwnd by 8 segments on it
+            // (tests/test_nosack_loss_state.py's path at 40.25 ms: 581 segments, cwnd 69 → 77).
+            let mut res = res;
+            if let Some(d) = out.reno_delivered {
+                res.packets_delivered =
+                    u32::try_from(d.div_ceil(u64::from(self.smss.max(1)))).unwrap_or(u32::MAX);
+            }
             let ev = self.ack_event(
                 now,
                 &res,
