@@ -254,6 +254,9 @@ pub struct TcpSender {
     /// exit): what Linux 2.x's growth test saw, `tcp_cong_avoid` running before
     /// `tcp_fastretrans_alert` in `tcp_ack` (2.4.27 to 3.x, net/ipv4/tcp_input.c).
     ack_start_cwnd: u64,
+    /// The ACK being processed found the sender in fast recovery or CWR (Linux `icsk_ca_state`
+    /// when `tcp_ack` began): Linux 2.x's growth test ([`cwnd_use::GrowthInput`]).
+    ack_start_recovery_or_cwr: bool,
     /// `rtt_sampling = "bsd"` without timestamps: one segment at a time is timed (set with the
     /// handshake).
     bsd_timing: bool,
@@ -358,6 +361,7 @@ impl TcpSender {
             last_send: 0,
             cwnd_use: cwnd_use::CwndUse::new(cfg.cwnd_limited_rule),
             ack_start_cwnd: 0,
+            ack_start_recovery_or_cwr: false,
             bsd_timing: false,
             tso_deferred_at: None,
             skb_end: 0,
@@ -1123,7 +1127,10 @@ impl TcpSender {
         // Linux's state when the ACK arrives (`icsk_ca_state` before `tcp_ack`): outside Open
         // the controller is told so (`AckEvent::outside_open`), and with knob `cwnd_moderation`
         // the ACK is dubious (Linux `tcp_ack_is_dubious`) and takes the full path.
-        let outside_open = self.ep.ca_state(self.acks.dupacks, &self.sb) != 0;
+        let ca_state = self.ep.ca_state(self.acks.dupacks, &self.sb);
+        let outside_open = ca_state != 0;
+        // 3 Recovery, 2 CWR ([`Episodes::ca_state`]).
+        self.ack_start_recovery_or_cwr = matches!(ca_state, 2 | 3);
         // Without SACK in Linux's PRR the duplicate ACKs counted so far are not in flight
         // (`tcp_packets_in_flight`, `Episodes::in_flight`): the controller's prior in-flight
         // leaves them out, so a recovery the receive window limits is not taken for a
@@ -1333,6 +1340,7 @@ impl TcpSender {
                 mss: u64::from(self.smss),
                 tso: self.cfg.tso,
                 reordering: u64::from(self.cfg.dupthresh),
+                found_recovery_or_cwr: self.ack_start_recovery_or_cwr,
             }),
             rate,
             mss: self.smss,
