@@ -11,6 +11,7 @@ cwnd), which these tests reject.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from conftest import needs_core
@@ -79,3 +80,51 @@ def test_freebsd_grows_to_the_largest_scaled_window() -> None:
     # ceiling).
     assert max(s["cwnd_bytes"]) == 65_535 << 1
     assert max(s["cwnd_segments"]) > flight + 4
+
+
+NOSACK_SCENARIO = (
+    Path(__file__).resolve().parent.parent
+    / "python/tcplab/kernel/validation/a-reno-20mbit-40ms-1bdp.toml"
+)
+
+
+@needs_core
+def test_linux6_no_sack_recovery_exit_credits_linux_delivered_count() -> None:
+    """linux-6 without SACK (Linux's PRR, `recovery_nosack = "prr-reno"`) on the no-SACK
+    kernel record's path (tests/test_nosack_loss_state.py): slow start's overshoot leaves a
+    recovery of several seconds, ended by one ACK that covers hundreds of segments. Linux
+    counted those segments as delivered when their duplicate ACKs came (`tcp_add_reno_sack`)
+    and credits the cumulative ACK with max(acked − sacked_out, 1) (`tcp_remove_reno_sacks`),
+    the `delivered` that `tcp_cong_control` hands Reno. With `cwnd_limited_rule = "linux-6"`
+    the window before the exit was cwnd-limited (PRR's first round trip sent new data up to
+    cwnd), so Reno's additive increase runs on that ACK; credited with every acknowledged
+    segment it added acked/cwnd: 581/69, cwnd 69 → 77 at 40.25 ms, and the next round trip
+    overflowed the queue (goodput over the phases 3.98 against the kernel's 4.83 Mbit/s). With
+    Linux's count the ACK adds at most one segment."""
+    import tcplab
+
+    exits = 0
+    for rtt_us in (40_050, 40_250, 40_450):
+        res = tcplab.run(
+            NOSACK_SCENARIO,
+            trials=1,
+            overrides=[
+                "engine=sim",
+                "duration=10s",
+                "interval=10ms",
+                "stack=linux-6",
+                "tcp.sack=false",
+                "path.jitter=40us",
+                f"path.rtt={rtt_us}us",
+            ],
+        )
+        s = res.raw[0]["series"]
+        mss = s["cwnd_bytes"][-1] / s["cwnd_segments"][-1]
+        for i in range(1, len(s["snd_una"])):
+            acked = (s["snd_una"][i] - s["snd_una"][i - 1]) / mss
+            if acked < 200 or s["ssthresh_bytes"][i] is None:
+                continue
+            exits += 1
+            # The next ACKs come a round trip later (40 ms): the sample holds the exit ACK's cwnd.
+            assert s["cwnd_bytes"][i] <= s["ssthresh_bytes"][i] + mss, (rtt_us, i, acked)
+    assert exits >= 3, exits

@@ -101,6 +101,9 @@ pub struct GrowthInput {
     pub tso: bool,
     /// Linux `tp->reordering` in segments (the duplicate-ACK threshold).
     pub reordering: u64,
+    /// The ACK found the sender in fast recovery or CWR (Linux `icsk_ca_state` Recovery or
+    /// CWR when `tcp_ack` began), whatever the ACK did to that state.
+    pub found_recovery_or_cwr: bool,
 }
 
 /// The send side's record of how much of cwnd was used (module doc).
@@ -175,14 +178,24 @@ impl CwndUse {
         let flight = g.prior_in_flight.div_ceil(mss);
         let cwnd = g.prior_cwnd / mss;
         let left = cwnd.saturating_sub(flight);
+        // Linux 2.4 to 3.x: on a dubious ACK (any ACK outside Open) `tcp_ack` calls
+        // `tcp_cong_avoid` only if `tcp_may_raise_cwnd`, which refuses while `ca_state` is
+        // Recovery or CWR, and before `tcp_fastretrans_alert` leaves that state: the ACK that
+        // ends a recovery (or undoes it) grows nothing (net/ipv4/tcp_input.c of 2.4.27,
+        // 2.6.11, 2.6.32 and 3.x, read for the facts; `tcp_complete_cwr` then sets cwnd to
+        // min(cwnd, ssthresh)). Linux ≥ 4.x exits first and grows in `tcp_cong_control`.
+        let linux2x_may_raise = !g.found_recovery_or_cwr;
         match self.rule {
             CwndLimitedCfg::HalfUsed => self.last_stop_on_cwnd || g.prior_in_flight * 2 >= g.cwnd,
-            CwndLimitedCfg::Linux24 => flight >= cwnd,
-            CwndLimitedCfg::Linux2615 => flight >= cwnd || (g.tso && left * TSO_WIN_DIVISOR < cwnd),
+            CwndLimitedCfg::Linux24 => linux2x_may_raise && flight >= cwnd,
+            CwndLimitedCfg::Linux2615 => {
+                linux2x_may_raise && (flight >= cwnd || (g.tso && left * TSO_WIN_DIVISOR < cwnd))
+            }
             CwndLimitedCfg::Linux2626 => {
-                flight >= cwnd
-                    || (g.tso && left * TSO_WIN_DIVISOR < cwnd && left * mss < GSO_MAX_SIZE)
-                    || left <= g.reordering
+                linux2x_may_raise
+                    && (flight >= cwnd
+                        || (g.tso && left * TSO_WIN_DIVISOR < cwnd && left * mss < GSO_MAX_SIZE)
+                        || left <= g.reordering)
             }
             CwndLimitedCfg::Linux6 => {
                 // `tcp_in_slow_start`: snd_cwnd < snd_ssthresh.
@@ -209,6 +222,7 @@ mod tests {
             mss: MSS,
             tso: false,
             reordering: 3,
+            found_recovery_or_cwr: false,
         }
     }
 
@@ -249,6 +263,31 @@ mod tests {
         // The old rule tests cwnd after the ACK: with 3 segments then, a flight of 1 is under half.
         g.cwnd = 3 * MSS;
         assert!(!CwndUse::new(CwndLimitedCfg::HalfUsed).cwnd_limited(&g));
+    }
+
+    #[test]
+    fn test_linux2x_ack_that_ends_recovery_grows_nothing() {
+        // The ACK that ends a recovery found the sender in Recovery with a full window: Linux
+        // 2.x's tcp_may_raise_cwnd refuses it; Linux 6 and the BSD stacks decide by the window.
+        let mut g = input(20, 20);
+        g.found_recovery_or_cwr = true;
+        for rule in [
+            CwndLimitedCfg::Linux24,
+            CwndLimitedCfg::Linux2615,
+            CwndLimitedCfg::Linux2626,
+        ] {
+            let u = CwndUse::new(rule);
+            assert!(!u.cwnd_limited(&g), "{rule:?}");
+            g.found_recovery_or_cwr = false;
+            assert!(u.cwnd_limited(&g), "{rule:?}");
+            g.found_recovery_or_cwr = true;
+        }
+        for rule in [CwndLimitedCfg::HalfUsed, CwndLimitedCfg::Bsd] {
+            assert!(CwndUse::new(rule).cwnd_limited(&g), "{rule:?}");
+        }
+        let mut u = CwndUse::new(CwndLimitedCfg::Linux6);
+        u.after_send(true, true, 20 * MSS, 20 * MSS, 20 * MSS, 0, 20 * MSS);
+        assert!(u.cwnd_limited(&g));
     }
 
     #[test]

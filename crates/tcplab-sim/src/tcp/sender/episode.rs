@@ -81,6 +81,10 @@ pub struct EpisodeOutcome {
     /// This ACK completed a CWR episode: the controller's `on_cwr_complete` follows its
     /// `on_ack`.
     pub cwr_done: bool,
+    /// [`Mode::PrrReno`] (no SACK, Linux's bookkeeping): the data this ACK delivered as Linux
+    /// counts it (bytes, whole segments; see [`Episodes::reno_sacks_on_ack`]); `None` in the
+    /// other modes, where the scoreboard's count is Linux's.
+    pub reno_delivered: Option<u64>,
 }
 
 /// The episode state (see the module documentation).
@@ -482,6 +486,7 @@ impl Episodes {
             restart_rto,
             cc_in_recovery: self.rec.active || (in_cwr && !p.cc.governs_recovery()) || frto_hold,
             cwr_done,
+            reno_delivered: reno.then_some(reno_delivered),
         }
     }
 
@@ -1092,6 +1097,9 @@ mod tests {
         };
         let out = ep.on_ack(&mut b.parts(), seq(3000, 10_000), &a);
         assert_eq!(ep.reno_sacked, 6000);
+        // Delivered as Linux counts it (`tcp_remove_reno_sacks`): max(3 − 9, 1) segment; the
+        // duplicate ACKs delivered the rest. The controller is credited with this.
+        assert_eq!(out.reno_delivered, Some(1000));
         assert!(b
             .sb
             .front()
@@ -1103,10 +1111,24 @@ mod tests {
             sack_on: false,
             ..b.ack(3000, 10_000, &[], 0)
         };
-        ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+        let out = ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
         assert!(!ep.rec.active);
         assert_eq!(ep.reno_sacked, 0);
         assert!(ep.quiet());
+        // 7 segments acknowledged, 6 of them counted by duplicate ACKs: 1 delivered.
+        assert_eq!(out.reno_delivered, Some(1000));
+        // Other modes leave the count to the scoreboard.
+        let mut b = Bench::new(TcpConfig::default(), 10);
+        let mut ep = episodes(Mode::NewReno);
+        let a = EpisodeAck {
+            sack_on: false,
+            ..b.ack(0, 3000, &[], 0)
+        };
+        assert_eq!(
+            ep.on_ack(&mut b.parts(), seq(3000, 10_000), &a)
+                .reno_delivered,
+            None
+        );
     }
 
     #[test]

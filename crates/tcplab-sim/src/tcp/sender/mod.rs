@@ -254,6 +254,9 @@ pub struct TcpSender {
     /// exit): what Linux 2.x's growth test saw, `tcp_cong_avoid` running before
     /// `tcp_fastretrans_alert` in `tcp_ack` (2.4.27 to 3.x, net/ipv4/tcp_input.c).
     ack_start_cwnd: u64,
+    /// The ACK being processed found the sender in fast recovery or CWR (Linux `icsk_ca_state`
+    /// when `tcp_ack` began): Linux 2.x's growth test ([`cwnd_use::GrowthInput`]).
+    ack_start_recovery_or_cwr: bool,
     /// `rtt_sampling = "bsd"` without timestamps: one segment at a time is timed (set with the
     /// handshake).
     bsd_timing: bool,
@@ -358,6 +361,7 @@ impl TcpSender {
             last_send: 0,
             cwnd_use: cwnd_use::CwndUse::new(cfg.cwnd_limited_rule),
             ack_start_cwnd: 0,
+            ack_start_recovery_or_cwr: false,
             bsd_timing: false,
             tso_deferred_at: None,
             skb_end: 0,
@@ -912,13 +916,19 @@ impl TcpSender {
             self.ep.send_opportunity_passed();
         }
         let cwnd = self.cwnd();
+        // In flight as the loop counted it against the window (`SendState::pipe`): Linux's
+        // `tcp_write_xmit` ends with `is_cwnd_limited |= tcp_packets_in_flight() >= snd_cwnd`,
+        // and without SACK `tcp_packets_in_flight` leaves out the segments the duplicate ACKs
+        // stand for (`sacked_out`, `tcp_add_reno_sack`; net/ipv4/tcp_output.c and tcp_input.c,
+        // read for the facts). The scoreboard's pipe keeps them, so a recovery held by the
+        // receive window (PRR's cwnd = in flight + sndcnt) looked cwnd-limited.
         self.cwnd_use.after_send(
             matches!(
                 stop,
                 Step::CwndLimited | Step::Deferred { cwnd_limited: true }
             ),
             sent_new,
-            self.sb.pipe(),
+            st.pipe(&self.sb),
             cwnd,
             self.snd_nxt - self.snd_una,
             self.snd_una,
@@ -1117,7 +1127,10 @@ impl TcpSender {
         // Linux's state when the ACK arrives (`icsk_ca_state` before `tcp_ack`): outside Open
         // the controller is told so (`AckEvent::outside_open`), and with knob `cwnd_moderation`
         // the ACK is dubious (Linux `tcp_ack_is_dubious`) and takes the full path.
-        let outside_open = self.ep.ca_state(self.acks.dupacks, &self.sb) != 0;
+        let ca_state = self.ep.ca_state(self.acks.dupacks, &self.sb);
+        let outside_open = ca_state != 0;
+        // 3 Recovery, 2 CWR ([`Episodes::ca_state`]).
+        self.ack_start_recovery_or_cwr = matches!(ca_state, 2 | 3);
         // Without SACK in Linux's PRR the duplicate ACKs counted so far are not in flight
         // (`tcp_packets_in_flight`, `Episodes::in_flight`): the controller's prior in-flight
         // leaves them out, so a recovery the receive window limits is not taken for a
@@ -1184,6 +1197,21 @@ impl TcpSender {
         }
         // 6. The congestion controller.
         if advanced || res.bytes_sacked > 0 || (self.ep.rec.active && a.is_dup) {
+            // Without SACK in Linux's PRR the controller's credit (knob `growth_credit =
+            // "delivered"`) is Linux's delivered count, not the scoreboard's: Linux passes
+            // `tcp_newly_delivered` to `tcp_cong_control`, and without SACK `tp->delivered`
+            // grows by one for each duplicate ACK (`tcp_add_reno_sack`) and by max(acked −
+            // sacked_out, 1) for a cumulative ACK (`tcp_remove_reno_sacks`: "One ACK acked
+            // hole. The rest eat duplicate ACKs."), net/ipv4/tcp_input.c as in 6.x, read
+            // for the facts. The ACK that ends a long recovery covers hundreds of segments the
+            // duplicate ACKs already delivered; counted again, Reno's additive increase
+            // (`tcp_cong_avoid_ai`, acked/cwnd) grew cwnd by 8 segments on it
+            // (tests/test_nosack_loss_state.py's path at 40.25 ms: 581 segments, cwnd 69 → 77).
+            let mut res = res;
+            if let Some(d) = out.reno_delivered {
+                res.packets_delivered =
+                    u32::try_from(d.div_ceil(u64::from(self.smss.max(1)))).unwrap_or(u32::MAX);
+            }
             let ev = self.ack_event(
                 now,
                 &res,
@@ -1312,6 +1340,7 @@ impl TcpSender {
                 mss: u64::from(self.smss),
                 tso: self.cfg.tso,
                 reordering: u64::from(self.cfg.dupthresh),
+                found_recovery_or_cwr: self.ack_start_recovery_or_cwr,
             }),
             rate,
             mss: self.smss,
