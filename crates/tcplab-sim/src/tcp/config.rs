@@ -288,6 +288,12 @@ knobs! {
     /// ACK that advanced snd_una, so on a path whose RTO barely exceeds its RTT a fast
     /// retransmit that is still in flight times out.
     rto_rearm_on_head_retransmit: bool = false; kind "bool";
+    /// In the go-back-N after a timeout, resend what the byte window leaves, a fraction of a
+    /// segment included, cut from the first unsent lost byte whatever the old segment
+    /// boundaries (4.4BSD `tcp_output`: a `len` below `t_maxseg` goes while snd_nxt <
+    /// snd_max; FreeBSD 5.x, OpenBSD 3.x; source at `sender/send.rs` `next_segment`). Off:
+    /// lost segments are resent whole, each when the window has room for all of it.
+    short_segment_on_rexmit: bool = false; kind "bool";
     /// Drop the smoothed RTT on this many consecutive backoffs, so the next sample starts the
     /// estimator again (BSD: `t_rxtshift` > `TCP_MAXRXTSHIFT`/4, i.e. 4); 0 = never.
     rtt_forget_after_backoffs: u32 = 0; kind "int";
