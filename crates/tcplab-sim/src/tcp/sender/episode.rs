@@ -399,10 +399,35 @@ impl Episodes {
         if self.disorder_point.is_some_and(|d| s.snd_una >= d) {
             self.disorder_point = None;
         }
+        // Knob `reno_hold_at_recovery_point` (Linux 2.4/2.6 `tcp_fastretrans_alert` step E →
+        // `tcp_try_undo_recovery`, read for the facts): without SACK, `snd_una == high_seq`
+        // keeps the Recovery or Loss state ("Hold old state until something *above* high_seq
+        // is ACKed"), `tcp_moderate_cwnd`, and returns before the state's per-ACK work (no
+        // `tcp_cwnd_down`, no retransmission); Recovery first clears the duplicate-ACK count
+        // (`tcp_reset_reno_sack`).
+        let hold_at =
+            |point: u64| p.cfg.reno_hold_at_recovery_point && !a.sack_on && s.snd_una == point;
+        let mut held = false;
         if self.rec.active && s.snd_una >= self.rec.point {
-            self.exit_recovery(p, s);
+            if hold_at(self.rec.point) {
+                held = true;
+                self.reno_sacked = 0;
+            } else {
+                self.exit_recovery(p, s);
+            }
         }
-        if self.loss_point.is_some_and(|lp| s.snd_una >= lp) {
+        if self.loss_point.is_some_and(hold_at) && !self.rec.active {
+            held = true;
+        }
+        if held && p.cfg.cwnd_moderation && !p.cc.governs_recovery() {
+            // `tcp_moderate_cwnd`: cwnd = min(cwnd, in flight + tcp_max_burst), the burst
+            // `tp->reordering` (3 in 2.4 and early 2.6 as a constant) — `moderation_cap`'s.
+            let cap = p.sb.pipe() + u64::from(p.cfg.dupthresh) * u64::from(s.smss);
+            if !(self.rec.active && self.rec.cap_window(cap)) && p.cc.cwnd() > cap {
+                p.cc.set_cwnd(cap);
+            }
+        }
+        if !held && self.loss_point.is_some_and(|lp| s.snd_una >= lp) {
             self.loss_point = None;
             if !self.rec.active {
                 self.undo.clear();
@@ -447,7 +472,7 @@ impl Episodes {
             if self.recovery_due(dupacks, p.cfg.dupthresh, s.snd_una, p.sb) && !p.sb.is_empty() {
                 self.enter_recovery(p, s, a.lost_new, delivered);
             }
-        } else if self.rec.active {
+        } else if self.rec.active && !held {
             let mut newly_lost = a.lost_new > 0;
             if reno && a.advanced && s.snd_una < self.rec.point {
                 // A partial ACK without SACK: Linux `tcp_newreno_mark_lost` (Recovery, snd_una
