@@ -1239,6 +1239,52 @@ mod tests {
     }
 
     #[test]
+    fn test_reno_holds_loss_and_recovery_at_their_point_without_sack() {
+        // Linux 2.x tcp_try_undo_recovery: without SACK, snd_una == high_seq keeps the state
+        // (knob `reno_hold_at_recovery_point`); only an ACK above it leaves. With SACK, or
+        // with the knob off, the state is left at the point.
+        for (hold, sack_on) in [(true, false), (false, false), (true, true)] {
+            let cfg = TcpConfig {
+                reno_hold_at_recovery_point: hold,
+                cwnd_moderation: true,
+                ..TcpConfig::default()
+            };
+            let held = hold && !sack_on;
+            // The loss state after a timeout.
+            let mut b = Bench::new(cfg.clone(), 10);
+            let mut ep = episodes(Mode::RateHalving);
+            ep.on_timeout(&mut b.parts(), seq(0, 10_000), sack_on);
+            let mut a = b.ack(0, 10_000, &[], 0);
+            a.sack_on = sack_on;
+            ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+            assert_eq!(
+                ep.loss_point.is_some(),
+                held,
+                "loss, hold {hold} sack {sack_on}"
+            );
+            assert_eq!(ep.ca_state(0, &b.sb) == 4, held);
+            // Recovery, point 10 000; the ACK of everything lands on it.
+            let mut b = Bench::new(cfg, 10);
+            let mut ep = episodes(Mode::RateHalving);
+            ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 1000, 0);
+            let mut a = b.ack(0, 10_000, &[], 0);
+            a.sack_on = sack_on;
+            ep.on_ack(&mut b.parts(), seq(10_000, 12_000), &a);
+            assert_eq!(ep.rec.active, held, "recovery, hold {hold} sack {sack_on}");
+            if held {
+                // tcp_moderate_cwnd (with `cwnd_moderation`): nothing in flight, so 3
+                // segments at most.
+                assert!(ep.rec.window(b.cc.cwnd()) <= 3 * u64::from(MSS));
+                b.sb.on_send_new(10_000, MSS, 0);
+                let mut a = b.ack(10_000, 11_000, &[], 0);
+                a.sack_on = sack_on;
+                ep.on_ack(&mut b.parts(), seq(11_000, 12_000), &a);
+                assert!(!ep.rec.active, "an ACK above the point ends it");
+            }
+        }
+    }
+
+    #[test]
     fn test_frto_without_sack_needs_an_ack_of_originals_alone() {
         // Linux (4.18 on, tcp_clean_rtx_queue): without SACK a cumulative ACK that covers the
         // retransmitted head as well cannot prove the originals arrived, so F-RTO does not
