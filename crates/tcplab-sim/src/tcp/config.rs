@@ -288,6 +288,12 @@ knobs! {
     /// ACK that advanced snd_una, so on a path whose RTO barely exceeds its RTT a fast
     /// retransmit that is still in flight times out.
     rto_rearm_on_head_retransmit: bool = false; kind "bool";
+    /// In the go-back-N after a timeout, resend what the byte window leaves, a fraction of a
+    /// segment included, cut from the first unsent lost byte whatever the old segment
+    /// boundaries (4.4BSD `tcp_output`: a `len` below `t_maxseg` goes while snd_nxt <
+    /// snd_max; FreeBSD 5.x, OpenBSD 3.x; source at `sender/send.rs` `next_segment`). Off:
+    /// lost segments are resent whole, each when the window has room for all of it.
+    short_segment_on_rexmit: bool = false; kind "bool";
     /// Drop the smoothed RTT on this many consecutive backoffs, so the next sample starts the
     /// estimator again (BSD: `t_rxtshift` > `TCP_MAXRXTSHIFT`/4, i.e. 4); 0 = never.
     rtt_forget_after_backoffs: u32 = 0; kind "int";
@@ -364,6 +370,13 @@ knobs! {
     /// `tcp_try_to_open` moderating only when `tcp_try_keep_open` left the state other than
     /// Open; net/ipv4/tcp_input.c of both eras, read for the facts).
     cwnd_moderation_open: bool = true; kind "bool";
+    /// Without SACK, an ACK that lands exactly on the recovery point (or on the loss state's
+    /// point after a timeout) leaves the sender in that state, cwnd moderated (with
+    /// `cwnd_moderation`), until an ACK covers more: Linux `tcp_try_undo_recovery` ("Hold old
+    /// state until something *above* high_seq is ACKed. For Reno it is MUST to prevent false
+    /// fast retransmits (RFC2582)"; 2.4/2.6 net/ipv4/tcp_input.c, read for the facts). Off:
+    /// the state is left at the point.
+    reno_hold_at_recovery_point: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

@@ -276,6 +276,18 @@ impl Recovery {
         }
     }
 
+    /// Cut the window the recovery rule keeps to `cap` (Linux `tcp_moderate_cwnd` while the
+    /// Recovery state is held, knob `reno_hold_at_recovery_point`). False when the rule keeps
+    /// none (RFC 6675: the controller's window is the one to cut).
+    pub fn cap_window(&mut self, cap: u64) -> bool {
+        match self.mode {
+            Mode::Rfc6675 => return false,
+            Mode::NewReno | Mode::RateHalving => self.cwnd = self.cwnd.min(cap),
+            Mode::Prr | Mode::PrrReno => self.prr_window = self.prr_window.min(cap),
+        }
+        true
+    }
+
     /// Abandon recovery (a timeout took over).
     pub fn abort(&mut self) {
         self.active = false;

@@ -679,6 +679,61 @@ impl Scoreboard {
         None
     }
 
+    /// Knob `short_segment_on_rexmit` (BSD go-back-N after a timeout): before the lost, not yet
+    /// resent record `i` goes out again, re-cut it to `len` bytes, as 4.4BSD's `tcp_output`
+    /// cuts `len = min(so_snd.sb_cc, win) − off` (at most `t_maxseg`) from snd_nxt whatever the
+    /// old segment boundaries were (the source is cited in `sender/send.rs`, `next_segment`).
+    /// Shorter: the record is split and its rest stays lost, unsent. Longer: bytes are taken
+    /// from the front of the following records while they are contiguous and lost, not resent
+    /// and not SACKed (a record emptied so is removed); past the last record, up to `new_room`
+    /// bytes of new data are appended to it (BSD's segment crosses snd_max). Returns the bytes
+    /// of new data appended. Lost bytes and pipe are unchanged by the re-cut (both parts are
+    /// lost and unsent); appended new data is counted outstanding and lost until
+    /// [`Scoreboard::on_retransmit`] sends the record. No allocation beyond the ring's own
+    /// growth: a split inserts one record next to the go-back-N point.
+    pub fn recut_lost(&mut self, i: usize, len: u32, new_room: u64) -> u32 {
+        debug_assert!(self.segs[i].flags & (LOST | RETRANS | SACKED) == LOST && len > 0);
+        let cur = self.segs[i].len;
+        if len < cur {
+            let mut rest = self.segs[i];
+            rest.start += u64::from(len);
+            rest.len = cur - len;
+            self.segs[i].len = len;
+            self.segs.insert(i + 1, rest);
+            return 0;
+        }
+        let mut need = len - cur;
+        while need > 0 {
+            let end = self.segs[i].end();
+            match self.segs.get(i + 1).copied() {
+                Some(next) => {
+                    if next.start != end || next.flags & (LOST | RETRANS | SACKED) != LOST {
+                        break;
+                    }
+                    let k = need.min(next.len);
+                    self.segs[i].len += k;
+                    need -= k;
+                    if k == next.len {
+                        self.segs.remove(i + 1);
+                    } else {
+                        let n = &mut self.segs[i + 1];
+                        n.start += u64::from(k);
+                        n.len -= k;
+                    }
+                }
+                None => {
+                    let k = u64::from(need).min(new_room) as u32;
+                    self.segs[i].len += k;
+                    self.out_bytes += u64::from(k);
+                    self.lost_bytes += u64::from(k);
+                    self.refresh_pipe();
+                    return k;
+                }
+            }
+        }
+        0
+    }
+
     /// Bytes of records both LOST and RETRANS (lost, and already resent).
     #[inline]
     fn lost_retransmitted_bytes(&self) -> u64 {
@@ -880,6 +935,75 @@ mod tests {
             b.on_send_new(i * mss as u64, mss, i);
         }
         b
+    }
+
+    #[test]
+    fn test_recut_lost_splits_shifts_and_crosses_into_new_data() {
+        // BSD go-back-N (knob `short_segment_on_rexmit`): four 1000-byte records lost by a
+        // timeout; the window leaves 300 bytes, then a whole segment, and so on.
+        let mut b = board(4, 1000);
+        b.on_rto();
+        let i = b.next_lost().unwrap();
+        assert_eq!(b.recut_lost(i, 300, 0), 0);
+        b.check_invariants();
+        assert_eq!(b.on_retransmit(i, 10), (0, 300), "the short segment");
+        assert_eq!((b.lost_bytes, b.retrans_bytes, b.pipe()), (4000, 300, 300));
+        // The next segment starts at the odd offset and takes 300 bytes of the next record.
+        let i = b.next_lost().unwrap();
+        assert_eq!(b.recut_lost(i, 1000, 0), 0);
+        assert_eq!(b.on_retransmit(i, 11), (300, 1000));
+        let starts: Vec<(u64, u32)> = b.iter().map(|s| (s.start, s.len)).collect();
+        assert_eq!(
+            starts,
+            vec![
+                (0, 300),
+                (300, 1000),
+                (1300, 700),
+                (2000, 1000),
+                (3000, 1000)
+            ]
+        );
+        b.check_invariants();
+        // A record emptied by the shift is removed: 1700 bytes from 1300 take the rest of
+        // (1300, 700) and all of (2000, 1000).
+        let i = b.next_lost().unwrap();
+        assert_eq!(b.recut_lost(i, 1700, 0), 0);
+        assert_eq!(b.on_retransmit(i, 12), (1300, 1700));
+        assert_eq!(b.len(), 4);
+        // The last lost record, cut at the odd offset, carries new data past snd_max (4000),
+        // as far as the room for new data allows.
+        let i = b.next_lost().unwrap();
+        assert_eq!(b.recut_lost(i, 1300, 200), 200);
+        assert_eq!(b.on_retransmit(i, 13), (3000, 1200));
+        assert_eq!(
+            (b.out_bytes, b.lost_bytes, b.retrans_bytes),
+            (4200, 4200, 4200)
+        );
+        b.check_invariants();
+        assert_eq!(b.next_lost(), None);
+        // Cumulative ACKs at the new boundaries pop the records.
+        let mut r = AckResult::default();
+        b.on_cum_ack(1300, 20, &mut r);
+        assert_eq!((r.bytes_acked, r.packets_acked), (1300, 2));
+        b.check_invariants();
+    }
+
+    #[test]
+    fn test_recut_lost_does_not_take_sacked_or_resent_bytes() {
+        let mut b = board(3, 1000);
+        b.on_rto();
+        let mut r = AckResult::default();
+        b.on_sack_block(1000, 2000, 5, &mut r);
+        let i = b.next_lost().unwrap();
+        // Record 0 cannot grow into the SACKed record 1: it goes as it is.
+        assert_eq!(b.recut_lost(i, 1500, 0), 0);
+        assert_eq!(b.on_retransmit(i, 10), (0, 1000));
+        let i = b.next_lost().unwrap();
+        assert_eq!(b.seg(i).start, 2000);
+        // The last record with no room for new data stays as it is.
+        assert_eq!(b.recut_lost(i, 1500, 0), 0);
+        assert_eq!(b.on_retransmit(i, 11), (2000, 1000));
+        b.check_invariants();
     }
 
     #[test]

@@ -399,10 +399,35 @@ impl Episodes {
         if self.disorder_point.is_some_and(|d| s.snd_una >= d) {
             self.disorder_point = None;
         }
+        // Knob `reno_hold_at_recovery_point` (Linux 2.4/2.6 `tcp_fastretrans_alert` step E →
+        // `tcp_try_undo_recovery`, read for the facts): without SACK, `snd_una == high_seq`
+        // keeps the Recovery or Loss state ("Hold old state until something *above* high_seq
+        // is ACKed"), `tcp_moderate_cwnd`, and returns before the state's per-ACK work (no
+        // `tcp_cwnd_down`, no retransmission); Recovery first clears the duplicate-ACK count
+        // (`tcp_reset_reno_sack`).
+        let hold_at =
+            |point: u64| p.cfg.reno_hold_at_recovery_point && !a.sack_on && s.snd_una == point;
+        let mut held = false;
         if self.rec.active && s.snd_una >= self.rec.point {
-            self.exit_recovery(p, s);
+            if hold_at(self.rec.point) {
+                held = true;
+                self.reno_sacked = 0;
+            } else {
+                self.exit_recovery(p, s);
+            }
         }
-        if self.loss_point.is_some_and(|lp| s.snd_una >= lp) {
+        if self.loss_point.is_some_and(hold_at) && !self.rec.active {
+            held = true;
+        }
+        if held && p.cfg.cwnd_moderation && !p.cc.governs_recovery() {
+            // `tcp_moderate_cwnd`: cwnd = min(cwnd, in flight + tcp_max_burst), the burst
+            // `tp->reordering` (3 in 2.4 and early 2.6 as a constant) — `moderation_cap`'s.
+            let cap = p.sb.pipe() + u64::from(p.cfg.dupthresh) * u64::from(s.smss);
+            if !(self.rec.active && self.rec.cap_window(cap)) && p.cc.cwnd() > cap {
+                p.cc.set_cwnd(cap);
+            }
+        }
+        if !held && self.loss_point.is_some_and(|lp| s.snd_una >= lp) {
             self.loss_point = None;
             if !self.rec.active {
                 self.undo.clear();
@@ -447,7 +472,7 @@ impl Episodes {
             if self.recovery_due(dupacks, p.cfg.dupthresh, s.snd_una, p.sb) && !p.sb.is_empty() {
                 self.enter_recovery(p, s, a.lost_new, delivered);
             }
-        } else if self.rec.active {
+        } else if self.rec.active && !held {
             let mut newly_lost = a.lost_new > 0;
             if reno && a.advanced && s.snd_una < self.rec.point {
                 // A partial ACK without SACK: Linux `tcp_newreno_mark_lost` (Recovery, snd_una
@@ -1211,6 +1236,52 @@ mod tests {
         let mut b = Bench::new(b.cfg.clone(), 10);
         ep.on_timeout(&mut b.parts(), seq(0, 10_000), true);
         assert_eq!(ep.frto.high_seq, Some(10_000));
+    }
+
+    #[test]
+    fn test_reno_holds_loss_and_recovery_at_their_point_without_sack() {
+        // Linux 2.x tcp_try_undo_recovery: without SACK, snd_una == high_seq keeps the state
+        // (knob `reno_hold_at_recovery_point`); only an ACK above it leaves. With SACK, or
+        // with the knob off, the state is left at the point.
+        for (hold, sack_on) in [(true, false), (false, false), (true, true)] {
+            let cfg = TcpConfig {
+                reno_hold_at_recovery_point: hold,
+                cwnd_moderation: true,
+                ..TcpConfig::default()
+            };
+            let held = hold && !sack_on;
+            // The loss state after a timeout.
+            let mut b = Bench::new(cfg.clone(), 10);
+            let mut ep = episodes(Mode::RateHalving);
+            ep.on_timeout(&mut b.parts(), seq(0, 10_000), sack_on);
+            let mut a = b.ack(0, 10_000, &[], 0);
+            a.sack_on = sack_on;
+            ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+            assert_eq!(
+                ep.loss_point.is_some(),
+                held,
+                "loss, hold {hold} sack {sack_on}"
+            );
+            assert_eq!(ep.ca_state(0, &b.sb) == 4, held);
+            // Recovery, point 10 000; the ACK of everything lands on it.
+            let mut b = Bench::new(cfg, 10);
+            let mut ep = episodes(Mode::RateHalving);
+            ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 1000, 0);
+            let mut a = b.ack(0, 10_000, &[], 0);
+            a.sack_on = sack_on;
+            ep.on_ack(&mut b.parts(), seq(10_000, 12_000), &a);
+            assert_eq!(ep.rec.active, held, "recovery, hold {hold} sack {sack_on}");
+            if held {
+                // tcp_moderate_cwnd (with `cwnd_moderation`): nothing in flight, so 3
+                // segments at most.
+                assert!(ep.rec.window(b.cc.cwnd()) <= 3 * u64::from(MSS));
+                b.sb.on_send_new(10_000, MSS, 0);
+                let mut a = b.ack(10_000, 11_000, &[], 0);
+                a.sack_on = sack_on;
+                ep.on_ack(&mut b.parts(), seq(11_000, 12_000), &a);
+                assert!(!ep.rec.active, "an ACK above the point ends it");
+            }
+        }
     }
 
     #[test]

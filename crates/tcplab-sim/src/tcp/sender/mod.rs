@@ -802,6 +802,9 @@ impl TcpSender {
                 // Linux's PRR without SACK (`Episodes::reno_sacked`; 0 in other modes).
                 self.ep.reno_sacked
             },
+            short_rexmit: self.cfg.short_segment_on_rexmit
+                && self.ep.loss_point.is_some()
+                && !self.ep.rec.active,
         }
     }
 
@@ -832,7 +835,9 @@ impl TcpSender {
                 }
             };
             match step {
-                Step::Retransmit(i) if !self.pace_allows(now, self.sb.seg(i).start, true) => {
+                Step::Retransmit(i) | Step::RetransmitCut { i, .. }
+                    if !self.pace_allows(now, self.sb.seg(i).start, true) =>
+                {
                     self.timers.pace_blocked = true;
                     break Step::PacingWait;
                 }
@@ -844,6 +849,23 @@ impl TcpSender {
                     self.ep.fast_rexmit_due = false;
                     let (start, len) = self.sb.on_retransmit(i, now);
                     self.send_segment(cx, start, len, true, false, false);
+                }
+                Step::RetransmitCut { i, len } => {
+                    // Knob `short_segment_on_rexmit` (BSD `tcp_output`, source at
+                    // `send::next_segment`): the segment re-cut from snd_nxt; past snd_max it
+                    // carries new data as well.
+                    self.ep.fast_rexmit_due = false;
+                    let room = st.room();
+                    let new_room = room.app.min(room.rwnd).min(room.buf);
+                    let added = self.sb.recut_lost(i, len, new_room);
+                    self.snd_nxt += u64::from(added);
+                    let (start, len) = self.sb.on_retransmit(i, now);
+                    self.send_segment(cx, start, len, true, false, false);
+                    if added > 0 && self.bsd_timing {
+                        // BSD times a segment that moves snd_max when nothing is timed, from its
+                        // first byte (tcp_output.c: t_rtseq = startseq).
+                        self.acks.time_segment(start, now);
+                    }
                 }
                 Step::New(len) => {
                     // Knob `tso`: a segment after its frame's first takes no room of its own in

@@ -140,6 +140,10 @@ pub struct SendState {
     /// the network, when the connection has no SACK (one segment each; 0 otherwise): see
     /// [`SendState::pipe`].
     pub left_by_dupacks: u64,
+    /// Knob `short_segment_on_rexmit`, in the loss state after a timeout (go-back-N): lost
+    /// segments are resent as BSD cuts them, whatever fraction of a segment the window leaves
+    /// ([`next_segment`]).
+    pub short_rexmit: bool,
 }
 
 /// One step of the send loop.
@@ -151,6 +155,9 @@ pub enum Step {
     HostQueueFull,
     /// Retransmit scoreboard record `i` (NextSeg rule 1).
     Retransmit(usize),
+    /// Knob `short_segment_on_rexmit`: re-cut the lost record `i` to `len` bytes
+    /// ([`Scoreboard::recut_lost`]) and retransmit it.
+    RetransmitCut { i: usize, len: u32 },
     /// Send this many bytes of new data (NextSeg rule 2).
     New(u64),
     /// The congestion window holds the next segment back.
@@ -230,7 +237,7 @@ impl SendState {
     pub fn would_send(&self, sb: &Scoreboard) -> bool {
         let fits = self.pipe(sb) + self.smss as u64 <= self.window;
         if sb.lost_bytes > sb.retrans_bytes {
-            return fits;
+            return fits || (self.short_rexmit && self.pipe(sb) < self.window);
         }
         let fits = fits || self.limited_transmit_allows(self.smss as u64);
         fits && self.room().any()
@@ -261,6 +268,31 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
     if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new {
         if let Some(i) = sb.next_lost() {
             let len = sb.seg(i).len as u64;
+            if s.short_rexmit && !s.fast_rexmit_due {
+                // Knob `short_segment_on_rexmit`: 4.4BSD `tcp_output` (FreeBSD 5.x and OpenBSD
+                // 3.x sys/netinet/tcp_output.c, read for the facts; Stevens & Wright, TCP/IP
+                // Illustrated Vol. 2, §26.3) sends `len = min(so_snd.sb_cc, win) − off` from
+                // snd_nxt, `win = min(snd_wnd, snd_cwnd)`, `off = snd_nxt − snd_una`, cut to
+                // `t_maxseg`; a `len` below `t_maxseg` still goes when `SEQ_LT(snd_nxt,
+                // snd_max)` ("retransmit case"), i.e. during the go-back-N after a timeout
+                // pulled snd_nxt back to snd_una. The byte window grows by t_maxseg²/cwnd per
+                // ACK in congestion avoidance, so a fraction of a segment goes as a short
+                // segment and every later segment of the go-back-N starts at the odd offset
+                // (re-cut from the old ones, crossing into new data at snd_max). Here `off` is
+                // the pipe (what was resent since the timeout, everything being lost; SACKed
+                // data left out as RFC 6675 does).
+                let room = s.window.saturating_sub(pipe).min(u64::from(s.smss));
+                if room == 0 {
+                    return Step::CwndLimited;
+                }
+                if room == len {
+                    return Step::Retransmit(i);
+                }
+                return Step::RetransmitCut {
+                    i,
+                    len: room as u32,
+                };
+            }
             if pipe + len > s.window && !s.fast_rexmit_due {
                 return Step::CwndLimited;
             }
@@ -428,6 +460,7 @@ mod tests {
             dupacks: 0,
             dupthresh: 3,
             left_by_dupacks: 0,
+            short_rexmit: false,
         }
     }
 
@@ -642,6 +675,59 @@ mod tests {
             full.would_send(&sb),
             "a lost segment fits (pipe 2 segments)"
         );
+    }
+
+    #[test]
+    fn test_bsd_go_back_n_sends_the_window_fraction_as_a_short_segment() {
+        // After a timeout everything is lost; the go-back-N has resent three segments and the
+        // byte window (congestion avoidance: 3 segments + 486 bytes) leaves 486 bytes.
+        let mut sb = outstanding(8);
+        sb.on_rto();
+        for _ in 0..3 {
+            let i = sb.next_lost().unwrap();
+            sb.on_retransmit(i, 10);
+        }
+        let s = SendState {
+            open: false,
+            snd_nxt: 8000,
+            ..state(&sb, 3486)
+        };
+        // Whole segments only (knob off): the fraction waits.
+        assert_eq!(next_segment(&s, &mut sb), Step::CwndLimited);
+        assert!(!s.would_send(&sb));
+        // 4.4BSD tcp_output: len = win − off < t_maxseg goes while snd_nxt < snd_max.
+        let bsd = SendState {
+            short_rexmit: true,
+            ..s
+        };
+        assert!(bsd.would_send(&sb));
+        assert_eq!(
+            next_segment(&bsd, &mut sb),
+            Step::RetransmitCut { i: 3, len: 486 }
+        );
+        assert_eq!(sb.recut_lost(3, 486, 0), 0);
+        assert_eq!(sb.on_retransmit(3, 11), (3000, 486));
+        // The window is full now; after an ACK of one segment and 438 bytes of growth the
+        // next segment is a whole one from the odd offset.
+        assert_eq!(next_segment(&bsd, &mut sb), Step::CwndLimited);
+        let mut r = crate::tcp::scoreboard::AckResult::default();
+        sb.on_cum_ack(1000, 20, &mut r);
+        let after = SendState {
+            snd_una: 1000,
+            window: 3924,
+            ..bsd
+        };
+        assert_eq!(
+            next_segment(&after, &mut sb),
+            Step::RetransmitCut { i: 3, len: 1000 }
+        );
+        assert_eq!(sb.recut_lost(3, 1000, 0), 0);
+        assert_eq!(sb.on_retransmit(3, 21), (3486, 1000));
+        assert_eq!(
+            next_segment(&after, &mut sb),
+            Step::RetransmitCut { i: 4, len: 438 }
+        );
+        sb.check_invariants();
     }
 
     #[test]
