@@ -95,6 +95,11 @@ pub struct WindowGrowth {
     /// congestion avoidance at equality. Found by the behaviour scripts `rto-cwnd.pkt` of the
     /// BSD and Linux 2.x personalities.
     pub slow_start_inclusive: bool,
+    /// Bytes unit without ABC: congestion avoidance adds the truncated quotient
+    /// `SMSS*SMSS/cwnd` on every ACK and drops the remainder, as 4.4BSD's `tcp_input.c` does
+    /// (`incr = incr * incr / cw`, unsigned integer division) in FreeBSD 5.x and OpenBSD 3.x.
+    /// Off: the remainder is carried to the next ACK (exact; RFC 5681 §3.1).
+    pub ca_increment_truncated: bool,
 }
 
 impl Default for WindowGrowth {
@@ -104,6 +109,7 @@ impl Default for WindowGrowth {
             abc_limit: 0,
             count_delivered: false,
             slow_start_inclusive: false,
+            ca_increment_truncated: false,
         }
     }
 }
@@ -486,8 +492,9 @@ impl WindowState {
     ///   (credit is SMSS per ACK, so `per = cwnd` gives `SMSS*SMSS/cwnd`), computed exactly:
     ///   the remainder of the integer division is carried to the next ACK, so the sub-byte
     ///   increments §3.1 warns about ("if the above formula yields 0, the result SHOULD be
-    ///   rounded up to 1 byte") are not lost. (FreeBSD's `max(SMSS*SMSS/cwnd, 1)` truncation,
-    ///   a few per cent slower at large windows, is not modelled.)
+    ///   rounded up to 1 byte") are not lost — unless [`WindowGrowth::ca_increment_truncated`]
+    ///   (the BSD stacks), which drops the remainder on every ACK as 4.4BSD's integer division
+    ///   does.
     ///
     /// `per` 0 is taken as 1.
     pub fn additive_increase(&mut self, per: u64, credit: u64) {
@@ -518,7 +525,13 @@ impl WindowState {
                 // 1/per-byte units), so no growth is lost to integer division.
                 let num = u128::from(self.mss) * u128::from(credit) + u128::from(self.ai_count);
                 let per = u128::from(per);
-                self.ai_count = (num % per) as u64; // < per ≤ u64::MAX
+                // 4.4BSD truncates each ACK's `incr * incr / cw` (knob
+                // `ca_increment_truncated`): nothing is carried.
+                self.ai_count = if self.growth.ca_increment_truncated {
+                    0
+                } else {
+                    (num % per) as u64 // < per ≤ u64::MAX
+                };
                 let incr = u64::try_from(num / per).unwrap_or(u64::MAX);
                 self.cwnd = self.cwnd.saturating_add(incr);
             }
@@ -769,6 +782,7 @@ mod tests {
             abc_limit: u32::MAX,
             count_delivered: false,
             slow_start_inclusive: false,
+            ca_increment_truncated: false,
         };
         assert_eq!(g.avoidance_credit(&ev, MSS), 20);
         assert_eq!(g.slow_start_credit(&ev, MSS, false), 20);
@@ -968,6 +982,41 @@ mod tests {
             w.additive_increase(w.cwnd(), MSS);
         }
         assert!((2_000_999..=2_001_000).contains(&w.cwnd()), "{}", w.cwnd());
+    }
+
+    #[test]
+    fn test_bsd_truncates_each_avoidance_increment() {
+        // 4.4BSD `incr = incr * incr / cw` in unsigned integers (FreeBSD 5.x, OpenBSD 3.x):
+        // with SMSS 1448 at cwnd 14 480 (10 segments) each ACK adds 144 bytes, where the exact
+        // rule carries 0.8 byte per ACK and adds a 145th byte on every fifth ACK or so.
+        let mut init = crate::testkit::cc_init(1448, CwndUnit::Bytes, 0, 10, 2);
+        init.growth.ca_increment_truncated = true;
+        let mut bsd = WindowState::new(&init);
+        init.growth.ca_increment_truncated = false;
+        let mut exact = WindowState::new(&init);
+        for w in [&mut bsd, &mut exact] {
+            w.set_cwnd(14_480);
+        }
+        bsd.additive_increase(bsd.cwnd(), 1448);
+        exact.additive_increase(exact.cwnd(), 1448);
+        assert_eq!(bsd.cwnd(), 14_480 + 144);
+        assert_eq!(exact.cwnd(), 14_480 + 144);
+        for _ in 0..4 {
+            bsd.additive_increase(bsd.cwnd(), 1448);
+            exact.additive_increase(exact.cwnd(), 1448);
+        }
+        // Five ACKs: the truncated rule has lost the carried fractions (> 2 bytes).
+        assert!(
+            exact.cwnd() >= bsd.cwnd() + 2,
+            "{} {}",
+            exact.cwnd(),
+            bsd.cwnd()
+        );
+        // At cwnd > SMSS² the truncated increment is 0: BSD's window stops growing there.
+        bsd.set_cwnd(1448 * 1448 + 1);
+        let before = bsd.cwnd();
+        bsd.additive_increase(bsd.cwnd(), 1448);
+        assert_eq!(bsd.cwnd(), before);
     }
 
     #[test]

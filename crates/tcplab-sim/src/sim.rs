@@ -281,6 +281,7 @@ pub fn growth_of(t: &TcpConfig) -> WindowGrowth {
         abc_limit: t.abc,
         count_delivered: t.growth_credit == GrowthCreditCfg::Delivered,
         slow_start_inclusive: t.slow_start_inclusive,
+        ca_increment_truncated: t.ca_increment_truncated,
     }
 }
 

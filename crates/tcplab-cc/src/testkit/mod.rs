@@ -50,6 +50,7 @@ pub(crate) fn cc_init(
             abc_limit,
             count_delivered: false,
             slow_start_inclusive: false,
+            ca_increment_truncated: false,
         },
     }
 }

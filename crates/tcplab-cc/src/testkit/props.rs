@@ -445,13 +445,17 @@ fn growth() -> impl Strategy<Value = WindowGrowth> {
         prop_oneof![Just(CwndUnit::Packets), Just(CwndUnit::Bytes)],
         prop_oneof![Just(0u32), Just(1), Just(2), Just(8), Just(u32::MAX)],
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(unit, abc_limit, slow_start_inclusive)| WindowGrowth {
-            unit,
-            abc_limit,
-            count_delivered: false,
-            slow_start_inclusive,
-        })
+        .prop_map(
+            |(unit, abc_limit, slow_start_inclusive, ca_increment_truncated)| WindowGrowth {
+                unit,
+                abc_limit,
+                count_delivered: false,
+                slow_start_inclusive,
+                ca_increment_truncated,
+            },
+        )
 }
 
 proptest! {

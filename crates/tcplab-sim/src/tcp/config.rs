@@ -336,6 +336,10 @@ knobs! {
     /// Linux 2.2–4.2 `if (snd_cwnd <= snd_ssthresh) tcp_slow_start`, uncapped until 3.18).
     /// Off: slow start while cwnd < ssthresh, capped at ssthresh (RFC 5681 §3.1; Linux ≥ 4.3).
     slow_start_inclusive: bool = false; kind "bool";
+    /// Bytes unit without ABC: each congestion-avoidance ACK adds the truncated `SMSS*SMSS/cwnd`
+    /// and drops the remainder (4.4BSD `tcp_input.c`, `incr = incr * incr / cw`, in FreeBSD
+    /// 5.x and OpenBSD 3.x). Off: the remainder is carried to the next ACK.
+    ca_increment_truncated: bool = false; kind "bool";
     /// Loss recovery: "sack" (RFC 6675), "newreno" (RFC 6582), "prr" (RFC 6937), or
     /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving).
     recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving"];
