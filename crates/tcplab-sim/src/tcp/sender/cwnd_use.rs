@@ -27,6 +27,10 @@
 //! Not modelled here: RFC 2861's decay of an unused window after an RTO (Linux
 //! `tcp_cwnd_application_limited`, 2.4 onwards), a separate mechanism.
 
+// TSO/GSO frames up to 64 KB (Linux GSO_MAX_SIZE, include/linux/netdevice.h of 2.6.26) and
+// `sysctl_tcp_tso_win_divisor` (default 3): the deferral model's constants.
+use super::tso::{MAX_FRAME as GSO_MAX_SIZE, WIN_DIVISOR as TSO_WIN_DIVISOR};
+
 /// Which rule decides that the sender was cwnd-limited (knob `cwnd_limited_rule`; module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CwndLimitedCfg {
@@ -77,12 +81,8 @@ pub enum CwndLimitedCfg {
     Bsd,
 }
 
-/// TSO/GSO frames up to 64 KB (Linux GSO_MAX_SIZE, include/linux/netdevice.h of 2.6.26).
-const GSO_MAX_SIZE: u64 = 65_536;
 /// BSD TCP_MAXWIN (netinet/tcp.h): the largest unscaled window.
 const TCP_MAXWIN: u64 = 65_535;
-/// Linux `sysctl_tcp_tso_win_divisor` (default 3, net/ipv4/tcp_output.c).
-const TSO_WIN_DIVISOR: u64 = 3;
 
 /// What the test looks at when an ACK arrives (bytes).
 #[derive(Clone, Copy, Debug)]

@@ -28,6 +28,8 @@
 //! ago, which a paced flow's always is), and the device's line-rate serialisation of a buffer
 //! (its packets leave back to back, as any back-to-back segments do here).
 
+// `sk_gso_max_size` (`GSO_LEGACY_MAX_SIZE`), bytes: the TSO model's frame limit.
+use super::tso::MAX_FRAME as GSO_MAX_SIZE;
 use crate::time::Nanos;
 
 /// Which pacing model (see the module doc).
@@ -41,8 +43,6 @@ pub enum PacingQuantumCfg {
     LinuxTsoAutosize,
 }
 
-/// `sk_gso_max_size` (`GSO_LEGACY_MAX_SIZE`), bytes.
-const GSO_MAX_SIZE: u64 = 65_536;
 /// `sk_pacing_shift`: a buffer holds 1/2^10 s of data at the pacing rate.
 const PACING_SHIFT: u32 = 10;
 /// `tcp_tso_rtt_log`: min RTT in µs is shifted right by this much.
