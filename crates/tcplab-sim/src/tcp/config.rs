@@ -381,6 +381,14 @@ knobs! {
     /// fast retransmits (RFC2582)"; 2.4/2.6 net/ipv4/tcp_input.c, read for the facts). Off:
     /// the state is left at the point.
     reno_hold_at_recovery_point: bool = false; kind "bool";
+    /// An ACK that advances snd_una and starts fast recovery grows cwnd first, by the
+    /// congestion controller's usual rule, and the reduction then starts from the grown
+    /// window: Linux 2.4/2.6 `tcp_ack` calls `tcp_cong_avoid` on a dubious ACK that acked data
+    /// when `tcp_may_raise_cwnd` allows it (`ca_state` neither Recovery nor CWR, no ECE above
+    /// ssthresh) and only then `tcp_fastretrans_alert`, which enters Recovery with ssthresh
+    /// computed from `snd_cwnd` (net/ipv4/tcp_input.c of 2.4.27, 2.6.11 and the 2.6.2x/3.x
+    /// trees, read for the facts). Off: the entry ACK grows nothing (the reduction first).
+    recovery_entry_ack_grows: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

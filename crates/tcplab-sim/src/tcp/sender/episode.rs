@@ -66,6 +66,11 @@ pub struct EpisodeAck {
     pub dupacks: u32,
     /// New, never-sent data exists and the peer's window allows some (F-RTO step 2b).
     pub can_send_new: bool,
+    /// Knob `recovery_entry_ack_grows`, and this ACK acked data in a state that lets Linux 2.x
+    /// raise cwnd (neither Recovery nor CWR when it arrived): a recovery this ACK starts is not
+    /// entered here but returned in [`EpisodeOutcome::entry_due`], for the sender to grow cwnd
+    /// first.
+    pub grow_before_entry: bool,
 }
 
 /// What the sender does after the episode rules took an ACK.
@@ -85,6 +90,10 @@ pub struct EpisodeOutcome {
     /// counts it (bytes, whole segments; see [`Episodes::reno_sacks_on_ack`]); `None` in the
     /// other modes, where the scoreboard's count is Linux's.
     pub reno_delivered: Option<u64>,
+    /// With [`EpisodeAck::grow_before_entry`]: fast recovery is due on this ACK and was not
+    /// entered; the sender grows cwnd, then enters it with these `lost_new` and `delivered`
+    /// ([`Episodes::enter_recovery`]).
+    pub entry_due: Option<(u64, u64)>,
 }
 
 /// The episode state (see the module documentation).
@@ -468,9 +477,16 @@ impl Episodes {
             res.bytes_acked + res.bytes_sacked - res.bytes_acked_sacked
         };
         let mut restart_rto = false;
+        let mut entry_due = None;
         if self.open() && !self.frto26.running() {
             if self.recovery_due(dupacks, p.cfg.dupthresh, s.snd_una, p.sb) && !p.sb.is_empty() {
-                self.enter_recovery(p, s, a.lost_new, delivered);
+                if a.grow_before_entry {
+                    // Knob `recovery_entry_ack_grows` (Linux 2.4/2.6 `tcp_ack`: `tcp_cong_avoid`
+                    // before `tcp_fastretrans_alert`): the sender grows cwnd, then enters.
+                    entry_due = Some((a.lost_new, delivered));
+                } else {
+                    self.enter_recovery(p, s, a.lost_new, delivered);
+                }
             }
         } else if self.rec.active && !held {
             let mut newly_lost = a.lost_new > 0;
@@ -512,6 +528,7 @@ impl Episodes {
             cc_in_recovery: self.rec.active || (in_cwr && !p.cc.governs_recovery()) || frto_hold,
             cwr_done,
             reno_delivered: reno.then_some(reno_delivered),
+            entry_due,
         }
     }
 
@@ -976,6 +993,70 @@ mod tests {
             "head to resend"
         );
         assert!(!ep.quiet() && !ep.open());
+    }
+
+    #[test]
+    fn test_entry_ack_that_acked_data_leaves_the_entry_to_after_growth() {
+        // Linux 2.x (knob `recovery_entry_ack_grows`): an ACK that advances snd_una by one
+        // segment and SACKs three beyond a hole (FACK: 4 segments > reordering 3) starts fast
+        // recovery. 10 segments out, cwnd 10 segments, rate-halving, Reno halving cwnd as
+        // Linux's `tcp_recalc_ssthresh` (max(snd_cwnd >> 1, 2)).
+        let bench = || {
+            let mut b = Bench::new(TcpConfig::default(), 10);
+            let init = tcplab_cc::CcInit {
+                mss: MSS,
+                initial_cwnd: 10 * MSS as u64,
+                initial_ssthresh: u64::MAX,
+                growth: tcplab_cc::WindowGrowth::default(),
+            };
+            let basis = [(
+                "ssthresh_from".to_string(),
+                tcplab_cc::ParamValue::Str("cwnd".into()),
+            )];
+            b.cc = tcplab_cc::build("reno", &basis, init).unwrap();
+            b
+        };
+        let entry_ack = |b: &mut Bench, grow_before_entry| EpisodeAck {
+            grow_before_entry,
+            ..b.ack(0, 1000, &[(2000, 5000)], 0)
+        };
+        let s = seq(1000, 10_000);
+        // Knob off: entered at once, ssthresh half of cwnd 10.
+        let mut b = bench();
+        let mut ep = episodes(Mode::RateHalving);
+        let a = entry_ack(&mut b, false);
+        let out = ep.on_ack(&mut b.parts(), s, &a);
+        assert!(ep.rec.active && out.entry_due.is_none() && out.cc_in_recovery);
+        assert_eq!(b.cc.ssthresh(), 5000);
+        let off_cwnd = b.cc.cwnd();
+        // Knob on: the episode rules leave the entry due (nothing reduced, nothing to
+        // retransmit yet), and the controller hears the ACK outside recovery.
+        let mut b = bench();
+        let mut ep = episodes(Mode::RateHalving);
+        let a = entry_ack(&mut b, true);
+        let out = ep.on_ack(&mut b.parts(), s, &a);
+        assert!(!ep.rec.active && !ep.fast_rexmit_due && !out.cc_in_recovery);
+        assert_eq!(b.stats.fast_retransmits, 0);
+        assert_eq!((b.cc.cwnd(), b.cc.ssthresh()), (10_000, u64::MAX));
+        // Delivered: 1 segment acknowledged + 3 SACKed (RFC 6937 DeliveredData).
+        assert_eq!(out.entry_due, Some((a.lost_new, 4000)));
+        // With no growth in between, the deferred entry is the same entry.
+        let (lost, delivered) = out.entry_due.unwrap();
+        ep.enter_recovery(&mut b.parts(), s, lost, delivered);
+        assert!(ep.rec.active && ep.fast_rexmit_due && ep.rec.point == 10_000);
+        assert_eq!((b.cc.cwnd(), b.cc.ssthresh()), (off_cwnd, 5000));
+        // The reduction starts from the grown window (Linux: tcp_cong_avoid's slow-start
+        // increment, then ssthresh from snd_cwnd): cwnd 12 segments before the entry.
+        let mut b = bench();
+        let mut ep = episodes(Mode::RateHalving);
+        let a = entry_ack(&mut b, true);
+        let out = ep.on_ack(&mut b.parts(), s, &a);
+        b.cc.set_cwnd(12_000);
+        let (lost, delivered) = out.entry_due.unwrap();
+        ep.enter_recovery(&mut b.parts(), s, lost, delivered);
+        assert!(ep.rec.active && ep.fast_rexmit_due);
+        assert_eq!(b.cc.ssthresh(), 6000);
+        assert_eq!(b.stats.fast_retransmits, 1);
     }
 
     #[test]

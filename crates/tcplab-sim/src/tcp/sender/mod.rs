@@ -1210,6 +1210,15 @@ impl TcpSender {
             dupacks: self.acks.dupacks,
             can_send_new: self.app_end.is_none_or(|e| e > self.snd_nxt)
                 && self.snd_una + self.rwnd > self.snd_nxt,
+            // Knob `recovery_entry_ack_grows`: Linux 2.4/2.6 `tcp_ack` runs `tcp_cong_avoid`
+            // (when `(flag & FLAG_DATA_ACKED)` and `tcp_may_raise_cwnd`: `ca_state` neither
+            // Recovery nor CWR, and no ECE above ssthresh — this model has no ECN) before
+            // `tcp_fastretrans_alert` enters Recovery, which takes ssthresh from the grown
+            // `snd_cwnd` (net/ipv4/tcp_input.c of 2.4.27, 2.6.11 and the 2.6.2x–3.x trees, read
+            // for the facts). The growth itself stays subject to the stack's cwnd-limited rule.
+            grow_before_entry: self.cfg.recovery_entry_ack_grows
+                && advanced
+                && !self.ack_start_recovery_or_cwr,
         };
         let (ep, mut parts, seq) = self.episode_parts(now);
         let out = ep.on_ack(&mut parts, seq, &ea);
@@ -1217,7 +1226,8 @@ impl TcpSender {
         if out.restart_rto {
             self.timers.restart_rto(now, self.rtt.rto());
         }
-        // 6. The congestion controller.
+        // 6. The congestion controller; with knob `recovery_entry_ack_grows`, before a fast
+        // recovery this ACK starts (step 5 left it due, `EpisodeOutcome::entry_due`).
         if advanced || res.bytes_sacked > 0 || (self.ep.rec.active && a.is_dup) {
             // Without SACK in Linux's PRR the controller's credit (knob `growth_credit =
             // "delivered"`) is Linux's delivered count, not the scoreboard's: Linux passes
@@ -1243,6 +1253,9 @@ impl TcpSender {
                 lost_new,
             );
             self.cc_on_ack(&ev);
+        }
+        if let Some((lost, delivered)) = out.entry_due {
+            self.enter_recovery(now, lost, delivered);
         }
         if out.cwr_done {
             self.cc.on_cwr_complete(now);
@@ -1404,7 +1417,11 @@ impl TcpSender {
         let due = self
             .ep
             .recovery_due(0, self.cfg.dupthresh, self.snd_una, &self.sb);
-        if due && !self.sb.is_empty() {
+        // Knob `recovery_entry_ack_grows` (the full path's `EpisodeAck::grow_before_entry`;
+        // this path runs in Open only): the controller first, then the entry.
+        let enter = due && !self.sb.is_empty();
+        let grow_first = enter && self.cfg.recovery_entry_ack_grows;
+        if enter && !grow_first {
             self.enter_recovery(now, lost_new, delivered);
         }
         let ev = self.ack_event(
@@ -1416,6 +1433,9 @@ impl TcpSender {
             lost_new,
         );
         self.cc_on_ack(&ev);
+        if grow_first {
+            self.enter_recovery(now, lost_new, delivered);
+        }
         self.rto_on_advance(now, self.sb.is_empty()); // no FIN is out on this path
         self.arm_tlp(now);
     }
@@ -1639,7 +1659,8 @@ mod tests {
         /// Whole runs with and without the ACK fast path are identical — every sample, every
         /// cwnd change, every counter — across controllers (BIC for the Open-state test of its
         /// delayed-ACK EWMA, `AckEvent::outside_open`), recovery modes, SACK/timestamps,
-        /// RACK, undo, F-RTO, local CWR and loss in both directions (so the fast path meets
+        /// RACK, undo, F-RTO, local CWR, growth before a recovery's entry (knob
+        /// `recovery_entry_ack_grows`) and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
         #[test]
         fn prop_fast_ack_path_changes_nothing(
@@ -1652,6 +1673,7 @@ mod tests {
             undo: bool,
             frto: bool,
             cwr: bool,
+            entry_grows: bool,
             fwd_loss in proptest::sample::select(vec![0.0, 0.002, 0.02]),
             rev_loss in proptest::sample::select(vec![0.0, 0.01]),
             queue in proptest::sample::select(vec![8u32, 40]),
@@ -1660,7 +1682,7 @@ mod tests {
             let tcp = json!({
                 "sack": sack, "timestamps": timestamps, "recovery": recovery, "rack": rack,
                 "undo": undo, "frto": frto, "undo_bad_rexmt": undo,
-                "local_congestion_cwr": cwr,
+                "local_congestion_cwr": cwr, "recovery_entry_ack_grows": entry_grows,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);
