@@ -9,7 +9,7 @@
 //! | NewReno | ssthresh + 3·SMSS, +SMSS per further dupACK, deflated by partial ACKs | RFC 6582 §3.2, RFC 5681 §3.2 |
 //! | PRR | PRR-SSRB: sending proportional to delivered data towards ssthresh | RFC 6937 §3 |
 //! | PRR without SACK | PRR, each duplicate ACK one delivered segment; a partial ACK marks the next hole lost | Linux ≥ 3.2 `tcp_add_reno_sack`, `tcp_newreno_mark_lost` |
-//! | rate-halving | cwnd −1 segment every second ACK down to ssthresh, ≤ in_flight + 1 | Linux 2.4–3.1 `tcp_cwnd_down` (stacks-and-ccas.md A.1) |
+//! | rate-halving | cwnd −1 segment every second ACK down to ssthresh (or ssthresh/2), ≤ in_flight + 1, from the entry ACK on (knobs `rate_halving_*`) | Linux 2.4–3.1 `tcp_cwnd_down` (stacks-and-ccas.md A.1) |
 
 use crate::tcp::config::{RecoveryCfg, RecoveryNosackCfg};
 
