@@ -1329,3 +1329,18 @@ def test_reno_equals_newreno_is_decided_on_their_summed_marginal():
     ]
     text = validate.markdown(rows)
     assert "CCA top-1 counting reno = newreno: 50.0%" in text
+
+
+def test_a_given_receivers_ack_policy_is_left_out_with_its_buffers(tmp_path):
+    # with the hosts given (--probe, the kernel validation) the receiver's ACK policy and clock
+    # are that host's: this machine's Linux 6.18 ACKed every second segment on all 90 kernel
+    # captures, the simulated linux-6 receiver every segment behind the simulated BBR, which
+    # charged the cap to BBR's references (README, "Validation", idkern)
+    cap = capture(tmp_path, "linux-6", "bbr", grid=dict(GRID, duration_s=5.0))
+    cands = [R.Candidate("linux-6", "reno"), R.Candidate("linux-6", "bbr")]
+    assert {"seg_per_ack", "first_ack_ms"} <= set(classify.identify(cap, cands=cands)["features"])
+    tcp = {"sndbuf": 4194304, "rcvbuf": "observed", "rcvbuf_autotune_max": 16777216}
+    r = classify.identify(cap, cands=cands, tcp=tcp)
+    assert not set(classify.RECEIVER_FEATURES) & set(r["features"])
+    assert "receiving host was given" in r["not_measured"]["seg_per_ack"]
+    assert r["candidates"][0]["label"] == "linux-6/bbr"

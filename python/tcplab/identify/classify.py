@@ -119,6 +119,18 @@ SPREAD_K = 0.0
 
 #: Features of the receiver's buffer configuration.
 WINDOW_FEATURES = ("syn_wscale", "rwnd_init", "rwnd_max")
+#: Features of the receiver's ACK policy and clock (features.FEATURES: the delay of its first
+#: ACK, segments per ACK at the start and overall, its timestamp clock). When the hosts are
+#: given (identify's *tcp*: --probe and the kernel validation, this machine's own receiver),
+#: they show that known receiver, not the candidate, and are left out with the window
+#: features. The references run the candidate's receiver model, and where that model departs
+#: from the real receiver the difference was charged to the sender: this machine's Linux 6.18
+#: ACKed every second segment (seg_per_ack 2.0 on all 90 kernel validation captures), the
+#: simulated linux-6 receiver every segment behind the simulated BBR on all three kernel paths
+#: and behind every algorithm at 10 Mbit/s x 80 ms (1.0), a cost of 16 (the cap) that named
+#: Westwood+ or Scalable for 7 of the 10 BBR captures at 50 Mbit/s x 20 ms (README,
+#: "Validation", idkern). A choice made after seeing those captures, not a fitted value.
+RECEIVER_FEATURES = ("first_ack_ms", "early_seg_per_ack", "seg_per_ack", "ts_hz_rcv")
 #: Features that exist only when the transfer had loss episodes: a candidate that never loses
 #: on the inferred path is charged MISSING once for the group, not once per feature.
 LOSS_GROUP = (
@@ -699,11 +711,16 @@ def identify(
                 tcp["rcvbuf"] = int(ex.mss * 2 ** (math.ceil(2 * rw) / 2))
                 tcp["rcvbuf_autotune_max"] = "none"
         # the hosts' buffers are given: the receive-window features show that configuration,
-        # not the candidate, and are left out of the score
+        # not the candidate, and are left out of the score; so are the known receiver's ACK
+        # policy and clock (RECEIVER_FEATURES)
         for f in WINDOW_FEATURES:
             if ex.features.get(f) is not None:
                 ex.features[f] = None
                 ex.why_missing[f] = "the hosts' socket buffers were given (reference_knobs)"
+        for f in RECEIVER_FEATURES:
+            if ex.features.get(f) is not None:
+                ex.features[f] = None
+                ex.why_missing[f] = "the receiving host was given (reference_knobs)"
     t_feat = time.perf_counter() - t0
     vars_ = refs_mod.variants(
         grid, ex.path.lossy, ex.path.buffer_bdp, refs_mod.measured_buffer_pkts(ex.path)
