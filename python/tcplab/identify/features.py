@@ -534,18 +534,7 @@ def _windows_at(
         grow_before.append(max(0.0, gb or 0.0))
         t_next = episodes[n + 1]["t"] if n + 1 < len(episodes) else t_end + r_rtt
         k0 = np.flatnonzero((rt0 >= ep["t_rec"] + skip) & (rt0 < t_next))
-        if not len(k0) or (vant == "sender" and rt0[k0[0]] + lag > t_next):
-            # Near the sender a round's flight is its largest outstanding count, and once the
-            # next episode is detected that count holds the SACKed bytes of its recovery: the
-            # epoch's first round, when it ends after that detection, reads the next recovery's
-            # outstanding, not this one's window (the same reason the window before is read
-            # half a round before a detection). Measured on this machine's Linux 6.18 Reno at
-            # 10 Mbit/s x 80 ms, 2 BDP (kernel validation trials 0 and 7): slow start's
-            # overshoot ended its recovery 3 ms before a second one began (RFC 6582 §3.2: a
-            # loss of data sent after the first detection is a new congestion event; Linux
-            # halved again, 408 -> 204 -> 100 segments), and the round read 263 segments, a
-            # decrease of 0.766 where its reference read 0.541. Not read then: the episode
-            # still counts for the recovery features.
+        if not len(k0):
             firsts.append(None)
             continue
         k = np.flatnonzero((rt0 >= ep["t_rec"] + skip) & (rt0 + r_rtt <= t_next - 0.5 * r_rtt))

@@ -38,9 +38,7 @@ from typing import Any
 from .features import CROSS_SHARE_MAX, Path, extract
 
 #: Bump when features.py changes what it measures: cached references are then recomputed.
-#: 28: no window after an episode whose first round holds the next one's detection (near the
-#: sender); 27: the decrease read at the recovery's end (beta, post_bdp).
-FEATURE_VERSION = 28
+FEATURE_VERSION = 27  # 27: the decrease read at the recovery's end (beta, post_bdp)
 #: Seeds of the references. Validation captures use other seeds (tests and validate.py).
 REF_SEEDS = (11, 12)
 #: Seeds of the two neighbouring path variants (:func:`variants`); fewer references, for speed.
