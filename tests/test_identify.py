@@ -1311,3 +1311,29 @@ def test_a_given_receivers_ack_policy_is_left_out_with_its_buffers(tmp_path):
     assert not set(classify.RECEIVER_FEATURES) & set(r["features"])
     assert "receiving host was given" in r["not_measured"]["seg_per_ack"]
     assert r["candidates"][0]["label"] == "linux-6/bbr"
+
+
+def test_decrease_scale_widens_by_the_candidates_own_seed_spread():
+    # an algorithm without a multiplicative decrease (BBR) reads its window's state when the
+    # loss came: its two reference seeds on the grid point differ by far more than the
+    # constant rule's scale (this kernel's BBR at 50 Mbit/s x 20 ms read 0.83-1.01, the
+    # simulated seeds 0.98 and 1.10 at 56.2 Mbit/s), and against that scale its nearest
+    # reference paid the cap for its own noise; Scalable's 7/8 reads the same on both seeds
+    x = {"beta": 0.90, "ca_slope": 0.1}
+    bbr = [{"beta": 0.80, "ca_slope": 0.1}, {"beta": 1.00, "ca_slope": 0.1}]
+    scal = [{"beta": 0.875, "ca_slope": 1.1}, {"beta": 0.876, "ca_slope": 1.1}]
+    cands = [R.Candidate("linux-6", "bbr"), R.Candidate("linux-6", "scalable")]
+    dist, contribs, _, _ = classify.rank(x, [{"linux-6/bbr": bbr, "linux-6/scalable": scal}], cands)
+    assert dist["linux-6/bbr"] < dist["linux-6/scalable"], dist
+    assert classify.seed_spread(bbr) == pytest.approx(0.1414, abs=1e-4)
+    # the rule-based candidate's scale stays the constant's (its seeds agree to 0.001; the
+    # nearer one, 0.876, is 0.024 away)
+    assert contribs["linux-6/scalable"]["beta"] == pytest.approx(
+        (0.024 / classify.FLOORS["beta"]) ** 2, rel=0.01
+    )
+    # a noisy candidate pays the Gaussian normaliser even where it matches exactly
+    exact = classify.rank({"beta": 0.90}, [{"linux-6/bbr": bbr}], cands[:1])[0]["linux-6/bbr"]
+    wide = math.hypot(classify.FLOORS["beta"], 0.1414)
+    assert exact == pytest.approx((0.1 / wide) ** 2 + 2 * math.log(wide / 0.022), rel=1e-3)
+    # one seed on the grid point (a lossless one): no spread, the constant's scale
+    assert classify.seed_spread(bbr[:1]) is None
