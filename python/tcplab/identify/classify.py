@@ -288,7 +288,8 @@ def seed_spread(refs: list[dict[str, float | None]]) -> float | None:
     doing when the loss came: on this machine's kernel at 50 Mbit/s x 20 ms, 0.5 BDP, 0.1 %
     loss Linux's BBR read 0.83-1.01 and the simulated BBR's two seeds 0.84 and 0.86 on the
     48.7 Mbit/s grid point, 0.98 and 1.10 on the 56.2 Mbit/s one, so against the constant's
-    scale the nearest BBR reference paid up to 15.4 for what is its own seed-to-seed noise (README, "Validation", idkern). The scale of a feature is what two
+    scale the nearest BBR reference paid up to 15.4 for what is its own seed-to-seed noise
+    (README, "Validation", idkern). The scale of a feature is what two
     captures of one candidate on one path differ by (FLOORS), which for the decrease the
     candidate's seeds show; :func:`_score_one` widens the scale by it in quadrature and charges
     the Gaussian normaliser 2 log(wide / floor), so a candidate gains nothing by being noisy
