@@ -1268,3 +1268,72 @@ def test_an_autotuning_receivers_window_is_charged_outside_its_reach_only():
     assert as_points["linux-6/illinois"] < as_points["linux-6/htcp"], as_points
     d = classify.rank(x, [lib], cands, ceilings=classify.rwnd_ceilings(cands, 1448))[0]
     assert d["linux-6/htcp"] == pytest.approx(0.0) and d["linux-6/illinois"] > 0.5, d
+
+
+def test_reno_equals_newreno_is_decided_on_their_summed_marginal():
+    # the kernel's Reno on a 2-BDP path: Compound's delay window stays 0 (queue over its gamma),
+    # so Compound, NewReno and Reno have the same nearest references and a third of the
+    # confidence each; decided on the separate marginals the tie went to "ctcp" by name
+    from tcplab.identify import validate
+
+    r = {
+        "cca": [
+            {"cca": "ctcp", "confidence": 0.3334},
+            {"cca": "newreno", "confidence": 0.3333},
+            {"cca": "reno", "confidence": 0.3333},
+        ]
+    }
+    assert validate.merged_top_cca(r) == "reno"
+    r["cca"][0]["confidence"] = 0.7
+    r["cca"][1]["confidence"] = r["cca"][2]["confidence"] = 0.15
+    assert validate.merged_top_cca(r) == "ctcp"
+    base = {"stack": "linux-6", "in_cca_set": True, "in_stack_set": False, "seconds": 1.0}
+    base |= {"top_stack": "linux-6", "top3_cca": ["ctcp"], "set_cca": ["ctcp"], "set": ["x"]}
+    rows = [
+        {**base, "cca": "reno", "top_cca": "ctcp", "top_cca_merged": "reno"},
+        {**base, "cca": "newreno", "top_cca": "ctcp"},
+    ]
+    text = validate.markdown(rows)
+    assert "CCA top-1 counting reno = newreno: 0.0%" in text
+    assert "decided on their summed marginal (merged_top_cca): 100.0% of 1" in text
+
+
+def test_a_given_receivers_ack_policy_is_left_out_with_its_buffers(tmp_path):
+    # with the hosts given (--probe, the kernel validation) the receiver's ACK policy and clock
+    # are that host's: this machine's Linux 6.18 ACKed every second segment on all 90 kernel
+    # captures, the simulated linux-6 receiver every segment behind the simulated BBR, which
+    # charged the cap to BBR's references (README, "Validation", idkern)
+    cap = capture(tmp_path, "linux-6", "bbr", grid=dict(GRID, duration_s=5.0))
+    cands = [R.Candidate("linux-6", "reno"), R.Candidate("linux-6", "bbr")]
+    assert {"seg_per_ack", "first_ack_ms"} <= set(classify.identify(cap, cands=cands)["features"])
+    tcp = {"sndbuf": 4194304, "rcvbuf": "observed", "rcvbuf_autotune_max": 16777216}
+    r = classify.identify(cap, cands=cands, tcp=tcp)
+    assert not set(classify.RECEIVER_FEATURES) & set(r["features"])
+    assert "receiving host was given" in r["not_measured"]["seg_per_ack"]
+    assert r["candidates"][0]["label"] == "linux-6/bbr"
+
+
+def test_decrease_scale_widens_by_the_candidates_own_seed_spread():
+    # an algorithm without a multiplicative decrease (BBR) reads its window's state when the
+    # loss came: its two reference seeds on the grid point differ by far more than the
+    # constant rule's scale (this kernel's BBR at 50 Mbit/s x 20 ms read 0.83-1.01, the
+    # simulated seeds 0.98 and 1.10 at 56.2 Mbit/s), and against that scale its nearest
+    # reference paid the cap for its own noise; Scalable's 7/8 reads the same on both seeds
+    x = {"beta": 0.90, "ca_slope": 0.1}
+    bbr = [{"beta": 0.80, "ca_slope": 0.1}, {"beta": 1.00, "ca_slope": 0.1}]
+    scal = [{"beta": 0.875, "ca_slope": 1.1}, {"beta": 0.876, "ca_slope": 1.1}]
+    cands = [R.Candidate("linux-6", "bbr"), R.Candidate("linux-6", "scalable")]
+    dist, contribs, _, _ = classify.rank(x, [{"linux-6/bbr": bbr, "linux-6/scalable": scal}], cands)
+    assert dist["linux-6/bbr"] < dist["linux-6/scalable"], dist
+    assert classify.seed_spread(bbr) == pytest.approx(0.1414, abs=1e-4)
+    # the rule-based candidate's scale stays the constant's (its seeds agree to 0.001; the
+    # nearer one, 0.876, is 0.024 away)
+    assert contribs["linux-6/scalable"]["beta"] == pytest.approx(
+        (0.024 / classify.FLOORS["beta"]) ** 2, rel=0.01
+    )
+    # a noisy candidate pays the Gaussian normaliser even where it matches exactly
+    exact = classify.rank({"beta": 0.90}, [{"linux-6/bbr": bbr}], cands[:1])[0]["linux-6/bbr"]
+    wide = math.hypot(classify.FLOORS["beta"], 0.1414)
+    assert exact == pytest.approx((0.1 / wide) ** 2 + 2 * math.log(wide / 0.022), rel=1e-3)
+    # one seed on the grid point (a lossless one): no spread, the constant's scale
+    assert classify.seed_spread(bbr[:1]) is None

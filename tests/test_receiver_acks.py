@@ -23,11 +23,16 @@ KERNEL_SKIP = kernel_engine_skip_reason()
 
 
 def run(
-    receiver: str, sender: str = "linux-6", seconds: int = 5, engine: str = "sim"
+    receiver: str,
+    sender: str = "linux-6",
+    seconds: int = 5,
+    engine: str = "sim",
+    cca: str = "cubic",
+    rate: str = "74Mbit",
 ) -> list[list[Any]]:
     import tcplab
 
-    flow: dict[str, Any] = {"name": "f", "cca": "cubic"}
+    flow: dict[str, Any] = {"name": "f", "cca": cca}
     if engine == "sim":
         # the kernel engine runs this machine's Linux on both ends
         flow.update(sender_stack=sender, receiver_stack=receiver)
@@ -36,7 +41,7 @@ def run(
         "duration": f"{seconds}s",
         "interval": "1s",
         "seed": 3,
-        "path": {"rate": "74Mbit", "rtt": "20ms", "queue": "bdp"},
+        "path": {"rate": rate, "rtt": "20ms", "queue": "bdp"},
         "flow": [flow],
     }
     return pcap_tcp_rows(tcplab.run(doc, engine=engine, pcap=["host:f.snd"]).captures[0])
@@ -76,6 +81,32 @@ def test_linux6_pushes_the_last_segment_of_each_gso_buffer() -> None:
     assert sum(1 for a in ends if a[5] & PSH) / len(ends) > 0.95
     behind = [b[0] - a[0] < 20_000 for a, b in pairs if a[5] & PSH]
     assert sum(behind) / len(behind) < 0.03
+
+
+@needs_core
+def test_a_paced_linux6_sender_pushes_once_per_pacing_buffer() -> None:
+    """BBR paces one GSO buffer per slot (`tcp_tso_autosize`: 1 ms of the pacing rate, at least
+    `bbr_min_tso_segs` = 2 segments; about 4 at 50 Mbit/s) and `tcp_gso_segment` keeps the
+    buffer's PSH on its last segment: so about one data segment in four carries PSH, and the
+    linux-6 receiver, which ACKs a pushed segment once it is read (`ack_pushed_on_read`), still
+    ACKs about every second segment. Before 2026-11-29 the model marked every paced segment
+    as a buffer end, and its receiver ACKed every segment (1.08 segments per ACK) where this
+    machine's 6.18 receiver ACKed every second behind BBR (identify's kernel captures)."""
+    rows = run("linux-6", cca="bbr", rate="50Mbit")
+    data = [r for r in rows if r[8] > 0 and r[0] - rows[0][0] > 3e9]
+    pushed = sum(1 for r in data if r[5] & PSH) / len(data)
+    assert 0.15 < pushed < 0.4, pushed
+    steady = acks_after(rows, 3e9, 5e9)
+    assert 1.6 < sum(steady) / len(steady) < 2.1, sum(steady) / len(steady)
+
+
+@needs_core
+@pytest.mark.skipif(KERNEL_SKIP is not None, reason=KERNEL_SKIP or "")
+def test_this_kernel_acks_a_paced_bbr_flow_like_the_linux6_receiver() -> None:
+    kernel = acks_after(run("linux-6", engine="kernel", cca="bbr", rate="50Mbit"), 3e9, 5e9)
+    sim = acks_after(run("linux-6", cca="bbr", rate="50Mbit"), 3e9, 5e9)
+    assert sum(kernel) / len(kernel) > 1.5, sum(kernel) / len(kernel)  # not every segment
+    assert sum(kernel) / len(kernel) == pytest.approx(sum(sim) / len(sim), abs=0.25)
 
 
 @needs_core

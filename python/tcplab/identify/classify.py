@@ -119,6 +119,18 @@ SPREAD_K = 0.0
 
 #: Features of the receiver's buffer configuration.
 WINDOW_FEATURES = ("syn_wscale", "rwnd_init", "rwnd_max")
+#: Features of the receiver's ACK policy and clock (features.FEATURES: the delay of its first
+#: ACK, segments per ACK at the start and overall, its timestamp clock). When the hosts are
+#: given (identify's *tcp*: --probe and the kernel validation, this machine's own receiver),
+#: they show that known receiver, not the candidate, and are left out with the window
+#: features. The references run the candidate's receiver model, and where that model departs
+#: from the real receiver the difference was charged to the sender: this machine's Linux 6.18
+#: ACKed every second segment (seg_per_ack 2.0 on all 90 kernel validation captures), the
+#: simulated linux-6 receiver every segment behind the simulated BBR on all three kernel paths
+#: and behind every algorithm at 10 Mbit/s x 80 ms (1.0), a cost of 16 (the cap) that named
+#: Westwood+ or Scalable for 7 of the 10 BBR captures at 50 Mbit/s x 20 ms (README,
+#: "Validation", idkern). A choice made after seeing those captures, not a fitted value.
+RECEIVER_FEATURES = ("first_ack_ms", "early_seg_per_ack", "seg_per_ack", "ts_hz_rcv")
 #: Features that exist only when the transfer had loss episodes: a candidate that never loses
 #: on the inferred path is charged MISSING once for the group, not once per feature.
 LOSS_GROUP = (
@@ -236,6 +248,7 @@ def _start_substituted(
     lone: list[dict[str, float | None]],
     se: dict[str, float] | None,
     ceiling: float | None = None,
+    spread: dict[str, float] | None = None,
 ) -> tuple[float, dict[str, float], dict[str, float | None]]:
     """:func:`score` of a cross-traffic variant's *refs* for a capture whose slow start ran
     alone (:func:`alone_at_start`): the start features are charged against the candidate's
@@ -252,7 +265,7 @@ def _start_substituted(
             best_lone = (d, contrib, {f: r.get(f) for f in contrib})
     best: tuple[float, dict[str, float], dict[str, float | None]] | None = None
     for r in refs:
-        d, contrib = _score_one(x, r, se=se, ceiling=ceiling)
+        d, contrib = _score_one(x, r, spread, se=se, ceiling=ceiling)
         near = {f: r.get(f) for f in contrib}
         if best_lone is not None:
             d -= sum(contrib.get(f, 0.0) for f in START_FEATURES)
@@ -263,6 +276,28 @@ def _start_substituted(
             best = (d, contrib, near)
     assert best is not None
     return best
+
+
+def seed_spread(refs: list[dict[str, float | None]]) -> float | None:
+    """The sample standard deviation of the decrease (``beta``) over a candidate's references
+    on the grid point (its reference seeds, references.REF_SEEDS), or None with fewer than two
+    readings (a grid point without random loss runs one seed there: references.reference_plan).
+
+    ``FLOORS["beta"]`` (0.022, `fitted`) is the reading error of a constant rule, Reno's 1/2 or
+    CUBIC's 0.7. An algorithm without a multiplicative decrease reads whatever its window was
+    doing when the loss came: on this machine's kernel at 50 Mbit/s x 20 ms, 0.5 BDP, 0.1 %
+    loss Linux's BBR read 0.83-1.01 and the simulated BBR's two seeds 0.84 and 0.86 on the
+    48.7 Mbit/s grid point, 0.98 and 1.10 on the 56.2 Mbit/s one, so against the constant's
+    scale the nearest BBR reference paid up to 15.4 for what is its own seed-to-seed noise
+    (README, "Validation", idkern). The scale of a feature is what two
+    captures of one candidate on one path differ by (FLOORS), which for the decrease the
+    candidate's seeds show; :func:`_score_one` widens the scale by it in quadrature and charges
+    the Gaussian normaliser 2 log(wide / floor), so a candidate gains nothing by being noisy
+    (0.2 of spread costs 4.4 whatever the capture reads). The two seeds of a rule-based
+    algorithm differ by about the floor or less (Reno 0.486 and 0.490 on that path), which
+    leaves its scale nearly as it was. No knob: the estimate of the spread is the seeds'."""
+    v = [r["beta"] for r in refs if r.get("beta") is not None]
+    return float(np.std(v, ddof=1)) if len(v) >= 2 else None
 
 
 def rank(
@@ -286,6 +321,13 @@ def rank(
     for c in cands:
         lone = [r for lib, xt in zip(libs, cross, strict=True) if not xt for r in lib[c.label]]
         spread = None
+        # the decrease's scale for this candidate: its FLOORS value is a constant rule's reading
+        # error, and an algorithm without a multiplicative decrease reads what its state was when
+        # the loss came (BBR: the flight's phase of its gain cycle); the spread of the
+        # candidate's own reference seeds on the grid point says which (seed_spread)
+        sp = seed_spread(libs[0].get(c.label, [])) if libs else None
+        if sp is not None:
+            spread = {"beta": sp}
         if SPREAD_K > 0:
             spread = {}
             for f in FLOORS:
@@ -295,8 +337,8 @@ def rank(
         best = None
         for vi, lib in enumerate(libs):
             ceil = (ceilings or {}).get(c.label)
-            if alone_start and cross[vi] and lone and spread is None:
-                sc = _start_substituted(x, lib[c.label], lone, se, ceil)
+            if alone_start and cross[vi] and lone and SPREAD_K <= 0:
+                sc = _start_substituted(x, lib[c.label], lone, se, ceil, spread)
             else:
                 sc = score(x, lib[c.label], spread, se, ceil)
             if best is None or sc[0] < best[0][0]:
@@ -699,11 +741,16 @@ def identify(
                 tcp["rcvbuf"] = int(ex.mss * 2 ** (math.ceil(2 * rw) / 2))
                 tcp["rcvbuf_autotune_max"] = "none"
         # the hosts' buffers are given: the receive-window features show that configuration,
-        # not the candidate, and are left out of the score
+        # not the candidate, and are left out of the score; so are the known receiver's ACK
+        # policy and clock (RECEIVER_FEATURES)
         for f in WINDOW_FEATURES:
             if ex.features.get(f) is not None:
                 ex.features[f] = None
                 ex.why_missing[f] = "the hosts' socket buffers were given (reference_knobs)"
+        for f in RECEIVER_FEATURES:
+            if ex.features.get(f) is not None:
+                ex.features[f] = None
+                ex.why_missing[f] = "the receiving host was given (reference_knobs)"
     t_feat = time.perf_counter() - t0
     vars_ = refs_mod.variants(
         grid, ex.path.lossy, ex.path.buffer_bdp, refs_mod.measured_buffer_pkts(ex.path)

@@ -222,6 +222,10 @@ knobs! {
     /// `rwnd_initial_bytes` growth) keeps at least one quick ACK pending (Linux
     /// `tcp_grow_window`: `quick |= 1`, every version from 2.4 to 6.x).
     quickack_on_growth: bool = false; kind "bool";
+    /// Receiver: size each quick-ACK phase by the window, as Linux's `tcp_incr_quickack`
+    /// (`rcv_wnd / (2·rcv_mss)`, 2 when 0, at most `quickack_segments`; the first phase at the
+    /// first data segment). Off: `quickack_segments` ACKs every time.
+    quickack_window_sized: bool = false; kind "bool";
     /// Receiver with SACK: an out-of-order segment grows the offered window as an in-order one
     /// does (`rwnd_initial_segments` / `rwnd_initial_bytes` growth; Linux `tcp_data_queue_ofo`
     /// calls `tcp_grow_window` since 3.13, 4e4f1fc2268 "tcp: properly increase rcv_ssthresh for

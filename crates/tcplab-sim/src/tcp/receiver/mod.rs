@@ -225,6 +225,7 @@ impl TcpReceiver {
                 quickack_segments: self.cfg.quickack_segments,
                 quickack_on_ooo: self.cfg.quickack_on_ooo,
                 quickack_on_growth: self.cfg.quickack_on_growth,
+                quickack_window_sized: self.cfg.quickack_window_sized,
                 grow_window_on_ooo: self.cfg.grow_window_on_ooo,
                 comp_sack_nr: self.cfg.comp_sack_nr,
                 comp_sack_delay_ns: self.cfg.comp_sack_delay.max(1),

@@ -56,7 +56,8 @@
 //!   starting from 536 bytes; Linux's estimate can also decrease again
 //!   (L: net/ipv4/tcp_input.c `tcp_measure_rcv_mss`), this one cannot.
 //! * Linux caps the quick-ACK count by `rcv_wnd / (2·rcv_mss)`
-//!   (L: net/ipv4/tcp_input.c `tcp_incr_quickack`); here it is just the knob.
+//!   (L: net/ipv4/tcp_input.c `tcp_incr_quickack`); that sizing is knob `quickack_window_sized`
+//!   (the Linux 2.x personalities), otherwise the count is just `quickack_segments`.
 //! * The RFC 2018 §4 recency list remembers the last 4 reported blocks; older blocks are only
 //!   reported again through the "lowest held blocks" fill-up.
 //! * A FIN is accepted when all data before it was accepted, even at a zero window.
@@ -111,6 +112,12 @@ pub struct RecvCoreConfig {
     /// A segment that grows the window clamp keeps a quick ACK pending (Linux
     /// `tcp_grow_window`, see [`RecvCore::grow_clamp`]).
     pub quickack_on_growth: bool,
+    /// Size each entry into quick-ACK mode by the window as Linux's `tcp_incr_quickack` does:
+    /// `rcv_wnd / (2·rcv_mss)` ACKs (2 when that is 0), at most `quickack_segments`, never
+    /// lowering a running count; the first entry at the first data segment, after the segment
+    /// size was measured (`tcp_event_data_recv`: `tcp_measure_rcv_mss`, then
+    /// `tcp_incr_quickack` while `ato` is 0). Off: `quickack_segments` every time.
+    pub quickack_window_sized: bool,
     /// With `sack`, an out-of-order segment grows the window clamp as an in-order one does
     /// (Linux ≥ 3.13 `tcp_data_queue_ofo` → `tcp_grow_window`, SACK flows only since 5.8:
     /// 4e4f1fc2268, 662051215c75). Without SACK the window must stay put so that the duplicate
@@ -168,6 +175,7 @@ impl Default for RecvCoreConfig {
             quickack_segments: 16,
             quickack_on_ooo: true,
             quickack_on_growth: true,
+            quickack_window_sized: false,
             grow_window_on_ooo: false,
             comp_sack_nr: 0,
             comp_sack_delay_ns: 1_000_000,
@@ -353,6 +361,8 @@ pub struct RecvCore {
     delack_deadline: Option<u64>,
     /// In-order segments still to be ACKed immediately (quick-ACK mode).
     quick_left: u32,
+    /// The first data segment sized the quick-ACK count (`quickack_window_sized`).
+    quick_sized: bool,
     /// SACK compression (`comp_sack_nr`): the `rcv_nxt` whose duplicate ACKs are counted, how
     /// many were sent at once, how many are held, and when the held ones are sent.
     comp_rcv_nxt: u64,
@@ -411,6 +421,7 @@ impl RecvCore {
             ack_every: cfg.delack_segments,
             delack_deadline: None,
             quick_left: cfg.quickack_segments,
+            quick_sized: false,
             comp_rcv_nxt: u64::MAX,
             comp_dupacks: 0,
             comp_held: 0,
@@ -479,6 +490,7 @@ impl RecvCore {
             // tcp_measure_rcv_mss).
             self.rcv_mss = len.min(self.cfg.mss);
         }
+        self.first_data_quickack();
 
         let had_ooo = !self.ooo.is_empty();
         let old_nxt = self.rcv_nxt;
@@ -725,6 +737,7 @@ impl RecvCore {
         if len > self.rcv_mss {
             self.rcv_mss = len.min(self.cfg.mss);
         }
+        self.first_data_quickack();
         self.rcv_nxt = end;
         let delivered = u64::from(len);
         self.stats.bytes_delivered += delivered;
@@ -916,7 +929,34 @@ impl RecvCore {
     /// B.1; the caller knows the RTO and decides).
     pub fn enter_quickack(&mut self) {
         // Linux `tcp_incr_quickack`: raises the count, never lowers it.
-        self.quick_left = self.quick_left.max(self.cfg.quickack_segments);
+        self.quick_left = self.quick_left.max(self.quick_count());
+    }
+
+    /// The quick-ACK count of an entry into quick-ACK mode: `quickack_segments`, or with
+    /// `quickack_window_sized` Linux's `tcp_incr_quickack` sizing (net/ipv4/tcp_input.c 2.4 to
+    /// 6.x, read for the facts): the last advertised window over two received segments, 2 when
+    /// that is 0, at most `TCP_MAX_QUICKACKS` (16, the knob).
+    fn quick_count(&self) -> u32 {
+        if !self.cfg.quickack_window_sized {
+            return self.cfg.quickack_segments;
+        }
+        let per = 2 * u64::from(self.rcv_mss.max(1));
+        let q = match self.advertised_window() / per {
+            0 => 2,
+            q => q.min(u64::from(u32::MAX)) as u32,
+        };
+        q.min(self.cfg.quickack_segments)
+    }
+
+    /// With `quickack_window_sized`, the first data segment sets the quick-ACK count (Linux
+    /// `tcp_event_data_recv`: the delayed-ACK engine starts at the first data segment, `ato`
+    /// 0, with `tcp_incr_quickack` after `tcp_measure_rcv_mss`; the count was 0 before).
+    #[inline]
+    fn first_data_quickack(&mut self) {
+        if self.cfg.quickack_window_sized && !self.quick_sized {
+            self.quick_sized = true;
+            self.quick_left = self.quick_count();
+        }
     }
 
     /// The window to put in our SYN or SYN-ACK: never scaled (RFC 7323 §2.2), so at most 65535.
@@ -1239,6 +1279,7 @@ mod tests {
             quickack_segments: 0,
             quickack_on_ooo: true,
             quickack_on_growth: false,
+            quickack_window_sized: false,
             grow_window_on_ooo: false,
             comp_sack_nr: 0,
             comp_sack_delay_ns: MS,
@@ -1935,6 +1976,49 @@ mod tests {
                     [true, true, false, true, false, true, false, true, false]
                 );
             }
+        }
+    }
+
+    #[test]
+    fn test_quick_ack_count_sized_by_the_window() {
+        // Linux tcp_incr_quickack: the first data segment starts quick-ACK mode with
+        // rcv_wnd / (2 rcv_mss) ACKs, at most TCP_MAX_QUICKACKS (16, the knob). A 4-segment
+        // window gives 2; with the knob off the knob's 16.
+        for (sized, quick) in [(true, 2usize), (false, 16)] {
+            let mut c = cfg(1000);
+            c.rcvbuf = 4000;
+            c.quickack_segments = 16;
+            c.quickack_window_sized = sized;
+            let mut r = rx(c, 0);
+            r.set_initial_clamp(4000);
+            let mut s = 0u32;
+            let acks: Vec<bool> = (0..20)
+                .map(|_| {
+                    let o = seg(&mut r, 0, s, 1000).0;
+                    s += 1000;
+                    o.ack_now
+                })
+                .collect();
+            let immediate = acks.iter().take_while(|&&a| a).count();
+            assert_eq!(immediate, quick, "sized {sized}: {acks:?}");
+            // Then every second segment.
+            assert!(!acks[quick] && acks[quick + 1]);
+        }
+        // A later entry (out-of-order data, idle) sizes by the window then advertised, and
+        // never lowers a running count: a 20-segment window gives 10, a 64-segment one 16.
+        for (buf, want) in [(20_000u64, 10u32), (64_000, 16)] {
+            let mut c = cfg(1000);
+            c.rcvbuf = buf;
+            c.quickack_segments = 16;
+            c.quickack_window_sized = true;
+            let mut r = rx(c, 0);
+            seg(&mut r, 0, 0, 1000);
+            r.quick_left = 0;
+            r.enter_quickack();
+            assert_eq!(r.quick_left, want, "buffer {buf}");
+            r.quick_left = 12;
+            r.enter_quickack();
+            assert_eq!(r.quick_left, want.max(12));
         }
     }
 

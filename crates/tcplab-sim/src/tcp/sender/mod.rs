@@ -817,6 +817,9 @@ impl TcpSender {
         let mut sent_new = false;
         // Knob `tso`: payload bytes left in the frame being sent (tso.rs).
         let mut frame_left = 0u64;
+        // A paced flow's GSO buffer (`tso_model = "linux-6"`): segments left in the buffer of
+        // this pacing slot, for its PSH (see `send_segment`).
+        let mut paced_left = 0u64;
         self.timers.pace_blocked = false;
         // Built once: sending changes only the window, snd_nxt and fast_rexmit_due, refreshed
         // before each step (checked against a fresh state in debug builds); the window is
@@ -884,9 +887,37 @@ impl TcpSender {
                         }
                     }
                     frame_left = frame_left.saturating_sub(len);
-                    let frame_end = self.cfg.tso
-                        && self.cfg.tso_model == tso::TsoModelCfg::Linux6
-                        && frame_left == 0;
+                    let linux6 = self.cfg.tso && self.cfg.tso_model == tso::TsoModelCfg::Linux6;
+                    let frame_end = match self.pacing_rate() {
+                        Some(rate) if linux6 => {
+                            // A paced flow sends one buffer per pacing slot (pacing.rs): Linux's
+                            // `tcp_write_xmit` cuts it to min(`tcp_tso_segs`, the congestion
+                            // window's quota) segments (`tcp_mss_split_point` also stops it at
+                            // the peer's window and the end of the data), and
+                            // `tcp_gso_segment` puts the buffer's PSH on its last segment only.
+                            // Each segment was marked as a buffer end before 2026-11-29, so a
+                            // paced receiver-side PSH rule (`ack_pushed_on_read`) ACKed every
+                            // segment, where this machine's 6.18 receiver ACKed every second
+                            // behind BBR (identify's kernel captures, README "Validation").
+                            if !self.pacer.continues(now, self.snd_nxt, false) {
+                                let mss = u64::from(self.smss.max(1));
+                                let quantum = pacing::tso_segs(
+                                    rate,
+                                    self.rtt.min_rtt,
+                                    self.smss,
+                                    self.cc.min_tso_segs(),
+                                    self.cfg.gso_max_segs,
+                                );
+                                let room = st.room();
+                                let quota = st.window.saturating_sub(self.sb.pipe());
+                                let bytes = quota.min(room.app).min(room.rwnd).min(room.buf);
+                                paced_left = bytes.div_ceil(mss).clamp(1, u64::from(quantum));
+                            }
+                            paced_left = paced_left.saturating_sub(1);
+                            paced_left == 0
+                        }
+                        _ => linux6 && frame_left == 0,
+                    };
                     self.maybe_idle_restart(now);
                     if self.snd_nxt + len > self.snd_una + self.rwnd {
                         self.stats.sent_beyond_rwnd += 1;

@@ -131,7 +131,7 @@ impl Pacer {
         pace_next <= now || self.continues(now, off, retransmit)
     }
 
-    fn continues(&self, now: Nanos, off: u64, retransmit: bool) -> bool {
+    pub fn continues(&self, now: Nanos, off: u64, retransmit: bool) -> bool {
         self.buf.is_some_and(|b| {
             b.start == now && b.left > 0 && b.next_off == off && b.retransmit == retransmit
         })
