@@ -885,8 +885,11 @@ impl TcpSender {
                     }
                     frame_left = frame_left.saturating_sub(len);
                     let linux6 = self.cfg.tso && self.cfg.tso_model == tso::TsoModelCfg::Linux6;
-                    let frame_end = match self.pacing_rate() {
-                        Some(rate) if linux6 => {
+                    // (The pacing rate is asked only of a linux-6 GSO sender: the others never
+                    // mark buffer ends, and this runs for every new segment.)
+                    let paced = if linux6 { self.pacing_rate() } else { None };
+                    let frame_end = match paced {
+                        Some(rate) => {
                             // A paced flow sends one buffer per pacing slot (pacing.rs): Linux's
                             // `tcp_write_xmit` cuts it to min(`tcp_tso_segs`, the congestion
                             // window's quota) segments (`tcp_mss_split_point` also stops it at
