@@ -940,12 +940,11 @@ impl RecvCore {
         if !self.cfg.quickack_window_sized {
             return self.cfg.quickack_segments;
         }
-        let per = 2 * u64::from(self.rcv_mss.max(1));
-        let q = match self.advertised_window() / per {
+        let q = match self.advertised_window() / (2 * u64::from(self.rcv_mss.max(1))) {
             0 => 2,
-            q => q.min(u64::from(u32::MAX)) as u32,
+            q => q,
         };
-        q.min(self.cfg.quickack_segments)
+        q.min(u64::from(self.cfg.quickack_segments)) as u32
     }
 
     /// With `quickack_window_sized`, the first data segment sets the quick-ACK count (Linux
@@ -1937,6 +1936,18 @@ mod tests {
         assert!(next(&mut r, false));
     }
 
+    /// `n` in-order 1000-byte segments at time 0: whether each was ACKed at once; `after` sees
+    /// the receiver after each.
+    fn in_order_acks(r: &mut RecvCore, n: u32, mut after: impl FnMut(&RecvCore)) -> Vec<bool> {
+        (0..n)
+            .map(|i| {
+                let o = seg(r, 0, i * 1000, 1000).0;
+                after(r);
+                o.ack_now
+            })
+            .collect()
+    }
+
     #[test]
     fn test_window_growth_keeps_quick_acks_and_stops_at_the_buffer() {
         // Linux tcp_grow_window: window 4 segments growing by 2 per full segment up to a
@@ -1951,16 +1962,8 @@ mod tests {
             let mut r = rx(c, 0);
             r.set_initial_clamp(4000);
             assert_eq!(r.syn_window(), 4000);
-            let mut s = 0u32;
             let mut clamps = Vec::new();
-            let acks: Vec<bool> = (0..9)
-                .map(|_| {
-                    let o = seg(&mut r, 0, s, 1000).0;
-                    s += 1000;
-                    clamps.push(r.clamp());
-                    o.ack_now
-                })
-                .collect();
+            let acks = in_order_acks(&mut r, 9, |r| clamps.push(r.clamp()));
             assert_eq!(
                 clamps,
                 [6000, 8000, 9000, 9000, 9000, 9000, 9000, 9000, 9000]
@@ -1991,14 +1994,7 @@ mod tests {
             c.quickack_window_sized = sized;
             let mut r = rx(c, 0);
             r.set_initial_clamp(4000);
-            let mut s = 0u32;
-            let acks: Vec<bool> = (0..20)
-                .map(|_| {
-                    let o = seg(&mut r, 0, s, 1000).0;
-                    s += 1000;
-                    o.ack_now
-                })
-                .collect();
+            let acks = in_order_acks(&mut r, 20, |_| ());
             let immediate = acks.iter().take_while(|&&a| a).count();
             assert_eq!(immediate, quick, "sized {sized}: {acks:?}");
             // Then every second segment.

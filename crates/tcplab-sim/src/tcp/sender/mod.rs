@@ -759,6 +759,19 @@ impl TcpSender {
             || self.pacing_rate().is_none()
     }
 
+    /// Segments per GSO buffer at pacing rate `rate` (Linux `tcp_tso_segs`, pacing.rs), with
+    /// this flow's min RTT, segment size, controller floor and device limit.
+    #[inline]
+    fn tso_segs_at(&self, rate: u64) -> u32 {
+        pacing::tso_segs(
+            rate,
+            self.rtt.min_rtt,
+            self.smss,
+            self.cc.min_tso_segs(),
+            self.cfg.gso_max_segs,
+        )
+    }
+
     /// The pacing rate in bit/s of payload, if the flow is paced: the controller's own (BBR's),
     /// else with knob `pacing`, once an RTT is measured, one window per smoothed RTT.
     fn pacing_rate(&self) -> Option<u64> {
@@ -888,8 +901,11 @@ impl TcpSender {
                     }
                     frame_left = frame_left.saturating_sub(len);
                     let linux6 = self.cfg.tso && self.cfg.tso_model == tso::TsoModelCfg::Linux6;
-                    let frame_end = match self.pacing_rate() {
-                        Some(rate) if linux6 => {
+                    // (The pacing rate is asked only of a linux-6 GSO sender: the others never
+                    // mark buffer ends, and this runs for every new segment.)
+                    let paced = if linux6 { self.pacing_rate() } else { None };
+                    let frame_end = match paced {
+                        Some(rate) => {
                             // A paced flow sends one buffer per pacing slot (pacing.rs): Linux's
                             // `tcp_write_xmit` cuts it to min(`tcp_tso_segs`, the congestion
                             // window's quota) segments (`tcp_mss_split_point` also stops it at
@@ -901,13 +917,7 @@ impl TcpSender {
                             // behind BBR (identify's kernel captures, README "Validation").
                             if !self.pacer.continues(now, self.snd_nxt, false) {
                                 let mss = u64::from(self.smss.max(1));
-                                let quantum = pacing::tso_segs(
-                                    rate,
-                                    self.rtt.min_rtt,
-                                    self.smss,
-                                    self.cc.min_tso_segs(),
-                                    self.cfg.gso_max_segs,
-                                );
+                                let quantum = self.tso_segs_at(rate);
                                 let room = st.room();
                                 let quota = st.window.saturating_sub(self.sb.pipe());
                                 let bytes = quota.min(room.app).min(room.rwnd).min(room.buf);
@@ -1010,8 +1020,7 @@ impl TcpSender {
             let max_segs = u64::from(
                 tso::linux_pacing_rate(cwnd, packets_out, self.cc.ssthresh(), self.rtt.srtt)
                     .map_or(pacing::MIN_TSO_SEGS.min(gso_max_segs.max(1)), |rate| {
-                        let min_tso = self.cc.min_tso_segs();
-                        pacing::tso_segs(rate, self.rtt.min_rtt, self.smss, min_tso, gso_max_segs)
+                        self.tso_segs_at(rate)
                     }),
             );
             // The write queue's buffers: each holds `size_goal` bytes from where the previous
