@@ -498,18 +498,27 @@ def test_a_slow_start_before_the_onset_is_charged_against_the_lone_flow_referenc
 def test_early_acks_show_the_receiver_not_the_startup_losses(tmp_path):
     # a 3-packet buffer drops from the initial window: the ACK that a retransmission draws
     # covers the segments that arrived after the hole, which is the sender's loss, not the
-    # receiver's ACK policy; read outside recoveries, one receiver reads the same whatever the
-    # sender's algorithm (CUBIC read 1.93 against Reno's 1.70 with them). A linux-2.6.39
-    # receiver: linux-6's also ACKs at once every segment that grows its window
-    # (quickack_on_growth, Linux tcp_grow_window), and how far autotuning lets it grow follows
-    # the sender's rate, so there the early ACKs rightly differ between algorithms (1.37-1.53).
+    # receiver's ACK policy; read outside recoveries, every sender's capture reads the receiver's
+    # policy within the feature's floor (classify.FLOORS). Read with the recoveries, 2.0, 2.3
+    # and 3.5 for Reno, CUBIC and FAST (2.0, 2.0 and 1.9 without). The receiver is FreeBSD 5.3,
+    # which ACKs every second segment (its 200 ms fast timer aside) whatever the sender does.
+    # Not a Linux receiver: Linux ACKs at once every segment that grows its window
+    # (quickack_on_growth, tcp_grow_window, linux-6 and 2.x alike) and re-enters quick-ACK
+    # mode after out-of-order data, so how many of the first 30 ACKs are quick follows the
+    # sender's rate and its recoveries, and the early ACKs rightly differ between algorithms
+    # (linux-2.6.39 both ends, with Linux 2.x rate-halving: Reno 1.13, CUBIC and FAST 1.00).
     g = {"rate_bps": 4.5e6, "rtt_s": 0.015, "buffer_bdp": 0.5, "loss": 0.0, "duration_s": 5.0}
     e = {}
     for cca in ("reno", "cubic", "fast"):
-        ex = feats(capture(tmp_path, "linux-2.6.39", cca, grid=g))
+        doc = R.scenario_doc(R.Candidate("linux-2.6.39", cca), g, 77)
+        doc["flow"][0]["receiver_stack"] = "freebsd-5.3"
+        d = tmp_path / cca
+        d.mkdir()
+        ex = feats(R.simulate_capture(doc, "sender", d))
         assert ex.counts["loss_episodes"] > 10
         e[cca] = ex.features["early_seg_per_ack"]
-    assert max(e.values()) - min(e.values()) < 0.1, e
+    floor = classify.FLOORS["early_seg_per_ack"]
+    assert all(abs(v - 2.0) < floor for v in e.values()), e
 
 
 def test_cross_traffic_shows_as_a_share_of_the_busy_bottleneck(tmp_path):
@@ -771,14 +780,19 @@ def test_a_lone_flows_path_rate_is_its_packet_pairs(tmp_path):
     # tuning path 0 (10.5 Mbit/s x 13.2 ms, BDP 11 packets): the 95th percentile of the rate
     # over windows of 2 RTTs read 1.03 of the bottleneck for linux-6's Reno and 1.40 for Linux
     # 2.6.10's BIC, and the grid point and the capture's own path took it; a lone flow that
-    # keeps the bottleneck busy (busy share >= CROSS_SHARE_MAX) takes its packet pairs' rate
+    # keeps the bottleneck busy (busy share >= CROSS_SHARE_MAX) takes its packet pairs' rate.
+    # With Linux 2.x rate-halving (cwnd walked down to ssthresh/2, then slow start back: a
+    # recovery every 7 RTTs here) BIC's own reading falls short instead, 0.34 of the bottleneck
+    # (why its windows outside recoveries read so low was not examined); either way the flow's
+    # rate is not the path's, and the pairs' is.
     from tcplab.identify.features import CROSS_SHARE_MAX
 
     g = {"rate_bps": 10.46e6, "rtt_s": 0.0132, "buffer_bdp": 0.83, "loss": 2e-4, "duration_s": 20.0}
     for stack, cca in (("linux-6", "reno"), ("linux-2.6.10", "bic")):
         p = feats(capture(tmp_path, stack, cca, seed=1000, grid=g)).path
         assert p.busy_share >= CROSS_SHARE_MAX, (cca, p)
-        assert p.flow_rate_bps > 1.02 * g["rate_bps"], (cca, p)  # the overestimate it replaces
+        # the estimate it replaces: over (Reno) or under (2.6.10 BIC, above)
+        assert abs(p.flow_rate_bps / g["rate_bps"] - 1) > 0.02, (cca, p)
         assert p.rate_bps == pytest.approx(g["rate_bps"], rel=0.005), (cca, p)
     # Windows XP's 17,520-B window leaves the bottleneck idle part of the time (busy share
     # under the threshold): its rate stays the flow's own, as with cross traffic

@@ -393,6 +393,21 @@ knobs! {
     /// computed from `snd_cwnd` (net/ipv4/tcp_input.c of 2.4.27, 2.6.11 and the 2.6.2x/3.x
     /// trees, read for the facts). Off: the entry ACK grows nothing (the reduction first).
     recovery_entry_ack_grows: bool = false; kind "bool";
+    /// Rate-halving (`recovery = "ratehalving"`): the ACK that enters fast recovery already
+    /// runs Linux's `tcp_cwnd_down`: cwnd = min(cwnd, in flight + 1 segment) on that ACK, and
+    /// the ACK counts as the first of the pair that takes a segment off (Linux 2.4.27 and 2.6
+    /// `tcp_fastretrans_alert`: `snd_cwnd_cnt = 0`, then `tcp_cwnd_down` before
+    /// `tcp_xmit_retransmit_queue`; read for the facts). Off: the walk and its clamp start on
+    /// the next ACK.
+    rate_halving_entry_cut: bool = false; kind "bool";
+    /// Rate-halving: the one-segment-per-two-ACKs decrement goes on down to ssthresh/2 (Linux
+    /// 2.4 and 2.6 ≤ 2.6.12 `tcp_cwnd_down`, and `tcp_reno_min_cwnd` later), not ssthresh
+    /// (BIC's and CUBIC's `min_cwnd`, 2.6.13+). Off: down to ssthresh.
+    rate_halving_floor_half: bool = false; kind "bool";
+    /// Rate-halving: only ACKs that advance snd_una, SACK new data or carry a D-SACK count
+    /// toward the decrement and clamp cwnd (Linux 2.6.23+ `tcp_cwnd_down`, `FLAG_ANY_PROGRESS
+    /// | FLAG_DSACKING_ACK`). Off: every ACK in recovery does (2.4, 2.6 ≤ 2.6.22).
+    rate_halving_progress_only: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

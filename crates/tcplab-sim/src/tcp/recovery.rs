@@ -9,7 +9,7 @@
 //! | NewReno | ssthresh + 3·SMSS, +SMSS per further dupACK, deflated by partial ACKs | RFC 6582 §3.2, RFC 5681 §3.2 |
 //! | PRR | PRR-SSRB: sending proportional to delivered data towards ssthresh | RFC 6937 §3 |
 //! | PRR without SACK | PRR, each duplicate ACK one delivered segment; a partial ACK marks the next hole lost | Linux ≥ 3.2 `tcp_add_reno_sack`, `tcp_newreno_mark_lost` |
-//! | rate-halving | cwnd −1 segment every second ACK down to ssthresh, ≤ in_flight + 1 | Linux 2.4–3.1 `tcp_cwnd_down` (stacks-and-ccas.md A.1) |
+//! | rate-halving | cwnd −1 segment every second ACK down to ssthresh (or ssthresh/2), ≤ in_flight + 1, from the entry ACK on (knobs `rate_halving_*`) | Linux 2.4–3.1 `tcp_cwnd_down` (stacks-and-ccas.md A.1) |
 
 use crate::tcp::config::{RecoveryCfg, RecoveryNosackCfg};
 
@@ -61,6 +61,9 @@ pub struct AckInfo {
     pub delivered: u64,
     /// Pipe after the ACK was processed.
     pub pipe: u64,
+    /// The ACK advanced snd_una, SACKed new data or carried a D-SACK (Linux 2.6.23+
+    /// `FLAG_ANY_PROGRESS | FLAG_DSACKING_ACK`; rate-halving with `rh_progress_only`).
+    pub progress: bool,
     pub ssthresh: u64,
     pub snd_una: u64,
 }
@@ -95,6 +98,15 @@ pub struct Recovery {
     /// PRR-SSRB's extra segment only on ACKs that advance snd_una and mark nothing newly lost
     /// (knob `prr_ssrb_on_advance`), else on every ACK (RFC 6937 §3.1 as published).
     pub ssrb_on_advance: bool,
+    /// Rate-halving (knob `rate_halving_entry_cut`): Linux 2.x's `tcp_cwnd_down` already runs
+    /// on the ACK that enters Recovery (see [`Recovery::enter`]).
+    pub rh_entry_cut: bool,
+    /// Rate-halving (knob `rate_halving_floor_half`): the decrement stops at ssthresh/2
+    /// (Linux 2.4 and 2.6 ≤ 2.6.12, `tcp_reno_min_cwnd`), not at ssthresh.
+    pub rh_floor_half: bool,
+    /// Rate-halving (knob `rate_halving_progress_only`): only ACKs with [`AckInfo::progress`]
+    /// step the walk and clamp it (Linux 2.6.23+), not every ACK in recovery.
+    pub rh_progress_only: bool,
 }
 
 impl Recovery {
@@ -113,6 +125,9 @@ impl Recovery {
             prr_window: 0,
             rh_acks: 0,
             ssrb_on_advance: false,
+            rh_entry_cut: false,
+            rh_floor_half: false,
+            rh_progress_only: false,
         }
     }
 
@@ -153,6 +168,18 @@ impl Recovery {
             Mode::RateHalving => {
                 self.cwnd = cc_cwnd;
                 self.rh_acks = 0;
+                if self.rh_entry_cut {
+                    // Linux 2.4 and 2.6.x `tcp_fastretrans_alert` (net/ipv4/tcp_input.c, read
+                    // for the facts: the 2.4 `tcp_opt` form, a 2.6.11 tree and the 2.6.12-rc2 to
+                    // 2.6.39.3 history): entering Recovery sets `snd_cwnd_cnt = 0`, and the
+                    // same call then ends with `tcp_cwnd_down` (after `tcp_update_scoreboard`,
+                    // before `tcp_xmit_retransmit_queue`): the counter goes to 1 (no decrement:
+                    // the first segment less comes on the next counted ACK) and cwnd =
+                    // min(cwnd, tcp_packets_in_flight + 1), in flight = out − SACKed − lost +
+                    // retransmitted — `pipe` here, after this ACK's loss marks.
+                    self.rh_acks = 1;
+                    self.cwnd = self.cwnd.min(pipe + self.smss);
+                }
                 None
             }
         }
@@ -225,18 +252,34 @@ impl Recovery {
                 let clean = a.advanced && !a.newly_lost;
                 self.prr_update(a.delivered, a.pipe, a.ssthresh, clean)
             }
-            Mode::RateHalving => {
-                // Linux `tcp_cwnd_down`: one segment less every second ACK while above ssthresh,
-                // and never more than one segment beyond what is in flight.
+            // Linux `tcp_cwnd_down`: one segment less every second ACK while above the floor
+            // (`tcp_cwnd_min`), and never more than one segment beyond what is in flight.
+            // Knob `rate_halving_progress_only`: from 2.6.23 ('[TCP]: Fix ratehalving with
+            // bidirectional flows', 1e757f99961, and its follow-ups 2e6052941ae, 49ff4bb4cd4)
+            // only an ACK with `FLAG_ANY_PROGRESS | FLAG_DSACKING_ACK` (or, without SACK, a
+            // duplicate — this mode runs with SACK only) counts and clamps; before, every ACK
+            // that reached the end of `tcp_fastretrans_alert` in Recovery did.
+            Mode::RateHalving if !self.rh_progress_only || a.progress => {
                 self.rh_acks += 1;
                 if self.rh_acks >= 2 {
                     self.rh_acks = 0;
-                    if self.cwnd > a.ssthresh {
+                    // Knob `rate_halving_floor_half`: ssthresh/2 in 2.4.27 and 2.6 ≤ 2.6.12
+                    // (`tp->snd_ssthresh/2`, Westwood off) and with `tcp_reno_min_cwnd`;
+                    // ssthresh for BIC's `bictcp_min_cwnd` (2.6.13–2.6.17) and for every
+                    // controller without `min_cwnd` from 2.6.18 ('[TCP]: Minimum congestion
+                    // window consolidation', 72dc5b9225c: CUBIC, BIC).
+                    let floor = if self.rh_floor_half {
+                        a.ssthresh / self.smss / 2 * self.smss
+                    } else {
+                        a.ssthresh
+                    };
+                    if self.cwnd > floor {
                         self.cwnd = self.cwnd.saturating_sub(self.smss).max(self.smss);
                     }
                 }
                 self.cwnd = self.cwnd.min(a.pipe + self.smss);
             }
+            Mode::RateHalving => {}
         }
         act
     }
@@ -393,6 +436,81 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(r.window(0), u64::MAX);
+    }
+
+    #[test]
+    fn test_rate_halving_entry_cut_clamps_and_counts_the_entry_ack() {
+        // Linux 2.x tcp_fastretrans_alert: snd_cwnd_cnt = 0 at the entry, then tcp_cwnd_down on
+        // the same ACK: counter 1, cwnd = min(cwnd, in flight + 1); the next counted ACK takes
+        // a segment off. Without the knob the walk starts on the next ACK.
+        let ack = |pipe| AckInfo {
+            pipe,
+            ssthresh: 5 * MSS,
+            progress: true,
+            ..Default::default()
+        };
+        let run = |cut: bool| {
+            let mut r = Recovery::new(Mode::RateHalving, MSS as u32, 3);
+            r.rh_entry_cut = cut;
+            r.enter(12 * MSS, 12 * MSS, 10 * MSS, 5 * MSS, MSS, 6 * MSS);
+            let entry = r.window(0) / MSS;
+            r.on_ack(&ack(9 * MSS));
+            (entry, r.window(0) / MSS)
+        };
+        assert_eq!(run(true), (7, 6));
+        assert_eq!(run(false), (10, 10));
+    }
+
+    #[test]
+    fn test_rate_halving_floor_half_walks_below_ssthresh() {
+        // 2.4 / 2.6 <= 2.6.12: the decrement goes on while cwnd > ssthresh/2; 2.6.13+ BIC and
+        // CUBIC stop at ssthresh (in flight kept high so the clamp does not bind).
+        let run = |half: bool| {
+            let mut r = Recovery::new(Mode::RateHalving, MSS as u32, 3);
+            r.rh_floor_half = half;
+            r.enter(20 * MSS, 20 * MSS, 8 * MSS, 5 * MSS, 0, 30 * MSS);
+            for _ in 0..20 {
+                r.on_ack(&AckInfo {
+                    pipe: 30 * MSS,
+                    ssthresh: 5 * MSS,
+                    progress: true,
+                    ..Default::default()
+                });
+            }
+            r.window(0) / MSS
+        };
+        assert_eq!(run(false), 5);
+        assert_eq!(run(true), 2);
+    }
+
+    #[test]
+    fn test_rate_halving_progress_only_skips_acks_without_progress() {
+        // 2.6.23+: an ACK without FLAG_ANY_PROGRESS | FLAG_DSACKING_ACK neither counts nor
+        // clamps; before, every ACK did.
+        let run = |only: bool, pipe: u64| {
+            let mut r = Recovery::new(Mode::RateHalving, MSS as u32, 3);
+            r.rh_progress_only = only;
+            r.enter(20 * MSS, 20 * MSS, 10 * MSS, 5 * MSS, 0, 30 * MSS);
+            r.on_ack(&AckInfo {
+                pipe,
+                ssthresh: 5 * MSS,
+                ..Default::default()
+            });
+            let after_first = r.window(0) / MSS;
+            r.on_ack(&AckInfo {
+                pipe: 30 * MSS,
+                ssthresh: 5 * MSS,
+                progress: true,
+                ..Default::default()
+            });
+            (after_first, r.window(0) / MSS)
+        };
+        // Every ACK: the first (no progress) clamps, the second completes the pair (10 -> 9).
+        assert_eq!(run(false, 30 * MSS), (10, 9));
+        assert_eq!(run(false, 3 * MSS), (4, 4));
+        // Progress only: the first neither clamps nor counts; the second is the first counted.
+        assert_eq!(run(true, 30 * MSS), (10, 10));
+        assert_eq!(run(true, 3 * MSS), (10, 10));
     }
 
     #[test]

@@ -71,6 +71,8 @@ pub struct EpisodeAck {
     /// entered here but returned in [`EpisodeOutcome::entry_due`], for the sender to grow cwnd
     /// first.
     pub grow_before_entry: bool,
+    /// The ACK carried a D-SACK block (RFC 2883; Linux `FLAG_DSACKING_ACK`).
+    pub dsack: bool,
 }
 
 /// What the sender does after the episode rules took an ACK.
@@ -507,6 +509,7 @@ impl Episodes {
                 bytes_acked: res.bytes_acked,
                 delivered,
                 pipe: self.in_flight(p.sb),
+                progress: a.advanced || res.bytes_sacked > 0 || a.dsack,
                 ssthresh: p.cc.ssthresh(),
                 snd_una: s.snd_una,
             });

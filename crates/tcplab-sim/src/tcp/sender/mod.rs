@@ -520,6 +520,9 @@ impl TcpSender {
             self.cfg.dupthresh,
         );
         self.ep.rec.ssrb_on_advance = self.cfg.prr_ssrb_on_advance;
+        self.ep.rec.rh_entry_cut = self.cfg.rate_halving_entry_cut;
+        self.ep.rec.rh_floor_half = self.cfg.rate_halving_floor_half;
+        self.ep.rec.rh_progress_only = self.cfg.rate_halving_progress_only;
         self.rwnd = n.rwnd;
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
@@ -1259,6 +1262,7 @@ impl TcpSender {
             grow_before_entry: self.cfg.recovery_entry_ack_grows
                 && advanced
                 && !self.ack_start_recovery_or_cwr,
+            dsack: a.dsack_end.is_some(),
         };
         let (ep, mut parts, seq) = self.episode_parts(now);
         let out = ep.on_ack(&mut parts, seq, &ea);
@@ -1700,7 +1704,9 @@ mod tests {
         /// cwnd change, every counter — across controllers (BIC for the Open-state test of its
         /// delayed-ACK EWMA, `AckEvent::outside_open`), recovery modes, SACK/timestamps,
         /// RACK, undo, F-RTO, local CWR, growth before a recovery's entry (knob
-        /// `recovery_entry_ack_grows`) and loss in both directions (so the fast path meets
+        /// `recovery_entry_ack_grows`), Linux 2.x's rate-halving rules (knobs
+        /// `rate_halving_entry_cut`, `rate_halving_floor_half`, `rate_halving_progress_only`)
+        /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
         #[test]
         fn prop_fast_ack_path_changes_nothing(
@@ -1714,6 +1720,7 @@ mod tests {
             frto: bool,
             cwr: bool,
             entry_grows: bool,
+            rh in proptest::arbitrary::any::<(bool, bool, bool)>(),
             fwd_loss in proptest::sample::select(vec![0.0, 0.002, 0.02]),
             rev_loss in proptest::sample::select(vec![0.0, 0.01]),
             queue in proptest::sample::select(vec![8u32, 40]),
@@ -1723,6 +1730,8 @@ mod tests {
                 "sack": sack, "timestamps": timestamps, "recovery": recovery, "rack": rack,
                 "undo": undo, "frto": frto, "undo_bad_rexmt": undo,
                 "local_congestion_cwr": cwr, "recovery_entry_ack_grows": entry_grows,
+                "rate_halving_entry_cut": rh.0, "rate_halving_floor_half": rh.1,
+                "rate_halving_progress_only": rh.2,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);
