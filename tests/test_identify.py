@@ -27,8 +27,10 @@ def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TCPLAB_CACHE", str(tmp_path / "cache"))
 
 
-def capture(tmp_path: Path, stack: str, cca: str, vantage="sender", seed=77, grid=None) -> Path:
-    doc = R.scenario_doc(R.Candidate(stack, cca), grid or GRID, seed)
+def capture(
+    tmp_path: Path, stack: str, cca: str, vantage="sender", seed=77, grid=None, tcp=None
+) -> Path:
+    doc = R.scenario_doc(R.Candidate(stack, cca), grid or GRID, seed, tcp=tcp)
     d = tmp_path / f"{stack}-{cca}-{vantage}-{seed}"
     d.mkdir()
     return R.simulate_capture(doc, vantage, d)
@@ -775,8 +777,14 @@ def test_a_lone_flows_path_rate_is_its_packet_pairs(tmp_path):
     from tcplab.identify.features import CROSS_SHARE_MAX
 
     g = {"rate_bps": 10.46e6, "rtt_s": 0.0132, "buffer_bdp": 0.83, "loss": 2e-4, "duration_s": 20.0}
-    for stack, cca in (("linux-6", "reno"), ("linux-2.6.10", "bic")):
-        p = feats(capture(tmp_path, stack, cca, seed=1000, grid=g)).path
+    # The 2.6.10 receiver as when the overestimate was measured: its window growing to the
+    # whole 64 KB buffer (since 2026-11-29 its assumed 2-KB skbs stop it at half, 32 KB, about
+    # what this path holds, and the flow no longer overruns the bottleneck: 1.01 of it)
+    for stack, cca, tcp in (
+        ("linux-6", "reno", None),
+        ("linux-2.6.10", "bic", {"rcv_skb_truesize": 0}),
+    ):
+        p = feats(capture(tmp_path, stack, cca, seed=1000, grid=g, tcp=tcp)).path
         assert p.busy_share >= CROSS_SHARE_MAX, (cca, p)
         assert p.flow_rate_bps > 1.02 * g["rate_bps"], (cca, p)  # the overestimate it replaces
         assert p.rate_bps == pytest.approx(g["rate_bps"], rel=0.005), (cca, p)
