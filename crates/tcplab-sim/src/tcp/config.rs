@@ -226,6 +226,19 @@ knobs! {
     /// (`rcv_wnd / (2·rcv_mss)`, 2 when 0, at most `quickack_segments`; the first phase at the
     /// first data segment). Off: `quickack_segments` ACKs every time.
     quickack_window_sized: bool = false; kind "bool";
+    /// Receiver: the memory one full-sized data segment costs the host (Linux `skb->truesize`:
+    /// the NIC driver's receive buffer plus `struct sk_buff`), bytes; 0 = not modelled. With
+    /// it the offered window grows as in Linux 2.4/2.6 `tcp_grow_window`: a segment whose
+    /// `truesize`·3/4 exceeds its length grows `rcv_ssthresh` (and sends the growth quick ACK)
+    /// only while it is at most half the target window, a quarter at twice that overhead, ...
+    /// (`__tcp_grow_window`; src/tcp/receiver/recv_core.rs `grow_increment`). A host property:
+    /// it depends on the driver and the MTU.
+    rcv_skb_truesize: u32 = 0; kind "bytes";
+    /// Receiver, with `rcv_skb_truesize`: the target window `__tcp_grow_window` halves is that
+    /// of `tcp_rmem[2]` (Linux ≥ 2.6.15, J. Heffner's 2005 patch), modelled as
+    /// `rcvbuf_autotune_max`, or the buffer when the application set it (`window`), instead of
+    /// the current buffer (`tcp_full_space`, 2.4 and 2.6 before it).
+    grow_target_rmem_max: bool = false; kind "bool";
     /// Receiver with SACK: an out-of-order segment grows the offered window as an in-order one
     /// does (`rwnd_initial_segments` / `rwnd_initial_bytes` growth; Linux `tcp_data_queue_ofo`
     /// calls `tcp_grow_window` since 3.13, 4e4f1fc2268 "tcp: properly increase rcv_ssthresh for

@@ -226,6 +226,18 @@ impl TcpReceiver {
                 quickack_on_ooo: self.cfg.quickack_on_ooo,
                 quickack_on_growth: self.cfg.quickack_on_growth,
                 quickack_window_sized: self.cfg.quickack_window_sized,
+                skb_truesize: self.cfg.rcv_skb_truesize,
+                // Linux ≥ 2.6.15 halves the window of tcp_rmem[2] (`grow_target_rmem_max`):
+                // the autotuning maximum, or, with a buffer the application set, that buffer
+                // (the host assumed tuned to at least it).
+                grow_target: if self.cfg.grow_target_rmem_max {
+                    self.cfg
+                        .rcvbuf_autotune_max
+                        .unwrap_or(0)
+                        .max(self.cfg.rcvbuf)
+                } else {
+                    0
+                },
                 grow_window_on_ooo: self.cfg.grow_window_on_ooo,
                 comp_sack_nr: self.cfg.comp_sack_nr,
                 comp_sack_delay_ns: self.cfg.comp_sack_delay.max(1),

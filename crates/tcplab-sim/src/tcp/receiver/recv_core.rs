@@ -118,6 +118,18 @@ pub struct RecvCoreConfig {
     /// size was measured (`tcp_event_data_recv`: `tcp_measure_rcv_mss`, then
     /// `tcp_incr_quickack` while `ato` is 0). Off: `quickack_segments` every time.
     pub quickack_window_sized: bool,
+    /// The memory a full-sized data segment costs the receiving host (Linux `skb->truesize`:
+    /// the NIC driver's receive buffer plus `struct sk_buff`), bytes; 0 = not modelled. With it,
+    /// window growth follows Linux 2.4/2.6 `tcp_grow_window` check #2 and `__tcp_grow_window`
+    /// (see [`RecvCore::grow_increment`]): segments whose skb costs more than 4/3 of their
+    /// length grow the clamp only while it is at most half the target window
+    /// (`grow_target`), a quarter at twice the overhead, and so on.
+    pub skb_truesize: u32,
+    /// The window `__tcp_grow_window` halves, bytes: Linux 2.6.15 and later use
+    /// `tcp_win_from_space(tcp_rmem[2])` (J. Heffner's patch, netdev, 29 Sep 2005, "rcv_ssthresh
+    /// use tcp_rmem[2] as the size target rather than rcvbuf"); 0 = the current buffer
+    /// (`tcp_full_space(sk)`, 2.4 and 2.6 before it). Only with `skb_truesize`.
+    pub grow_target: u64,
     /// With `sack`, an out-of-order segment grows the window clamp as an in-order one does
     /// (Linux ≥ 3.13 `tcp_data_queue_ofo` → `tcp_grow_window`, SACK flows only since 5.8:
     /// 4e4f1fc2268, 662051215c75). Without SACK the window must stay put so that the duplicate
@@ -176,6 +188,8 @@ impl Default for RecvCoreConfig {
             quickack_on_ooo: true,
             quickack_on_growth: true,
             quickack_window_sized: false,
+            skb_truesize: 0,
+            grow_target: 0,
             grow_window_on_ooo: false,
             comp_sack_nr: 0,
             comp_sack_delay_ns: 1_000_000,
@@ -985,7 +999,9 @@ impl RecvCore {
     /// quick-ACK count (`quick |= 1`), so the segment is ACKed at once and a quick-ACK phase
     /// does not shrink while the window grows. Measured on this machine's 6.18 kernel
     /// (scripts/linux-6/delack-timer.pkt): 16 quick ACKs plus one per growing segment. No clamp
-    /// (`u64::MAX`, BSD and Windows receivers): nothing to grow.
+    /// (`u64::MAX`, BSD and Windows receivers): nothing to grow. With `skb_truesize` (Linux
+    /// 2.x) the increment is [`Self::grow_increment`]'s, and a segment that may not grow the
+    /// clamp sets no quick ACK.
     #[inline]
     fn grow_clamp(&mut self, len: u32) {
         self.grow_clamp_by(len, 0);
@@ -1008,10 +1024,52 @@ impl RecvCore {
         if room == 0 {
             return;
         }
-        self.clamp += room.min(2 * u64::from(self.cfg.mss));
+        let incr = self.grow_increment(len);
+        if incr == 0 {
+            // No growth, so no growth quick ACK either (`quick |= 1` is inside the growth).
+            return;
+        }
+        self.clamp += room.min(incr);
         if self.cfg.quickack_on_growth {
             self.quick_left |= 1;
         }
+    }
+
+    /// How much one segment of `len` bytes may raise the clamp: two segments, or with
+    /// `skb_truesize` Linux 2.4/2.6 `tcp_grow_window` check #2 (net/ipv4/tcp_input.c of 2.4.27
+    /// and 2.6.11, and of the 2.6.1x-2.6.3x trees with `tcp_rmem[2]` as the target; read for
+    /// the facts, nothing copied). With `tcp_win_from_space(s)` = s − s/4 (`tcp_adv_win_scale`
+    /// = 2, the 2.4/2.6 default): if the skb's window share `tcp_win_from_space(truesize)` is
+    /// at most the segment's length, two advertised MSS; otherwise (`__tcp_grow_window`) with
+    /// t = `tcp_win_from_space(truesize)`/2 and w = the target window/2, while the clamp
+    /// (`rcv_ssthresh`) ≤ w: two `rcv_mss` if t ≤ len, else halve t and w; 0 when the loop
+    /// ends. The model's `rcvbuf` is already a window (3/4 of Linux's `sk_rcvbuf`, the
+    /// personalities' `rcvbuf` sources), so `tcp_full_space(sk)` is `rcvbuf` here.
+    #[inline]
+    fn grow_increment(&self, len: u32) -> u64 {
+        let two_mss = 2 * u64::from(self.cfg.mss);
+        if self.cfg.skb_truesize == 0 {
+            return two_mss;
+        }
+        let win_from_space = |s: u64| s - (s >> 2);
+        let len = u64::from(len);
+        let mut t = win_from_space(u64::from(self.cfg.skb_truesize));
+        if t <= len {
+            return two_mss;
+        }
+        t /= 2;
+        let mut w = match self.cfg.grow_target {
+            0 => self.cfg.rcvbuf,
+            target => target,
+        } / 2;
+        while self.clamp <= w {
+            if t <= len {
+                return 2 * u64::from(self.rcv_mss);
+            }
+            t >>= 1;
+            w >>= 1;
+        }
+        0
     }
 
     /// Grow the receive buffer (autotuning); never shrinks it.
@@ -1279,6 +1337,8 @@ mod tests {
             quickack_on_ooo: true,
             quickack_on_growth: false,
             quickack_window_sized: false,
+            skb_truesize: 0,
+            grow_target: 0,
             grow_window_on_ooo: false,
             comp_sack_nr: 0,
             comp_sack_delay_ns: MS,
@@ -1982,6 +2042,96 @@ mod tests {
         }
     }
 
+    /// A receiver of MSS 1000 with a `rcvbuf` buffer, the clamp starting at 4 segments, growth
+    /// quick ACKs and no start-up quick ACKs, `truesize` per skb: the clamp and the immediate
+    /// ACKs after each of `n` in-order full segments.
+    fn grow_with_truesize(
+        rcvbuf: u64,
+        truesize: u32,
+        target: u64,
+        n: u32,
+    ) -> (Vec<u64>, Vec<bool>) {
+        let mut c = cfg(1000);
+        c.rcvbuf = rcvbuf;
+        c.quickack_on_growth = true;
+        c.skb_truesize = truesize;
+        c.grow_target = target;
+        let mut r = rx(c, 0);
+        r.set_initial_clamp(4000);
+        let mut clamps = Vec::new();
+        let acks = in_order_acks(&mut r, n, |r| clamps.push(r.clamp()));
+        (clamps, acks)
+    }
+
+    #[test]
+    fn test_large_truesize_stops_growth_at_half_the_buffer() {
+        // Linux 2.4/2.6 __tcp_grow_window: truesize 2000 B per 1000-B segment, its window share
+        // 2000 - 2000/4 = 1500 > 1000 (the slow path), halved 750 <= 1000: grow by two rcv_mss
+        // while rcv_ssthresh <= tcp_full_space/2 = 10 000, so the last growth goes from 10 000
+        // to 12 000 and then none; a 20 000-B buffer.
+        let (clamps, acks) = grow_with_truesize(20_000, 2000, 0, 10);
+        assert_eq!(
+            clamps,
+            [6000, 8000, 10_000, 12_000, 12_000, 12_000, 12_000, 12_000, 12_000, 12_000]
+        );
+        // Each growth is ACKed at once (quick |= 1); once growth stops, every second segment
+        // (the fifth waits: no growth, no quick ACK).
+        assert_eq!(
+            acks,
+            [true, true, true, true, false, true, false, true, false, true]
+        );
+        // The offered window follows the clamp.
+        let mut c = cfg(1000);
+        c.rcvbuf = 20_000;
+        c.skb_truesize = 2000;
+        let mut r = rx(c, 0);
+        r.set_initial_clamp(4000);
+        in_order_acks(&mut r, 10, |_| ());
+        assert_eq!(r.ack_fields().window, 12_000);
+        // Knob off (0): growth to the buffer, ACKed at once all the way (8 growing segments).
+        let (clamps, acks) = grow_with_truesize(20_000, 0, 0, 10);
+        assert_eq!(clamps[7..], [20_000, 20_000, 20_000]);
+        assert_eq!(clamps[6], 18_000);
+        assert_eq!(
+            acks,
+            [true, true, true, true, true, true, true, true, false, true]
+        );
+    }
+
+    #[test]
+    fn test_small_truesize_grows_to_the_buffer() {
+        // tcp_grow_window check #2: tcp_win_from_space(truesize) <= len is the fast path, two
+        // advmss per segment up to the free buffer as without the knob. 1333 - 1333/4 = 1000
+        // <= 1000 is still fast; 1334 - 333 = 1001 is not (it then stops at 12 000).
+        let (off, _) = grow_with_truesize(20_000, 0, 0, 10);
+        let (fast, _) = grow_with_truesize(20_000, 1333, 0, 10);
+        assert_eq!(fast, off);
+        let (slow, _) = grow_with_truesize(20_000, 1334, 0, 10);
+        assert_eq!(slow.last(), Some(&12_000));
+    }
+
+    #[test]
+    fn test_truesize_halving_and_the_rmem_target() {
+        // Twice the overhead halves the limit: truesize 4000 (window share 3000, halved 1500 >
+        // 1000, halved again 750) grows only while rcv_ssthresh <= 40 000/4 = 10 000; truesize
+        // 8000 (6000 -> 3000 -> 1500 -> 750) only while <= 40 000/8 = 5000: one growth.
+        let (c4, _) = grow_with_truesize(40_000, 4000, 0, 8);
+        assert_eq!(
+            c4,
+            [6000, 8000, 10_000, 12_000, 12_000, 12_000, 12_000, 12_000]
+        );
+        let (c8, a8) = grow_with_truesize(40_000, 8000, 0, 6);
+        assert_eq!(c8, [6000; 6]);
+        assert_eq!(a8, [true, false, true, false, true, false]);
+        // Linux >= 2.6.15 halves the window of tcp_rmem[2] instead of the current buffer
+        // (`grow_target`): a target of 48 000 lets truesize 2000 grow a 20 000-B buffer to its
+        // end (24 000 / 2 > 20 000, check #1 stops it), one of 8000 stops at 4000 + 2000.
+        let (big, _) = grow_with_truesize(20_000, 2000, 48_000, 10);
+        assert_eq!(big.last(), Some(&20_000));
+        let (small, _) = grow_with_truesize(20_000, 2000, 8000, 4);
+        assert_eq!(small, [6000; 4]);
+    }
+
     #[test]
     fn test_quick_ack_count_sized_by_the_window() {
         // Linux tcp_incr_quickack: the first data segment starts quick-ACK mode with
@@ -2430,6 +2580,32 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Linux 2.x `__tcp_grow_window` (`skb_truesize`) only ever limits the growth: the clamp
+        /// never passes the one without the knob, never decreases, stays within the buffer, is
+        /// the same on the fast path (truesize·3/4 ≤ len), and a segment that grew nothing is
+        /// never ACKed at once for it (no growth quick ACK).
+        #[test]
+        fn prop_truesize_only_limits_growth(
+            rcvbuf in 4000u64..200_000,
+            truesize in 0u32..40_000,
+            target in prop_oneof![Just(0u64), 4000u64..400_000],
+        ) {
+            let (off, _) = grow_with_truesize(rcvbuf, 0, 0, 60);
+            let (on, acks) = grow_with_truesize(rcvbuf, truesize, target, 60);
+            let mut prev = 4000;
+            for (i, (&a, &b)) in on.iter().zip(&off).enumerate() {
+                prop_assert!(a <= b && a >= prev && a <= rcvbuf.max(4000));
+                if a == prev && i > 0 {
+                    // No growth: ACKed only as every second segment (none pending before).
+                    prop_assert_eq!(acks[i], !acks[i - 1]);
+                }
+                prev = a;
+            }
+            if truesize - truesize / 4 <= 1000 {
+                prop_assert_eq!(on, off);
+            }
+        }
 
         /// Any permutation and duplication of a stream's segments delivers every byte exactly
         /// once and in order, with correct SACK and D-SACK blocks.
