@@ -39,10 +39,12 @@
 //!   `bictcp_cwnd` (Reno `cnt = cwnd` at or below low_window, the binary search and max probing
 //!   above, nothing else), which `reno_cong_avoid` uses as the counter limit; `init_bictcp`
 //!   (W_max 0) runs at connection setup and in `tcp_enter_frto_loss` only, so a timeout keeps
-//!   `W_max` (`tcp_enter_loss` just calls `tcp_recalc_ssthresh`; see `on_rto`). Linux 2.6.11's `tcp.h`
-//!   (pwanbul/linux-2.6.11) still has `BICTCP_MAX_INCREMENT` 32 and `BICTCP_FUNC_OF_MIN_INCR` 11
-//!   (with β now `sysctl_tcp_bic_beta` 819/1024 and the fixed fast convergence), and the LKML
-//!   patch against `linux-2.6.10/include/net/tcp.h` (hunk `@@ -1280`) shows 2.6.10's
+//!   `W_max` (`tcp_enter_loss` just calls `tcp_recalc_ssthresh`; see `on_rto`). Linux 2.6.11
+//!   (pwanbul/linux-2.6.11, commit 62a37f52, the full 2.6.11 source) still has
+//!   `BICTCP_MAX_INCREMENT` 32 and `BICTCP_FUNC_OF_MIN_INCR` 11 in `tcp.h`, the same
+//!   `bictcp_cwnd` line for line (`tcp_sock` for `tcp_opt`) and the same `tcp_enter_loss` (β
+//!   now `sysctl_tcp_bic_beta` 819/1024 and the fast convergence fixed), and the LKML patch
+//!   against `linux-2.6.10/include/net/tcp.h` (hunk `@@ -1280`) shows 2.6.10's
 //!   fast-convergence lines as in 2.6.9; 2.6.10 itself was not read, but it lies between two
 //!   releases with the same constants and BIC code. Fast convergence computed
 //!   `W_max = cwnd·(2·8−1)/(8/2) = cwnd·15/4` instead of `cwnd·15/16` (Yee-Ting Li, "BicTCP
