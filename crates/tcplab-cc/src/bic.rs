@@ -27,14 +27,35 @@
 //! * **`2.6.10`** — the BIC built into Linux 2.6.8–2.6.10 (`sysctl_tcp_bic` = 1, the default):
 //!   β = 7/8 (`BICTCP_1_OVER_BETA` = 8: `ssthresh = cwnd − cwnd/8`, `basis/2` at or below
 //!   `low_window` 14), the same binary search with `BICTCP_MAX_INCREMENT` = 32 and
-//!   `BICTCP_FUNC_OF_MIN_INCR` = 11 in place of Smax and smooth_part (both **UNVERIFIED**,
-//!   stacks-and-ccas.md A.3: documented assumptions), no delayed-ACK compensation and no 5 %
-//!   floor before the first loss (the shape of `bictcp_cwnd` in 2.6.11's `include/net/tcp.h`,
-//!   the code the 2.6.10 fix below patches). Fast convergence computed
+//!   `BICTCP_FUNC_OF_MIN_INCR` = 11 in place of Smax and smooth_part, no delayed-ACK
+//!   compensation and no 5 % floor before the first loss (with `W_max` = 0 the max-probing
+//!   branch gives `cnt = cwnd·3/cwnd` = 3 below 96 segments and `cwnd/32` above). Source, read
+//!   for the facts only: the unmodified Linux 2.6.9 tree (HassebJ/linux-2.6.9, commit
+//!   f5d8c49c "Initial commit with unmodified linux-2.6.9"): `include/net/tcp.h` defines
+//!   `BICTCP_1_OVER_BETA` 8, `BICTCP_MAX_INCREMENT` 32, `BICTCP_FUNC_OF_MIN_INCR` 11
+//!   ("log(B/Smin)/log(B/(B−1))+1") and `BICTCP_B` 4, and its `tcp_recalc_ssthresh` holds the
+//!   BIC branch (fast convergence, `cwnd − cwnd/8` above `sysctl_tcp_bic_low_window`);
+//!   `net/ipv4/tcp_input.c` sets `sysctl_tcp_bic_low_window = 14` and computes `cnt` in
+//!   `bictcp_cwnd` (Reno `cnt = cwnd` at or below low_window, the binary search and max probing
+//!   above, nothing else), which `reno_cong_avoid` uses as the counter limit; `init_bictcp`
+//!   (W_max 0) runs at connection setup and in `tcp_enter_frto_loss` only, so a timeout keeps
+//!   `W_max` (`tcp_enter_loss` just calls `tcp_recalc_ssthresh`; see `on_rto`). Linux 2.6.11
+//!   (pwanbul/linux-2.6.11, commit 62a37f52, the full 2.6.11 source) still has
+//!   `BICTCP_MAX_INCREMENT` 32 and `BICTCP_FUNC_OF_MIN_INCR` 11 in `tcp.h`, the same
+//!   `bictcp_cwnd` line for line (`tcp_sock` for `tcp_opt`) and the same `tcp_enter_loss` (β
+//!   now `sysctl_tcp_bic_beta` 819/1024 and the fast convergence fixed), and the LKML patch
+//!   against `linux-2.6.10/include/net/tcp.h` (hunk `@@ -1280`) shows 2.6.10's
+//!   fast-convergence lines as in 2.6.9; 2.6.10 itself was not read, but it lies between two
+//!   releases with the same constants and BIC code. Fast convergence computed
 //!   `W_max = cwnd·(2·8−1)/(8/2) = cwnd·15/4` instead of `cwnd·15/16` (Yee-Ting Li, "BicTCP
 //!   Implementation Bug", LKML 21 Feb 2005; fixed in 2.6.11): [`BicParams::fast_convergence_bug`]
 //!   (default on), the fix being `W_max = cwnd − cwnd/16`. After a loss below the previous
 //!   maximum the buggy `W_max` is ~4× the window, so BIC probes with its maximum increment.
+//!   2.6.9's `bictcp_cwnd` has no `cnt ≥ 1` floor (the model keeps one): `cnt` = 0 needs
+//!   `cwnd/32` with 14 < cwnd < 32 and `W_max ≥ cwnd + 132`, which congestion avoidance cannot
+//!   reach: every `W_max` comes with an `ssthresh` from the same window (a loss or the first
+//!   timeout of a series: `W_max ≤ cwnd·15/4`, `ssthresh = cwnd·7/8`, or at most 52 and half
+//!   the window at or below low_window), and congestion avoidance needs `cwnd > ssthresh`.
 //!
 //! Both: slow start below ssthresh, then the increase above with `aimd::increase_per_cnt` (packets:
 //! Linux integer `cnt`; bytes: the same rules on the fractional window without rounding).
@@ -120,8 +141,8 @@ const LINUX_BETA: u64 = 819;
 const BETA_SCALE: u64 = 1024;
 /// Linux module: `cnt ≤ 20` while `W_max` is unknown ("increase cwnd 5% per RTT").
 const LINUX_CNT_MAX_NO_WMAX: f64 = 20.0;
-/// 2.6.10: `BICTCP_MAX_INCREMENT` 32 and `BICTCP_FUNC_OF_MIN_INCR` 11 (UNVERIFIED, A.3);
-/// `BICTCP_1_OVER_BETA` = 8 (β = 7/8).
+/// 2.6.10: `BICTCP_MAX_INCREMENT` 32, `BICTCP_FUNC_OF_MIN_INCR` 11 and `BICTCP_1_OVER_BETA`
+/// 8 (β = 7/8): `include/net/tcp.h` of Linux 2.6.9 and (the first two) 2.6.11 (module doc).
 const V2610_MAX_INCREMENT: f64 = 32.0;
 const V2610_FUNC_OF_MIN_INCR: f64 = 11.0;
 const V2610_ONE_OVER_BETA: u64 = 8;
@@ -305,9 +326,16 @@ impl CongestionControl for Bic {
             // tcp_enter_loss computes ssthresh first (RFC 5681: held on repeated timeouts).
             self.reduce(ev.in_flight, ev.peer_window);
         }
-        // bictcp_state(TCP_CA_Loss) → bictcp_reset.
-        self.w_max = 0.0;
-        self.delayed_ack = DELAYED_ACK_INIT;
+        if self.p.variant == BicVariant::Linux {
+            // bictcp_state(TCP_CA_Loss) → bictcp_reset.
+            self.w_max = 0.0;
+            self.delayed_ack = DELAYED_ACK_INIT;
+        }
+        // 2.6.10 keeps `W_max` (as the reduction above left it, or unchanged on a repeated
+        // timeout): Linux 2.6.9's and 2.6.11's `tcp_enter_loss` (net/ipv4/tcp_input.c) calls
+        // `tcp_recalc_ssthresh` but not `init_bictcp`, which runs only at connection setup and
+        // in `tcp_enter_frto_loss` (F-RTO, `sysctl_tcp_frto` = 0 by default); the module's
+        // reset on TCP_CA_Loss came with tcp_bic.c (2.6.13).
         self.cnt = 0.0;
         self.win.on_timeout();
     }
@@ -334,7 +362,7 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         default: "linux",
         doc: "\"linux\" (current tcp_bic: β 819/1024, Smax 16, smooth_part 20, delayed-ACK \
               compensation) or \"2.6.10\" (built-in BIC of Linux 2.6.8–2.6.10: β 7/8, max \
-              increment 32 and func-of-min-incr 11 UNVERIFIED)",
+              increment 32 and func-of-min-incr 11 as in 2.6.9's and 2.6.11's tcp.h)",
     },
     ParamInfo {
         name: "fast_convergence",
@@ -642,22 +670,99 @@ mod tests {
 
     #[test]
     fn test_rto_resets_wmax_and_collapses_window() {
-        for variant in [BicVariant::Linux, BicVariant::Linux2610] {
+        // The module (bictcp_state on TCP_CA_Loss) forgets W_max; 2.6.10's tcp_enter_loss
+        // recomputes it in tcp_recalc_ssthresh and keeps it: after a loss at 100 (W_max 100,
+        // cwnd 100 − 12 = 88) the timeout at 88 < 100 sets the buggy 88·15/4 = 330 (the fix:
+        // 88 − 5 = 83) and ssthresh 88 − 11 = 77; a second timeout of the series (no
+        // reduction) keeps them.
+        for (variant, bug, want) in [
+            (BicVariant::Linux, true, 0.0),
+            (BicVariant::Linux2610, true, 330.0),
+            (BicVariant::Linux2610, false, 83.0),
+        ] {
             let p = BicParams {
                 variant,
+                fast_convergence_bug: bug,
                 ..Default::default()
             };
             let mut cc = bic(CwndUnit::Packets, 100, p);
             loss(&mut cc);
-            cc.on_rto(&RtoEvent {
+            let rto = |backoff_count| RtoEvent {
                 in_flight: 80_000,
-                backoff_count: 1,
+                backoff_count,
                 mss: MSS,
                 ..Default::default()
-            });
+            };
+            cc.on_rto(&rto(1));
             assert_eq!(cc.cwnd(), u64::from(MSS));
-            assert_eq!(cc.w_max_segments(), 0.0);
+            assert_eq!(cc.w_max_segments(), want, "{variant:?} bug={bug}");
             assert!(cc.ssthresh() >= 2 * u64::from(MSS));
+            if variant == BicVariant::Linux2610 {
+                assert_eq!(cc.ssthresh(), 77 * u64::from(MSS));
+                cc.on_rto(&rto(2));
+                assert_eq!(cc.w_max_segments(), want);
+                assert_eq!(cc.ssthresh(), 77 * u64::from(MSS));
+            }
+        }
+    }
+
+    #[test]
+    fn test_avoidance_2610_increments_at_wmax_distances() {
+        // 2.6.10 (2.6.9/2.6.11 include/net/tcp.h): Smax = BICTCP_MAX_INCREMENT 32 and the
+        // smooth part BICTCP_FUNC_OF_MIN_INCR 11 (+4/11 ≈ 0.36 segment per RTT within B of
+        // W_max), no delayed-ACK compensation, so with an ACK per segment the increments per
+        // RTT are the nominal ones. 16/20 (the module's) would fail at 800 (16 vs 32), 1200
+        // (16 vs 32) and over the 11 rounds near W_max below (0.2 vs 0.36 per RTT). Windows of
+        // at least 800 segments, so that the round's own growth (≤ 32) dilutes the bytes
+        // unit's per-ACK increment (32·MSS/cwnd) by less than a segment.
+        let p = BicParams {
+            variant: BicVariant::Linux2610,
+            ..Default::default()
+        };
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            for &w in &[800u64, 900, 960, 990, 997, 1002, 1010, 1030, 1200, 2000] {
+                let got = growth_at(unit, w, 1, p);
+                let want = nominal_inc(w as f64, 1000.0, 32.0, 11.0);
+                let end = nominal_inc(w as f64 + want, 1000.0, 32.0, 11.0);
+                let tol = (end - want).abs() + 1.0;
+                assert!(
+                    (got - want).abs() <= tol,
+                    "{unit:?} w={w}: grew {got}, nominal {want} (tol {tol})"
+                );
+            }
+            // Within B of W_max the increment is 4/11 per RTT, not the module's 4/20: over 11
+            // rounds at 997 the window gains 4 segments (±1), the module's rule 2.2.
+            let mut cc = bic(unit, 1000, p);
+            loss(&mut cc);
+            cc.set_cwnd(997 * u64::from(MSS));
+            cc.set_ssthresh(2 * u64::from(MSS));
+            let mut d = Driver::new(MSS);
+            for _ in 0..11 {
+                d.round(&mut cc, RTT, RTT, 1, AckSpacing::Spread);
+            }
+            let g = segs(cc.cwnd()) - 997.0;
+            assert!(
+                (3.0..=5.0).contains(&g),
+                "{unit:?}: 11 rounds near W_max grew {g}"
+            );
+        }
+    }
+
+    #[test]
+    fn test_avoidance_2610_before_first_loss_no_floor() {
+        // 2.6.10 (W_max 0, no 5 % floor): below 96 segments the max-probing branch gives
+        // cnt = cwnd·3/cwnd = 3, a third of the window per RTT with an ACK per segment; at
+        // 1000 segments cnt = 1000/32 = 31: +32 per RTT (the module: ≥ 5 %, 50).
+        let p = BicParams {
+            variant: BicVariant::Linux2610,
+            ..Default::default()
+        };
+        for (w0, lo, hi) in [(60u64, 76.0, 82.0), (1000, 1030.0, 1034.0)] {
+            let mut cc = bic(CwndUnit::Packets, w0, p);
+            cc.set_ssthresh(2 * u64::from(MSS));
+            let mut d = Driver::new(MSS);
+            let w = segs(d.round(&mut cc, RTT, RTT, 1, AckSpacing::Spread));
+            assert!((lo..=hi).contains(&w), "from {w0}: {w}");
         }
     }
 

@@ -81,7 +81,12 @@
 //! to 1 after each `cong_avoid`); that 2.6.16 counted each ACK once is **inferred from the
 //! commit title, the 2.6.16 file was not read (UNVERIFIED)**, as is its time accounting: the
 //! companion "[TCP] H-TCP: Better time accounting" (same day, same release) changed how Δ was
-//! measured, and the model uses the later jiffies rule for 2.6.16 too. `srtt` and the RTTmax
+//! measured, and the model uses the later jiffies rule for 2.6.16 too. That rule is known to
+//! differ from 2.6.16's: before it Δ was a count of round trips in a `ccount` variable ("[TCP]
+//! H-TCP: Fix accounting", 2c74088e410, B. Even, committed 2006-01-30, so in 2.6.16: "the ccount
+//! variable is also adjusted a few lines above this one"), but the counting rule itself was not
+//! read — no 2.6.13–2.6.16 tcp_htcp.c, nor a diff of the two 2006-03-20 commits, was found in
+//! the stored trees and pages searched on 2026-11-29. `srtt` and the RTTmax
 //! gate (`snd_ssthresh < 0xFFFF && htcp_ccount > 3`) are the 2.6.18 file's `measure_rtt`,
 //! called from `htcp_cong_avoid` in congestion avoidance; "[TCP]: htcp - use measured rtt"
 //! and "[TCP]: H-TCP maxRTT estimation at startup" (S. Hemminger, July/August 2007, 2.6.23)
