@@ -208,11 +208,13 @@ def test_key_facts_of_each_personality():
         "freebsd-5.3": {"initial_window": "rfc3390", "sack": True, "delack_timeout": 100 * MS,
                         "min_rto": 30 * MS, "rto_slop": 200 * MS, "timer_tick": 10 * MS,
                         "rto_backoff_unclamped": True, "rtt_forget_after_backoffs": 4,
-                        "undo_bad_rexmt": True},
+                        "undo_bad_rexmt": True, "rtt_fixed_point": True,
+                        "rtt_origin_one": False},
         "openbsd-3.5": {"initial_window": 1, "delack_timeout": 300 * MS, "rcvbuf": 16384,
                         "min_rto": 1 * S, "clock_granularity": 500 * MS,
                         "timer_tick": 500 * MS, "rto_slop": 0, "rto_backoff_unclamped": True,
-                        "rtt_forget_after_backoffs": 4, "undo_bad_rexmt": False},
+                        "rtt_forget_after_backoffs": 4, "undo_bad_rexmt": False,
+                        "initial_rto": 6 * S, "rtt_fixed_point": True, "rtt_origin_one": True},
         "windows-xp": {"initial_window": 2, "delack_timeout": 200 * MS, "min_rto": 300 * MS,
                        "rcvbuf": 17520, "timestamps": False,
                        "quirk_ignore_rwnd_in_recovery": True, "rx_capacity": 200_000_000},
@@ -1215,8 +1217,8 @@ def test_openbsd_rto_at_least_two_ticks_above_the_last_sample():
 )
 def test_syn_retransmissions_at_the_initial_rto_then_doubled(stack):
     """The SYN and its first retry are lost: retries leave after the initial RTO (3 s on the
-    2004-era stacks, 1 s on Linux ≥ 3.1, RFC 6298 §2.1) and then twice that — except that
-    recent Linux waits the initial RTO again for its first `tcp_syn_linear_timeouts` (4)
+    2004-era stacks, 6 s on OpenBSD, 1 s on Linux ≥ 3.1, RFC 6298 §2.1) and then twice that —
+    except that recent Linux waits the initial RTO again for its first `tcp_syn_linear_timeouts` (4)
     retries (ip-sysctl.rst; measured on the kernel by scripts/linux-6/syn-linear-timeouts.pkt),
     and so does FreeBSD (tcp_syn_backoff[] = {1, 1, 1, 1, 1, 2, …}), whose re-armed timer also
     carries its 200 ms tcp_rexmit_slop."""
@@ -1248,8 +1250,10 @@ def _syns_when_all_lost(stack: str, seconds: int) -> list[float]:
         # tcp_syn_backoff × 3 s + 200 ms slop after the first SYN; keep-init at 75 s.
         ("freebsd-5.3", [0, 3, 6.2, 9.4, 12.6, 15.8, 22.0, 34.2, 58.4]),
         ("freebsd-5.2.1", [0, 3, 6.2, 9.4, 12.6, 15.8, 22.0, 34.2, 58.4]),
-        # tcp_backoff[] from 3 s, no slop; keep-init at 75 s.
-        ("openbsd-3.5", [0, 3, 9, 21, 45]),
+        # tcp_backoff[] from TCP_REXMTVAL of a new tcpcb (6 s: tcp_newtcpcb's t_rttvar, see
+        # openbsd-3.5.toml initial_rto; until 2026-11-29 an assumed 3 s), no slop; keep-init at
+        # 75 s.
+        ("openbsd-3.5", [0, 6, 18, 42]),
         # XNU: tcp_syn_backoff × 1 s; keep-init at 75 s.
         ("macos", [0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67]),
     ],

@@ -323,6 +323,11 @@ knobs! {
     /// one tick larger than a timed segment's) instead of RFC 6298's arithmetic in nanoseconds
     /// (src/tcp/rtt.rs `BsdTimer::fixed_point`). Needs `timer_tick`.
     rtt_fixed_point: bool = false; kind "bool";
+    /// With `rtt_fixed_point`: every RTT sample enters `tcp_xmit_timer` one tick above the whole
+    /// ticks it spans (a timed segment's as well as a timestamp echo's) and the floor
+    /// `rto_floor_ticks` counts from the ticks themselves: OpenBSD's arithmetic (src/tcp/rtt.rs
+    /// `BsdTimer::origin_one`); off, FreeBSD 5.x's.
+    rtt_origin_one: bool = false; kind "bool";
     /// Negotiate the timestamps option (RFC 7323 §3).
     timestamps: bool = true; kind "bool";
     /// Negotiate SACK (RFC 2018).

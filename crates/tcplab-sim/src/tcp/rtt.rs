@@ -76,6 +76,17 @@ pub struct BsdTimer {
     /// floor `max(t_rttmin, rtt + 2)`. `rtt` is what FreeBSD passes: a timestamp echo's ticks
     /// plus 1, a timed segment's (`ticks − t_rtttime`) as they are. Needs `tick` > 0.
     pub fixed_point: bool,
+    /// With [`BsdTimer::fixed_point`]: every sample enters `tcp_xmit_timer` one tick above the
+    /// whole ticks it spans, a timed segment's as a timestamp echo's, and the floor above the
+    /// sample counts from the ticks themselves. OpenBSD (read for the facts): in 2000 (tcp_input.c
+    /// of the rev. 1.25 tcp_subr.c era) the callers pass `t_rtt`, which counts from 1, or
+    /// `tcp_now - ts_ecr + 1`, and `tcp_xmit_timer` smooths `rtt - 1`; in rev. 1.194 (2005) they
+    /// pass `tcp_now - t_rtttime` or `tcp_now - ts_ecr` and `tcp_xmit_timer` starts the estimate
+    /// from `rtt + 1`, smooths `rtt` and floors at `max(rtt + 2, t_rttmin)` — the same numbers.
+    /// The scaling is FreeBSD's (SRTT × 32, RTTVAR × 16, `TCP_REXMTVAL` =
+    /// `((srtt >> 3) + rttvar) >> 2`; OpenBSD tcp_var.h rev. 1.35, 2000, and rev. 1.78, 2005).
+    /// FreeBSD 5.x passes a timed segment's ticks without the 1 (false).
+    pub origin_one: bool,
 }
 
 /// One RTT measurement as a tick-based clock takes it: the whole ticks between the two readings
@@ -257,14 +268,16 @@ impl RttEstimator {
         self.set_rto(self.unclamped_rto());
     }
 
-    /// [`BsdTimer::fixed_point`]: FreeBSD's `tcp_xmit_timer` on the measurement `m`. Out of
+    /// [`BsdTimer::fixed_point`]: FreeBSD's (or, with [`BsdTimer::origin_one`], OpenBSD's)
+    /// `tcp_xmit_timer` on the measurement `m`. Out of
     /// line, so that `on_measurement` stays small enough to inline on the other stacks.
     #[inline(never)]
     fn update_fixed_point(&mut self, m: RttSample, min_sample: Nanos) {
         let tick = self.bsd.tick;
         // What FreeBSD passes: an echo's ticks + 1 (`ticks - to_tsecr + 1`), a timed segment's
         // ticks as they are (`ticks - t_rtttime`).
-        let rtt = m.ticks as i64 + i64::from(m.echo);
+        // OpenBSD ([`BsdTimer::origin_one`]): every sample one tick larger.
+        let rtt = m.ticks as i64 + i64::from(m.echo || self.bsd.origin_one);
         self.record(m.nanos, min_sample);
         if !self.has_sample || self.fp_srtt == 0 {
             self.fp_srtt = rtt << 5;
@@ -288,9 +301,16 @@ impl RttEstimator {
         self.rttvar = self.fp_rttvar as u64 * tick / 16;
         let rttmin_ticks = self.min_rto.div_ceil(tick);
         let rexmtval = ((((self.fp_srtt >> 3) + self.fp_rttvar) >> 2) as u64).max(rttmin_ticks);
+        // FreeBSD floors at `rtt + 2` of the value passed; OpenBSD 1.194 at `rtt + 2` of the
+        // ticks themselves (origin 0).
+        let floor_base = if self.bsd.origin_one {
+            m.ticks
+        } else {
+            rtt.max(0) as u64
+        };
         self.sample_floor = match self.bsd.floor_ticks {
             0 => 0,
-            f => (rtt.max(0) as u64 + u64::from(f)) * tick,
+            f => (floor_base + u64::from(f)) * tick,
         };
         self.set_rto(rexmtval * tick);
     }
@@ -396,6 +416,7 @@ mod tests {
             forget_after: 4,
             floor_ticks: 0,
             fixed_point: false,
+            origin_one: false,
         }
     }
 
@@ -510,6 +531,62 @@ mod tests {
             t.on_measurement(timed, timed.nanos);
         }
         assert_eq!(t.srtt, 295 * 10 * MS / 32);
+    }
+
+    /// OpenBSD 3.5 with its scaled-integer estimator: 500-ms slow ticks, every sample one tick
+    /// larger ([`BsdTimer::origin_one`]), the floor two ticks above the sample's own ticks.
+    fn openbsd_fixed_point() -> RttEstimator {
+        let bsd = BsdTimer {
+            tick: 500 * MS,
+            backoff_unclamped: true,
+            forget_after: 4,
+            floor_ticks: 2,
+            fixed_point: true,
+            origin_one: true,
+            ..BsdTimer::default()
+        };
+        RttEstimator::with_bsd(6 * SEC, SEC, 64 * SEC, 500 * MS, false, bsd)
+    }
+
+    #[test]
+    fn test_openbsd_fixed_point_estimator_by_hand() {
+        // OpenBSD tcp_xmit_timer (rev. 1.194; the same numbers from 2000's t_rtt, which counts
+        // from 1): a first sample spanning one 500-ms tick boundary starts the estimate from
+        // rtt + 1 = 2 ticks: srtt 2 << 5 = 64, rttvar 2 << 3 = 16, TCP_REXMTVAL ((64 >> 3) + 16)
+        // >> 2 = 6 ticks = 3 s, above the floor 1 + 2 ticks. RFC 6298's arithmetic on the
+        // sample (500 ms) gave 3 × 500 ms = 1.5 s, the engine's value before 2026-11-29.
+        let timed = RttSample::from_ticks(1, 500 * MS);
+        let mut e = openbsd_fixed_point();
+        e.on_measurement(timed, timed.nanos);
+        assert_eq!(e.rto(), 3 * SEC);
+        // Backed off from TCP_REXMTVAL (tcp_timer_rexmt): 6 ticks × 2, × 4.
+        e.back_off();
+        assert_eq!(e.rto(), 6 * SEC);
+        e.back_off();
+        assert_eq!(e.rto(), 12 * SEC);
+        // A timestamp echo enters the same way (`tcp_now - ts_ecr`, then rtt + 1): a sample
+        // within one tick starts from 1 tick: (4 + 8) >> 2 = 3 ticks = 1.5 s, floor 0 + 2.
+        let echo = RttSample::from_timestamps(100 * MS, 0, 500 * MS);
+        assert!(echo.echo && echo.ticks == 0);
+        let mut e = openbsd_fixed_point();
+        e.on_measurement(echo, echo.nanos);
+        assert_eq!(e.rto(), 1500 * MS);
+        // Later samples of 0 ticks are smoothed as 0 (origin 0): delta (0 << 2) - (32 >> 3) =
+        // -4, srtt 28; 4 - (8 >> 2) = 2, rttvar 10; (3 + 10) >> 2 = 3 ticks.
+        e.on_measurement(echo, echo.nanos);
+        assert_eq!(e.rto(), 1500 * MS);
+        assert_eq!(e.srtt, 28 * 500 * MS / 32);
+        assert_eq!(e.rttvar, 10 * 500 * MS / 16);
+        // The same sample through FreeBSD's form (timed segment, no + 1) would start from 1
+        // tick only for the echo: the two differ for a timed segment.
+        let mut f = openbsd_fixed_point();
+        f.bsd.origin_one = false;
+        f.on_measurement(timed, timed.nanos);
+        assert_eq!(
+            f.rto(),
+            1500 * MS,
+            "FreeBSD's timed-segment form: 1 tick, 3 ticks"
+        );
     }
 
     #[test]

@@ -327,6 +327,7 @@ impl TcpSender {
                 forget_after: cfg.rtt_forget_after_backoffs,
                 floor_ticks: cfg.rto_floor_ticks,
                 fixed_point: cfg.rtt_fixed_point,
+                origin_one: cfg.rtt_origin_one,
             },
         );
         let dupthresh = cfg.dupthresh;
