@@ -1124,7 +1124,7 @@ impl CongestionControl for Cubic {
             // outside a fast recovery the state is cleared and tcp_cubic_pre_fr sets W_lastmax
             // and ssthresh from min(cwnd, snd_wnd); inside one the recovery's stay. Then cwnd is
             // one segment. The next epoch starts from W_lastmax (K from it), not from 0.
-            if ev.backoff_count <= 1 && !ev.in_recovery {
+            if ev.sets_ssthresh() && !ev.in_recovery {
                 self.reduce(ev.in_flight, ev.peer_window);
             }
             self.epoch_start = None;
@@ -1133,7 +1133,7 @@ impl CongestionControl for Cubic {
             self.win.on_timeout();
             return;
         }
-        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
+        if self.p.ssthresh_from.reduces_on_timeout(ev) {
             self.reduce(ev.in_flight, ev.peer_window);
         }
         // Linux bictcp_reset + bictcp_hystart_reset on TCP_CA_Loss; RFC 9438 §4.8 (W_max is

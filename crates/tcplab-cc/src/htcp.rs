@@ -580,7 +580,7 @@ impl CongestionControl for Htcp {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
+        if self.p.ssthresh_from.reduces_on_timeout(ev) {
             self.congestion(ev.now, ev.in_flight, ev.peer_window);
         } else if self.p.version.linux() {
             // Entering Loss again: htcp_state → htcp_reset.
@@ -933,6 +933,7 @@ mod tests {
             mss: MSS,
             peer_window: u64::MAX,
             in_recovery: false,
+            keeps_ssthresh: false,
         });
         assert_eq!(cc.cwnd(), u64::from(MSS));
         assert_eq!(cc.ssthresh(), W * u64::from(MSS) / 2);
