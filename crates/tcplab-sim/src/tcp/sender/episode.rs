@@ -745,7 +745,10 @@ impl Episodes {
                 // SACKed is lost and resent in order, the Loss state until `highmark`, the
                 // controller's state reset as on entering Loss (CUBIC's `bictcp_state`), the
                 // ssthresh of the timeout kept; what F-RTO sent after the timeout stays in
-                // flight.
+                // flight. `tcp_enter_frto_loss` (2.6.24–3.9, read for the facts) never calls
+                // the congestion control's `ssthresh()`: the F-RTO entry already did, so the
+                // controller hears a kept reduction (H-TCP resets its epoch without a new
+                // β/α, as `htcp_state` on entering Loss does).
                 let ssthresh = p.cc.ssthresh();
                 p.cc.on_rto(&RtoEvent {
                     now: s.now,
@@ -754,7 +757,7 @@ impl Episodes {
                     mss: s.smss,
                     peer_window: s.rwnd,
                     in_recovery: false,
-                    keeps_ssthresh: false,
+                    keeps_ssthresh: true,
                 });
                 p.cc.set_ssthresh(ssthresh);
                 p.sb.on_frto_loss(highmark, first && !a.advanced);
@@ -1518,6 +1521,61 @@ mod tests {
         assert_eq!(b.cc.cwnd(), 4000, "in flight + 3 segments");
         assert_eq!(b.cc.ssthresh(), 5000, "the timeout's ssthresh kept");
         assert!(ep.undo.active(), "a later undo may still prove it spurious");
+    }
+
+    /// A controller that records whether its last timeout was a kept reduction
+    /// ([`RtoEvent::keeps_ssthresh`]): 0 none yet, 1 recomputed, 2 kept.
+    #[derive(Clone)]
+    struct RtoProbe {
+        cwnd: u64,
+        ssthresh: u64,
+        seen: std::sync::Arc<std::sync::atomic::AtomicU8>,
+    }
+
+    impl CongestionControl for RtoProbe {
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+        fn on_ack(&mut self, _ev: &tcplab_cc::AckEvent) {}
+        fn on_congestion_event(&mut self, _ev: &CongestionEvent) {}
+        fn on_rto(&mut self, ev: &RtoEvent) {
+            let kept = if ev.keeps_ssthresh { 2 } else { 1 };
+            self.seen.store(kept, std::sync::atomic::Ordering::Relaxed);
+            if ev.sets_ssthresh() {
+                self.ssthresh = self.cwnd / 2;
+            }
+            self.cwnd = u64::from(ev.mss);
+        }
+        fn cwnd(&self) -> u64 {
+            self.cwnd
+        }
+        fn ssthresh(&self) -> u64 {
+            self.ssthresh
+        }
+        fn set_cwnd(&mut self, cwnd: u64) {
+            self.cwnd = cwnd;
+        }
+        fn set_ssthresh(&mut self, ssthresh: u64) {
+            self.ssthresh = ssthresh;
+        }
+    }
+
+    #[test]
+    fn test_frto26_fallback_to_loss_does_not_ask_for_a_new_ssthresh() {
+        // Linux `tcp_enter_frto_loss` enters Loss without calling `ssthresh()` (the F-RTO
+        // entry did): the controller hears a kept reduction.
+        let (mut b, mut ep) = frto26_after_first_ack();
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
+        b.cc = Box::new(RtoProbe {
+            cwnd: b.cc.cwnd(),
+            ssthresh: b.cc.ssthresh(),
+            seen: seen.clone(),
+        });
+        let a = b.ack(1000, 1000, &[(10_000, 11_000)], 1);
+        ep.on_ack(&mut b.parts(), seq(1000, 12_000), &a);
+        assert_eq!(ep.loss_point, Some(10_000), "fell back to Loss");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(b.cc.ssthresh(), 5000);
     }
 
     #[test]
