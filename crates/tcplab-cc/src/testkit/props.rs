@@ -198,15 +198,25 @@ fn loss_based_params() -> impl Strategy<Value = (&'static str, Vec<(String, Para
                 ]
             )),
         basis().prop_map(move |b| ("hstcp", vec![p("ssthresh_from", s(b))])),
-        (any::<bool>(), any::<bool>(), any::<bool>(), basis()).prop_map(move |(r, bw, ab, b)| (
-            "htcp",
-            vec![
-                p("rtt_scaling", ParamValue::Bool(r)),
-                p("bandwidth_switch", ParamValue::Bool(bw)),
-                p("adaptive_backoff", ParamValue::Bool(ab)),
-                p("ssthresh_from", s(b)),
-            ]
-        )),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            basis(),
+            proptest::sample::select(crate::htcp::HtcpVersion::CHOICES),
+            prop_oneof![Just(100i64), Just(250), Just(1000), 1i64..10_000],
+        )
+            .prop_map(move |(r, bw, ab, b, v, hz)| (
+                "htcp",
+                vec![
+                    p("rtt_scaling", ParamValue::Bool(r)),
+                    p("bandwidth_switch", ParamValue::Bool(bw)),
+                    p("adaptive_backoff", ParamValue::Bool(ab)),
+                    p("ssthresh_from", s(b)),
+                    p("version", s(v)),
+                    p("hz", ParamValue::Int(hz)),
+                ]
+            )),
         (1i64..200, 0i64..100, basis()).prop_map(move |(ai, lw, b)| (
             "scalable",
             vec![
