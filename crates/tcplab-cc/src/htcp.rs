@@ -1344,6 +1344,7 @@ mod tests {
             mss: MSS,
             peer_window: u64::MAX,
             in_recovery: false,
+            keeps_ssthresh: false,
         });
         assert_eq!(cc.ccount, 0);
     }
