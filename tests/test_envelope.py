@@ -159,9 +159,8 @@ def test_envelope_points_move_only_the_named_sweep_points(tmp_path):
 
     from tcplab.reproduce import core, jansen2005
 
-    text = STUDY.replace(
-        'why = "iperf -w is not given"', 'why = "iperf -w is not given"\npoints = ["stack=freebsd-5.3"]'
-    )
+    why = 'why = "iperf -w is not given"'
+    text = STUDY.replace(why, why + '\npoints = ["stack=freebsd-5.3"]')
     studies = _study(tmp_path, text)
     exps = core.load_experiments(Path(studies), jansen2005.STUDY, quick=False)
     (env,) = envelope.plan(exps)
@@ -187,6 +186,9 @@ def test_envelope_refuses_a_swept_field(tmp_path, capsys):
     assert "assume.buffer.field" in capsys.readouterr().err
 
 
+_ONE = {"field": "x", "value": 1, "low": 0, "high": 2, "why": "w"}
+
+
 @pytest.mark.parametrize(
     "table, field, text",
     [
@@ -194,8 +196,8 @@ def test_envelope_refuses_a_swept_field(tmp_path, capsys):
         ({"field": "x", "value": 1, "low": 2, "high": 2, "why": "w"}, "assume.a.high", "equals"),
         ({"field": "x", "value": 1, "low": 0, "high": 2, "why": "w", "hi": 3}, "assume.a.hi", ""),
         ({"field": [], "value": 1, "low": 0, "high": 2, "why": "w"}, "assume.a.field", ""),
-        ({"field": "x", "value": 1, "low": 0, "high": 2, "why": "w", "points": []}, "assume.a.points", ""),
-        ({"field": "x", "value": 1, "low": 0, "high": 2, "why": "w", "points": "p"}, "assume.a.points", ""),
+        ({**_ONE, "points": []}, "assume.a.points", ""),
+        ({**_ONE, "points": "p"}, "assume.a.points", ""),
     ],
 )
 def test_assume_table_errors_name_the_field(table, field, text):
