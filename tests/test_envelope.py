@@ -170,6 +170,9 @@ def test_envelope_points_move_only_the_named_sweep_points(tmp_path):
     assert windows["stack=freebsd-5.3"] > base["stack=freebsd-5.3"]
     assert windows["stack=linux-6"] == base["stack=linux-6"]
     assert windows["stack=linux-2.6.39"] == base["stack=linux-2.6.39"]
+    from tcplab.reproduce import report
+
+    assert "at stack=freebsd-5.3 only" in report._envelope_html(env, [], [])
     bad = text.replace('points = ["stack=freebsd-5.3"]', 'points = ["stack=freebsd-9"]')
     (Path(studies) / "jansen2005" / "J2.toml").write_text(bad, encoding="utf-8")
     exps = core.load_experiments(Path(studies), jansen2005.STUDY, quick=False)
