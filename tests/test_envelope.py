@@ -152,12 +152,44 @@ why = "not given"
 
 
 @needs_core
+def test_envelope_points_move_only_the_named_sweep_points(tmp_path):
+    """An assumption with ``points`` (a property of one swept stack) moves only those points:
+    the others keep the scenario's value in every variant. An unknown label is refused."""
+    from pathlib import Path
+
+    from tcplab.reproduce import core, jansen2005
+
+    why = 'why = "iperf -w is not given"'
+    text = STUDY.replace(why, why + '\npoints = ["stack=freebsd-5.3"]')
+    studies = _study(tmp_path, text)
+    exps = core.load_experiments(Path(studies), jansen2005.STUDY, quick=False)
+    (env,) = envelope.plan(exps)
+    high = next(v for v in env.variants if v.label == "window=high").experiment
+    windows = {p.label: sc.config(sc.seed)["flows"][0]["tcp"]["rcvbuf"] for p, sc in high.points}
+    base = {p.label: sc.config(sc.seed)["flows"][0]["tcp"]["rcvbuf"] for p, sc in exps[0].points}
+    assert windows["stack=freebsd-5.3"] > base["stack=freebsd-5.3"]
+    assert windows["stack=linux-6"] == base["stack=linux-6"]
+    assert windows["stack=linux-2.6.39"] == base["stack=linux-2.6.39"]
+    from tcplab.reproduce import report
+
+    assert "at stack=freebsd-5.3 only" in report._envelope_html(env, [], [])
+    bad = text.replace('points = ["stack=freebsd-5.3"]', 'points = ["stack=freebsd-9"]')
+    (Path(studies) / "jansen2005" / "J2.toml").write_text(bad, encoding="utf-8")
+    exps = core.load_experiments(Path(studies), jansen2005.STUDY, quick=False)
+    with pytest.raises(ScenarioError, match="names no sweep point"):
+        envelope.plan(exps)
+
+
+@needs_core
 def test_envelope_refuses_a_swept_field(tmp_path, capsys):
     text = STUDY.replace('field = "path.queue"', 'field = "stack"')
     studies = _study(tmp_path, text)
     args = ["reproduce", "jansen2005", "--studies-dir", str(studies), "--envelope"]
     assert main([*args, "--out", str(tmp_path / "r"), "--no-record"]) == 2
     assert "assume.buffer.field" in capsys.readouterr().err
+
+
+_ONE = {"field": "x", "value": 1, "low": 0, "high": 2, "why": "w"}
 
 
 @pytest.mark.parametrize(
@@ -167,6 +199,8 @@ def test_envelope_refuses_a_swept_field(tmp_path, capsys):
         ({"field": "x", "value": 1, "low": 2, "high": 2, "why": "w"}, "assume.a.high", "equals"),
         ({"field": "x", "value": 1, "low": 0, "high": 2, "why": "w", "hi": 3}, "assume.a.hi", ""),
         ({"field": [], "value": 1, "low": 0, "high": 2, "why": "w"}, "assume.a.field", ""),
+        ({**_ONE, "points": []}, "assume.a.points", ""),
+        ({**_ONE, "points": "p"}, "assume.a.points", ""),
     ],
 )
 def test_assume_table_errors_name_the_field(table, field, text):

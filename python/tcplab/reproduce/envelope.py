@@ -10,6 +10,11 @@ table (docs/scenario-format.md, "Assumptions")::
     high = "64pkt"
     why = "Dummynet's default is 50 slots; the paper gives no buffer"
     fitted = "J3's five means"    # only if value was chosen by looking at a published number
+    points = ["stack=linux"]      # optional: only these sweep points (labels) are moved
+
+``points`` restricts an assumption to some points of the sweep (their labels): a property of one
+of the swept stacks, such as the Linux sender's NIC offloads in a sweep over sender stacks. The
+other points keep the scenario's values in every variant.
 
 ``tcplab reproduce --envelope`` runs, besides the scenario as it is, every experiment with each
 assumption at its low and at its high end (one at a time, the others at their value), and, with
@@ -42,7 +47,7 @@ from . import core
 
 __all__ = ["ASSUME_KEYS", "Assumption", "Variant", "envelope_rows", "parse_assumptions", "plan"]
 
-ASSUME_KEYS = ("field", "value", "low", "high", "why", "source", "fitted")
+ASSUME_KEYS = ("field", "value", "low", "high", "why", "source", "fitted", "points")
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class Assumption:
     why: str
     source: str = ""
     fitted: str = ""
+    #: Labels of the sweep points the assumption applies to; empty: every point.
+    points: tuple[str, ...] = ()
 
 
 @dataclass
@@ -130,6 +137,15 @@ def parse_assumptions(doc: Mapping[str, Any], file: str) -> list[Assumption]:
                 raise ScenarioError(
                     file, f"{path}.{k}", "must be a string", value=a[k], has_value=True
                 )
+        pts = a.get("points", ["*"])
+        if not isinstance(pts, list) or not pts or not all(isinstance(x, str) and x for x in pts):
+            raise ScenarioError(
+                file,
+                f"{path}.points",
+                "must be a non-empty list of sweep point labels",
+                value=pts,
+                has_value=True,
+            )
         if a["low"] == a["high"]:
             raise ScenarioError(
                 file,
@@ -148,28 +164,50 @@ def parse_assumptions(doc: Mapping[str, Any], file: str) -> list[Assumption]:
                 why=a["why"],
                 source=a.get("source", ""),
                 fitted=a.get("fitted", ""),
+                points=tuple(pts) if "points" in a else (),
             )
         )
     return out
 
 
-def _overrides(assumptions: Sequence[Assumption], moved: Mapping[str, str]) -> list[str]:
+def _overrides(
+    assumptions: Sequence[Assumption], moved: Mapping[str, str], label: str | None = None
+) -> list[str]:
+    """The ``--set`` strings of *assumptions* (moved as *moved* says) for the sweep point
+    *label*: an assumption restricted to other points (``points``) gives none there."""
     out = []
     for a in assumptions:
+        if a.points and label not in a.points:
+            continue
         v = {"low": a.low, "high": a.high}.get(moved.get(a.name, ""), a.value)
         out.extend(f"{f}={toml_literal(v)}" for f in a.fields)
     return out
 
 
-def _load(exp: core.Experiment, extra: Sequence[str], file: str) -> list[tuple[Any, Any]]:
+def _load(
+    exp: core.Experiment,
+    assumptions: Sequence[Assumption],
+    moved: Mapping[str, str],
+    file: str,
+) -> list[tuple[Any, Any]]:
+    """The experiment's points with *assumptions* set (moved as *moved* says), each point with
+    the overrides that apply to it (one load per distinct set of overrides)."""
     quick = exp.report.quick if exp.quick else {}
-    loaded = sweep_mod.load_points(
-        file,
-        overrides=[*quick.get("set", []), *extra],
-        trials=quick.get("trials") if exp.quick else None,
-    )
-    keep = {p.label for p, _ in exp.points}
-    return [(p, sc) for p, sc in loaded if p.label in keep]
+    keep = [p.label for p, _ in exp.points]
+    by_label: dict[Any, Any] = {}
+    groups: dict[tuple[str, ...], set[Any]] = {}
+    for label in keep:
+        groups.setdefault(tuple(_overrides(assumptions, moved, label)), set()).add(label)
+    for extra, labels in groups.items():
+        loaded = sweep_mod.load_points(
+            file,
+            overrides=[*quick.get("set", []), *extra],
+            trials=quick.get("trials") if exp.quick else None,
+        )
+        for p, sc in loaded:
+            if p.label in labels:
+                by_label[p.label] = (p, sc)
+    return [by_label[label] for label in keep if label in by_label]
 
 
 def _with_defaults(config: dict[str, Any]) -> dict[str, Any]:
@@ -216,7 +254,19 @@ def plan(experiments: Sequence[core.Experiment]) -> list[Envelope]:
                         has_value=True,
                     )
         # The declared value must be the scenario's: the configs with it set are the same.
-        same = _load(exp, _overrides(assumptions, {}), file)
+        labels = {p.label for p, _ in sweep_mod.load_points(file)}
+        for a in assumptions:
+            unknown = [x for x in a.points if x not in labels]
+            if unknown:
+                raise ScenarioError(
+                    file,
+                    f"assume.{a.name}.points",
+                    "names no sweep point",
+                    value=unknown[0],
+                    has_value=True,
+                    allowed="labels of the sweep's points: " + ", ".join(map(str, sorted(labels))),
+                )
+        same = _load(exp, assumptions, {}, file)
         for (p, sc), (_, sc2) in zip(exp.points, same, strict=True):
             if _with_defaults(sc.config(sc.seed)) != _with_defaults(sc2.config(sc2.seed)):
                 names = ", ".join(a.name for a in assumptions)
@@ -236,7 +286,7 @@ def plan(experiments: Sequence[core.Experiment]) -> list[Envelope]:
             moves.append(("all low", {a.name: "low" for a in assumptions}))
             moves.append(("all high", {a.name: "high" for a in assumptions}))
         for label, moved in moves:
-            pts = _load(exp, _overrides(assumptions, moved), file)
+            pts = _load(exp, assumptions, moved, file)
             vexp = core.Experiment(exp.study, exp.file, exp.report, pts, exp.quick)
             env.variants.append(Variant(label, moved, vexp))
         out.append(env)

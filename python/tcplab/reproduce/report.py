@@ -260,8 +260,9 @@ def _fitted_html(fitted: Sequence[dict[str, Any]]) -> str:
 def _envelope_html(env: Any, rows: Sequence[dict[str, Any]], checks: Sequence[dict]) -> str:
     """The assumptions of one experiment and, per published cell, the envelope of our values."""
     items = "".join(
-        f"<li><b>{_e(a.name)}</b> (<code>{_e(', '.join(a.fields))}</code>): {_e(a.value)} "
-        f"assumed, plausible {_e(a.low)} – {_e(a.high)}. {_e(a.why)}"
+        f"<li><b>{_e(a.name)}</b> (<code>{_e(', '.join(a.fields))}</code>"
+        + (f" at {_e(', '.join(a.points))} only" if a.points else "")
+        + f"): {_e(a.value)} assumed, plausible {_e(a.low)} – {_e(a.high)}. {_e(a.why)}"
         + (f" <i>Source: {_e(a.source)}</i>" if a.source else "")
         + (f" <b>FITTED</b> to {_e(a.fitted)}." if a.fitted else "")
         + "</li>"
