@@ -822,6 +822,7 @@ impl TcpSender {
             short_rexmit: self.cfg.short_segment_on_rexmit
                 && self.ep.loss_point.is_some()
                 && !self.ep.rec.active,
+            rexmit_only_when_due: self.ep.rec.one_rexmit_per_ack(),
         }
     }
 
@@ -869,6 +870,13 @@ impl TcpSender {
                     self.ep.fast_rexmit_due = false;
                     let (start, len) = self.sb.on_retransmit(i, now);
                     self.send_segment(cx, start, len, true, false, false);
+                    self.ep.rec.on_retransmit();
+                    if st.rexmit_only_when_due {
+                        // Knob `recovery = "sack-inflate"`: OpenBSD's `tcp_output` returns
+                        // after a SACK retransmission (`sendalot` clear): nothing more on this
+                        // ACK (sources at `crate::tcp::recovery::Mode::SackInflate`).
+                        break Step::CwndLimited;
+                    }
                 }
                 Step::RetransmitCut { i, len } => {
                     // Knob `short_segment_on_rexmit` (BSD `tcp_output`, source at
