@@ -486,6 +486,11 @@ knobs! {
     undo_bad_rexmt: bool = false; kind "bool";
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh: 3).
     dupthresh: u32 = 3; kind "int";
+    /// Segments one send opportunity (an ACK, a timer: one BSD `tcp_output` call) sends at
+    /// most; 0 = no limit. OpenBSD with `option TCP_SACK`: `maxburst = TCP_MAXBURST` (4, "Max #
+    /// packets after leaving Fast Rxmit", netinet/tcp.h) and `if (sendalot && --maxburst) goto
+    /// again` in `tcp_output` (sources at `TcpSender::try_send`).
+    max_burst: u32 = 0; kind "int";
     /// Initial sequence number; null = drawn from the flow's random stream.
     isn: Option<u32> = None; kind "int", optional true;
     /// SYN retransmissions before giving up (Linux tcp_syn_retries: 6).
