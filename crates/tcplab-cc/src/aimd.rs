@@ -85,15 +85,16 @@ pub(crate) fn decreased_ssthresh(win: &WindowState, basis_bytes: u64, num: u64, 
 
 /// A retransmission timeout's decrease for the controllers whose timeout `ssthresh` is their
 /// congestion-event rule at FlightSize (Linux `tcp_enter_loss` calls the algorithm's
-/// `ssthresh` hook): only the first timeout of a series reduces it (RFC 5681 §3.1 eq. 4, held
-/// on repeated timeouts), every one with the BSD basis ([`SsthreshBasis::reduces_on_timeout`]).
+/// `ssthresh` hook) where the stack's gate allows it ([`SsthreshBasis::reduces_on_timeout`]:
+/// the first timeout of a series, RFC 5681 §3.1 eq. 4, held on repeated timeouts and, with
+/// Linux's rule, inside an unfinished recovery; every one with the BSD basis).
 /// The caller then takes the window to the loss window.
 pub(crate) fn reduce_on_timeout(
     cc: &mut impl CongestionControl,
     basis: SsthreshBasis,
     ev: &RtoEvent,
 ) {
-    if basis.reduces_on_timeout(ev.backoff_count) {
+    if basis.reduces_on_timeout(ev) {
         cc.on_congestion_event(&CongestionEvent {
             now: ev.now,
             in_flight: ev.in_flight,

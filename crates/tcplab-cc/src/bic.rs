@@ -322,7 +322,7 @@ impl CongestionControl for Bic {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
+        if self.p.ssthresh_from.reduces_on_timeout(ev) {
             // tcp_enter_loss computes ssthresh first (RFC 5681: held on repeated timeouts).
             self.reduce(ev.in_flight, ev.peer_window);
         }
@@ -703,6 +703,34 @@ mod tests {
                 assert_eq!(cc.w_max_segments(), want);
                 assert_eq!(cc.ssthresh(), 77 * u64::from(MSS));
             }
+        }
+    }
+
+    #[test]
+    fn test_timeout_in_kept_recovery_leaves_2610_wmax_and_ssthresh() {
+        // Linux 2.6.10's tcp_enter_loss does not call tcp_recalc_ssthresh inside a recovery
+        // short of its point (RtoEvent::keeps_ssthresh), and its built-in BIC has no Loss-state
+        // reset: W_max and ssthresh stay as the loss at 100 left them (100, 88). Recomputed
+        // instead, they would become 83 (fast convergence at 88 < 100) and 77.
+        let p = BicParams {
+            variant: BicVariant::Linux2610,
+            fast_convergence_bug: false,
+            ..Default::default()
+        };
+        for (keeps, w_max, ssthresh) in [(true, 100.0, 88), (false, 83.0, 77)] {
+            let mut cc = bic(CwndUnit::Packets, 100, p);
+            loss(&mut cc);
+            assert_eq!(cc.w_max_segments(), 100.0);
+            cc.on_rto(&RtoEvent {
+                in_flight: 80_000,
+                backoff_count: 1,
+                mss: MSS,
+                keeps_ssthresh: keeps,
+                ..Default::default()
+            });
+            assert_eq!(cc.cwnd(), u64::from(MSS));
+            assert_eq!(cc.w_max_segments(), w_max, "keeps={keeps}");
+            assert_eq!(cc.ssthresh(), ssthresh * u64::from(MSS), "keeps={keeps}");
         }
     }
 

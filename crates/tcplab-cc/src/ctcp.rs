@@ -332,7 +332,7 @@ impl CongestionControl for Ctcp {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
+        if self.p.ssthresh_from.reduces_on_timeout(ev) {
             // Reno's rule on the whole window (what the stack's FlightSize or cwnd is).
             let basis = self.p.ssthresh_from.of_window(
                 self.win.growth().unit,

@@ -116,8 +116,29 @@
 //!   `C ≈ 0.4` (the curve jumps close to `W_max` at the epoch start and then barely moves), and
 //!   `delay_min` was stored in jiffies while the max-increment formula expected jiffies·8, so
 //!   that floor was 8× stricter (≈ 2 segments per 100 ms of RTT). Off: `C_g = C`, floor 16 per
-//!   100 ms. The first v2.0 (2.6.16) computed K and the curve consistently but already had the
-//!   unscaled `delay_min`; which release introduced `cube_rtt_scale` is UNVERIFIED.
+//!   100 ms.
+//!
+//! Sources for 2.6.16 (read for the facts, nothing copied; searched 2026-11-29): (1) the first
+//! v2.0 text, as "[TCP] BIC: CUBIC window growth (2.0)" (df3271f3361, committed 2006-01-03)
+//! added it — a stored blob of net/ipv4/tcp_cubic.c (find_string id 1639749557; the index does
+//! not name its repository) with `#include <linux/config.h>`, `cong_avoid(sk, ack, seq_rtt,
+//! in_flight, data_acked)`, the table-and-bisection `cubic_root`, `bictcp_K()` and no
+//! precomputed constants: it sets `cnt = 50` while `loss_cwnd == 0` ("slow start and low
+//! utilization", after the max-increment floor, before the Reno estimate and the delayed-ACK
+//! division), computes the curve's scale per ACK as `(bic_scale << 3)·HZ/srtt` with `srtt =
+//! (HZ << 3)/10`, i.e. bic_scale·10 = 410 (no scaling error: K and the curve both use
+//! C ≈ 0.4), and stores `delay_min` in plain jiffies (the 8× strict floor); (2) the 2.6.18.1
+//! file as the -stable patch "tcp: cubic scaling error" shows it (C. Wright, -stable review
+//! 58/61, LKML 31 Oct 2006; GitHub ammarfaizi2/lore-inbox): `cube_rtt_scale = (bic_scale <<
+//! 3) / 10` computed once in `cubictcp_register` beside `beta_scale` and `cube_factor`;
+//! (3) a later v2.0 file, with the scaling fix and without linux/config.h, so 2.6.19–2.6.21
+//! (GitHub benji-cannot-code/fast-vc-linux-benchmark at 0eac7796): still `cnt = 50` before
+//! the first loss. So `cnt = 50` is in v2.0 from its first text to its
+//! last, and the scaling error came with the precomputation of the constants: "[TCP] cubic:
+//! precompute constants" (89b3d9aaf46) is dated the same day as v2.0 (stacks/linux-2.6.16.toml)
+//! and would put the error in 2.6.16 (the default here); its diff, and the 2.6.16 file itself,
+//! were not found, so whether 2.6.16 had the error or the first text's consistent curve (with
+//! the strict floor, a combination this model cannot express) stays UNVERIFIED.
 //!
 //! # Version 2.1 (`version = "2.1"`)
 //!
@@ -1124,7 +1145,7 @@ impl CongestionControl for Cubic {
             // outside a fast recovery the state is cleared and tcp_cubic_pre_fr sets W_lastmax
             // and ssthresh from min(cwnd, snd_wnd); inside one the recovery's stay. Then cwnd is
             // one segment. The next epoch starts from W_lastmax (K from it), not from 0.
-            if ev.backoff_count <= 1 && !ev.in_recovery {
+            if ev.sets_ssthresh() && !ev.in_recovery {
                 self.reduce(ev.in_flight, ev.peer_window);
             }
             self.epoch_start = None;
@@ -1133,7 +1154,7 @@ impl CongestionControl for Cubic {
             self.win.on_timeout();
             return;
         }
-        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
+        if self.p.ssthresh_from.reduces_on_timeout(ev) {
             self.reduce(ev.in_flight, ev.peer_window);
         }
         // Linux bictcp_reset + bictcp_hystart_reset on TCP_CA_Loss; RFC 9438 §4.8 (W_max is

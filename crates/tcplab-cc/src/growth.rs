@@ -362,7 +362,7 @@ impl WindowState {
         if from == SsthreshBasis::Solaris && ev.backoff_count > 1 {
             let s = self.ssthresh / 2;
             self.set_reduced_ssthresh(from, s);
-        } else if from.reduces_on_timeout(ev.backoff_count) {
+        } else if from.reduces_on_timeout(ev) {
             let s = from.bytes(self, ev.in_flight, ev.peer_window) / 2;
             self.set_reduced_ssthresh(from, s);
         }
@@ -696,11 +696,13 @@ impl SsthreshBasis {
         matches!(self, SsthreshBasis::Bsd | SsthreshBasis::Xnu)
     }
 
-    /// Whether a retransmission timeout with this `backoff_count` (1 for the first of a series)
-    /// sets `ssthresh`: the first only (RFC 5681 §3.1, text after eq. 4: held on repeated
-    /// timeouts; Linux `tcp_enter_loss`), or every one ([`SsthreshBasis::Bsd`]).
-    pub fn reduces_on_timeout(self, backoff_count: u32) -> bool {
-        backoff_count <= 1 || self == SsthreshBasis::Bsd
+    /// Whether a retransmission timeout sets `ssthresh` with this basis: as the stack's gate
+    /// [`RtoEvent::sets_ssthresh`] says (the first of a series, RFC 5681 §3.1, text after eq.
+    /// 4: held on repeated timeouts; not inside a reduction Linux's `tcp_enter_loss` keeps), or
+    /// every one with [`SsthreshBasis::Bsd`] (4.4BSD `tcp_timer.c` TCPT_REXMT recomputes it
+    /// on each timeout; no BSD personality keeps a recovery's value).
+    pub fn reduces_on_timeout(self, ev: &RtoEvent) -> bool {
+        ev.sets_ssthresh() || self == SsthreshBasis::Bsd
     }
 }
 
@@ -764,6 +766,62 @@ mod tests {
                 "{unit:?} abc={abc} per_ack={per_ack} round {r}"
             );
         }
+    }
+
+    #[test]
+    fn test_timeout_gate_truth_table() {
+        // RtoEvent::sets_ssthresh: the first timeout of a series only, and not inside a
+        // reduction the stack keeps (Linux tcp_enter_loss); the BSD basis recomputes on every
+        // timeout (no BSD personality keeps a recovery's value).
+        let ev = |backoff_count, keeps_ssthresh| RtoEvent {
+            backoff_count,
+            keeps_ssthresh,
+            ..Default::default()
+        };
+        for (backoff, keeps, gate, bsd) in [
+            (1, false, true, true),
+            (2, false, false, true),
+            (1, true, false, true),
+            (3, true, false, true),
+        ] {
+            let e = ev(backoff, keeps);
+            assert_eq!(e.sets_ssthresh(), gate, "backoff {backoff} keeps {keeps}");
+            for basis in [
+                SsthreshBasis::Auto,
+                SsthreshBasis::Cwnd,
+                SsthreshBasis::FlightSize,
+                SsthreshBasis::Solaris,
+                SsthreshBasis::Xnu,
+            ] {
+                assert_eq!(basis.reduces_on_timeout(&e), gate, "{basis:?}");
+            }
+            assert_eq!(SsthreshBasis::Bsd.reduces_on_timeout(&e), bsd);
+        }
+    }
+
+    #[test]
+    fn test_reno_timeout_in_kept_reduction_only_collapses_window() {
+        // A timeout inside a recovery the stack keeps: ssthresh stays (5 segments) although
+        // cwnd (8) would give 4; the window still collapses to one segment.
+        let mut w = window(CwndUnit::Packets, 0, 8, 5 * MSS);
+        let ev = RtoEvent {
+            backoff_count: 1,
+            in_flight: 8 * MSS,
+            mss: MSS as u32,
+            keeps_ssthresh: true,
+            ..Default::default()
+        };
+        w.reno_timeout(SsthreshBasis::Auto, &ev);
+        assert_eq!((w.cwnd(), w.ssthresh()), (MSS, 5 * MSS));
+        let mut w = window(CwndUnit::Packets, 0, 8, 5 * MSS);
+        w.reno_timeout(
+            SsthreshBasis::Auto,
+            &RtoEvent {
+                keeps_ssthresh: false,
+                ..ev
+            },
+        );
+        assert_eq!((w.cwnd(), w.ssthresh()), (MSS, 4 * MSS));
     }
 
     #[test]

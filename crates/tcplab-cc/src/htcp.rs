@@ -35,10 +35,10 @@
 //!
 //! The rules above are the paper's (`version = "paper"`, the default). The Linux versions
 //! follow net/ipv4/tcp_htcp.c as the kernels shipped it, read for the facts only (nothing
-//! copied): the CentOS 5 tree's 2.6.18 file (spacex/kernel-centos5), a 2.6.2x file
-//! (SenberHu/Linux-Kernel-2.16, `pkts_acked(sk, n, s32 rtt)`), today's torvalds/linux, and the
-//! commits of the file's history named below (git.zx2c4.com log, tangled.org diffs). In every
-//! Linux version:
+//! copied): the 2.6.16 file (see "2.6.16" below), the CentOS 5 tree's 2.6.18 file
+//! (spacex/kernel-centos5), a 2.6.2x file (SenberHu/Linux-Kernel-2.16, `pkts_acked(sk, n, s32
+//! rtt)`), today's torvalds/linux, and the commits of the file's history named below
+//! (git.zx2c4.com log, tangled.org diffs). In every Linux version (2.6.16's differences: below):
 //! * **Counter**, packets unit (`htcp_cong_avoid`): the ACK that finds
 //!   `(snd_cwnd_cnt·α) >> 7 ≥ cwnd` (α in 1/128) adds one segment, clears the counter, is not
 //!   counted, and only then recomputes α (`htcp_alpha_update`); any other ACK adds its count.
@@ -53,9 +53,9 @@
 //!   doubles where the paper's ratio gives ×1.8. β = `(minRTT·128)/maxRTT` in jiffies when
 //!   `minRTT > msecs_to_jiffies(10)` (3 at HZ 250); the RTTmax outlier step is
 //!   `msecs_to_jiffies(20)`.
-//! * **Δ restarts when the connection returns to Open** (`htcp_state(TCP_CA_Open)`), not only
-//!   when recovery starts (`htcp_reset` on CWR, Recovery and Loss): in the model, at the last
-//!   ACK that arrived outside Open before one in Open ([`AckEvent::outside_open`]). Until
+//! * **Δ restarts when the connection returns to Open** (2.6.17+, `htcp_state(TCP_CA_Open)`),
+//!   not only when recovery starts (`htcp_reset` on CWR, Recovery and Loss): in the model, at
+//!   the last ACK that arrived outside Open before one in Open ([`AckEvent::outside_open`]). Until
 //!   "tcp_htcp: last_cong bug fix" (8f65b5354b1, D. Leith, Nov 2008, 2.6.28) on *every* return
 //!   to Open (Disorder → Open included) and the undo restored the saved `last_cong`, `maxRTT`
 //!   and `old_maxB` unconditionally; from it only after CWR, Recovery or Loss, and an undo
@@ -69,7 +69,7 @@
 //!
 //! | version | counts per ACK | RTT for minRTT/maxRTT | RTTmax grows | α store | Δ restart on Open |
 //! |---|---|---|---|---|---|
-//! | `2.6.16` | 1 (each ACK once) | `srtt`, in congestion avoidance | Open, after the first loss, > 3 minRTT into the epoch | u16 | every return |
+//! | `2.6.16` | 1 (each ACK once) | `srtt`, in congestion avoidance | Open, after the first loss, `ccount` > 3 | u16 | never (Δ = `ccount`·minRTT) |
 //! | `2.6.17` | packets acked if Open, else 1 | as 2.6.16 | as 2.6.16 | u16 | every return |
 //! | `2.6.19` | as 2.6.17 | as 2.6.16 | as 2.6.16 | u32 | every return |
 //! | `2.6.23` | as 2.6.17 | each ACK's sample (`usecs_to_jiffies`, rounded up) | Open | u32 | every return |
@@ -78,16 +78,41 @@
 //! Sources by row: "[TCP] H-TCP: Account for delayed-ACKS" (B. Even, committed 2006-03-20,
 //! the day 2.6.16 was released, so first in 2.6.17) introduced `snd_cwnd_cnt +=
 //! ca->pkts_acked` (the 2.6.18 file: `pkts_acked` set from the `pkts_acked` hook in Open, reset
-//! to 1 after each `cong_avoid`); that 2.6.16 counted each ACK once is **inferred from the
-//! commit title, the 2.6.16 file was not read (UNVERIFIED)**, as is its time accounting: the
-//! companion "[TCP] H-TCP: Better time accounting" (same day, same release) changed how Δ was
-//! measured, and the model uses the later jiffies rule for 2.6.16 too. That rule is known to
-//! differ from 2.6.16's: before it Δ was a count of round trips in a `ccount` variable ("[TCP]
-//! H-TCP: Fix accounting", 2c74088e410, B. Even, committed 2006-01-30, so in 2.6.16: "the ccount
-//! variable is also adjusted a few lines above this one"), but the counting rule itself was not
-//! read — no 2.6.13–2.6.16 tcp_htcp.c, nor a diff of the two 2006-03-20 commits, was found in
-//! the stored trees and pages searched on 2026-11-29. `srtt` and the RTTmax
-//! gate (`snd_ssthresh < 0xFFFF && htcp_ccount > 3`) are the 2.6.18 file's `measure_rtt`,
+//! to 1 after each `cong_avoid`), and its companion "[TCP] H-TCP: Better time accounting"
+//! (same day, same release) the jiffies rule `htcp_cong_time` = jiffies − `last_cong`.
+//!
+//! **2.6.16** (`version = "2.6.16"`), from the 2.6.16 file itself: net/ipv4/tcp_htcp.c as
+//! stored in GitHub benji-cannot-code/fast-vc-linux-benchmark (a replay of mainline's history
+//! from 2.6.12-rc2, "linux-main-100k"), version at that repository's commit d47e3356f1b6,
+//! read for the facts only. Its content places it between "[TCP] H-TCP: Fix accounting"
+//! (2c74088e410, committed 2006-01-30, in 2.6.16-rc2's shortlog: "the ccount variable is also
+//! adjusted a few lines above this one" — this file increments `ccount` in one place only) and
+//! the two 2006-03-20 commits (no `pkts_acked` or `last_cong` field yet), with the 2.6.13–2.6.17
+//! `cong_avoid(sk, ack, rtt, in_flight, data_acked)`, `#include <linux/config.h>` and the
+//! `min_cwnd` hook removed in 2.6.18: the file 2.6.16 shipped. Its rules, where they differ
+//! from the later ones above:
+//! * `struct htcp` has `u8 ccount` ("Number of RTTs since last congestion event"),
+//!   `u8 undo_ccount` and `u32 snd_cwnd_cnt2`, no `last_cong`. In `htcp_cong_avoid`'s
+//!   congestion-avoidance branch, after `measure_rtt`: `if (ca->snd_cwnd_cnt2++ >
+//!   tp->snd_cwnd) { ca->ccount++; ca->snd_cwnd_cnt2 = 0; htcp_alpha_update(ca); }` — a
+//!   "round trip" is cwnd + 2 ACKs that reach congestion avoidance (about two RTTs with an
+//!   ACK per two segments), and `ccount` wraps at 256.
+//! * `htcp_alpha_update` takes `diff = ca->ccount * minRTT` ("time since last backoff") in
+//!   jiffies, not the time since the event; the increment (`(tp->snd_cwnd_cnt++ *
+//!   ca->alpha)>>7 >= tp->snd_cwnd`: add a segment and clear the counter, the same rule as
+//!   later) does not recompute α. α changes at a round and in `htcp_param_update`.
+//! * `htcp_reset` (CWR, Recovery, Loss) saves `undo_ccount` and clears `ccount` and
+//!   `snd_cwnd_cnt2`; `htcp_state` has no `TCP_CA_Open` case (nothing restarts on the return
+//!   to Open); `htcp_cwnd_undo` restores `ccount`, `maxRTT`, `old_maxB`.
+//! * `measure_rtt` (srtt >> 3) grows RTTmax only in Open with `snd_ssthresh < 0xFFFF &&
+//!   ca->ccount > 3`, outlier step `HZ/50`; the throughput estimate restarts while
+//!   `ca->ccount <= 3`; adaptive backoff needs `minRTT > max(HZ/100, 1)` (2 jiffies at HZ 250,
+//!   where later kernels need `msecs_to_jiffies(10)` = 3).
+//! * `u16 alpha` (as to 2.6.18) and `u16 packetcount`; the latter is not modelled (the
+//!   throughput estimate counts bytes): it wraps only above 65 535 segments per sample.
+//!
+//! For 2.6.17–2.6.22, `srtt` and the RTTmax gate (`snd_ssthresh < 0xFFFF && htcp_ccount > 3`)
+//! are the 2.6.18 file's `measure_rtt`,
 //! called from `htcp_cong_avoid` in congestion avoidance; "[TCP]: htcp - use measured rtt"
 //! and "[TCP]: H-TCP maxRTT estimation at startup" (S. Hemminger, July/August 2007, 2.6.23)
 //! moved it to the `pkts_acked` hook's RTT and dropped the gate. α was a u16 in 1/128 until
@@ -150,6 +175,14 @@ impl HtcpVersion {
     /// Δ restarts on every return to Open (before 2.6.28).
     fn reset_on_every_open(self) -> bool {
         self < HtcpVersion::Linux2628
+    }
+    /// 2.6.16's round-trip accounting (until "[TCP] H-TCP: Better time accounting", 2.6.17):
+    /// Δ = `ccount`·minRTT, `ccount` (a u8) counting rounds of cwnd + 2 ACKs in congestion
+    /// avoidance, α recomputed at each such round instead of at each increment, `ccount`
+    /// reset only when CWR, Recovery or Loss starts, and the jiffy thresholds `HZ/100`,
+    /// `HZ/50` (module doc).
+    fn counts_rtts(self) -> bool {
+        self == HtcpVersion::Linux2616
     }
 }
 
@@ -232,6 +265,11 @@ pub struct Htcp {
     cong_pending: bool,
     /// Time of the last ACK that arrived outside Open, until one arrives in Open.
     outside_open_at: Option<Nanos>,
+    /// 2.6.16 (`counts_rtts`): Linux `ca->ccount` (a u8, kept here modulo 256), the round
+    /// counter `ca->snd_cwnd_cnt2`, and `ca->undo_ccount`.
+    ccount: u64,
+    cnt2: u64,
+    undo_ccount: u64,
 }
 
 impl Htcp {
@@ -257,6 +295,9 @@ impl Htcp {
             max_j: 0,
             cong_pending: false,
             outside_open_at: None,
+            ccount: 0,
+            cnt2: 0,
+            undo_ccount: 0,
         }
     }
 
@@ -338,8 +379,14 @@ impl Htcp {
         let elapsed = ev.now.saturating_sub(last);
         if self.count >= enough && self.min_rtt > 0 && elapsed >= self.min_rtt {
             let cur = self.count as f64 * SEC as f64 / elapsed as f64;
-            let since = ev.now.saturating_sub(self.last_cong.unwrap_or(ev.now));
-            if since / self.min_rtt <= 3 {
+            let rounds = if self.p.version.counts_rtts() {
+                // 2.6.16: `if (ca->ccount <= 3)`.
+                self.ccount
+            } else {
+                let since = ev.now.saturating_sub(self.last_cong.unwrap_or(ev.now));
+                since / self.min_rtt
+            };
+            if rounds <= 3 {
                 // Just after a backoff: restart the estimate.
                 self.bi = cur;
                 self.min_b = cur;
@@ -385,7 +432,13 @@ impl Htcp {
         if self.p.version.linux() {
             // The ssthresh hook (htcp_param_update) runs before the state change's
             // htcp_reset, which so saves the updated old_maxB and the faded maxRTT.
-            self.update_beta(self.min_j, self.max_j, self.msecs_to_jiffies(10));
+            let floor = if self.p.version.counts_rtts() {
+                // 2.6.16 htcp_beta_update: `minRTT > max(HZ/100, 1)`.
+                (u64::from(self.p.hz) / 100).max(1)
+            } else {
+                self.msecs_to_jiffies(10)
+            };
+            self.update_beta(self.min_j, self.max_j, floor);
             self.update_alpha_linux(now);
             self.max_j = fade(self.min_j, self.max_j);
             self.sync_rtt_ns();
@@ -413,6 +466,10 @@ impl Htcp {
         self.undo = Some((self.last_cong, self.max_j, self.old_max_b));
         self.cong_pending = true;
         self.last_cong = Some(now);
+        // 2.6.16 htcp_reset: `undo_ccount = ccount; ccount = 0; snd_cwnd_cnt2 = 0`.
+        self.undo_ccount = self.ccount;
+        self.ccount = 0;
+        self.cnt2 = 0;
     }
 
     // -----------------------------------------------------------------------------------------
@@ -438,8 +495,14 @@ impl Htcp {
     /// Linux `htcp_alpha_update`, in integers and jiffies.
     fn update_alpha_linux(&mut self, now: Nanos) {
         let hz = u64::from(self.p.hz.max(1));
-        let last = self.last_cong.unwrap_or(now);
-        let diff = self.jiffies(now).saturating_sub(self.jiffies(last));
+        let diff = if self.p.version.counts_rtts() {
+            // 2.6.16: `diff = ca->ccount * minRTT` (round trips since the last backoff,
+            // in u32 jiffies).
+            (self.ccount * self.min_j) & 0xFFFF_FFFF
+        } else {
+            let last = self.last_cong.unwrap_or(now);
+            self.jiffies(now).saturating_sub(self.jiffies(last))
+        };
         let mut factor = 1;
         if diff > hz {
             let d = diff - hz;
@@ -466,7 +529,14 @@ impl Htcp {
             if self.max_j < self.min_j {
                 self.max_j = self.min_j;
             }
-            if self.max_j < rtt && rtt <= self.max_j + self.msecs_to_jiffies(20) {
+            // The outlier step: 2.6.16 `HZ/50`, later `msecs_to_jiffies(20)` (equal at the
+            // usual HZ values).
+            let step = if self.p.version.counts_rtts() {
+                u64::from(self.p.hz) / 50
+            } else {
+                self.msecs_to_jiffies(20)
+            };
+            if self.max_j < rtt && rtt <= self.max_j + step {
                 self.max_j = rtt;
             }
         }
@@ -490,7 +560,10 @@ impl Htcp {
 
     /// One ACK under Linux's tcp_htcp.c (`pkts_acked` hook, then `htcp_cong_avoid`).
     fn on_ack_linux(&mut self, ev: &AckEvent) {
-        self.track_open(ev);
+        // 2.6.16's htcp_state has no TCP_CA_Open case: nothing restarts on the return to Open.
+        if !self.p.version.counts_rtts() {
+            self.track_open(ev);
+        }
         let open = !ev.outside_open;
         if !self.p.version.rtt_from_srtt() {
             if let Some(s) = ev.rtt_sample {
@@ -518,12 +591,29 @@ impl Htcp {
             // 2.6.18 `measure_rtt`: srtt >> 3 (whole jiffies); RTTmax only after the first
             // loss (snd_ssthresh < 0xFFFF) and more than 3 minRTT into the epoch.
             let srtt = self.jiffies(ev.srtt);
-            let since = self
-                .jiffies(ev.now)
-                .saturating_sub(self.jiffies(self.last_cong.unwrap_or(ev.now)));
-            let gate =
-                open && self.win.ssthresh() != u64::MAX && self.min_j > 0 && since / self.min_j > 3;
+            let rounds = if self.p.version.counts_rtts() {
+                // 2.6.16: `ca->ccount > 3`.
+                self.ccount
+            } else {
+                let since = self
+                    .jiffies(ev.now)
+                    .saturating_sub(self.jiffies(self.last_cong.unwrap_or(ev.now)));
+                since.checked_div(self.min_j).unwrap_or(0)
+            };
+            let gate = open && self.win.ssthresh() != u64::MAX && self.min_j > 0 && rounds > 3;
             self.measure_rtt_linux(srtt, gate);
+        }
+        if self.p.version.counts_rtts() {
+            // 2.6.16 htcp_cong_avoid, after measure_rtt: `if (ca->snd_cwnd_cnt2++ >
+            // tp->snd_cwnd) { ca->ccount++; ca->snd_cwnd_cnt2 = 0; htcp_alpha_update(ca); }`
+            // — one "round trip" per cwnd + 2 ACKs in congestion avoidance; ccount is a u8.
+            let old = self.cnt2;
+            self.cnt2 = old.saturating_add(1);
+            if old > self.win.cwnd_segments() {
+                self.ccount = (self.ccount + 1) & 0xFF;
+                self.cnt2 = 0;
+                self.update_alpha_linux(ev.now);
+            }
         }
         let count = if self.p.version.counts_packets() && open {
             u64::from(ev.packets_acked)
@@ -531,7 +621,9 @@ impl Htcp {
             1
         };
         let per = (self.win.cwnd_segments() * BETA_SHIFT).div_ceil(self.alpha_fx.max(1));
-        if self.win.counter_step(per, count) {
+        // 2.6.16's increment (`(tp->snd_cwnd_cnt++ * ca->alpha)>>7 >= tp->snd_cwnd`, then
+        // `snd_cwnd_cnt = 0`) is the same counter but leaves α alone; 2.6.17+ recompute it.
+        if self.win.counter_step(per, count) && !self.p.version.counts_rtts() {
             self.update_alpha_linux(ev.now);
         }
     }
@@ -580,7 +672,7 @@ impl CongestionControl for Htcp {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if self.p.ssthresh_from.reduces_on_timeout(ev.backoff_count) {
+        if self.p.ssthresh_from.reduces_on_timeout(ev) {
             self.congestion(ev.now, ev.in_flight, ev.peer_window);
         } else if self.p.version.linux() {
             // Entering Loss again: htcp_state → htcp_reset.
@@ -612,6 +704,8 @@ impl CongestionControl for Htcp {
                 self.max_j = max_j;
                 self.old_max_b = old_max_b;
                 self.sync_rtt_ns();
+                // 2.6.16: `ca->ccount = ca->undo_ccount`.
+                self.ccount = self.undo_ccount;
             }
             self.cong_pending = false;
         }
@@ -669,9 +763,10 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         doc: "\"paper\" (Leith & Shorten in real arithmetic) or Linux tcp_htcp.c from the release \
               named, packets unit: counter with the increment ACK uncounted, integer α in \
               jiffies, Δ restarting on the return to Open; \"2.6.16\" counts each ACK once \
-              (inferred), \"2.6.17\" the packets an ACK in Open covered, \"2.6.19\" α no longer \
-              a u16, \"2.6.23\" RTT samples instead of srtt, \"2.6.28\" Δ restarts only after a \
-              congestion state",
+              and measures Δ as ccount·minRTT, ccount counting rounds of cwnd + 2 ACKs (a u8, \
+              cleared when recovery starts), \"2.6.17\" the packets an ACK in Open covered, \
+              \"2.6.19\" α no longer a u16, \"2.6.23\" RTT samples instead of srtt, \"2.6.28\" \
+              Δ restarts only after a congestion state",
     },
     ParamInfo {
         name: "hz",
@@ -933,6 +1028,7 @@ mod tests {
             mss: MSS,
             peer_window: u64::MAX,
             in_recovery: false,
+            keeps_ssthresh: false,
         });
         assert_eq!(cc.cwnd(), u64::from(MSS));
         assert_eq!(cc.ssthresh(), W * u64::from(MSS) / 2);
@@ -1038,7 +1134,6 @@ mod tests {
             (HtcpVersion::Linux2617, 5 * SEC, 90.0),
             (HtcpVersion::Linux2619, 30 * SEC, 1002.0),
             (HtcpVersion::Linux2617, 30 * SEC, 490.0),
-            (HtcpVersion::Linux2616, 30 * SEC, 490.0),
         ] {
             let mut cc = linux(v, 1000);
             cc.on_ack(&lack(0, 1, true, rtt, rtt));
@@ -1073,7 +1168,7 @@ mod tests {
         // Open. Linux restarts Δ at the return to Open (htcp_state(TCP_CA_Open)): at 4.2 s
         // Δ = 3 s → factor 1 + (10·500 + 250²/250)/250 = 22; the paper mode counts from the
         // loss: Δ = 3.2 s → 24.25 (Linux's integers would give 24).
-        for v in [HtcpVersion::Linux2616, HtcpVersion::Linux2628] {
+        for v in [HtcpVersion::Linux2617, HtcpVersion::Linux2628] {
             let mut cc = linux_unscaled(v);
             cc.on_ack(&lack(0, 1, true, 100 * MS, 100 * MS));
             event(&mut cc, SEC);
@@ -1138,6 +1233,137 @@ mod tests {
             let mut cc = linux(v, 100);
             cc.on_ack(&lack(SEC, 1, true, 50 * MS, 100 * MS));
             assert_eq!(cc.rtt_min_max().0, want, "{v:?}");
+        }
+    }
+
+    // --- 2.6.16's round-trip accounting (benji-cannot-code/fast-vc-linux-benchmark,
+    // net/ipv4/tcp_htcp.c at d47e3356; module doc) -------------------------------------------
+
+    /// 2.6.16 after one congestion event at 1 s from cwnd `2w` (β = 0.5, cwnd `w`), RTT
+    /// scaling off, srtt 100 ms (minRTT 25 jiffies at HZ 250).
+    fn linux2616_after_event(w: u64) -> Htcp {
+        let mut cc = linux(HtcpVersion::Linux2616, 2 * w);
+        cc.p.rtt_scaling = false;
+        cc.on_ack(&lack(0, 1, true, 100 * MS, 100 * MS));
+        event(&mut cc, SEC);
+        assert_eq!(
+            (cc.cwnd(), cc.ccount, cc.alpha()),
+            (w * u64::from(MSS), 0, 1.0)
+        );
+        cc
+    }
+
+    #[test]
+    fn test_linux_2616_delta_counts_rounds_of_cwnd_plus_two_acks_not_time() {
+        // cwnd 100, α = 1.0: the round counter's test `snd_cwnd_cnt2++ > snd_cwnd` sees the old
+        // value, so ccount would step at the 102nd ACK; but the 101st ACK adds a segment
+        // (counter 100·128/128 reached, that ACK uncounted), so the 102nd finds 101 > 101
+        // false and the 103rd steps ccount. Δ = ccount·25 jiffies stays ≤ HZ (factor 1) up
+        // to ccount 10; at 11, d = 275 − 250 = 25 → factor 1 + (250 + 12²/250)/250 = 2.
+        // All these ACKs carry the same timestamp (1 ms after the event): 2.6.16's α follows
+        // the ACK count; 2.6.17's (jiffies since the event) stays 1.
+        let at = SEC + MS;
+        let ev = lack(at, 1, true, 100 * MS, 100 * MS);
+        let mut cc = linux2616_after_event(100);
+        for n in 1..=103 {
+            cc.on_ack(&ev);
+            assert_eq!(cc.ccount, u64::from(n == 103), "ACK {n}");
+        }
+        assert_eq!(cc.cwnd(), 101 * u64::from(MSS));
+        let mut acks = 103;
+        while cc.ccount < 11 {
+            assert_eq!(cc.alpha(), 1.0, "ccount {}", cc.ccount);
+            cc.on_ack(&ev);
+            acks += 1;
+            assert!(acks < 5_000, "ccount stuck at {}", cc.ccount);
+        }
+        assert_eq!(cc.alpha(), 2.0);
+        let mut later = linux(HtcpVersion::Linux2617, 200);
+        later.p.rtt_scaling = false;
+        later.on_ack(&lack(0, 1, true, 100 * MS, 100 * MS));
+        event(&mut later, SEC);
+        for _ in 0..acks {
+            later.on_ack(&ev);
+        }
+        assert_eq!(later.alpha(), 1.0);
+    }
+
+    #[test]
+    fn test_linux_2616_alpha_from_ccount_times_minrtt_and_ccount_wraps_as_a_u8() {
+        // The ACK that completes a round at ccount 20 → 21: Δ = 21·25 = 525 jiffies, d = 275,
+        // factor = 1 + (2750 + 137²/250)/250 = 1 + (2750 + 75)/250 = 12 → α = 2·12·64/128 =
+        // 12. At ccount 255 the next round wraps the u8 to 0: factor 1, α = 1.
+        let ev = lack(2 * SEC, 1, true, 100 * MS, 100 * MS);
+        for (from, to, alpha) in [(20, 21, 12.0), (255, 0, 1.0)] {
+            let mut cc = linux2616_after_event(100);
+            cc.ccount = from;
+            cc.cnt2 = 101; // > cwnd 100: this ACK ends a round
+            cc.on_ack(&ev);
+            assert_eq!(
+                (cc.ccount, cc.cnt2, cc.alpha()),
+                (to, 0, alpha),
+                "from {from}"
+            );
+        }
+    }
+
+    #[test]
+    fn test_linux_2616_increment_leaves_alpha_until_the_next_round() {
+        // α = 12 from ccount 21 (as above). The next increment needs 100·128/1536 → 9 ACKs;
+        // 2.6.16 keeps α = 12 through it (htcp_alpha_update only at a round); 2.6.17 would
+        // recompute it from jiffies (Δ = 1 s + 1 ms → factor 1).
+        let mut cc = linux2616_after_event(100);
+        cc.ccount = 20;
+        cc.cnt2 = 101;
+        let ev = lack(SEC + MS, 1, true, 100 * MS, 100 * MS);
+        cc.on_ack(&ev);
+        assert_eq!(cc.alpha(), 12.0);
+        assert_eq!(acks_to_grow(&mut cc, &ev), 9);
+        assert_eq!((cc.ccount, cc.alpha()), (21, 12.0));
+    }
+
+    #[test]
+    fn test_linux_2616_ccount_restarts_at_congestion_not_on_open_and_undo_restores_it() {
+        // htcp_state in 2.6.16 has no TCP_CA_Open case: a Disorder period (ACKs outside Open,
+        // then one in Open) leaves ccount alone; CWR/Recovery/Loss (htcp_reset) save it in
+        // undo_ccount and clear it; htcp_cwnd_undo restores it.
+        let mut cc = linux2616_after_event(100);
+        cc.ccount = 21;
+        cc.on_ack(&lack(2 * SEC, 1, false, 100 * MS, 100 * MS));
+        cc.on_ack(&lack(2 * SEC + MS, 1, true, 100 * MS, 100 * MS));
+        assert_eq!(cc.ccount, 21);
+        event(&mut cc, 3 * SEC);
+        assert_eq!((cc.ccount, cc.cnt2), (0, 0));
+        cc.on_undo(3 * SEC, cc.cwnd(), cc.ssthresh());
+        assert_eq!(cc.ccount, 21);
+        // An RTO is a congestion state too (Loss).
+        cc.on_rto(&RtoEvent {
+            now: 4 * SEC,
+            in_flight: cc.cwnd(),
+            backoff_count: 1,
+            mss: MSS,
+            peer_window: u64::MAX,
+            in_recovery: false,
+            keeps_ssthresh: false,
+        });
+        assert_eq!(cc.ccount, 0);
+    }
+
+    #[test]
+    fn test_linux_2616_adaptive_backoff_floor_is_hz_over_100() {
+        // minRTT 3 jiffies (12 ms), maxRTT 5: 2.6.16 adapts when minRTT > max(HZ/100, 1) = 2
+        // → β = 3·128/5 = 76 (1/128); 2.6.17+ need minRTT > msecs_to_jiffies(10) = 3 → 0.5.
+        for (v, beta) in [
+            (HtcpVersion::Linux2616, 76.0 / 128.0),
+            (HtcpVersion::Linux2617, 0.5),
+        ] {
+            let mut cc = linux(v, 1000);
+            cc.p.bandwidth_switch = false;
+            cc.min_j = 3;
+            cc.max_j = 5;
+            cc.modeswitch = true;
+            event(&mut cc, SEC);
+            assert_eq!(cc.beta(), beta, "{v:?}");
         }
     }
 }

@@ -197,6 +197,29 @@ pub struct RtoEvent {
     /// The timeout interrupted a fast recovery (XNU CUBIC keeps the recovery's `ssthresh`
     /// then: [`SsthreshBasis::Xnu`]).
     pub in_recovery: bool,
+    /// The stack keeps the `ssthresh` of a reduction still under way and does not ask the
+    /// controller for a new one: Linux `tcp_enter_loss` (2.4 to 6.x) calls the congestion
+    /// control's `ssthresh()` only in the Open or Disorder state, once snd_una has reached
+    /// `high_seq`, or in the Loss state before a retransmission is counted; a timeout that
+    /// interrupts a fast recovery (Recovery) or a CWR episode whose recovery point is not yet
+    /// acknowledged keeps that episode's `ssthresh` (the sender sets this under its knob
+    /// `rto_keeps_recovery_ssthresh`). See [`RtoEvent::sets_ssthresh`].
+    pub keeps_ssthresh: bool,
+}
+
+impl RtoEvent {
+    /// The one gate of a timeout's `ssthresh` (every controller asks it, directly or through
+    /// [`SsthreshBasis::reduces_on_timeout`]): whether the stack calls the controller's
+    /// `ssthresh` rule (and its loss event, as Linux's `CA_EVENT_LOSS`) on this timeout. The
+    /// first timeout of a series does (RFC 5681 §3.1, text after eq. 4: `ssthresh` is held on
+    /// repeated timeouts), unless the stack keeps the reduction under way
+    /// ([`RtoEvent::keeps_ssthresh`]: Linux `tcp_enter_loss`, net/ipv4/tcp_input.c, read for
+    /// the facts in 2.4.27, 2.6.11 and 6.x trees: "Reduce ssthresh if it has not yet been made
+    /// inside this window").
+    #[inline]
+    pub fn sets_ssthresh(&self) -> bool {
+        self.backoff_count <= 1 && !self.keeps_ssthresh
+    }
 }
 
 /// A packet the stack just sent.

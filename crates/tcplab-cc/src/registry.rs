@@ -313,6 +313,7 @@ mod tests {
             mss: 1448,
             peer_window: u64::MAX,
             in_recovery: false,
+            keeps_ssthresh: false,
         });
         acks(cc, &mut now, 60);
         out
@@ -351,6 +352,7 @@ mod tests {
                     mss,
                     peer_window: u64::MAX,
                     in_recovery: false,
+                    keeps_ssthresh: false,
                 }),
                 3..=30 => cc.on_packet_sent(&crate::SentEvent {
                     now,

@@ -194,8 +194,9 @@ impl CongestionControl for Westwood {
     }
 
     fn on_rto(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
-            // CA_EVENT_LOSS overrides tcp_reno_ssthresh.
+        if ev.sets_ssthresh() {
+            // CA_EVENT_LOSS overrides tcp_reno_ssthresh (both only where tcp_enter_loss calls
+            // the controller: the stack's gate, RtoEvent::sets_ssthresh).
             let w = self.bw_rttmin();
             self.win.set_ssthresh(w);
             self.reset_rtt_min = true;
@@ -349,6 +350,7 @@ mod tests {
             mss: MSS,
             peer_window: u64::MAX,
             in_recovery: false,
+            keeps_ssthresh: false,
         });
         assert_eq!(cc.cwnd(), u64::from(MSS));
         let s = cc.ssthresh() as f64;
@@ -367,6 +369,7 @@ mod tests {
             mss: MSS,
             peer_window: u64::MAX,
             in_recovery: false,
+            keeps_ssthresh: false,
         });
         stream(&mut cc, 5 * SEC, 5 * SEC + 10 * MS, MS, 150 * MS);
         assert_eq!(cc.rtt_min(), 150 * MS);

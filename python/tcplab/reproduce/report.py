@@ -279,15 +279,25 @@ def _envelope_html(env: Any, rows: Sequence[dict[str, Any]], checks: Sequence[di
     return head
 
 
-def _envelope_counts(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _envelope_counts(
+    rows: Sequence[dict[str, Any]], checks: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """Per role: cells reachable within their envelope, and observations (checks) that hold in
+    the scenario as it is, in at least one variant (``somewhere``) or in none."""
     out: dict[str, Any] = {}
     for role in ("independent", "fitted", "input"):
         rs = [r for r in rows if r["role"] == role and r["reachable"] is not None]
+        cs = [c for c in checks if c["role"] == role and c["holds"] is not None]
+        somewhere = sum(1 for c in cs if bool(c["holds"]) or int(c["holds_in_variants"]) > 0)
         out[role] = {
             "cells": len(rs),
             "agree": sum(1 for r in rs if bool(r["agree"])),
             "reachable": sum(1 for r in rs if r["reachable"]),
             "outside": sum(1 for r in rs if not r["reachable"]),
+            "observations": len(cs),
+            "observations_hold": sum(1 for c in cs if bool(c["holds"])),
+            "observations_hold_somewhere": somewhere,
+            "observations_hold_nowhere": len(cs) - somewhere,
         }
     return out
 
@@ -395,7 +405,7 @@ def write_study(
         env_checks = [c for _, _, checks in envelopes for c in checks]
         pd.DataFrame(env_rows).to_csv(d / "envelope.csv", index=False)
         pd.DataFrame(env_checks).to_csv(d / "envelope-checks.csv", index=False)
-        summary["envelope"] = _envelope_counts(env_rows)
+        summary["envelope"] = _envelope_counts(env_rows, env_checks)
     (d / "index.html").write_text(_page(study.title, "\n".join(parts)), encoding="utf-8")
     return summary
 
@@ -438,11 +448,20 @@ def summary_rows(rows: Sequence[tuple[core.Study, dict[str, Any]]]) -> list[dict
 
 
 def _envelope_text(env: dict[str, Any] | None) -> str:
-    """Independent cells of experiments with assumptions: reachable within the envelope."""
-    if not env or not env["independent"]["cells"]:
+    """Independent results of experiments with assumptions: cells reachable within their
+    envelope, observations that hold in at least one variant (or in none)."""
+    b = (env or {}).get("independent")
+    if not b:
         return "–"
-    b = env["independent"]
-    return f"{b['reachable']}/{b['cells']} reachable, {b['outside']} outside"
+    parts = []
+    if b["cells"]:
+        parts.append(f"cells {b['reachable']}/{b['cells']} reachable, {b['outside']} outside")
+    if b.get("observations"):
+        parts.append(
+            f"observations {b['observations_hold_somewhere']}/{b['observations']} hold in some "
+            f"variant, {b['observations_hold_nowhere']} in none"
+        )
+    return "; ".join(parts) or "–"
 
 
 SUMMARY_HEAD = (
@@ -455,7 +474,7 @@ SUMMARY_HEAD = (
 def summary_markdown(table: Sequence[dict[str, Any]]) -> list[str]:
     """The README's agreement table (``summary.md``)."""
     env = any(r.get("envelope", "–") != "–" for r in table)
-    head = SUMMARY_HEAD + (" envelope: independent cells |" if env else "")
+    head = SUMMARY_HEAD + (" envelope: independent results |" if env else "")
     md = [head, "|---" * (11 if env else 10) + "|"]
     for r in table:
         md.append(

@@ -55,7 +55,9 @@ impl Bbr {
 
     /// A retransmission timeout (`tcp_enter_loss` + `bbr_set_state(TCP_CA_Loss)`).
     pub(super) fn on_timeout(&mut self, ev: &RtoEvent) {
-        if ev.backoff_count <= 1 {
+        if ev.sets_ssthresh() {
+            // bbr_ssthresh (bbr_save_cwnd) runs where tcp_enter_loss calls ssthresh(): the
+            // stack's gate, RtoEvent::sets_ssthresh.
             self.save_cwnd();
         }
         // Everything outstanding is presumed lost: cwnd = inflight + 1 = 1 packet.

@@ -47,6 +47,8 @@ pub(crate) enum Op {
     Rto {
         backoff: u32,
         flight_segs: u64,
+        /// The stack keeps the reduction under way (`RtoEvent::keeps_ssthresh`).
+        keeps: bool,
     },
     Idle {
         dt: Nanos,
@@ -71,7 +73,8 @@ pub(crate) fn loss_ops() -> impl Strategy<Value = Op> {
             }),
         1 => (0u64..1_000_000_000, 0u64..100_000).prop_map(|(dt, flight_segs)| Op::Congestion { dt, flight_segs }),
         1 => Just(Op::RecoveryExit),
-        1 => (1u32..8, 0u64..100_000).prop_map(|(backoff, flight_segs)| Op::Rto { backoff, flight_segs }),
+        1 => (1u32..8, 0u64..100_000, proptest::bool::weighted(0.3))
+            .prop_map(|(backoff, flight_segs, keeps)| Op::Rto { backoff, flight_segs, keeps }),
         1 => (0u64..100_000_000_000, 0u64..100).prop_map(|(dt, restart_segs)| Op::Idle { dt, restart_segs }),
         1 => (0u64..10_000_000_000, 0u64..1000).prop_map(|(dt, in_flight_segs)| Op::Sent { dt, n: 1, retrans: false, in_flight_segs }),
         1 => (0u64..u64::MAX, 0u64..u64::MAX).prop_map(|(cwnd, ssthresh)| Op::Undo { cwnd, ssthresh }),
@@ -115,8 +118,8 @@ pub(crate) fn delay_ops() -> impl Strategy<Value = Op> {
             }),
         1 => (0u64..100_000).prop_map(|flight_segs| Op::Congestion { dt: 0, flight_segs }),
         1 => Just(Op::RecoveryExit),
-        1 => (1u32..8, 0u64..100_000)
-            .prop_map(|(backoff, flight_segs)| Op::Rto { backoff, flight_segs }),
+        1 => (1u32..8, 0u64..100_000, proptest::bool::weighted(0.3))
+            .prop_map(|(backoff, flight_segs, keeps)| Op::Rto { backoff, flight_segs, keeps }),
         1 => (0u64..100_000_000_000, 0u64..100)
             .prop_map(|(dt, restart_segs)| Op::Idle { dt, restart_segs }),
         1 => (0u64..u64::MAX, 0u64..u64::MAX)
@@ -195,15 +198,25 @@ fn loss_based_params() -> impl Strategy<Value = (&'static str, Vec<(String, Para
                 ]
             )),
         basis().prop_map(move |b| ("hstcp", vec![p("ssthresh_from", s(b))])),
-        (any::<bool>(), any::<bool>(), any::<bool>(), basis()).prop_map(move |(r, bw, ab, b)| (
-            "htcp",
-            vec![
-                p("rtt_scaling", ParamValue::Bool(r)),
-                p("bandwidth_switch", ParamValue::Bool(bw)),
-                p("adaptive_backoff", ParamValue::Bool(ab)),
-                p("ssthresh_from", s(b)),
-            ]
-        )),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            basis(),
+            proptest::sample::select(crate::htcp::HtcpVersion::CHOICES),
+            prop_oneof![Just(100i64), Just(250), Just(1000), 1i64..10_000],
+        )
+            .prop_map(move |(r, bw, ab, b, v, hz)| (
+                "htcp",
+                vec![
+                    p("rtt_scaling", ParamValue::Bool(r)),
+                    p("bandwidth_switch", ParamValue::Bool(bw)),
+                    p("adaptive_backoff", ParamValue::Bool(ab)),
+                    p("ssthresh_from", s(b)),
+                    p("version", s(v)),
+                    p("hz", ParamValue::Int(hz)),
+                ]
+            )),
         (1i64..200, 0i64..100, basis()).prop_map(move |(ai, lw, b)| (
             "scalable",
             vec![
@@ -417,6 +430,7 @@ pub(crate) fn run_ops(
             Op::Rto {
                 backoff,
                 flight_segs,
+                keeps,
             } => {
                 cc.on_rto(&RtoEvent {
                     now,
@@ -424,7 +438,8 @@ pub(crate) fn run_ops(
                     backoff_count: backoff,
                     mss,
                     peer_window: flight_segs * m,
-                    in_recovery: false,
+                    in_recovery: keeps,
+                    keeps_ssthresh: keeps,
                 });
                 decreased = true;
             }
@@ -473,6 +488,38 @@ proptest! {
         let init = CcInit { mss, initial_cwnd: iw_segs * u64::from(mss), initial_ssthresh: u64::MAX, growth: g };
         let mut cc = build(info.name, &[], init).unwrap();
         run_ops(cc.as_mut(), mss, &ops)?;
+    }
+
+    /// The stack's gate (`RtoEvent::sets_ssthresh`): a timeout inside a reduction Linux keeps
+    /// (`keeps_ssthresh`) leaves every controller's ssthresh as it was, from any state, and
+    /// still takes cwnd to the loss window (BBR: one segment, `bbr_recovery`).
+    #[test]
+    fn prop_timeout_keeping_the_reduction_leaves_ssthresh(
+        algo in 0usize..list().len(),
+        g in growth(),
+        mss in prop_oneof![Just(536u32), Just(1448)],
+        iw_segs in 1u64..100,
+        ops in proptest::collection::vec(loss_ops(), 1..200),
+        backoff in 1u32..4,
+        flight_segs in 0u64..10_000,
+    ) {
+        let info = &list()[algo];
+        let init = CcInit { mss, initial_cwnd: iw_segs * u64::from(mss), initial_ssthresh: u64::MAX, growth: g };
+        let mut cc = build(info.name, &[], init).unwrap();
+        run_ops(cc.as_mut(), mss, &ops)?;
+        let before = cc.ssthresh();
+        let m = u64::from(mss);
+        cc.on_rto(&RtoEvent {
+            now: 1 << 50,
+            in_flight: flight_segs * m,
+            backoff_count: backoff,
+            mss,
+            peer_window: flight_segs * m,
+            in_recovery: true,
+            keeps_ssthresh: true,
+        });
+        prop_assert_eq!(cc.ssthresh(), before, "{}", info.name);
+        prop_assert!(cc.cwnd() <= m.max(before), "{}: cwnd {}", info.name, cc.cwnd());
     }
 
     #[test]

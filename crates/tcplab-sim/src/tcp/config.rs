@@ -391,6 +391,14 @@ knobs! {
     /// the first unacknowledged segment is SACKed (reneging) — Linux (net/ipv4/tcp_input.c
     /// `tcp_enter_loss`). Off: forget them as RFC 2018 §8 recommends (BSD, Windows).
     rto_keeps_sack: bool = false; kind "bool";
+    /// A retransmission timeout that interrupts a fast recovery or a CWR episode whose recovery
+    /// point snd_una has not reached keeps that episode's ssthresh: the controller's ssthresh
+    /// rule (and its loss-event hook) is not called — Linux `tcp_enter_loss`, 2.4 to 6.x
+    /// (net/ipv4/tcp_input.c, read for the facts: only in Open/Disorder, when snd_una has
+    /// reached `high_seq`, or in Loss before a retransmission is counted;
+    /// tcplab-cc `RtoEvent::sets_ssthresh`). Off: the first timeout of a series recomputes it
+    /// whatever the state (RFC 5681 §3.1 eq. 4).
+    rto_keeps_recovery_ssthresh: bool = false; kind "bool";
     /// Linux 2.4–3.x cwnd moderation (`tcp_moderate_cwnd`): on a dubious ACK (duplicate,
     /// SACKing new data, or outside Open) that leaves the sender in Open or Disorder, cwnd is
     /// cut to in flight + `dupthresh` segments; after a recovery or loss episode ended without

@@ -557,6 +557,9 @@ impl Episodes {
             self.enter_frto26(p, s, sack_on);
             return;
         }
+        // Before the episode state below is cleared (knob `rto_keeps_recovery_ssthresh`).
+        let keeps_ssthresh =
+            p.cfg.rto_keeps_recovery_ssthresh && self.reduction_unfinished(s.snd_una);
         if self.cwr_halving {
             // tcp_enter_loss leaves the CWR state of F-RTO's response and aborts F-RTO.
             self.cwr_point = None;
@@ -588,6 +591,7 @@ impl Episodes {
             mss: s.smss,
             peer_window: s.rwnd,
             in_recovery: self.rec.active,
+            keeps_ssthresh,
         });
         let kept = sack_on && p.cfg.rto_keeps_sack && p.sb.on_rto_keep_sacked();
         if !kept {
@@ -606,6 +610,24 @@ impl Episodes {
             .on_timeout(p.cfg.frto, was_recovery, p.rtt.backoff, s.snd_nxt);
         self.loss_point = Some(s.snd_nxt);
         self.recover = Some(s.snd_nxt);
+    }
+
+    /// Linux's Recovery or CWR state with snd_una still below the episode's point (`high_seq`):
+    /// a reduction under way, whose ssthresh `tcp_enter_loss` keeps (knob
+    /// `rto_keeps_recovery_ssthresh`; net/ipv4/tcp_input.c 2.4.27, 2.6.11, 6.x, read for the
+    /// facts: it recomputes ssthresh only when `ca_state <= TCP_CA_Disorder`, when snd_una has
+    /// reached `high_seq` (2.4/2.6 `snd_una == high_seq`, later `!after(high_seq, snd_una)`),
+    /// or in Loss with no retransmission counted yet — the last is the first timeout of a new
+    /// series here, which [`RtoEvent::sets_ssthresh`] lets through). The states as
+    /// [`Episodes::ca_state`] orders them: Loss first, then Recovery, then CWR.
+    pub fn reduction_unfinished(&self, snd_una: u64) -> bool {
+        if self.loss_point.is_some() {
+            false
+        } else if self.rec.active {
+            snd_una < self.rec.point
+        } else {
+            self.cwr_point.is_some_and(|c| snd_una < c)
+        }
     }
 
     /// The controller's reduction for a congestion signal, its ssthresh rule for what is in
@@ -642,8 +664,16 @@ impl Episodes {
     fn enter_frto26(&mut self, p: &mut Parts, s: Seq, sack_on: bool) {
         p.stats.timeouts += 1;
         let running = self.frto26.running();
-        let reduce = (self.open() && !running)
-            || ((self.loss_point.is_some() || running) && p.rtt.backoff == 0);
+        // tcp_enter_frto's condition is tcp_enter_loss's (plus "F-RTO running" beside Loss):
+        // with knob `rto_keeps_recovery_ssthresh` a Recovery or CWR episode short of its
+        // point keeps its ssthresh, one that reached it does not (reduction_unfinished).
+        let settled = if p.cfg.rto_keeps_recovery_ssthresh {
+            self.loss_point.is_none() && !self.reduction_unfinished(s.snd_una)
+        } else {
+            self.open()
+        };
+        let reduce =
+            (settled && !running) || ((self.loss_point.is_some() || running) && p.rtt.backoff == 0);
         let smss = u64::from(s.smss);
         self.begin_undo(p, s);
         let cwnd = p.cc.cwnd();
@@ -725,7 +755,10 @@ impl Episodes {
                 // SACKed is lost and resent in order, the Loss state until `highmark`, the
                 // controller's state reset as on entering Loss (CUBIC's `bictcp_state`), the
                 // ssthresh of the timeout kept; what F-RTO sent after the timeout stays in
-                // flight.
+                // flight. `tcp_enter_frto_loss` (2.6.24–3.9, read for the facts) never calls
+                // the congestion control's `ssthresh()`: the F-RTO entry already did, so the
+                // controller hears a kept reduction (H-TCP resets its epoch without a new
+                // β/α, as `htcp_state` on entering Loss does).
                 let ssthresh = p.cc.ssthresh();
                 p.cc.on_rto(&RtoEvent {
                     now: s.now,
@@ -734,6 +767,7 @@ impl Episodes {
                     mss: s.smss,
                     peer_window: s.rwnd,
                     in_recovery: false,
+                    keeps_ssthresh: true,
                 });
                 p.cc.set_ssthresh(ssthresh);
                 p.sb.on_frto_loss(highmark, first && !a.advanced);
@@ -1503,6 +1537,61 @@ mod tests {
         assert!(ep.undo.active(), "a later undo may still prove it spurious");
     }
 
+    /// A controller that records whether its last timeout was a kept reduction
+    /// ([`RtoEvent::keeps_ssthresh`]): 0 none yet, 1 recomputed, 2 kept.
+    #[derive(Clone)]
+    struct RtoProbe {
+        cwnd: u64,
+        ssthresh: u64,
+        seen: std::sync::Arc<std::sync::atomic::AtomicU8>,
+    }
+
+    impl CongestionControl for RtoProbe {
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+        fn on_ack(&mut self, _ev: &tcplab_cc::AckEvent) {}
+        fn on_congestion_event(&mut self, _ev: &CongestionEvent) {}
+        fn on_rto(&mut self, ev: &RtoEvent) {
+            let kept = if ev.keeps_ssthresh { 2 } else { 1 };
+            self.seen.store(kept, std::sync::atomic::Ordering::Relaxed);
+            if ev.sets_ssthresh() {
+                self.ssthresh = self.cwnd / 2;
+            }
+            self.cwnd = u64::from(ev.mss);
+        }
+        fn cwnd(&self) -> u64 {
+            self.cwnd
+        }
+        fn ssthresh(&self) -> u64 {
+            self.ssthresh
+        }
+        fn set_cwnd(&mut self, cwnd: u64) {
+            self.cwnd = cwnd;
+        }
+        fn set_ssthresh(&mut self, ssthresh: u64) {
+            self.ssthresh = ssthresh;
+        }
+    }
+
+    #[test]
+    fn test_frto26_fallback_to_loss_does_not_ask_for_a_new_ssthresh() {
+        // Linux `tcp_enter_frto_loss` enters Loss without calling `ssthresh()` (the F-RTO
+        // entry did): the controller hears a kept reduction.
+        let (mut b, mut ep) = frto26_after_first_ack();
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
+        b.cc = Box::new(RtoProbe {
+            cwnd: b.cc.cwnd(),
+            ssthresh: b.cc.ssthresh(),
+            seen: seen.clone(),
+        });
+        let a = b.ack(1000, 1000, &[(10_000, 11_000)], 1);
+        ep.on_ack(&mut b.parts(), seq(1000, 12_000), &a);
+        assert_eq!(ep.loss_point, Some(10_000), "fell back to Loss");
+        assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(b.cc.ssthresh(), 5000);
+    }
+
     #[test]
     fn test_frto26_without_sack_gate_and_first_duplicate_ack() {
         let cfg = TcpConfig {
@@ -1603,5 +1692,85 @@ mod tests {
         assert_eq!(ep.ca_state(0, &b.sb), 3);
         ep.on_timeout(&mut b.parts(), seq(0, 10_000), false);
         assert_eq!(ep.ca_state(0, &b.sb), 4);
+    }
+
+    /// Knob `rto_keeps_recovery_ssthresh` (Linux `tcp_enter_loss`): which states keep the
+    /// ssthresh of the reduction under way — Recovery or CWR short of its point — and which do
+    /// not (Open, Disorder, the point reached, Loss).
+    #[test]
+    fn test_reduction_unfinished_follows_linux_states() {
+        let mut ep = episodes(Mode::Rfc6675);
+        assert!(!ep.reduction_unfinished(0), "Open");
+        ep.disorder_point = Some(5000);
+        assert!(!ep.reduction_unfinished(0), "Disorder");
+        ep.rec.active = true;
+        ep.rec.point = 10_000;
+        assert!(ep.reduction_unfinished(9999), "Recovery below high_seq");
+        assert!(
+            !ep.reduction_unfinished(10_000),
+            "Recovery at high_seq (!after)"
+        );
+        ep.rec.active = false;
+        ep.cwr_point = Some(8000);
+        assert!(ep.reduction_unfinished(7000), "CWR below high_seq");
+        assert!(!ep.reduction_unfinished(8000), "CWR at high_seq");
+        ep.loss_point = Some(9000);
+        assert!(
+            !ep.reduction_unfinished(7000),
+            "Loss: the first timeout after progress reduces"
+        );
+    }
+
+    /// A timeout in a fast recovery short of its point (the bench's Reno counts in packets, its
+    /// basis is cwnd): with the Linux rule the recovery's ssthresh stays (5 segments, half the
+    /// 10 at entry); without it the timeout halves again the window the RFC 6675 recovery set
+    /// (5 segments: 2, whole segments). cwnd is one segment either way.
+    #[test]
+    fn test_timeout_in_recovery_keeps_ssthresh_with_linux_rule() {
+        for keep in [true, false] {
+            let cfg = TcpConfig {
+                rto_keeps_recovery_ssthresh: keep,
+                ..TcpConfig::default()
+            };
+            let mut b = Bench::new(cfg, 10);
+            let mut ep = episodes(Mode::Rfc6675);
+            let s = seq(0, 10_000);
+            for (k, right) in [(1, 2000), (2, 3000), (3, 4000)] {
+                let a = b.ack(0, 0, &[(1000, right)], k);
+                ep.on_ack(&mut b.parts(), s, &a);
+            }
+            assert!(ep.rec.active);
+            assert_eq!(b.cc.ssthresh(), 5000);
+            // A partial ACK: still in recovery, 6 segments outstanding.
+            let a = b.ack(0, 4000, &[], 0);
+            ep.on_ack(&mut b.parts(), seq(4000, 10_000), &a);
+            assert!(ep.rec.active && ep.reduction_unfinished(4000));
+            ep.on_timeout(&mut b.parts(), seq(4000, 10_000), false);
+            let want = if keep { 5000 } else { 2000 };
+            assert_eq!(b.cc.ssthresh(), want, "keep={keep}");
+            assert_eq!(b.cc.cwnd(), u64::from(MSS));
+            assert_eq!(ep.ca_state(0, &b.sb), 4);
+        }
+    }
+
+    /// A timeout in a local CWR episode (Linux `tcp_enter_cwr`: ssthresh 5 segments, cwnd cut
+    /// to 5): kept under the Linux rule, recomputed from the reduced window without it (2).
+    #[test]
+    fn test_timeout_in_cwr_keeps_ssthresh_with_linux_rule() {
+        for keep in [true, false] {
+            let cfg = TcpConfig {
+                rto_keeps_recovery_ssthresh: keep,
+                ..TcpConfig::default()
+            };
+            let mut b = Bench::new(cfg, 10);
+            let mut ep = episodes(Mode::Rfc6675);
+            ep.enter_local_cwr(&mut b.parts(), seq(0, 10_000));
+            assert_eq!((b.cc.ssthresh(), b.cc.cwnd()), (5000, 5000));
+            let a = b.ack(0, 4000, &[], 0);
+            ep.on_ack(&mut b.parts(), seq(4000, 10_000), &a);
+            ep.on_timeout(&mut b.parts(), seq(4000, 10_000), false);
+            let want = if keep { 5000 } else { 2000 };
+            assert_eq!(b.cc.ssthresh(), want, "keep={keep}");
+        }
     }
 }
