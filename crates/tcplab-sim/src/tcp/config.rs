@@ -72,6 +72,13 @@ pub enum RecoveryCfg {
     /// Linux 2.4–3.1: FACK loss detection and rate-halving (cwnd −1 every second ACK towards
     /// ssthresh, clamped to in_flight + 1; `tcp_cwnd_down`), stacks-and-ccas.md A.1.
     Ratehalving,
+    /// OpenBSD's SACK recovery (the PSC/Mathis SACK code, TCP_SACK without TCP_FACK): Reno's
+    /// inflated window (ssthresh + 3·SMSS, +SMSS per further duplicate ACK) over everything
+    /// outstanding (snd_nxt − snd_una), one retransmission of a SACK hole per ACK whatever the
+    /// window, each taking back one SMSS; partial ACKs deflate (`tcp_sack_partialack`); sources
+    /// at [`crate::tcp::recovery::Mode::SackInflate`].
+    #[serde(rename = "sack-inflate")]
+    SackInflate,
 }
 
 /// Loss recovery when SACK is not negotiated (knob `recovery_nosack`).
@@ -362,9 +369,10 @@ knobs! {
     /// and drops the remainder (4.4BSD `tcp_input.c`, `incr = incr * incr / cw`, in FreeBSD
     /// 5.x and OpenBSD 3.x). Off: the remainder is carried to the next ACK.
     ca_increment_truncated: bool = false; kind "bool";
-    /// Loss recovery: "sack" (RFC 6675), "newreno" (RFC 6582), "prr" (RFC 6937), or
-    /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving).
-    recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving"];
+    /// Loss recovery: "sack" (RFC 6675), "newreno" (RFC 6582), "prr" (RFC 6937),
+    /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving) or "sack-inflate" (OpenBSD: SACK
+    /// retransmissions, one per ACK, under Reno's inflated window).
+    recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving", "sack-inflate"];
     /// PRR's slow-start reduction bound adds its extra segment only on ACKs that advance
     /// snd_una without new losses (draft-ietf-tcpm-prr-rfc6937bis, Linux 6.x), not on every
     /// ACK (RFC 6937 §3.1, Linux 3.2 to 5.x).
@@ -486,6 +494,11 @@ knobs! {
     undo_bad_rexmt: bool = false; kind "bool";
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh: 3).
     dupthresh: u32 = 3; kind "int";
+    /// Segments one send opportunity (an ACK, a timer: one BSD `tcp_output` call) sends at
+    /// most; 0 = no limit. OpenBSD with `option TCP_SACK`: `maxburst = TCP_MAXBURST` (4, "Max #
+    /// packets after leaving Fast Rxmit", netinet/tcp.h) and `if (sendalot && --maxburst) goto
+    /// again` in `tcp_output` (sources at `TcpSender::try_send`).
+    max_burst: u32 = 0; kind "int";
     /// Initial sequence number; null = drawn from the flow's random stream.
     isn: Option<u32> = None; kind "int", optional true;
     /// SYN retransmissions before giving up (Linux tcp_syn_retries: 6).

@@ -10,6 +10,7 @@
 //! | PRR | PRR-SSRB: sending proportional to delivered data towards ssthresh | RFC 6937 §3 |
 //! | PRR without SACK | PRR, each duplicate ACK one delivered segment; a partial ACK marks the next hole lost | Linux ≥ 3.2 `tcp_add_reno_sack`, `tcp_newreno_mark_lost` |
 //! | rate-halving | cwnd −1 segment every second ACK down to ssthresh (or ssthresh/2), ≤ in_flight + 1, from the entry ACK on (knobs `rate_halving_*`) | Linux 2.4–3.1 `tcp_cwnd_down` (stacks-and-ccas.md A.1) |
+//! | sack-inflate | ssthresh + 3·SMSS, +SMSS per further dupACK, −SMSS per SACK retransmission (one per ACK, whatever the window), partial ACK: −acked +2·SMSS; new data while snd_nxt − snd_una < cwnd | OpenBSD 3.x `tcp_input.c` / `tcp_output.c` ([`Mode::SackInflate`]) |
 
 use crate::tcp::config::{RecoveryCfg, RecoveryNosackCfg};
 
@@ -24,6 +25,41 @@ pub enum Mode {
     /// next hole lost (Linux `tcp_newreno_mark_lost`).
     PrrReno,
     RateHalving,
+    /// OpenBSD's SACK recovery (knob `recovery = "sack-inflate"`): the SACK code that came to
+    /// OpenBSD from the PSC/Mathis work, as compiled by GENERIC (`option TCP_SACK`, `TCP_FACK`
+    /// commented out: sys/conf/GENERIC rev. 1.156, 2010; `tcp_do_sack` = 1 whenever TCP_SACK is
+    /// compiled in, tcp_subr.c rev. 1.13, 1999, and the 2004 tree below). Read for the facts,
+    /// nothing copied, in OpenBSD sys/netinet/tcp_input.c rev. 1.158.2.3 (the OPENBSD_3_5
+    /// branch, 2005-01, as merged with rev. 1.168 of 2004-05 into MirOS,
+    /// github:roytam1/mirbsd-cvs src/sys/netinet/tcp_input.c), rev. 1.194 (2005-12) and rev.
+    /// 1.27 (1999), which agree on every line below, and tcp_output.c rev. 1.79 (2005, MirOS),
+    /// rev. 1.109 (2015) and rev. 1.13 (1998):
+    /// * the third duplicate ACK (`++t_dupacks == tcprexmtthresh`): snd_ssthresh = max(2,
+    ///   min(snd_wnd, snd_cwnd) / 2 / t_maxseg) segments, snd_last = snd_max, the timer off,
+    ///   then `tcp_output`, which sends "the oldest SACK-eligible rtx" (`tcp_sack_output`: the
+    ///   first hole with `dups` ≥ tcprexmtthresh and rxmit below its end), and after it
+    ///   snd_cwnd = snd_ssthresh + t_maxseg · t_dupacks;
+    /// * each further duplicate ACK: snd_cwnd += t_maxseg, `tcp_output`;
+    /// * `tcp_output` in recovery (t_dupacks ≥ tcprexmtthresh, `!sendalot`): a SACK-eligible
+    ///   hole is resent, min(t_maxseg, hole end − rxmit) bytes, whatever the window (`if
+    ///   (sack_rxmit) goto send`), and "since we're replacing a (future) new transmission with
+    ///   a retransmission now", snd_cwnd −= t_maxseg while snd_una < snd_last; a SACK
+    ///   retransmission leaves `sendalot` clear, so the call ends there: one per call, i.e.
+    ///   per ACK. With no eligible hole it sends new data as always: len = min(sb_cc, win) −
+    ///   off, win = min(snd_wnd, snd_cwnd), off = snd_nxt − snd_una — the inflated window over
+    ///   everything outstanding, SACKed data included (no pipe);
+    /// * a partial ACK (`tcp_sack_partialack`, th_ack < snd_last): the timer off, snd_cwnd −=
+    ///   the bytes acked and += t_maxseg (or snd_cwnd = t_maxseg when not above the bytes
+    ///   acked), then in tcp_input snd_cwnd += t_maxseg and `tcp_output`; t_dupacks is kept,
+    ///   the timer is armed again by the ACK's own processing (any ACK short of snd_max);
+    /// * the ACK of snd_last: snd_cwnd = snd_ssthresh, or snd_max − th_ack when less, and
+    ///   t_dupacks = 0, so the same ACK's window growth follows (t_dupacks < tcprexmtthresh):
+    ///   one t_maxseg more, as in slow start (cw ≤ snd_ssthresh).
+    ///
+    /// Approximations: a hole's `dups` (one per SACK block above it, tcprexmtthresh at once
+    /// when a block ends three segments beyond it) is RFC 6675's IsLost here (the scoreboard's
+    /// loss marks); FACK (`snd_awnd`, off by default) is not modelled.
+    SackInflate,
 }
 
 impl Mode {
@@ -40,6 +76,7 @@ impl Mode {
             (RecoveryCfg::Sack, true) => Mode::Rfc6675,
             (RecoveryCfg::Prr, true) => Mode::Prr,
             (RecoveryCfg::Ratehalving, true) => Mode::RateHalving,
+            (RecoveryCfg::SackInflate, true) => Mode::SackInflate,
         }
     }
 
@@ -85,8 +122,12 @@ pub struct Recovery {
     pub point: u64,
     smss: u64,
     dupthresh: u64,
-    /// NewReno's inflated window or rate-halving's shrinking window.
+    /// NewReno's and sack-inflate's inflated window or rate-halving's shrinking window.
     cwnd: u64,
+    /// [`Mode::SackInflate`]: the fast retransmit has not left yet; its `t_maxseg` taken back
+    /// is overwritten by the entry's snd_cwnd = ssthresh + 3·SMSS (see
+    /// [`Recovery::on_retransmit`]).
+    entry_rexmit_pending: bool,
     first_partial: bool,
     // PRR state (RFC 6937 §3).
     recover_fs: u64,
@@ -118,6 +159,7 @@ impl Recovery {
             smss: smss.max(1) as u64,
             dupthresh: dupthresh as u64,
             cwnd: 0,
+            entry_rexmit_pending: false,
             first_partial: false,
             recover_fs: 0,
             prr_delivered: 0,
@@ -153,6 +195,13 @@ impl Recovery {
             // keeps no ssthresh (BBR) passes u64::MAX.
             Mode::NewReno => {
                 self.cwnd = ssthresh.saturating_add(self.dupthresh * self.smss);
+                None
+            }
+            // OpenBSD (sources at [`Mode::SackInflate`]): snd_cwnd = snd_ssthresh + t_maxseg ·
+            // t_dupacks, set after the `tcp_output` that sent the fast retransmit.
+            Mode::SackInflate => {
+                self.cwnd = ssthresh.saturating_add(self.dupthresh * self.smss);
+                self.entry_rexmit_pending = true;
                 None
             }
             // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; counters start at zero, then the ACK
@@ -280,8 +329,64 @@ impl Recovery {
                 self.cwnd = self.cwnd.min(a.pipe + self.smss);
             }
             Mode::RateHalving => {}
+            // OpenBSD tcp_input.c (sources at [`Mode::SackInflate`]): a further duplicate ACK
+            // adds t_maxseg; a partial ACK (`tcp_sack_partialack`) deflates by the bytes acked
+            // and adds t_maxseg back, or leaves t_maxseg, and tcp_input adds one more. No
+            // retransmission is forced here: what goes is chosen from the SACK holes by the
+            // send loop, one per ACK (`Episodes::on_ack`).
+            Mode::SackInflate => {
+                if a.is_dup {
+                    self.cwnd = self.cwnd.saturating_add(self.smss);
+                } else if a.advanced && a.snd_una < self.point {
+                    self.cwnd = if self.cwnd > a.bytes_acked {
+                        self.cwnd - a.bytes_acked + self.smss
+                    } else {
+                        self.smss
+                    };
+                    self.cwnd = self.cwnd.saturating_add(self.smss);
+                }
+            }
         }
         act
+    }
+
+    /// A retransmission left during recovery. [`Mode::SackInflate`]: OpenBSD's `tcp_output`
+    /// takes one t_maxseg back for each SACK retransmission while snd_una < snd_last ("we're
+    /// replacing a (future) new transmission with a retransmission now"); the fast
+    /// retransmit's is overwritten by the entry's window (sources at [`Mode::SackInflate`]).
+    pub fn on_retransmit(&mut self) {
+        if self.active && self.mode == Mode::SackInflate {
+            if self.entry_rexmit_pending {
+                self.entry_rexmit_pending = false;
+            } else {
+                self.cwnd = self.cwnd.saturating_sub(self.smss);
+            }
+        }
+    }
+
+    /// [`Mode::SackInflate`] in recovery: at most one retransmission per ACK, whatever the
+    /// window, and nothing else after it in that send (OpenBSD `tcp_output`: a SACK
+    /// retransmission leaves `sendalot` clear); new data is counted against the window over
+    /// everything outstanding ([`Recovery::window_over_flight`]).
+    #[inline]
+    pub fn one_rexmit_per_ack(&self) -> bool {
+        self.active && self.mode == Mode::SackInflate
+    }
+
+    /// [`Mode::SackInflate`]: the window counts everything outstanding (OpenBSD `tcp_output`:
+    /// off = snd_nxt − snd_una against min(snd_wnd, snd_cwnd)), SACKed and lost data included —
+    /// in recovery and before it (no pipe at all: duplicate ACKs release nothing before the
+    /// third, as OpenBSD has no limited transmit). The send loop checks windows against the
+    /// pipe, so this returns the window in the pipe's terms: cwnd − (FlightSize − pipe). Other
+    /// modes: `window` as is. The caller leaves out the loss state after a timeout, whose
+    /// go-back-N the pipe stands for (knob `short_segment_on_rexmit`).
+    #[inline]
+    pub fn window_over_flight(&self, window: u64, flight: u64, pipe: u64) -> u64 {
+        if self.mode == Mode::SackInflate {
+            (window + pipe).saturating_sub(flight)
+        } else {
+            window
+        }
     }
 
     /// Bytes sent during recovery (PRR's prr_out).
@@ -295,13 +400,15 @@ impl Recovery {
     pub fn window(&self, cc_cwnd: u64) -> u64 {
         match self.mode {
             Mode::Rfc6675 => cc_cwnd,
-            Mode::NewReno | Mode::RateHalving => self.cwnd,
+            Mode::NewReno | Mode::RateHalving | Mode::SackInflate => self.cwnd,
             Mode::Prr | Mode::PrrReno => self.prr_window,
         }
     }
 
     /// Whether the retransmission timer is restarted by every advancing ACK in recovery
-    /// (RFC 6298 §5.3), or only by NewReno's first partial ACK (RFC 6582 §3.2 step 5).
+    /// (RFC 6298 §5.3; OpenBSD's SACK recovery too: `tcp_sack_partialack` disarms it and the
+    /// ACK's processing arms it again with t_rxtcur), or only by NewReno's first partial ACK
+    /// (RFC 6582 §3.2 step 5).
     pub fn restart_rto_on_ack(&self) -> bool {
         !(self.active && self.mode == Mode::NewReno)
     }
@@ -316,6 +423,10 @@ impl Recovery {
             Mode::NewReno => Some(ssthresh.min(flight.max(self.smss) + self.smss)),
             // Linux `tcp_complete_cwr`: cwnd = min(cwnd, ssthresh).
             Mode::RateHalving => Some(self.cwnd.min(ssthresh)),
+            // OpenBSD tcp_input.c "Out of fast recovery": snd_cwnd = snd_ssthresh, or snd_max −
+            // th_ack when that is less (sources at [`Mode::SackInflate`]); the controller's
+            // growth on the same ACK adds its segment.
+            Mode::SackInflate => Some(ssthresh.min(flight)),
         }
     }
 
@@ -325,7 +436,7 @@ impl Recovery {
     pub fn cap_window(&mut self, cap: u64) -> bool {
         match self.mode {
             Mode::Rfc6675 => return false,
-            Mode::NewReno | Mode::RateHalving => self.cwnd = self.cwnd.min(cap),
+            Mode::NewReno | Mode::RateHalving | Mode::SackInflate => self.cwnd = self.cwnd.min(cap),
             Mode::Prr | Mode::PrrReno => self.prr_window = self.prr_window.min(cap),
         }
         true
@@ -423,6 +534,83 @@ mod tests {
         });
         assert!(a.retransmit_head && !a.restart_rto);
         assert_eq!(r.exit(10 * MSS, 4 * MSS), Some(5 * MSS));
+    }
+
+    #[test]
+    fn test_sack_inflate_window_through_a_recovery() {
+        // OpenBSD 3.x tcp_input.c / tcp_output.c (Mode::SackInflate): entry ssthresh + 3·SMSS,
+        // the fast retransmit takes nothing back, each later retransmission one SMSS, each
+        // further duplicate ACK adds one; a partial ACK of 2 segments: −2 +1 +1 segments; the
+        // exit: min(ssthresh, snd_max − th_ack).
+        let mut r = Recovery::new(Mode::SackInflate, MSS as u32, 3);
+        assert_eq!(
+            r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS),
+            None
+        );
+        assert_eq!(r.window(0), 13 * MSS);
+        assert!(r.one_rexmit_per_ack());
+        r.on_retransmit();
+        assert_eq!(
+            r.window(0),
+            13 * MSS,
+            "the fast retransmit's decrement is overwritten"
+        );
+        let dup = AckInfo {
+            is_dup: true,
+            ..Default::default()
+        };
+        let a = r.on_ack(&dup);
+        assert_eq!(
+            a,
+            Actions::default(),
+            "no forced head retransmission, no timer rule"
+        );
+        assert_eq!(r.window(0), 14 * MSS);
+        r.on_retransmit();
+        assert_eq!(r.window(0), 13 * MSS);
+        r.on_ack(&AckInfo {
+            advanced: true,
+            bytes_acked: 2 * MSS,
+            snd_una: 2 * MSS,
+            ..Default::default()
+        });
+        assert_eq!(r.window(0), 13 * MSS);
+        // A partial ACK of more than the window leaves one segment, plus tcp_input's one.
+        r.on_ack(&AckInfo {
+            advanced: true,
+            bytes_acked: 15 * MSS,
+            snd_una: 17 * MSS,
+            ..Default::default()
+        });
+        assert_eq!(r.window(0), 2 * MSS);
+        assert!(r.restart_rto_on_ack());
+        assert_eq!(r.exit(10 * MSS, 3 * MSS), Some(3 * MSS));
+        assert_eq!(
+            Recovery::new(Mode::SackInflate, MSS as u32, 3).exit(10 * MSS, 30 * MSS),
+            Some(10 * MSS)
+        );
+        assert!(!r.one_rexmit_per_ack());
+    }
+
+    #[test]
+    fn test_sack_inflate_window_counts_everything_outstanding() {
+        // OpenBSD tcp_output: off = snd_nxt − snd_una against the (inflated) window, SACKed data
+        // included, in recovery or not; in the pipe's terms: cwnd − (flight − pipe). Other
+        // modes: unchanged.
+        let r = Recovery::new(Mode::SackInflate, MSS as u32, 3);
+        assert_eq!(r.window_over_flight(13 * MSS, 20 * MSS, 15 * MSS), 8 * MSS);
+        assert_eq!(r.window_over_flight(3 * MSS, 20 * MSS, 15 * MSS), 0);
+        let mut n = Recovery::new(Mode::Rfc6675, MSS as u32, 3);
+        n.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 15 * MSS);
+        assert_eq!(n.window_over_flight(13 * MSS, 20 * MSS, 15 * MSS), 13 * MSS);
+        assert_eq!(
+            Mode::select(RecoveryCfg::SackInflate, true, RecoveryNosackCfg::Newreno),
+            Mode::SackInflate
+        );
+        assert_eq!(
+            Mode::select(RecoveryCfg::SackInflate, false, RecoveryNosackCfg::Newreno),
+            Mode::NewReno
+        );
     }
 
     #[test]

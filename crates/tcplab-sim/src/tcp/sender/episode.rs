@@ -238,7 +238,11 @@ impl Episodes {
         snd_una: u64,
         sb: &Scoreboard,
     ) -> bool {
-        if self.rec.mode != Mode::NewReno {
+        if self.rec.mode == Mode::SackInflate {
+            // OpenBSD tcp_input.c: `++tp->t_dupacks == tcprexmtthresh`, the duplicate-ACK count
+            // only (sources at `Mode::SackInflate`).
+            dupacks == dupthresh
+        } else if self.rec.mode != Mode::NewReno {
             let head_lost = sb.front().is_some_and(|s| s.flags & LOST != 0);
             dupacks >= dupthresh || head_lost
         } else {
@@ -513,6 +517,12 @@ impl Episodes {
                 ssthresh: p.cc.ssthresh(),
                 snd_una: s.snd_una,
             });
+            if self.rec.mode == Mode::SackInflate && (a.is_dup || a.advanced) {
+                // OpenBSD: each duplicate or partial ACK in recovery calls `tcp_output`, which
+                // resends the first SACK-eligible hole whatever the window (sources at
+                // `Mode::SackInflate`); the send loop stops after it (`one_rexmit_per_ack`).
+                self.fast_rexmit_due = true;
+            }
             if act.retransmit_head {
                 // RFC 6582 §3.2 step 3 (partial ACK): "retransmit the first unacknowledged
                 // segment" — at once, whatever the window, as the fast retransmit: FreeBSD's
@@ -871,11 +881,15 @@ impl Episodes {
     /// The window the send loop uses: cwnd, except while Linux 2.6 F-RTO waits for the first
     /// ACK after the timeout, when only the resent first segment may go out. Linux holds the
     /// same with cwnd = in flight + 1 because it counts that segment twice in flight (its
-    /// original is not marked lost, `tcp_enter_frto`); the scoreboard counts it once.
+    /// original is not marked lost, `tcp_enter_frto`); the scoreboard counts it once. In
+    /// [`Mode::SackInflate`] the window covers everything outstanding outside the loss state,
+    /// given in the pipe's terms ([`Recovery::window_over_flight`]).
     #[inline]
     pub fn send_window(&self, cwnd: u64, sb: &Scoreboard) -> u64 {
         if self.frto26.stage == 1 {
             cwnd.min(sb.pipe())
+        } else if self.loss_point.is_none() {
+            self.rec.window_over_flight(cwnd, sb.out_bytes, sb.pipe())
         } else {
             cwnd
         }

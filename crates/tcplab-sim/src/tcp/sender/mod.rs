@@ -822,6 +822,7 @@ impl TcpSender {
             short_rexmit: self.cfg.short_segment_on_rexmit
                 && self.ep.loss_point.is_some()
                 && !self.ep.rec.active,
+            rexmit_only_when_due: self.ep.rec.one_rexmit_per_ack(),
         }
     }
 
@@ -839,7 +840,17 @@ impl TcpSender {
         // before each step (checked against a fresh state in debug builds); the window is
         // asked of the controller there, not here as well.
         let mut st = self.send_state_in(0);
+        // Knob `max_burst`: segments this call sent. OpenBSD `tcp_output` (rev. 1.79, 2005, as
+        // in MirOS; rev. 1.109, 2015; read for the facts, nothing copied), compiled with
+        // TCP_SACK: `int maxburst = TCP_MAXBURST;` and, after each segment, `if (sendalot &&
+        // --maxburst) goto again;` — at most TCP_MAXBURST = 4 segments (netinet/tcp.h rev.
+        // 1.15, 2004-02-10: "Max # packets after leaving Fast Rxmit") per call, i.e. per ACK
+        // or timer; what the window still allows waits for the next one.
+        let mut burst = 0u32;
         let stop = loop {
+            if self.cfg.max_burst > 0 && burst >= self.cfg.max_burst {
+                break Step::CwndLimited;
+            }
             let pacing_wait =
                 !self.pacer.gate_open(now, self.timers.pace_next) && self.pacing_rate().is_some();
             // A frame being sent was admitted whole to the host's queue (knob `tso`).
@@ -869,6 +880,14 @@ impl TcpSender {
                     self.ep.fast_rexmit_due = false;
                     let (start, len) = self.sb.on_retransmit(i, now);
                     self.send_segment(cx, start, len, true, false, false);
+                    burst += 1;
+                    self.ep.rec.on_retransmit();
+                    if st.rexmit_only_when_due {
+                        // Knob `recovery = "sack-inflate"`: OpenBSD's `tcp_output` returns
+                        // after a SACK retransmission (`sendalot` clear): nothing more on this
+                        // ACK (sources at `crate::tcp::recovery::Mode::SackInflate`).
+                        break Step::CwndLimited;
+                    }
                 }
                 Step::RetransmitCut { i, len } => {
                     // Knob `short_segment_on_rexmit` (BSD `tcp_output`, source at
@@ -881,6 +900,7 @@ impl TcpSender {
                     self.snd_nxt += u64::from(added);
                     let (start, len) = self.sb.on_retransmit(i, now);
                     self.send_segment(cx, start, len, true, false, false);
+                    burst += 1;
                     if added > 0 && self.bsd_timing {
                         // BSD times a segment that moves snd_max when nothing is timed, from its
                         // first byte (tcp_output.c: t_rtseq = startseq).
@@ -935,6 +955,7 @@ impl TcpSender {
                     }
                     self.send_new(cx, len as u32, frame_cont, frame_end);
                     sent_new = true;
+                    burst += 1;
                 }
                 Step::PacingWait => {
                     self.timers.pace_blocked = true;
@@ -1706,14 +1727,16 @@ mod tests {
         /// delayed-ACK EWMA, `AckEvent::outside_open`), recovery modes, SACK/timestamps,
         /// RACK, undo, F-RTO, local CWR, growth before a recovery's entry (knob
         /// `recovery_entry_ack_grows`), Linux 2.x's rate-halving rules (knobs
-        /// `rate_halving_entry_cut`, `rate_halving_floor_half`, `rate_halving_progress_only`)
+        /// `rate_halving_entry_cut`, `rate_halving_floor_half`, `rate_halving_progress_only`),
+        /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
         #[test]
         fn prop_fast_ack_path_changes_nothing(
             seed in 1u64..1_000_000,
             cca in proptest::sample::select(vec!["reno", "newreno", "cubic", "bbr", "htcp", "ctcp", "bic"]),
-            recovery in proptest::sample::select(vec!["sack", "newreno", "prr", "ratehalving"]),
+            recovery in proptest::sample::select(vec!["sack", "newreno", "prr", "ratehalving", "sack-inflate"]),
+            max_burst in proptest::sample::select(vec![0u32, 4]),
             sack: bool,
             timestamps: bool,
             rack: bool,
@@ -1732,7 +1755,7 @@ mod tests {
                 "undo": undo, "frto": frto, "undo_bad_rexmt": undo,
                 "local_congestion_cwr": cwr, "recovery_entry_ack_grows": entry_grows,
                 "rate_halving_entry_cut": rh.0, "rate_halving_floor_half": rh.1,
-                "rate_halving_progress_only": rh.2,
+                "rate_halving_progress_only": rh.2, "max_burst": max_burst,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);

@@ -144,6 +144,10 @@ pub struct SendState {
     /// segments are resent as BSD cuts them, whatever fraction of a segment the window leaves
     /// ([`next_segment`]).
     pub short_rexmit: bool,
+    /// Knob `recovery = "sack-inflate"` in recovery: a lost segment goes only as the one
+    /// retransmission an ACK allows ([`SendState::fast_rexmit_due`]), never by the window
+    /// (OpenBSD `tcp_output`, sources at `crate::tcp::recovery::Mode::SackInflate`).
+    pub rexmit_only_when_due: bool,
 }
 
 /// One step of the send loop.
@@ -293,7 +297,7 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
                     len: room as u32,
                 };
             }
-            if pipe + len > s.window && !s.fast_rexmit_due {
+            if (pipe + len > s.window || s.rexmit_only_when_due) && !s.fast_rexmit_due {
                 return Step::CwndLimited;
             }
             return Step::Retransmit(i);
@@ -461,6 +465,7 @@ mod tests {
             dupthresh: 3,
             left_by_dupacks: 0,
             short_rexmit: false,
+            rexmit_only_when_due: false,
         }
     }
 
@@ -515,6 +520,31 @@ mod tests {
         assert_eq!(next_step(true, true, &due, &mut sb), Step::PacingWait);
         assert_eq!(next_step(false, false, &due, &mut sb), Step::HostQueueFull);
         assert!(Step::HostQueueFull.no_opportunity() && !Step::CwndLimited.no_opportunity());
+    }
+
+    #[test]
+    fn test_sack_inflate_retransmits_only_when_due_whatever_the_window() {
+        // OpenBSD tcp_output (recovery = "sack-inflate"): a SACK-eligible hole goes as the one
+        // retransmission the ACK allows, even into a window the pipe would let it fit into
+        // otherwise only once; without the allowance nothing goes, however large the window.
+        let mut sb = outstanding(5);
+        sb.mark_head_lost();
+        let s = SendState {
+            rexmit_only_when_due: true,
+            ..state(&sb, 100_000)
+        };
+        assert_eq!(next_segment(&s, &mut sb), Step::CwndLimited);
+        let due = SendState {
+            fast_rexmit_due: true,
+            ..s
+        };
+        assert_eq!(next_segment(&due, &mut sb), Step::Retransmit(0));
+        // Knob off: the window lets it go.
+        let rfc = SendState {
+            rexmit_only_when_due: false,
+            ..s
+        };
+        assert_eq!(next_segment(&rfc, &mut sb), Step::Retransmit(0));
     }
 
     #[test]
