@@ -888,7 +888,8 @@ impl Episodes {
     pub fn send_window(&self, cwnd: u64, sb: &Scoreboard) -> u64 {
         if self.frto26.stage == 1 {
             cwnd.min(sb.pipe())
-        } else if self.loss_point.is_none() {
+        } else if self.rec.mode == Mode::SackInflate && self.loss_point.is_none() {
+            // The mode is tested first: the pipe is only computed where it is used.
             self.rec.window_over_flight(cwnd, sb.out_bytes, sb.pipe())
         } else {
             cwnd
