@@ -620,7 +620,11 @@ impl Htcp {
         } else {
             1
         };
-        let per = (self.win.cwnd_segments() * BETA_SHIFT).div_ceil(self.alpha_fx.max(1));
+        // Saturating: a window without a limit yet (ssthresh and so cwnd at u64::MAX after a
+        // recovery exit with no congestion event, a state the property tests reach) must not
+        // overflow.
+        let per =
+            (self.win.cwnd_segments().saturating_mul(BETA_SHIFT)).div_ceil(self.alpha_fx.max(1));
         // 2.6.16's increment (`(tp->snd_cwnd_cnt++ * ca->alpha)>>7 >= tp->snd_cwnd`, then
         // `snd_cwnd_cnt = 0`) is the same counter but leaves α alone; 2.6.17+ recompute it.
         if self.win.counter_step(per, count) && !self.p.version.counts_rtts() {
