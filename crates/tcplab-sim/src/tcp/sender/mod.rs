@@ -823,6 +823,10 @@ impl TcpSender {
                 && self.ep.loss_point.is_some()
                 && !self.ep.rec.active,
             rexmit_only_when_due: self.ep.rec.one_rexmit_per_ack(),
+            // OpenBSD's go-back-N after a timeout (sources at `SendState::go_back_n_off`).
+            count_off: self.ep.rec.mode == Mode::SackInflate
+                && self.ep.loss_point.is_some()
+                && !self.ep.rec.active,
         }
     }
 

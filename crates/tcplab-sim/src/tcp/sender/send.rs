@@ -148,6 +148,9 @@ pub struct SendState {
     /// retransmission an ACK allows ([`SendState::fast_rexmit_due`]), never by the window
     /// (OpenBSD `tcp_output`, sources at `crate::tcp::recovery::Mode::SackInflate`).
     pub rexmit_only_when_due: bool,
+    /// Knob `recovery = "sack-inflate"` in the loss state after a timeout: the window is checked
+    /// against OpenBSD's `off`, not the pipe ([`SendState::go_back_n_off`]).
+    pub count_off: bool,
 }
 
 /// One step of the send loop.
@@ -220,6 +223,37 @@ impl SendState {
         sb.pipe().saturating_sub(self.left_by_dupacks.min(not_lost))
     }
 
+    /// What the window is checked against with [`SendState::count_off`]: OpenBSD's `off =
+    /// snd_nxt − snd_una` during the go-back-N after a timeout, SACKed data below snd_nxt
+    /// included, where the pipe leaves it out. OpenBSD 3.5 (read for the facts, nothing copied):
+    /// `tcp_timer_rexmt` (tcp_timer.c rev. 1.34, 2003-12-10, the tree OpenBSD 3.5 shipped, as
+    /// imported into MirOS, github:roytam1/mirbsd-cvs; 1.37, 2005, the same) frees the SACK
+    /// holes (`tcp_timer_freesack`), sets snd_nxt = snd_una, snd_cwnd = t_maxseg, t_dupacks = 0
+    /// and snd_last = snd_max; `tcp_output` (rev. 1.67, 2004-05-07) then, while snd_nxt <
+    /// snd_max, calls `tcp_sack_adjust`, which moves snd_nxt from the end of a hole to the start
+    /// of the next (or to `rcv_lastsack` past the last) of the holes that SACK blocks arriving
+    /// since the timeout rebuilt (`tcp_sack_option`, tcp_input.c rev. 1.158.2.3), and sends
+    /// `len = min(sb_cc, win) − off` with `off = snd_nxt − snd_una` and `win = min(snd_wnd,
+    /// snd_cwnd)`: a skipped SACKed block stays in `off`, so it holds back what follows it until
+    /// snd_cwnd covers it. No SACK hole is resent by `tcp_sack_output` meanwhile (it needs
+    /// t_dupacks ≥ 3, and `tcp_input` resets t_dupacks at the third duplicate ACK below
+    /// snd_last: "False fast retx after timeout"). Here snd_nxt after `tcp_sack_adjust` is the
+    /// start of the first lost record not yet resent (the scoreboard forgets SACK marks at the
+    /// timeout, knob `rto_keeps_sack` off, and relearns them from later ACKs as OpenBSD rebuilds
+    /// its holes), or snd_nxt once none is left. Approximated: OpenBSD's rebuilt hole list
+    /// ignores a block below its first hole and one past snd_max; the scoreboard takes every
+    /// block.
+    #[inline]
+    pub fn go_back_n_off(&self, sb: &mut Scoreboard) -> u64 {
+        let next = if self.frto_send_new {
+            None
+        } else {
+            sb.next_lost()
+        };
+        next.map_or(self.snd_nxt, |i| sb.seg(i).start)
+            .saturating_sub(self.snd_una)
+    }
+
     /// Limited transmit for a new segment of `len` bytes (RFC 3042 §2; see
     /// [`limited_transmit_allows`]).
     #[inline]
@@ -268,7 +302,11 @@ pub fn gate(pacing_wait: bool, host_room: bool) -> Option<Step> {
 /// window or by limited transmit.
 #[inline]
 pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
-    let pipe = s.pipe(sb);
+    let pipe = if s.count_off {
+        s.go_back_n_off(sb)
+    } else {
+        s.pipe(sb)
+    };
     if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new {
         if let Some(i) = sb.next_lost() {
             let len = sb.seg(i).len as u64;
@@ -324,6 +362,7 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp::scoreboard::AckResult;
 
     const MSS: u32 = 1000;
 
@@ -466,6 +505,7 @@ mod tests {
             left_by_dupacks: 0,
             short_rexmit: false,
             rexmit_only_when_due: false,
+            count_off: false,
         }
     }
 
@@ -520,6 +560,52 @@ mod tests {
         assert_eq!(next_step(true, true, &due, &mut sb), Step::PacingWait);
         assert_eq!(next_step(false, false, &due, &mut sb), Step::HostQueueFull);
         assert!(Step::HostQueueFull.no_opportunity() && !Step::CwndLimited.no_opportunity());
+    }
+
+    #[test]
+    fn test_sack_inflate_go_back_n_counts_skipped_sacked_data_in_the_window() {
+        // OpenBSD after a timeout (recovery = "sack-inflate"; sources at
+        // SendState::go_back_n_off): 8 segments were out; the timeout resent the first, whose
+        // ACK (snd_una 1000) SACKs 2000:4000. cwnd is 2 segments. The second segment goes
+        // (off 0); then tcp_sack_adjust moves snd_nxt over the SACKed block to 4000, off =
+        // 3000 > 2000: nothing more. RFC 6675's pipe (1000, the SACKed block left out) let
+        // segment 4000 go as well.
+        let mut sb = outstanding(8);
+        sb.on_rto();
+        let (_, len) = sb.on_retransmit(0, 1);
+        assert_eq!(len, MSS);
+        let mut res = AckResult::default();
+        sb.on_cum_ack(1000, 2, &mut res);
+        sb.on_sack_block(2000, 4000, 2, &mut res);
+        let bsd = SendState {
+            snd_una: 1000,
+            snd_nxt: 8000,
+            open: false,
+            short_rexmit: true,
+            count_off: true,
+            ..state(&sb, 2000)
+        };
+        assert_eq!(bsd.go_back_n_off(&mut sb), 0);
+        assert_eq!(next_segment(&bsd, &mut sb), Step::Retransmit(0));
+        sb.on_retransmit(0, 3);
+        assert_eq!(bsd.go_back_n_off(&mut sb), 3000, "4000 − snd_una");
+        assert_eq!(next_segment(&bsd, &mut sb), Step::CwndLimited);
+        let pipe = SendState {
+            count_off: false,
+            ..bsd
+        };
+        assert_eq!(next_segment(&pipe, &mut sb), Step::Retransmit(3));
+        // cwnd 4 segments covers off + one segment: segment 4000 goes, as one full segment.
+        let wider = SendState {
+            window: 4000,
+            ..bsd
+        };
+        assert_eq!(next_segment(&wider, &mut sb), Step::Retransmit(3));
+        // Every lost segment resent: off is snd_nxt − snd_una, everything outstanding.
+        for i in 3..7 {
+            sb.on_retransmit(i, 4);
+        }
+        assert_eq!(bsd.go_back_n_off(&mut sb), 7000);
     }
 
     #[test]
