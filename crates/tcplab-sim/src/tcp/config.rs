@@ -318,6 +318,14 @@ knobs! {
     /// snd_max; FreeBSD 5.x, OpenBSD 3.x; source at `sender/send.rs` `next_segment`). Off:
     /// lost segments are resent whole, each when the window has room for all of it.
     short_segment_on_rexmit: bool = false; kind "bool";
+    /// Without SACK, in the loss state after a timeout, count each duplicate ACK as one segment
+    /// that left the network, so that it frees a segment of the window (Linux
+    /// `tcp_process_loss` → `tcp_add_reno_sack`, bounded by `tcp_limit_reno_sacked`; source at
+    /// `sender/send.rs` `SendState::pipe`). Off: duplicate ACKs in that state free nothing —
+    /// OpenBSD 3.5 does nothing on the first two (no RFC 3042) and, at the third below
+    /// snd_last (set to snd_max by `tcp_timer_rexmt`), resets t_dupacks and drops the ACK
+    /// ("False fast retx after timeout"; source at `sender/send.rs` `left_by_dupacks`).
+    loss_dupack_credit: bool = true; kind "bool";
     /// Drop the smoothed RTT on this many consecutive backoffs, so the next sample starts the
     /// estimator again (BSD: `t_rxtshift` > `TCP_MAXRXTSHIFT`/4, i.e. 4); 0 = never.
     rtt_forget_after_backoffs: u32 = 0; kind "int";

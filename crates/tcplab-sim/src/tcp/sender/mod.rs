@@ -813,12 +813,14 @@ impl TcpSender {
             open: self.ep.open(),
             dupacks: self.acks.dupacks,
             dupthresh: self.cfg.dupthresh,
-            left_by_dupacks: if !self.sack_on && self.ep.loss_point.is_some() {
-                u64::from(self.acks.dupacks) * u64::from(self.smss)
-            } else {
+            left_by_dupacks: send::left_by_dupacks(
+                self.cfg.loss_dupack_credit,
+                !self.sack_on && self.ep.loss_point.is_some(),
+                self.acks.dupacks,
+                self.smss,
                 // Linux's PRR without SACK (`Episodes::reno_sacked`; 0 in other modes).
-                self.ep.reno_sacked
-            },
+                self.ep.reno_sacked,
+            ),
             short_rexmit: self.cfg.short_segment_on_rexmit
                 && self.ep.loss_point.is_some()
                 && !self.ep.rec.active,

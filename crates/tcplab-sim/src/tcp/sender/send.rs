@@ -96,6 +96,35 @@ pub fn limited_transmit_allows(
         && flight_size + len <= cwnd + (dupacks.min(2) as u64) * smss as u64
 }
 
+/// [`SendState::left_by_dupacks`]: in the loss state after a timeout on a connection without
+/// SACK (`nosack_loss`), one segment per duplicate ACK counted when knob `loss_dupack_credit` is
+/// on (Linux, sources at [`SendState::pipe`]) and nothing when it is off; `reno_sacked` (Linux's
+/// PRR without SACK, 0 in other modes) otherwise.
+///
+/// Off, as OpenBSD 3.5 (read for the facts, nothing copied; tcp_input.c rev. 1.158.2.3, the
+/// OPENBSD_3_5 branch as merged into MirOS, github:roytam1/mirbsd-cvs
+/// src/sys/netinet/tcp_input.c; tcp_timer.c rev. 1.34): `tcp_timer_rexmt` sets snd_nxt =
+/// snd_una, snd_cwnd = t_maxseg, t_dupacks = 0 and snd_last = snd_max; `tcp_input` does nothing
+/// on the first and second duplicate ACK (no RFC 3042), and at the third, while th_ack <
+/// snd_last, resets t_dupacks and drops the ACK ("False fast retx after timeout") before any
+/// change of snd_cwnd: t_dupacks never passes tcprexmtthresh, where each further duplicate ACK
+/// would add t_maxseg, and `tcp_output` keeps checking off = snd_nxt − snd_una against
+/// min(snd_wnd, snd_cwnd), which only ACKs of new data move.
+#[inline]
+pub fn left_by_dupacks(
+    credit: bool,
+    nosack_loss: bool,
+    dupacks: u32,
+    smss: u32,
+    reno_sacked: u64,
+) -> u64 {
+    match (nosack_loss, credit) {
+        (true, true) => u64::from(dupacks) * u64::from(smss),
+        (true, false) => 0,
+        (false, _) => reno_sacked,
+    }
+}
+
 /// Receive window for new data. Quirk (knob `quirk_ignore_rwnd_in_recovery`; Windows XP, Jansen
 /// & McGregor 2005): during loss periods — from the first duplicate ACK until recovery ends —
 /// new data goes out beyond the receiver's window; what arrives before the hole is repaired is
@@ -715,6 +744,38 @@ mod tests {
         };
         assert_eq!(s.pipe(&all_lost), MSS as u64);
         assert_eq!(next_segment(&s, &mut all_lost), Step::CwndLimited);
+    }
+
+    /// Knob `loss_dupack_credit` (OpenBSD 3.5 off, sources at [`left_by_dupacks`]): after a
+    /// timeout without SACK, a new segment sent since (not marked lost) and a duplicate ACK.
+    /// On, the duplicate ACK frees that segment's room and the next lost one is resent; off,
+    /// the window of two stays full.
+    #[test]
+    fn test_loss_dupack_credit_off_frees_nothing() {
+        let board = || {
+            let mut sb = outstanding(4);
+            sb.on_rto();
+            sb.on_retransmit(0, 20);
+            sb.on_send_new(4000, MSS, 21);
+            sb
+        };
+        let s = |credit: bool| SendState {
+            snd_nxt: 5000,
+            open: false,
+            dupacks: 1,
+            left_by_dupacks: left_by_dupacks(credit, true, 1, MSS, 0),
+            ..state(&board(), 2000)
+        };
+        assert_eq!(left_by_dupacks(true, true, 2, MSS, 7), 2 * MSS as u64);
+        assert_eq!(left_by_dupacks(false, true, 2, MSS, 7), 0);
+        // Outside the loss state without SACK, the knob does not matter.
+        assert_eq!(left_by_dupacks(false, false, 2, MSS, 7), 7);
+        let mut sb = board();
+        assert_eq!(s(true).pipe(&sb), MSS as u64, "pipe 2 − 1");
+        assert_eq!(next_segment(&s(true), &mut sb), Step::Retransmit(1));
+        let mut sb = board();
+        assert_eq!(s(false).pipe(&sb), 2 * MSS as u64);
+        assert_eq!(next_segment(&s(false), &mut sb), Step::CwndLimited);
     }
 
     /// New segments the loop sends beyond a full window of 4 segments with `dupacks`
