@@ -209,6 +209,23 @@ points = ["stack=linux-2.6.39"]
 
 
 @needs_core
+def test_kumazoe_cubic_curve_error_moves_only_the_cubic_flows():
+    """Kumazoe's [assume.cubic_curve_error] (2.6.16's CUBIC v2.0 curve term, UNVERIFIED) is
+    declared at the personality's value and moves v2_scaling_bug at the CUBIC points only."""
+    from tcplab.reproduce import core, kumazoe2007, spec
+
+    exps = core.load_experiments(spec.find_studies_dir(None), kumazoe2007.STUDY, quick=False)
+    envs = envelope.plan(exps)
+    assert len(envs) == 5
+    for env in envs:
+        low = next(v for v in env.variants if v.label == "cubic_curve_error=low").experiment
+        for p, sc in low.points:
+            for flow in sc.config(sc.seed)["flows"]:
+                bug = flow["cca"].get("params", {}).get("v2_scaling_bug")
+                assert bug is (False if flow["cca"]["name"] == "cubic" else None), p.label
+
+
+@needs_core
 def test_envelope_refuses_a_swept_field(tmp_path, capsys):
     text = STUDY.replace('field = "path.queue"', 'field = "stack"')
     studies = _study(tmp_path, text)
