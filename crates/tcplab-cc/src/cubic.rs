@@ -149,7 +149,8 @@
 //! (89b3d9aaf46), the commit that introduced `cube_rtt_scale`, is dated the same day as v2.0
 //! (stacks/linux-2.6.16.toml) and would put the error in 2.6.16 (the default here). Its diff,
 //! and any 2.6.16 or 2.6.17 text, were not found (searched again 2026-11-29: find_files for
-//! the path across the index — 2.6.18 and later trees, the two benji versions above —,
+//! the path — 338 repositories, the listing truncated at 100, no 2.6.1x tree named before
+//! 2.6.18; find_repos for 2.6.16/2.6.17/2.6.18 trees — only 2.6.18 and 2.6.11 ones;
 //! find_string for `(bic_scale << 3)`, `cube_rtt_scale = `, `static u32 cube_rtt_scale;`,
 //! `static u64 cube_factor;`, `cubic: precompute constants` (only 2024 netdev `Fixes:` tags
 //! naming it), the code and pages corpora). The Kumazoe scenarios declare the curve error as
