@@ -181,6 +181,51 @@ def test_envelope_points_move_only_the_named_sweep_points(tmp_path):
 
 
 @needs_core
+def test_envelope_points_may_move_a_field_only_those_points_accept(tmp_path):
+    """A restricted assumption may move a field the other points would refuse (a parameter of
+    the algorithm one swept stack uses: newreno has no delayed_ack_comp); those points are
+    loaded without it, the named one moves."""
+    from pathlib import Path
+
+    from tcplab.reproduce import core, jansen2005
+
+    comp = """
+[assume.comp]
+field = "flow.0.cca.delayed_ack_comp"
+value = true
+low = false
+high = true
+why = "the sender's CUBIC build is not given"
+points = ["stack=linux-2.6.39"]
+"""
+    studies = _study(tmp_path, STUDY.replace("[report]", comp + "[report]", 1))
+    exps = core.load_experiments(Path(studies), jansen2005.STUDY, quick=False)
+    (env,) = envelope.plan(exps)
+    low = next(v for v in env.variants if v.label == "comp=low").experiment
+    cca = {p.label: sc.config(sc.seed)["flows"][0]["cca"] for p, sc in low.points}
+    assert cca["stack=linux-2.6.39"]["params"]["delayed_ack_comp"] is False
+    assert cca["stack=freebsd-5.3"]["name"] == "newreno"
+    assert "delayed_ack_comp" not in cca["stack=linux-6"]["params"]
+
+
+@needs_core
+def test_kumazoe_cubic_curve_error_moves_only_the_cubic_flows():
+    """Kumazoe's [assume.cubic_curve_error] (2.6.16's CUBIC v2.0 curve term, UNVERIFIED) is
+    declared at the personality's value and moves v2_scaling_bug at the CUBIC points only."""
+    from tcplab.reproduce import core, kumazoe2007, spec
+
+    exps = core.load_experiments(spec.find_studies_dir(None), kumazoe2007.STUDY, quick=False)
+    envs = envelope.plan(exps)
+    assert len(envs) == 5
+    for env in envs:
+        low = next(v for v in env.variants if v.label == "cubic_curve_error=low").experiment
+        for p, sc in low.points:
+            for flow in sc.config(sc.seed)["flows"]:
+                bug = flow["cca"].get("params", {}).get("v2_scaling_bug")
+                assert bug is (False if flow["cca"]["name"] == "cubic" else None), p.label
+
+
+@needs_core
 def test_envelope_refuses_a_swept_field(tmp_path, capsys):
     text = STUDY.replace('field = "path.queue"', 'field = "stack"')
     studies = _study(tmp_path, text)

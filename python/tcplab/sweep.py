@@ -59,7 +59,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -471,12 +471,15 @@ def load_points(
     engine: str | None = None,
     catalog: Catalog | None = None,
     file: str | None = None,
+    only: Container[str] | None = None,
 ) -> list[tuple[Point, scenario_mod.Scenario]]:
     """Expand and validate every point of *source* (a file or a parsed document).
 
     ``--set`` *overrides* and *trials*/*seed*/*engine* apply to every point after its sweep
     values (so ``--set path.rtt=...`` replaces a swept RTT). Every point is validated before
-    anything runs. A scenario without a sweep gives one point labelled ``""``.
+    anything runs. A scenario without a sweep gives one point labelled ``""``. *only* (labels)
+    keeps just those points, the others neither loaded nor validated (an override that only
+    some points accept, such as a parameter of one swept algorithm).
     """
     doc, name = read_document(source)
     file = file or name
@@ -486,6 +489,8 @@ def load_points(
     out = []
     overrides = list(overrides)
     for p in expand(doc, file):
+        if only is not None and p.label not in only:
+            continue
         origins = {canon: f"sweep point {p.label!r}" for canon in p.origins}
         sc = scenario_mod.load(
             p.doc,

@@ -108,15 +108,22 @@
 //!   units, beta_scale = 23 for β' 819) caps `cnt ≤ cwnd/(tcp_cwnd − cwnd)` when ahead; then
 //!   BIC's delayed-ACK compensation `cnt = cnt·16/delayed_ack` (integer EWMA of packets per ACK,
 //!   gain 1/16, Open state only, initially 2; see `bic.rs`) and `cnt ≥ 1` — no `cnt ≥ 2` cap.
-//! * The scaling error of 2.6.18 ([`CubicParams::v2_scaling_bug`], default on; "tcp: cubic
-//!   scaling error", S. Hemminger / Sangtae Ha, LKML Nov 2006, fixed in 2.6.19 and 2.6.18.2,
-//!   reported by Doug Leith: "A math error related to scaling causes Cubic to grow too slowly"):
-//!   the growth term used `cube_rtt_scale = (bic_scale << 3)/10 = 32` instead of
-//!   `bic_scale·10 = 410`, so the curve's `C_g = C·32/410 ≈ 0.031` while `K` still used
-//!   `C ≈ 0.4` (the curve jumps close to `W_max` at the epoch start and then barely moves), and
-//!   `delay_min` was stored in jiffies while the max-increment formula expected jiffies·8, so
-//!   that floor was 8× stricter (≈ 2 segments per 100 ms of RTT). Off: `C_g = C`, floor 16 per
-//!   100 ms.
+//! * Two scaling errors, both fixed by "tcp: cubic scaling error" (S. Hemminger / Sangtae Ha,
+//!   LKML Nov 2006, 2.6.19 and 2.6.18.2, reported by Doug Leith: "A math error related to
+//!   scaling causes Cubic to grow too slowly"), modelled as two settings because the sources
+//!   date them differently:
+//!   - [`CubicParams::v2_strict_floor`] (default on): `delay_min` was stored in plain jiffies
+//!     (`tcp_time_stamp − rcv_tsecr`, and added to `t` as such) while the max-increment floor
+//!     `cnt ≥ cwnd·HZ·8/(10·max_increment·delay_min)` expects jiffies·8 (srtt's unit), so the
+//!     floor was 8× stricter: ≈ 2 segments per 100 ms of RTT instead of 16. In the first v2.0
+//!     text and in 2.6.18.1 alike, so in 2.6.16.
+//!   - [`CubicParams::v2_scaling_bug`] (default on): the growth term used `cube_rtt_scale =
+//!     (bic_scale << 3)/10 = 32` instead of `bic_scale·10 = 410`, so the curve's `C_g =
+//!     C·32/410 ≈ 0.031` while `K` still used `C ≈ 0.4` (the curve jumps close to `W_max` at
+//!     the epoch start and then barely moves). In 2.6.18.1; the first v2.0 text computed the
+//!     same term per ACK as 410 (no error), so whether 2.6.16 had it is UNVERIFIED (below).
+//!
+//!   Both off: the fixed v2.0 of 2.6.19–2.6.21 (`C_g = C`, floor 16 per 100 ms).
 //!
 //! Sources for 2.6.16 (read for the facts, nothing copied; searched 2026-11-29): (1) the first
 //! v2.0 text, as "[TCP] BIC: CUBIC window growth (2.0)" (df3271f3361, committed 2006-01-03)
@@ -126,26 +133,35 @@
 //! precomputed constants: it sets `cnt = 50` while `loss_cwnd == 0` ("slow start and low
 //! utilization", after the max-increment floor, before the Reno estimate and the delayed-ACK
 //! division), computes the curve's scale per ACK as `(bic_scale << 3)·HZ/srtt` with `srtt =
-//! (HZ << 3)/10`, i.e. bic_scale·10 = 410 (no scaling error: K and the curve both use
-//! C ≈ 0.4), and stores `delay_min` in plain jiffies (the 8× strict floor); (2) the 2.6.18.1
-//! file as the -stable patch "tcp: cubic scaling error" shows it (C. Wright, -stable review
-//! 58/61, LKML 31 Oct 2006; GitHub ammarfaizi2/lore-inbox): `cube_rtt_scale = (bic_scale <<
-//! 3) / 10` computed once in `cubictcp_register` beside `beta_scale` and `cube_factor`;
-//! (3) a later v2.0 file, with the scaling fix and without linux/config.h, so 2.6.19–2.6.21
-//! (GitHub benji-cannot-code/fast-vc-linux-benchmark at 0eac7796): still `cnt = 50` before
-//! the first loss. So `cnt = 50` is in v2.0 from its first text to its
-//! last, and the scaling error came with the precomputation of the constants: "[TCP] cubic:
-//! precompute constants" (89b3d9aaf46) is dated the same day as v2.0 (stacks/linux-2.6.16.toml)
-//! and would put the error in 2.6.16 (the default here); its diff, and the 2.6.16 file itself,
-//! were not found, so whether 2.6.16 had the error or the first text's consistent curve (with
-//! the strict floor, a combination this model cannot express) stays UNVERIFIED.
+//! (HZ << 3)/10`, i.e. bic_scale·10 = 410 (no curve error: K and the curve both use
+//! C ≈ 0.4; its `bictcp_K` also works out to 2^40/410 per segment, the later `cube_factor`),
+//! and stores `delay_min` in plain jiffies against the floor's ×8 (the strict floor); (2) the
+//! 2.6.18.1 file as the -stable patch "tcp: cubic scaling error" shows it (C. Wright, -stable
+//! review 58/61, LKML 31 Oct 2006; GitHub ammarfaizi2/lore-inbox): `cube_rtt_scale =
+//! (bic_scale << 3) / 10` computed once in `cubictcp_register` beside `beta_scale` and
+//! `cube_factor` (= 2^40/(bic_scale·10), unchanged by the fix), `delay_min` in plain jiffies,
+//! `t` adding it unshifted; the patch changes exactly those three lines; (3) later v2.0
+//! files, with the fix and without linux/config.h, so 2.6.19–2.6.21 (GitHub
+//! benji-cannot-code/fast-vc-linux-benchmark at 0eac7796 and 16c3ba21): still `cnt = 50`
+//! before the first loss, `delay_min` stored ×8. So `cnt = 50` is in v2.0 from its first text
+//! to its last, the strict floor is in every text up to the fix, and the curve error came
+//! with the precomputation of the constants: "[TCP] cubic: precompute constants"
+//! (89b3d9aaf46), the commit that introduced `cube_rtt_scale`, is dated the same day as v2.0
+//! (stacks/linux-2.6.16.toml) and would put the error in 2.6.16 (the default here). Its diff,
+//! and any 2.6.16 or 2.6.17 text, were not found (searched again 2026-11-29: find_files for
+//! the path — 338 repositories, the listing truncated at 100, no 2.6.1x tree named before
+//! 2.6.18; find_repos for 2.6.16/2.6.17/2.6.18 trees — only 2.6.18 and 2.6.11 ones;
+//! find_string for `(bic_scale << 3)`, `cube_rtt_scale = `, `static u32 cube_rtt_scale;`,
+//! `static u64 cube_factor;`, `cubic: precompute constants` (only 2024 netdev `Fixes:` tags
+//! naming it), the code and pages corpora). The Kumazoe scenarios declare the curve error as
+//! an assumption (`[assume.cubic_curve_error]`, both ends).
 //!
 //! # Version 2.1 (`version = "2.1"`)
 //!
 //! CUBIC v2.1 as in Linux 2.6.24's net/ipv4/tcp_cubic.c (`MODULE_VERSION("2.1")`, read for the
-//! facts only): the v2.0 rules above with three differences. The scaling error is gone
+//! facts only): the v2.0 rules above with three differences. The scaling errors are gone
 //! (`cube_rtt_scale = bic_scale·10`, `delay_min` stored as jiffies·8 as the floor expects;
-//! [`CubicParams::v2_scaling_bug`] is ignored); the max-increment floor applies only when the
+//! [`CubicParams::v2_scaling_bug`] and [`CubicParams::v2_strict_floor`] are ignored); the max-increment floor applies only when the
 //! target is above the origin (`t ≥ K`, the source's "use concave growth when the target is
 //! above the origin"), so the approach to `W_max` follows the curve; `initial_ssthresh` defaults
 //! to 0 (changed for 2.6.22, see [`CubicParams::initial_ssthresh`]). Everything else — β
@@ -307,8 +323,13 @@ pub struct CubicParams {
     pub ssthresh_from: SsthreshBasis,
     /// Current CUBIC or Linux v2.0.
     pub version: CubicVersion,
-    /// Version 2.0 only: the 2.6.18 scaling error (module doc); ignored by v2.1.
+    /// Version 2.0 only: the curve's growth term `cube_rtt_scale` 32 instead of 410, the
+    /// 2.6.18 scaling error (module doc, "Version 2.0"); ignored by v2.1.
     pub v2_scaling_bug: bool,
+    /// Version 2.0 only: `delay_min` kept in plain jiffies while the max-increment floor
+    /// expects jiffies·8, so the floor is 8× strict (module doc, "Version 2.0"); ignored by
+    /// v2.1.
+    pub v2_strict_floor: bool,
     /// The module's `initial_ssthresh` in segments (0 = keep the connection's); `None` = the
     /// version's: 100 for v2.0, 0 for current CUBIC. Linux's tcp_cubic.c shipped 100 until a
     /// netdev patch of May 2007 ("Set initial_ssthresh default to zero in Cubic and BIC",
@@ -339,6 +360,7 @@ impl Default for CubicParams {
             ssthresh_from: SsthreshBasis::Auto,
             version: CubicVersion::Rfc9438,
             v2_scaling_bug: true,
+            v2_strict_floor: true,
             initial_ssthresh: None,
         }
     }
@@ -362,7 +384,8 @@ const V2_BETA: f64 = 819.0 / 1024.0;
 const V2_INITIAL_SSTHRESH: u64 = 100;
 const V2_MAX_INCREMENT: f64 = 16.0;
 const V2_CNT_NO_LOSS: f64 = 50.0;
-/// v2.0 with the 2.6.18 scaling error: growth term 32/410 of C, max-increment floor 8× stricter.
+/// v2.0's scaling errors: the 2.6.18 growth term, 32/410 of C (`v2_scaling_bug`), and the
+/// max-increment floor 8× stricter (`v2_strict_floor`).
 const V2_BUG_GROWTH_SCALE: f64 = 32.0 / 410.0;
 const V2_BUG_DELAY_FACTOR: f64 = 8.0;
 /// BIC's delayed-ACK EWMA (v2.0): packets per ACK ×16, initially 2.
@@ -884,8 +907,12 @@ impl Cubic {
             to_f64(now.saturating_sub(epoch).saturating_add(self.delay_min)) / SEC as f64
         };
         let offs = (t - self.k).abs();
-        // The scaling error is v2.0's only (fixed in 2.6.19, before v2.1).
-        let scaling_bug = self.p.v2_scaling_bug && self.p.version == CubicVersion::V2_0;
+        // The scaling errors are v2.0's only (fixed in 2.6.19, before v2.1): the curve's
+        // growth term (2.6.18; 2.6.16 UNVERIFIED) and the floor's delay_min unit (the first
+        // v2.0 text and 2.6.18 alike).
+        let v2_0 = self.p.version == CubicVersion::V2_0;
+        let scaling_bug = self.p.v2_scaling_bug && v2_0;
+        let strict_floor = self.p.v2_strict_floor && v2_0;
         let c_growth = if scaling_bug {
             self.p.c * V2_BUG_GROWTH_SCALE
         } else {
@@ -911,7 +938,7 @@ impl Cubic {
                 Some((w, dm, m)) if w == cwnd.to_bits() && dm == self.delay_min => m,
                 _ => {
                     let d = to_f64(self.delay_min) / SEC as f64;
-                    let bug = if scaling_bug {
+                    let bug = if strict_floor {
                         V2_BUG_DELAY_FACTOR
                     } else {
                         1.0
@@ -1361,9 +1388,17 @@ pub(crate) const PARAMS: &[ParamInfo] = &[
         name: "v2_scaling_bug",
         kind: ParamKind::Bool,
         default: "true",
-        doc:
-            "version \"2.0\" only: the 2.6.18 scaling error (growth term cube_rtt_scale 32 instead \
-              of 410, max-increment floor 8× too strict; fixed in 2.6.19)",
+        doc: "version \"2.0\" only: the 2.6.18 scaling error in the curve (growth term \
+              cube_rtt_scale 32 instead of 410; fixed in 2.6.19; 2.6.16 UNVERIFIED: the first \
+              v2.0 text has 410)",
+    },
+    ParamInfo {
+        name: "v2_strict_floor",
+        kind: ParamKind::Bool,
+        default: "true",
+        doc: "version \"2.0\" only: delay_min in plain jiffies where the max-increment floor \
+              expects jiffies·8, so the floor is 8× too strict (≈ 2 segments per 100 ms of \
+              RTT); in the first v2.0 text and 2.6.18 alike, fixed in 2.6.19",
     },
     ParamInfo {
         name: "initial_ssthresh",
@@ -1424,6 +1459,7 @@ pub(crate) fn build(p: &Params, init: &CcInit) -> Result<Box<dyn CongestionContr
         ssthresh_from: p.ssthresh_from(),
         version: CubicVersion::from_name(p.choice("version")).unwrap_or_default(),
         v2_scaling_bug: p.bool("v2_scaling_bug"),
+        v2_strict_floor: p.bool("v2_strict_floor"),
         initial_ssthresh: match p.int("initial_ssthresh") {
             -1 => None,
             v => Some(u32::try_from(v).map_err(|_| {
@@ -2345,10 +2381,18 @@ mod tests {
     // -----------------------------------------------------------------------------------------
     // Version 2.0 (Linux CUBIC v2.0, stacks-and-ccas.md A.2).
 
+    /// v2.0 with both scaling errors (2.6.18) or neither (2.6.19–2.6.21).
     fn v2(bug: bool) -> CubicParams {
+        v2_errors(bug, bug)
+    }
+
+    /// v2.0 with the curve error (`v2_scaling_bug`) and the strict floor (`v2_strict_floor`)
+    /// set separately: (false, true) is the first v2.0 text's arithmetic.
+    fn v2_errors(curve: bool, floor: bool) -> CubicParams {
         CubicParams {
             version: CubicVersion::V2_0,
-            v2_scaling_bug: bug,
+            v2_scaling_bug: curve,
+            v2_strict_floor: floor,
             initial_ssthresh: None,
             ..Default::default()
         }
@@ -2469,6 +2513,63 @@ mod tests {
                 fixed[29].1 > bug[29].1 + 80.0,
                 "{unit:?}: {fixed:?} vs {bug:?}"
             );
+        }
+    }
+
+    #[test]
+    fn test_v2_strict_floor_alone_caps_the_first_texts_curve_at_two_per_100ms() {
+        // The first v2.0 text (df3271f3361): curve term 410 (no curve error) but delay_min in
+        // plain jiffies against the floor's ×8, so cnt ≥ cwnd·0.1 s·8/(16·delay_min): after a
+        // loss at 1000 segments (RTT 100 ms, K ≈ 7.95 s) the curve asks 7–8 segments per RTT,
+        // the floor allows 2, as with both errors.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let first = after_loss(unit, v2_errors(false, true), 1000, 30);
+            let per_rtt = (first[29].1 - first[0].1) / 29.0;
+            assert!((per_rtt - 2.0).abs() <= 0.1, "{unit:?}: {per_rtt} per RTT");
+        }
+    }
+
+    #[test]
+    fn test_v2_curve_error_alone_jumps_near_w_max_then_floor_16_per_100ms() {
+        // cube_rtt_scale 32 with the floor in its fixed unit: the target starts at W_max −
+        // (32/410)·0.4·K³ ≈ 1000 − 15.7 (K ≈ 7.95 s), far above cwnd 799, so the floor rules:
+        // 16 segments per 100 ms of RTT, until cwnd nears that target (13 rounds: 799 + 13·16
+        // = 1007 > 984), after which the flat curve holds it below W_max.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let w = after_loss(unit, v2_errors(true, false), 1000, 30);
+            let per_rtt = (w[9].1 - w[0].1) / 9.0;
+            assert!((per_rtt - 16.0).abs() <= 0.5, "{unit:?}: {per_rtt} per RTT");
+            for &(t, cwnd) in &w[15..] {
+                let target = 1000.0 - 0.4 * 32.0 / 410.0 * (7.95 - t).powi(3);
+                assert!(
+                    cwnd <= target + 2.0 && cwnd >= target - 16.0,
+                    "{unit:?} t={t:.2}: {cwnd} vs {target:.1}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn test_v2_first_text_follows_the_curve_where_it_is_below_the_strict_floor() {
+        // Loss at 100 segments (RTT 100 ms): W_max 100, cwnd_epoch ⌊100·819/1024⌋ = 79,
+        // K = ∛(21/0.4) ≈ 3.74 s; the curve's slope 3·C·(K − t)² ≤ 16.8 segments/s, below the
+        // strict floor's 2 per RTT (20/s), so the first text follows W(t) with C = 0.4, where
+        // the curve error's target (C_g ≈ 0.031: 100 − 1.6 at t = 0) lets the floor's 2 per
+        // RTT run ahead of the curve.
+        for unit in [CwndUnit::Packets, CwndUnit::Bytes] {
+            let first = after_loss(unit, v2_errors(false, true), 100, 30);
+            let bug = after_loss(unit, v2_errors(true, true), 100, 30);
+            let mut apart = false;
+            for (&(t, w), &(_, wb)) in first.iter().zip(&bug) {
+                let want = w_ref(0.4, 100.0, 79.0, t);
+                let tol = 0.5 * (w_ref(0.4, 100.0, 79.0, t + 0.1) - want).abs() + 2.0;
+                assert!(
+                    (w - want).abs() <= tol,
+                    "{unit:?} t={t:.2}: {w} vs W(t) {want:.1}"
+                );
+                apart |= (wb - want).abs() > tol;
+            }
+            assert!(apart, "{unit:?}: the curve error is not visible: {bug:?}");
         }
     }
 

@@ -199,10 +199,13 @@ def _load(
     for label in keep:
         groups.setdefault(tuple(_overrides(assumptions, moved, label)), set()).add(label)
     for extra, labels in groups.items():
+        # Only this group's points: an override restricted to some points (``points``) may
+        # be one the others do not accept (a parameter of one swept algorithm).
         loaded = sweep_mod.load_points(
             file,
             overrides=[*quick.get("set", []), *extra],
             trials=quick.get("trials") if exp.quick else None,
+            only=labels,
         )
         for p, sc in loaded:
             if p.label in labels:
