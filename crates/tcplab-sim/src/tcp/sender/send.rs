@@ -410,8 +410,8 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
 /// scoreboard's resent bytes still out (records resent, not SACKed or acknowledged). First
 /// the first hole not yet resent (every un-SACKed record below the highest SACKed byte is
 /// marked lost in this mode, `loss::mark_lost_by_sack`) and below snd_recover, within cwin =
-/// min(snd_wnd, snd_cwnd) − sack_bytes_rxmt (the entry's first hole whatever it, as the
-/// entry's snd_cwnd = t_maxseg always lets it go); with none, new data within snd_cwnd −
+/// min(snd_wnd, snd_cwnd) − sack_bytes_rxmt (the entry's fast retransmit whatever the window,
+/// as the entry's snd_cwnd = t_maxseg always lets it go); with none, new data within snd_cwnd −
 /// (snd_nxt − sack_newdata) − sack_bytes_rxmt, or, when nothing was resent, within snd_cwnd −
 /// (snd_nxt − snd_una) as outside recovery. The peer's window bounds new data through
 /// [`Room`].
