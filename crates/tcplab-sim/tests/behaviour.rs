@@ -394,7 +394,14 @@ fn test_host_nic_rate_limits_sender() {
 
 #[test]
 fn test_every_recovery_mode_delivers_a_lossy_transfer() {
-    for recovery in ["sack", "newreno", "prr", "ratehalving", "sack-inflate"] {
+    for recovery in [
+        "sack",
+        "newreno",
+        "prr",
+        "ratehalving",
+        "sack-inflate",
+        "freebsd-sack",
+    ] {
         let mut d = Dumbbell::new(20_000_000, 60 * MS, 40, 60 * SEC);
         d.fwd_loss = json!({"model": "bernoulli", "p": 0.01});
         let bytes = 4_000_000u64;

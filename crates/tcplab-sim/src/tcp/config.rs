@@ -79,6 +79,14 @@ pub enum RecoveryCfg {
     /// at [`crate::tcp::recovery::Mode::SackInflate`].
     #[serde(rename = "sack-inflate")]
     SackInflate,
+    /// FreeBSD 5.3's SACK recovery (tcp_sack.c, new in 5.3): the third duplicate ACK sets
+    /// snd_cwnd to one segment; further duplicate ACKs add one while the pipe is below
+    /// ssthresh; every hole below the highest SACK may be resent within snd_cwnd less the
+    /// bytes resent, new data within snd_cwnd less everything sent since the entry; partial
+    /// ACKs set snd_cwnd to what was sent plus one or two segments (`tcp_sack_partialack`);
+    /// sources at [`crate::tcp::recovery::Mode::FreebsdSack`].
+    #[serde(rename = "freebsd-sack")]
+    FreebsdSack,
 }
 
 /// Loss recovery when SACK is not negotiated (knob `recovery_nosack`).
@@ -378,9 +386,16 @@ knobs! {
     /// 5.x and OpenBSD 3.x). Off: the remainder is carried to the next ACK.
     ca_increment_truncated: bool = false; kind "bool";
     /// Loss recovery: "sack" (RFC 6675), "newreno" (RFC 6582), "prr" (RFC 6937),
-    /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving) or "sack-inflate" (OpenBSD: SACK
-    /// retransmissions, one per ACK, under Reno's inflated window).
-    recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving", "sack-inflate"];
+    /// "ratehalving" (Linux 2.4–3.1 FACK + rate-halving), "sack-inflate" (OpenBSD: SACK
+    /// retransmissions, one per ACK, under Reno's inflated window) or "freebsd-sack" (FreeBSD
+    /// 5.3: a one-segment window on entry, grown per duplicate ACK while the pipe is below
+    /// ssthresh, counting what was sent since the entry).
+    recovery: RecoveryCfg = RecoveryCfg::Sack; kind "choice", choices &["sack", "newreno", "prr", "ratehalving", "sack-inflate", "freebsd-sack"];
+    /// `recovery = "freebsd-sack"`: a partial ACK's window (`tcp_sack_partialack`) is capped at
+    /// ssthresh, as in FreeBSD's tcp_sack.c revisions that count the pipe with
+    /// `tcp_sacked_bytes`; off, as in the earlier revision and NetBSD's port of RELENG_5's
+    /// rev. 1.3.2.2 (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
+    sack_partial_ack_cap: bool = false; kind "bool";
     /// PRR's slow-start reduction bound adds its extra segment only on ACKs that advance
     /// snd_una without new losses (draft-ietf-tcpm-prr-rfc6937bis, Linux 6.x), not on every
     /// ACK (RFC 6937 §3.1, Linux 3.2 to 5.x).

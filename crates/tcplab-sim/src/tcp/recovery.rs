@@ -11,6 +11,7 @@
 //! | PRR without SACK | PRR, each duplicate ACK one delivered segment; a partial ACK marks the next hole lost | Linux ≥ 3.2 `tcp_add_reno_sack`, `tcp_newreno_mark_lost` |
 //! | rate-halving | cwnd −1 segment every second ACK down to ssthresh (or ssthresh/2), ≤ in_flight + 1, from the entry ACK on (knobs `rate_halving_*`) | Linux 2.4–3.1 `tcp_cwnd_down` (stacks-and-ccas.md A.1) |
 //! | sack-inflate | ssthresh + 3·SMSS, +SMSS per further dupACK, −SMSS per SACK retransmission (one per ACK, whatever the window), partial ACK: −acked +2·SMSS; new data while snd_nxt − snd_una < cwnd | OpenBSD 3.x `tcp_input.c` / `tcp_output.c` ([`Mode::SackInflate`]) |
+//! | freebsd-sack | 1·SMSS on entry, +SMSS per further dupACK while pipe < ssthresh (≤ ssthresh); holes resent within cwnd − resent bytes, new data within cwnd − resent − new since entry; partial ACK: resent + new since entry + 1 or 2·SMSS | FreeBSD 5.3 `tcp_sack.c` / `tcp_input.c` / `tcp_output.c` ([`Mode::FreebsdSack`]) |
 
 use crate::tcp::config::{RecoveryCfg, RecoveryNosackCfg};
 
@@ -60,6 +61,50 @@ pub enum Mode {
     /// when a block ends three segments beyond it) is RFC 6675's IsLost here (the scoreboard's
     /// loss marks); FACK (`snd_awnd`, off by default) is not modelled.
     SackInflate,
+    /// FreeBSD 5.3's SACK recovery (knob `recovery = "freebsd-sack"`): the SACK code that
+    /// first shipped in 5.3 (tcp_sack.c, `net.inet.tcp.sack.enable` = 1). Read for the facts,
+    /// nothing copied, in FreeBSD's 2004–2005 tcp_sack.c, tcp_input.c and tcp_output.c as
+    /// the index holds them ('$FreeBSD$' unexpanded, undated): the earliest tcp_sack.c (holes
+    /// in a linked list, `tcp_sack_option`, no `tcp_sacked_bytes`), a later one (holes in a
+    /// TAILQ, `tcp_sacked_bytes`) with the tcp_input.c that calls it, and tcp_output.c of the
+    /// era and later (the SACK parts below unchanged), checked against NetBSD's port, whose
+    /// tcp_sack.c names FreeBSD's RELENG_5 rev. 1.3.2.2 (2004-12-25) as its origin
+    /// (tcp_congctl.c, `tcp_newreno_fast_retransmit_newack`):
+    /// * the third duplicate ACK (`++t_dupacks == tcprexmtthresh`, outside recovery):
+    ///   snd_ssthresh = max(min(snd_wnd, snd_cwnd) / 2 / t_maxseg, 2) segments (the
+    ///   controller's), `ENTER_FASTRECOVERY`, snd_recover = snd_max, the timer off,
+    ///   sack_newdata = snd_nxt, snd_cwnd = t_maxseg, `tcp_output`: the first hole, the
+    ///   segment at snd_una, goes;
+    /// * each further duplicate ACK in recovery: the pipe, snd_nxt − snd_una less the SACKed
+    ///   bytes and the hole bytes not yet resent (`tcp_sacked_bytes`), is computed, and only
+    ///   if it is below snd_ssthresh does snd_cwnd grow by t_maxseg, capped at snd_ssthresh;
+    ///   then `tcp_output`;
+    /// * `tcp_output` in recovery: `tcp_sack_output` returns the first hole with bytes not yet
+    ///   resent (every hole below the highest SACKed byte; no duplicate-ACK threshold per
+    ///   hole) and sack_bytes_rxmt, the bytes resent from the holes up to it; the hole is
+    ///   resent within cwin = min(snd_wnd, snd_cwnd) − sack_bytes_rxmt, not beyond
+    ///   snd_recover, and the call loops (`sendalot`); with no hole left, new data goes
+    ///   within snd_cwnd − (snd_nxt − sack_newdata) − sack_bytes_rxmt (and the peer's
+    ///   window), or, if nothing was resent (sack_bytes_rxmt = 0), as outside recovery:
+    ///   min(snd_wnd, snd_cwnd) − (snd_nxt − snd_una);
+    /// * a partial ACK (th_ack < snd_recover, `tcp_sack_partialack`): the timer off, snd_cwnd
+    ///   = sack_bytes_rxmt + (snd_nxt − sack_newdata) + 1 segment, 2 when more than 2
+    ///   segments were acked, then `tcp_output`; the ACK's processing arms the timer again
+    ///   and grows no window (`!IN_FASTRECOVERY` is required). Knob `sack_partial_ack_cap`:
+    ///   the later tcp_sack.c (the one with `tcp_sacked_bytes`) caps this at snd_ssthresh;
+    ///   the earliest one and NetBSD's port of RELENG_5's rev. 1.3.2.2 do not;
+    /// * the ACK of snd_recover: snd_cwnd = snd_max − th_ack + t_maxseg when snd_max − th_ack
+    ///   is below snd_ssthresh, else snd_ssthresh; the same ACK grows no window (the growth
+    ///   test runs before `EXIT_FASTRECOVERY`).
+    ///
+    /// Which revision 5.3 shipped is not settled (tcp_sack.c 1.3 on RELENG_5): the cap is
+    /// left out by default, as in the earliest file and in NetBSD's port of the December 2004
+    /// RELENG_5 revision. The duplicate-ACK rule above was read only in the later tcp_input.c
+    /// (the earliest tcp_sack.c has no `tcp_sacked_bytes`, and no tcp_input.c of its age was
+    /// found): an assumption. Approximations: the scoreboard's duplicate ACK (RFC 6675:
+    /// it must bring new SACK information) stands for FreeBSD's (no data, same window);
+    /// retransmissions are whole records (FreeBSD may cut a short one to fit cwin).
+    FreebsdSack,
 }
 
 impl Mode {
@@ -77,6 +122,7 @@ impl Mode {
             (RecoveryCfg::Prr, true) => Mode::Prr,
             (RecoveryCfg::Ratehalving, true) => Mode::RateHalving,
             (RecoveryCfg::SackInflate, true) => Mode::SackInflate,
+            (RecoveryCfg::FreebsdSack, true) => Mode::FreebsdSack,
         }
     }
 
@@ -103,6 +149,10 @@ pub struct AckInfo {
     pub progress: bool,
     pub ssthresh: u64,
     pub snd_una: u64,
+    /// [`Mode::FreebsdSack`]: snd_nxt, and the bytes resent from holes and not yet SACKed or
+    /// acknowledged (FreeBSD's sack_bytes_rxmt), after the ACK was processed.
+    pub snd_nxt: u64,
+    pub rexmit_out: u64,
 }
 
 /// Actions the sender must take after an ACK in recovery.
@@ -122,8 +172,11 @@ pub struct Recovery {
     pub point: u64,
     smss: u64,
     dupthresh: u64,
-    /// NewReno's and sack-inflate's inflated window or rate-halving's shrinking window.
+    /// NewReno's and sack-inflate's inflated window, rate-halving's shrinking window or
+    /// FreeBSD's snd_cwnd in its SACK recovery.
     cwnd: u64,
+    /// [`Mode::FreebsdSack`]: snd_nxt at entry (FreeBSD's sack_newdata).
+    pub sack_newdata: u64,
     /// [`Mode::SackInflate`]: the fast retransmit has not left yet; its `t_maxseg` taken back
     /// is overwritten by the entry's snd_cwnd = ssthresh + 3·SMSS (see
     /// [`Recovery::on_retransmit`]).
@@ -148,6 +201,9 @@ pub struct Recovery {
     /// Rate-halving (knob `rate_halving_progress_only`): only ACKs with [`AckInfo::progress`]
     /// step the walk and clamp it (Linux 2.6.23+), not every ACK in recovery.
     pub rh_progress_only: bool,
+    /// [`Mode::FreebsdSack`] (knob `sack_partial_ack_cap`): a partial ACK's window is capped at
+    /// ssthresh.
+    pub partial_ack_cap: bool,
 }
 
 impl Recovery {
@@ -159,6 +215,7 @@ impl Recovery {
             smss: smss.max(1) as u64,
             dupthresh: dupthresh as u64,
             cwnd: 0,
+            sack_newdata: 0,
             entry_rexmit_pending: false,
             first_partial: false,
             recover_fs: 0,
@@ -170,6 +227,7 @@ impl Recovery {
             rh_entry_cut: false,
             rh_floor_half: false,
             rh_progress_only: false,
+            partial_ack_cap: false,
         }
     }
 
@@ -202,6 +260,13 @@ impl Recovery {
             Mode::SackInflate => {
                 self.cwnd = ssthresh.saturating_add(self.dupthresh * self.smss);
                 self.entry_rexmit_pending = true;
+                None
+            }
+            // FreeBSD (sources at [`Mode::FreebsdSack`]): sack_newdata = snd_nxt, snd_cwnd =
+            // t_maxseg before the `tcp_output` that sends the first hole.
+            Mode::FreebsdSack => {
+                self.cwnd = self.smss;
+                self.sack_newdata = snd_nxt;
                 None
             }
             // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; counters start at zero, then the ACK
@@ -346,6 +411,27 @@ impl Recovery {
                     self.cwnd = self.cwnd.saturating_add(self.smss);
                 }
             }
+            // FreeBSD tcp_input.c / tcp_sack.c (sources at [`Mode::FreebsdSack`]): a further
+            // duplicate ACK adds t_maxseg, capped at ssthresh, only while the pipe is below
+            // ssthresh; a partial ACK (`tcp_sack_partialack`) sets the window to what was sent
+            // since the entry and is still out (resent holes, new data) plus one segment, two
+            // when more than two were acked; knob `sack_partial_ack_cap` caps it at ssthresh.
+            // No forced retransmission: the send loop picks holes within the window.
+            Mode::FreebsdSack => {
+                if a.is_dup {
+                    if a.pipe < a.ssthresh {
+                        self.cwnd = (self.cwnd + self.smss).min(a.ssthresh);
+                    }
+                } else if a.advanced && a.snd_una < self.point {
+                    let segs = if a.bytes_acked / self.smss > 2 { 2 } else { 1 };
+                    self.cwnd = a.rexmit_out
+                        + a.snd_nxt.saturating_sub(self.sack_newdata)
+                        + segs * self.smss;
+                    if self.partial_ack_cap {
+                        self.cwnd = self.cwnd.min(a.ssthresh);
+                    }
+                }
+            }
         }
         act
     }
@@ -400,9 +486,25 @@ impl Recovery {
     pub fn window(&self, cc_cwnd: u64) -> u64 {
         match self.mode {
             Mode::Rfc6675 => cc_cwnd,
-            Mode::NewReno | Mode::RateHalving | Mode::SackInflate => self.cwnd,
+            Mode::NewReno | Mode::RateHalving | Mode::SackInflate | Mode::FreebsdSack => self.cwnd,
             Mode::Prr | Mode::PrrReno => self.prr_window,
         }
+    }
+
+    /// [`Mode::FreebsdSack`] in recovery: the hole retransmissions and new data are counted
+    /// against the window as FreeBSD's `tcp_output` counts them (see
+    /// `crate::tcp::sender::send::next_segment`): Some((snd_recover, sack_newdata)).
+    #[inline]
+    pub fn freebsd_budget(&self) -> Option<(u64, u64)> {
+        (self.active && self.mode == Mode::FreebsdSack).then_some((self.point, self.sack_newdata))
+    }
+
+    /// Whether the controller grows its window on the ACK that ends the recovery. FreeBSD's
+    /// SACK recovery: no, the growth test (`!IN_FASTRECOVERY`) comes before
+    /// `EXIT_FASTRECOVERY` in tcp_input.c (sources at [`Mode::FreebsdSack`]).
+    #[inline]
+    pub fn grows_on_exit_ack(&self) -> bool {
+        self.mode != Mode::FreebsdSack
     }
 
     /// Whether the retransmission timer is restarted by every advancing ACK in recovery
@@ -427,6 +529,14 @@ impl Recovery {
             // th_ack when that is less (sources at [`Mode::SackInflate`]); the controller's
             // growth on the same ACK adds its segment.
             Mode::SackInflate => Some(ssthresh.min(flight)),
+            // FreeBSD tcp_input.c "Out of fast recovery": snd_cwnd = snd_max − th_ack +
+            // t_maxseg when snd_max − th_ack < snd_ssthresh, else snd_ssthresh (sources at
+            // [`Mode::FreebsdSack`]).
+            Mode::FreebsdSack => Some(if flight < ssthresh {
+                flight + self.smss
+            } else {
+                ssthresh
+            }),
         }
     }
 
@@ -436,7 +546,9 @@ impl Recovery {
     pub fn cap_window(&mut self, cap: u64) -> bool {
         match self.mode {
             Mode::Rfc6675 => return false,
-            Mode::NewReno | Mode::RateHalving | Mode::SackInflate => self.cwnd = self.cwnd.min(cap),
+            Mode::NewReno | Mode::RateHalving | Mode::SackInflate | Mode::FreebsdSack => {
+                self.cwnd = self.cwnd.min(cap)
+            }
             Mode::Prr | Mode::PrrReno => self.prr_window = self.prr_window.min(cap),
         }
         true
@@ -590,6 +702,71 @@ mod tests {
             Some(10 * MSS)
         );
         assert!(!r.one_rexmit_per_ack());
+    }
+
+    #[test]
+    fn test_freebsd_sack_window_through_a_recovery() {
+        // FreeBSD 5.3 (Mode::FreebsdSack): one segment at entry (RFC 6675: ssthresh); a
+        // further duplicate ACK adds one only while the pipe is below ssthresh, never above
+        // it; a partial ACK: resent + new since entry + 1 segment (2 when > 2 acked); the exit:
+        // snd_max − th_ack + 1 segment below ssthresh, else ssthresh, with no growth after it.
+        let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+        assert_eq!(
+            r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS),
+            None
+        );
+        assert_eq!(r.window(10 * MSS), MSS);
+        assert_eq!(r.freebsd_budget(), Some((20 * MSS, 20 * MSS)));
+        let dup = |pipe| AckInfo {
+            is_dup: true,
+            pipe,
+            ssthresh: 10 * MSS,
+            ..Default::default()
+        };
+        r.on_ack(&dup(12 * MSS));
+        assert_eq!(r.window(0), MSS, "pipe above ssthresh: no growth");
+        r.on_ack(&dup(9 * MSS));
+        assert_eq!(r.window(0), 2 * MSS);
+        for _ in 0..20 {
+            r.on_ack(&dup(5 * MSS));
+        }
+        assert_eq!(r.window(0), 10 * MSS, "capped at ssthresh");
+        let partial = |acked| AckInfo {
+            advanced: true,
+            bytes_acked: acked,
+            snd_una: 5 * MSS,
+            snd_nxt: 23 * MSS,
+            rexmit_out: 2 * MSS,
+            ssthresh: 4 * MSS,
+            ..Default::default()
+        };
+        r.on_ack(&partial(3 * MSS));
+        assert_eq!(
+            r.window(0),
+            (2 + 3 + 2) * MSS,
+            "more than 2 acked: 2 segments"
+        );
+        r.on_ack(&partial(2 * MSS));
+        assert_eq!(
+            r.window(0),
+            (2 + 3 + 1) * MSS,
+            "no cap at ssthresh by default"
+        );
+        r.partial_ack_cap = true;
+        r.on_ack(&partial(2 * MSS));
+        assert_eq!(r.window(0), 4 * MSS, "knob sack_partial_ack_cap");
+        assert!(r.restart_rto_on_ack() && !r.grows_on_exit_ack());
+        assert_eq!(r.exit(10 * MSS, 3 * MSS), Some(4 * MSS));
+        assert_eq!(r.exit(10 * MSS, 10 * MSS), Some(10 * MSS));
+        assert_eq!(r.freebsd_budget(), None);
+        assert_eq!(
+            Mode::select(RecoveryCfg::FreebsdSack, true, RecoveryNosackCfg::Newreno),
+            Mode::FreebsdSack
+        );
+        assert_eq!(
+            Mode::select(RecoveryCfg::FreebsdSack, false, RecoveryNosackCfg::Newreno),
+            Mode::NewReno
+        );
     }
 
     #[test]

@@ -481,6 +481,17 @@ impl Scoreboard {
         newly
     }
 
+    /// Every un-SACKed record below the highest SACKed byte is lost: FreeBSD 5.3's SACK holes,
+    /// all of which `tcp_sack_output` may resend and `tcp_sacked_bytes` counts as out of the
+    /// pipe until resent (sources at `crate::tcp::recovery::Mode::FreebsdSack`). Returns
+    /// bytes newly marked.
+    pub fn mark_holes_lost(&mut self) -> u64 {
+        if self.high_sacked <= self.lost_scan {
+            return 0;
+        }
+        self.mark_lost_below(self.high_sacked)
+    }
+
     /// FACK loss marking (Mathis & Mahdavi, SIGCOMM 1996; Linux 2.4–3.1 `tcp_mark_head_lost`
     /// with FACK): every un-SACKed record more than DupThresh − 1 records below the forward-most
     /// SACKed record is lost, however many records in between were SACKed. Returns bytes newly
@@ -935,6 +946,29 @@ mod tests {
             b.on_send_new(i * mss as u64, mss, i);
         }
         b
+    }
+
+    #[test]
+    fn test_mark_holes_lost_marks_every_hole_below_the_highest_sack() {
+        // FreeBSD 5.3's holes (`Mode::FreebsdSack`): records 1, 3 and 5 SACKed, so 0, 2 and 4
+        // are holes below the highest SACK; RFC 6675 IsLost (DupThresh 3) marks record 0 only
+        // (2 has two SACKed records above it, 4 one), FreeBSD every hole.
+        let mut b = board(8, 1000);
+        let mut res = AckResult::default();
+        for (l, r) in [(1000, 2000), (3000, 4000), (5000, 6000)] {
+            b.on_sack_block(l, r, 20, &mut res);
+        }
+        assert_eq!(b.mark_lost_by_sack(), 1000, "IsLost: record 0 only");
+        assert_eq!(b.mark_holes_lost(), 2000, "records 2 and 4");
+        let lost: Vec<u64> = b
+            .iter()
+            .filter(|s| s.flags & LOST != 0)
+            .map(|s| s.start)
+            .collect();
+        assert_eq!(lost, vec![0, 2000, 4000], "nothing above the highest SACK");
+        assert_eq!(b.pipe(), 2000, "records 6 and 7");
+        assert_eq!(b.mark_holes_lost(), 0);
+        b.check_invariants();
     }
 
     #[test]

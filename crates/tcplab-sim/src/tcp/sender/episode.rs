@@ -238,9 +238,9 @@ impl Episodes {
         snd_una: u64,
         sb: &Scoreboard,
     ) -> bool {
-        if self.rec.mode == Mode::SackInflate {
-            // OpenBSD tcp_input.c: `++tp->t_dupacks == tcprexmtthresh`, the duplicate-ACK count
-            // only (sources at `Mode::SackInflate`).
+        if matches!(self.rec.mode, Mode::SackInflate | Mode::FreebsdSack) {
+            // OpenBSD and FreeBSD tcp_input.c: `++tp->t_dupacks == tcprexmtthresh`, the
+            // duplicate-ACK count only (sources at `Mode::SackInflate`, `Mode::FreebsdSack`).
             dupacks == dupthresh
         } else if self.rec.mode != Mode::NewReno {
             let head_lost = sb.front().is_some_and(|s| s.flags & LOST != 0);
@@ -423,11 +423,15 @@ impl Episodes {
         let hold_at =
             |point: u64| p.cfg.reno_hold_at_recovery_point && !a.sack_on && s.snd_una == point;
         let mut held = false;
+        // The recovery ended on this ACK and its rule grows no window on it (FreeBSD's SACK
+        // recovery, `Recovery::grows_on_exit_ack`).
+        let mut exit_without_growth = false;
         if self.rec.active && s.snd_una >= self.rec.point {
             if hold_at(self.rec.point) {
                 held = true;
                 self.reno_sacked = 0;
             } else {
+                exit_without_growth = !self.rec.grows_on_exit_ack();
                 self.exit_recovery(p, s);
             }
         }
@@ -516,6 +520,8 @@ impl Episodes {
                 progress: a.advanced || res.bytes_sacked > 0 || a.dsack,
                 ssthresh: p.cc.ssthresh(),
                 snd_una: s.snd_una,
+                snd_nxt: s.snd_nxt,
+                rexmit_out: p.sb.retrans_bytes,
             });
             if self.rec.mode == Mode::SackInflate && (a.is_dup || a.advanced) {
                 // OpenBSD: each duplicate or partial ACK in recovery calls `tcp_output`, which
@@ -538,7 +544,10 @@ impl Episodes {
         EpisodeOutcome {
             dupacks,
             restart_rto,
-            cc_in_recovery: self.rec.active || (in_cwr && !p.cc.governs_recovery()) || frto_hold,
+            cc_in_recovery: self.rec.active
+                || exit_without_growth
+                || (in_cwr && !p.cc.governs_recovery())
+                || frto_hold,
             cwr_done,
             reno_delivered: reno.then_some(reno_delivered),
             entry_due,
@@ -1045,6 +1054,39 @@ mod tests {
             "head to resend"
         );
         assert!(!ep.quiet() && !ep.open());
+    }
+
+    #[test]
+    fn test_freebsd_sack_enters_on_third_dupack_only_and_exit_ack_grows_nothing() {
+        // FreeBSD 5.3 (Mode::FreebsdSack): `++t_dupacks == tcprexmtthresh` alone starts the
+        // recovery (RFC 6675 also enters when the head is lost by SACK); the window is one
+        // segment; the ACK of snd_recover sets snd_max − th_ack + 1 segment and the
+        // controller does not grow on it (`!IN_FASTRECOVERY` tested before the exit).
+        let run = |mode: Mode| {
+            let mut b = Bench::new(TcpConfig::default(), 10);
+            let mut ep = episodes(mode);
+            let s = seq(0, 10_000);
+            // One ACK SACKs three segments: the head is lost by SACK, one duplicate ACK.
+            let a = b.ack(0, 0, &[(1000, 4000)], 1);
+            ep.on_ack(&mut b.parts(), s, &a);
+            let early = ep.rec.active;
+            for k in 2..=3 {
+                let a = b.ack(0, 0, &[(1000, 4000 + 1000 * u64::from(k - 1))], k);
+                ep.on_ack(&mut b.parts(), s, &a);
+            }
+            assert!(ep.rec.active);
+            let entry_window = ep.rec.window(b.cc.cwnd());
+            // The ACK of snd_recover (10 000), nothing left outstanding: 0 is below ssthresh.
+            let a = b.ack(0, 10_000, &[], 0);
+            let out = ep.on_ack(&mut b.parts(), seq(10_000, 10_000), &a);
+            (early, entry_window, out.cc_in_recovery, b.cc.cwnd())
+        };
+        assert_eq!(run(Mode::Rfc6675), (true, 5000, false, 5000));
+        let (early, window, no_growth, cwnd) = run(Mode::FreebsdSack);
+        assert!(!early, "one duplicate ACK, however much it SACKs");
+        assert_eq!(window, 1000);
+        assert!(no_growth);
+        assert_eq!(cwnd, 1000, "snd_max − th_ack + t_maxseg");
     }
 
     #[test]

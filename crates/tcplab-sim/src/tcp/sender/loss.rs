@@ -17,7 +17,8 @@ pub const WC_DEL_ACK: Nanos = 200_000_000;
 
 /// Loss marking from SACK information: RFC 6675 IsLost, or FACK for rate-halving, which in
 /// the Recovery state (`in_recovery`: fast recovery, not the loss state after a timeout) also
-/// finds lost retransmissions ([`Scoreboard::mark_lost_retransmits`]). Returns the bytes newly
+/// finds lost retransmissions ([`Scoreboard::mark_lost_retransmits`]); in FreeBSD's SACK
+/// recovery every hole below the highest SACK ([`Scoreboard::mark_holes_lost`]). Returns the bytes newly
 /// marked lost (or made eligible again).
 pub fn mark_lost_by_sack(sb: &mut Scoreboard, mode: Mode, in_recovery: bool) -> u64 {
     if mode.uses_fack() {
@@ -26,6 +27,11 @@ pub fn mark_lost_by_sack(sb: &mut Scoreboard, mode: Mode, in_recovery: bool) -> 
             return lost + sb.mark_lost_retransmits();
         }
         lost
+    } else if mode == Mode::FreebsdSack && in_recovery {
+        // FreeBSD's SACK recovery: `tcp_sack_output` resends any hole below the highest SACKed
+        // byte, and the pipe of its duplicate-ACK rule leaves out every hole byte not yet
+        // resent (`tcp_sacked_bytes`); sources at `Mode::FreebsdSack`.
+        sb.mark_lost_by_sack() + sb.mark_holes_lost()
     } else {
         sb.mark_lost_by_sack()
     }

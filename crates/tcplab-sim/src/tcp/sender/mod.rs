@@ -524,6 +524,7 @@ impl TcpSender {
         self.ep.rec.rh_entry_cut = self.cfg.rate_halving_entry_cut;
         self.ep.rec.rh_floor_half = self.cfg.rate_halving_floor_half;
         self.ep.rec.rh_progress_only = self.cfg.rate_halving_progress_only;
+        self.ep.rec.partial_ack_cap = self.cfg.sack_partial_ack_cap;
         self.rwnd = n.rwnd;
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
@@ -829,6 +830,9 @@ impl TcpSender {
             count_off: self.ep.rec.mode == Mode::SackInflate
                 && self.ep.loss_point.is_some()
                 && !self.ep.rec.active,
+            // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
+            freebsd_budget: self.ep.rec.freebsd_budget(),
+            freebsd_open: self.ep.rec.mode == Mode::FreebsdSack && self.ep.open(),
         }
     }
 
@@ -1734,15 +1738,17 @@ mod tests {
         /// RACK, undo, F-RTO, local CWR, growth before a recovery's entry (knob
         /// `recovery_entry_ack_grows`), Linux 2.x's rate-halving rules (knobs
         /// `rate_halving_entry_cut`, `rate_halving_floor_half`, `rate_halving_progress_only`),
-        /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`)
+        /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`),
+        /// FreeBSD's (`recovery = "freebsd-sack"`, knob `sack_partial_ack_cap`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
         #[test]
         fn prop_fast_ack_path_changes_nothing(
             seed in 1u64..1_000_000,
             cca in proptest::sample::select(vec!["reno", "newreno", "cubic", "bbr", "htcp", "ctcp", "bic"]),
-            recovery in proptest::sample::select(vec!["sack", "newreno", "prr", "ratehalving", "sack-inflate"]),
+            recovery in proptest::sample::select(vec!["sack", "newreno", "prr", "ratehalving", "sack-inflate", "freebsd-sack"]),
             max_burst in proptest::sample::select(vec![0u32, 4]),
+            partial_cap: bool,
             sack: bool,
             timestamps: bool,
             rack: bool,
@@ -1762,6 +1768,7 @@ mod tests {
                 "local_congestion_cwr": cwr, "recovery_entry_ack_grows": entry_grows,
                 "rate_halving_entry_cut": rh.0, "rate_halving_floor_half": rh.1,
                 "rate_halving_progress_only": rh.2, "max_burst": max_burst,
+                "sack_partial_ack_cap": partial_cap,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);

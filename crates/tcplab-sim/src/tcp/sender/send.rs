@@ -180,6 +180,17 @@ pub struct SendState {
     /// Knob `recovery = "sack-inflate"` in the loss state after a timeout: the window is checked
     /// against OpenBSD's `off`, not the pipe ([`SendState::go_back_n_off`]).
     pub count_off: bool,
+    /// Knob `recovery = "freebsd-sack"` in recovery: Some((snd_recover, sack_newdata)); holes
+    /// and new data are counted against the window as FreeBSD's `tcp_output` counts them
+    /// ([`next_segment_freebsd`]).
+    pub freebsd_budget: Option<(u64, u64)>,
+    /// Knob `recovery = "freebsd-sack"` outside recovery and the loss state: the window is
+    /// checked against everything outstanding, FreeBSD's off = snd_nxt − snd_una, SACKed data
+    /// included (no pipe outside recovery; the first two duplicate ACKs release new data by
+    /// limited transmit only), and no SACK hole is resent (`tcp_output` asks `tcp_sack_output`
+    /// only `IN_FASTRECOVERY`): lost marks wait for the recovery that the third duplicate ACK
+    /// starts, or the timeout. Sources at `crate::tcp::recovery::Mode::FreebsdSack`.
+    pub freebsd_open: bool,
 }
 
 /// One step of the send loop.
@@ -331,12 +342,17 @@ pub fn gate(pacing_wait: bool, host_room: bool) -> Option<Step> {
 /// window or by limited transmit.
 #[inline]
 pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
+    if let Some((recover, newdata)) = s.freebsd_budget {
+        return next_segment_freebsd(s, sb, recover, newdata);
+    }
     let pipe = if s.count_off {
         s.go_back_n_off(sb)
+    } else if s.freebsd_open {
+        s.snd_nxt - s.snd_una
     } else {
         s.pipe(sb)
     };
-    if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new {
+    if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new && !s.freebsd_open {
         if let Some(i) = sb.next_lost() {
             let len = sb.seg(i).len as u64;
             if s.short_rexmit && !s.fast_rexmit_due {
@@ -373,6 +389,61 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
     match next_new(s.smss, s.room(), sb.is_empty()) {
         NewData::Segment(len) => {
             if pipe + len > s.window && !s.limited_transmit_allows(len) {
+                Step::CwndLimited
+            } else {
+                Step::New(len)
+            }
+        }
+        NewData::Hold {
+            persist,
+            app_limited,
+        } => Step::Hold {
+            persist,
+            app_limited,
+        },
+    }
+}
+
+/// [`next_segment`] in FreeBSD 5.3's SACK recovery (knob `recovery = "freebsd-sack"`;
+/// FreeBSD tcp_output.c and tcp_sack.c `tcp_sack_output`, read for the facts, sources at
+/// `crate::tcp::recovery::Mode::FreebsdSack`). `s.window` is snd_cwnd; sack_bytes_rxmt is the
+/// scoreboard's resent bytes still out (records resent, not SACKed or acknowledged). First
+/// the first hole not yet resent (every un-SACKed record below the highest SACKed byte is
+/// marked lost in this mode, `loss::mark_lost_by_sack`) and below snd_recover, within cwin =
+/// min(snd_wnd, snd_cwnd) − sack_bytes_rxmt (the entry's fast retransmit whatever the window,
+/// as the entry's snd_cwnd = t_maxseg always lets it go); with none, new data within snd_cwnd −
+/// (snd_nxt − sack_newdata) − sack_bytes_rxmt, or, when nothing was resent, within snd_cwnd −
+/// (snd_nxt − snd_una) as outside recovery. The peer's window bounds new data through
+/// [`Room`].
+#[inline(never)]
+pub fn next_segment_freebsd(
+    s: &SendState,
+    sb: &mut Scoreboard,
+    recover: u64,
+    newdata: u64,
+) -> Step {
+    let resent = sb.retrans_bytes;
+    if sb.lost_bytes > sb.retrans_bytes {
+        if let Some(i) = sb.next_lost() {
+            let seg = sb.seg(i);
+            if seg.start < recover {
+                // "Do not retransmit SACK segments beyond snd_recover": a hole above it waits
+                // for the next recovery.
+                if resent + u64::from(seg.len) <= s.window.min(s.rwnd) || s.fast_rexmit_due {
+                    return Step::Retransmit(i);
+                }
+                return Step::CwndLimited;
+            }
+        }
+    }
+    match next_new(s.smss, s.room(), sb.is_empty()) {
+        NewData::Segment(len) => {
+            let used = if resent == 0 {
+                s.snd_nxt - s.snd_una
+            } else {
+                resent + s.snd_nxt.saturating_sub(newdata)
+            };
+            if used + len > s.window {
                 Step::CwndLimited
             } else {
                 Step::New(len)
@@ -535,6 +606,8 @@ mod tests {
             short_rexmit: false,
             rexmit_only_when_due: false,
             count_off: false,
+            freebsd_budget: None,
+            freebsd_open: false,
         }
     }
 
@@ -660,6 +733,119 @@ mod tests {
             ..s
         };
         assert_eq!(next_segment(&rfc, &mut sb), Step::Retransmit(0));
+    }
+
+    #[test]
+    fn test_freebsd_sack_budget_counts_resent_and_new_data_since_entry() {
+        // FreeBSD tcp_output in SACK recovery (recovery = "freebsd-sack"): holes within
+        // snd_cwnd − sack_bytes_rxmt, new data within snd_cwnd − (snd_nxt − sack_newdata) −
+        // sack_bytes_rxmt. Ten records out, 0 and 2 lost, 1 and 3 SACKed (pipe 6000): RFC 6675
+        // with the same window (3000) would send nothing (pipe ≥ window).
+        let mut sb = outstanding(10);
+        let mut res = AckResult::default();
+        sb.on_sack_block(1000, 2000, 20, &mut res);
+        sb.on_sack_block(3000, 4000, 20, &mut res);
+        sb.mark_holes_lost();
+        let s = SendState {
+            open: false,
+            freebsd_budget: Some((10_000, 10_000)),
+            ..state(&sb, 3000)
+        };
+        assert_eq!(
+            next_segment(
+                &SendState {
+                    freebsd_budget: None,
+                    ..s
+                },
+                &mut sb
+            ),
+            Step::CwndLimited,
+            "RFC 6675's pipe rule"
+        );
+        assert_eq!(next_segment(&s, &mut sb), Step::Retransmit(0));
+        sb.on_retransmit(0, 30);
+        assert_eq!(next_segment(&s, &mut sb), Step::Retransmit(2));
+        sb.on_retransmit(2, 31);
+        // 2000 resent: one new segment fits in 3000.
+        assert_eq!(next_segment(&s, &mut sb), Step::New(1000));
+        let after = SendState {
+            snd_nxt: 11_000,
+            ..s
+        };
+        sb.on_send_new(10_000, MSS, 32);
+        assert_eq!(next_segment(&after, &mut sb), Step::CwndLimited);
+        // A hole at or beyond snd_recover waits for the next recovery.
+        let mut sb2 = outstanding(4);
+        sb2.on_sack_block(1000, 2000, 20, &mut res);
+        sb2.mark_holes_lost();
+        let beyond = SendState {
+            open: false,
+            freebsd_budget: Some((0, 4000)),
+            ..state(&sb2, 3000)
+        };
+        assert_eq!(next_segment(&beyond, &mut sb2), Step::CwndLimited);
+    }
+
+    #[test]
+    fn test_freebsd_sack_nothing_resent_counts_flight_and_open_state_resends_no_hole() {
+        // sack_bytes_rxmt = 0 (no hole resent): tcp_output's ordinary rule, min(snd_wnd,
+        // snd_cwnd) − (snd_nxt − snd_una). Outside recovery FreeBSD resends no SACK hole and
+        // counts SACKed data in its window; the first two duplicate ACKs send one new segment
+        // each (limited transmit).
+        let mut sb = outstanding(4);
+        let s = SendState {
+            open: false,
+            freebsd_budget: Some((4000, 4000)),
+            ..state(&sb, 4500)
+        };
+        assert_eq!(
+            next_segment(&s, &mut sb),
+            Step::CwndLimited,
+            "4000 + 1000 > 4500"
+        );
+        assert_eq!(
+            next_segment(&SendState { window: 5000, ..s }, &mut sb),
+            Step::New(1000)
+        );
+        sb.mark_head_lost();
+        let open = SendState {
+            freebsd_open: true,
+            ..state(&sb, 100_000)
+        };
+        assert_eq!(next_segment(&open, &mut sb), Step::New(1000));
+        assert_eq!(
+            next_segment(
+                &SendState {
+                    freebsd_open: false,
+                    ..open
+                },
+                &mut sb
+            ),
+            Step::Retransmit(0)
+        );
+        // Records 1 and 2 SACKed, cwnd 4 segments (all out): the pipe (1 segment) would let
+        // three new segments go; FreeBSD's off (4) none, one by limited transmit on a
+        // duplicate ACK.
+        let mut res = AckResult::default();
+        sb.on_sack_block(1000, 3000, 20, &mut res);
+        let full = SendState {
+            freebsd_open: true,
+            ..state(&sb, 4000)
+        };
+        assert_eq!(next_segment(&full, &mut sb), Step::CwndLimited);
+        assert_eq!(
+            next_segment(
+                &SendState {
+                    freebsd_open: false,
+                    ..full
+                },
+                &mut sb
+            ),
+            Step::Retransmit(0),
+            "RFC 6675: the lost head within the pipe"
+        );
+        let dup = SendState { dupacks: 1, ..full };
+        assert_eq!(next_segment(&dup, &mut sb), Step::New(1000));
     }
 
     #[test]
