@@ -175,6 +175,7 @@ def test_reference_unverified_rows_and_calibrated_quirks_are_not_marked_verified
     cases = {
         "windows-xp": ["min_rto", "rx_capacity", "timestamps"],
         "windows-vista": ["min_rto", "initial_rto", "rx_capacity"],
+        "windows-7": ["initial_rto", "max_rto"],
         "openbsd-3.5": ["rcvbuf"],
         "freebsd-5.2.1": ["rcvbuf", "clock_granularity"],
         "solaris-10": ["initial_window", "rcvbuf", "sack"],
@@ -216,11 +217,15 @@ def test_key_facts_of_each_personality():
                         "rtt_forget_after_backoffs": 4, "undo_bad_rexmt": False,
                         "initial_rto": 6 * S, "rtt_fixed_point": True, "rtt_origin_one": True},
         "windows-xp": {"initial_window": 2, "delack_timeout": 200 * MS, "min_rto": 300 * MS,
-                       "rcvbuf": 17520, "timestamps": False,
+                       "rcvbuf": 17520, "timestamps": False, "dupthresh": 2,
+                       "max_data_retransmissions": 5, "max_rto": 240 * S,
                        "quirk_ignore_rwnd_in_recovery": True, "rx_capacity": 200_000_000},
-        "windows-vista": {"rcvbuf_autotune_max": 16776960, "rx_capacity": 350_000_000},
+        "windows-vista": {"rcvbuf_autotune_max": 16776960, "rx_capacity": 350_000_000,
+                          "max_data_retransmissions": 5, "dupthresh": 3},
         "windows-7": {"cwnd_unit": "bytes", "pacing": True, "clock_granularity": 10 * MS,
-                      "rcvbuf_autotune_max": 16776960, "rx_capacity": None},
+                      "rcvbuf_autotune_max": 16776960, "rx_capacity": None,
+                      "min_rto": 300 * MS, "delack_timeout": 200 * MS,
+                      "max_data_retransmissions": 5, "dupthresh": 3},
         "windows-server-2008": {"rcvbuf_autotune_max": 16776960},
         "solaris-10": {"min_rto": 400 * MS, "delack_timeout": 100 * MS},
         "macos": {"initial_window": "rfc3390", "initial_rto": 1 * S},
@@ -1282,6 +1287,27 @@ def test_connect_gives_up_after_the_stacks_syn_retries(stack):
         assert syns == pytest.approx([0.0, 3.0, 9.0], abs=1e-6), syns
     else:
         assert len(syns) > 3, syns
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "stack", ["windows-xp", "windows-vista", "windows-7", "windows-server-2008", "linux-2.6.25"]
+)
+def test_windows_aborts_after_five_unanswered_data_retransmissions(stack):
+    """The forward path goes dark at packet 40 for good: Windows retransmits the segment at
+    snd_una TcpMaxDataRetransmissions = 5 times, each timeout twice the last, and aborts the
+    connection at the next expiry (Microsoft KB 170359; knob max_data_retransmissions): no
+    sixth retransmission follows. Linux has no such count (tcp_retries2 is a time budget of
+    ~15 minutes) and keeps retransmitting for the whole minute."""
+    _, sends = _timeouts(stack, list(range(40, 2000)))
+    gaps = [b - a for a, b in itertools.pairwise(sends)]
+    if stack.startswith("windows"):
+        assert len(sends) == 1 + 5, f"{stack}: sent at {sends}"
+        # the first timer ran from an earlier segment's send; each expiry after it doubles
+        doubled = [b == pytest.approx(2 * a, rel=1e-6) for a, b in itertools.pairwise(gaps[1:])]
+        assert all(doubled), gaps
+    else:
+        assert len(sends) > 1 + 5, f"{stack}: sent at {sends}"
 
 
 def _blackout(stack: str, lost: range = range(40, 80)):

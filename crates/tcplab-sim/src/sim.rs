@@ -1340,7 +1340,8 @@ impl Simulation {
     }
 
     /// After a background endpoint ran: retire its connection when the sender is finished
-    /// (all data and the FIN acknowledged, or SYN retries exhausted), freeing the slot.
+    /// (all data and the FIN acknowledged, SYN retries exhausted, or aborted after
+    /// `max_data_retransmissions` timeouts), freeing the slot.
     #[inline]
     fn bg_after(&mut self, id: usize) {
         let s = match &self.eps[id] {
@@ -1355,7 +1356,7 @@ impl Simulation {
             return;
         }
         let bi = self.ep_bg[s] as usize;
-        let completed = snd.established();
+        let completed = snd.completed();
         self.harvest(bi, s, completed);
         // The finished endpoints stay for the next connection of the slot (`start_mouse`);
         // packets still in flight for them are discarded on arrival (`deliver`).

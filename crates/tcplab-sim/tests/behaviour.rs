@@ -248,6 +248,39 @@ fn test_rto_backoff_during_blackout_and_recovery() {
 }
 
 #[test]
+fn test_data_retransmission_limit_aborts_connection() {
+    // Windows `TcpMaxDataRetransmissions` (default 5, Microsoft KB 170359; knob
+    // `max_data_retransmissions`): the link goes down for good at 5 s. With a 300 ms floor the
+    // timer backs off from ≈ 0.3 s; after the fifth retransmission goes unanswered the next
+    // expiry aborts the connection instead of retransmitting a sixth time. Without the limit the
+    // sender keeps retransmitting to the end of the run. A link back at 25 s finds the aborted
+    // flow gone: nothing is delivered after it.
+    let run = |limit: u32| {
+        let mut d = Dumbbell::new(10_000_000, 100 * MS, 100, 60 * SEC);
+        d.fwd_outages = vec![(5 * SEC, 25 * SEC)];
+        d.tcp(
+            "w",
+            "newreno",
+            0,
+            json!({"min_rto": 300 * MS, "max_data_retransmissions": limit}),
+        )
+        .run()
+    };
+    let limited = run(5);
+    let f = &limited.flows[0];
+    assert_eq!(f.timeouts, 5, "five retransmissions, then the abort");
+    assert!(f.established, "the handshake had completed");
+    assert_eq!(mean_goodput(&limited, 0, 26 * SEC, 60 * SEC), 0.0);
+    let unlimited = run(0);
+    assert!(
+        unlimited.flows[0].timeouts > 5,
+        "timeouts {}",
+        unlimited.flows[0].timeouts
+    );
+    assert!(mean_goodput(&unlimited, 0, 45 * SEC, 60 * SEC) > 5e6);
+}
+
+#[test]
 fn test_udp_cbr_at_exact_rate_when_uncongested() {
     let d = Dumbbell::new(100_000_000, 20 * MS, 100, 12 * SEC).udp("u", 10_000_000, SEC, 11 * SEC);
     let r = d.run();

@@ -522,6 +522,13 @@ knobs! {
     /// packets after leaving Fast Rxmit", netinet/tcp.h) and `if (sendalot && --maxburst) goto
     /// again` in `tcp_output` (sources at `TcpSender::try_send`).
     max_burst: u32 = 0; kind "int";
+    /// Retransmission timeouts of the data at snd_una in a row (snd_una not advancing) after
+    /// which the connection is aborted instead of retransmitting again; 0 = never. Windows
+    /// `TcpMaxDataRetransmissions` (default 5, Windows 2000 to 7: Microsoft KB 170359, "the
+    /// number of times TCP retransmits an individual data segment (non connect segment) before
+    /// aborting the connection ... reset when responses resume"); Linux's `tcp_retries2` is a
+    /// time budget and is not modelled.
+    max_data_retransmissions: u32 = 0; kind "int";
     /// Initial sequence number; null = drawn from the flow's random stream.
     isn: Option<u32> = None; kind "int", optional true;
     /// SYN retransmissions before giving up (Linux tcp_syn_retries: 6).

@@ -148,6 +148,9 @@ enum State {
     Done,
     /// SYN retries exhausted.
     Failed,
+    /// Established, then aborted after `max_data_retransmissions` retransmission timeouts in
+    /// a row.
+    Aborted,
 }
 
 /// Static description of the flow, from the scenario.
@@ -267,6 +270,8 @@ pub struct TcpSender {
     skb_end: u64,
     /// The largest receive window the peer offered (Linux `max_window`).
     max_rwnd: u64,
+    /// Retransmission timeouts since snd_una last advanced (knob `max_data_retransmissions`).
+    rto_retries: u32,
     pub stats: SenderStats,
 }
 
@@ -367,6 +372,7 @@ impl TcpSender {
             tso_deferred_at: None,
             skb_end: 0,
             max_rwnd: 0,
+            rto_retries: 0,
             stats: SenderStats::default(),
             spec,
             cfg,
@@ -392,11 +398,20 @@ impl TcpSender {
 
     /// Whether the sender has finished (all data and FIN acknowledged, or it gave up).
     pub fn is_done(&self) -> bool {
-        matches!(self.state, State::Done | State::Failed)
+        matches!(self.state, State::Done | State::Failed | State::Aborted)
     }
 
+    /// Whether the handshake completed (the connection may since have finished or aborted).
     pub fn established(&self) -> bool {
-        matches!(self.state, State::Established | State::Done)
+        matches!(
+            self.state,
+            State::Established | State::Done | State::Aborted
+        )
+    }
+
+    /// Whether all data (and the FIN, if sent) was acknowledged.
+    pub fn completed(&self) -> bool {
+        self.state == State::Done
     }
 
     pub fn in_recovery(&self) -> bool {
@@ -421,7 +436,7 @@ impl TcpSender {
     pub fn poll_at(&self) -> Option<Nanos> {
         match self.state {
             State::Idle => Some(self.spec.start),
-            State::Done | State::Failed => None,
+            State::Done | State::Failed | State::Aborted => None,
             _ => {
                 let t = self.timers.poll_at();
                 let stop = match self.app {
@@ -448,7 +463,7 @@ impl TcpSender {
                 }
                 return;
             }
-            State::Done | State::Failed => return,
+            State::Done | State::Failed | State::Aborted => return,
             _ => {}
         }
         if let AppPhase::Waiting(at) = self.app {
@@ -1259,6 +1274,7 @@ impl TcpSender {
         let res = a.res;
         // 3. Bad-retransmit undo, before the RTT sample resets the backoff; the RTT sample.
         if advanced {
+            self.rto_retries = 0;
             let (ep, mut parts, _) = self.episode_parts(now);
             if ep.on_advance(&mut parts, now) {
                 self.acks.dupacks = 0;
@@ -1617,6 +1633,21 @@ impl TcpSender {
             }
             self.send_syn(cx);
             return;
+        }
+        // Windows `TcpMaxDataRetransmissions` (Microsoft KB 170359: the number of times TCP
+        // retransmits an individual data segment before aborting the connection, default 5;
+        // "it is reset when responses resume"): the expiry after the last allowed
+        // retransmission went unanswered aborts instead of retransmitting. Counted here as
+        // timeouts in a row without snd_una advancing (the segment at snd_una is the one the
+        // timer retransmits); a fast retransmission of it is not counted (APPROXIMATE).
+        let max = self.cfg.max_data_retransmissions;
+        let outstanding = !self.sb.is_empty() || (self.fin_sent && !self.fin_acked);
+        if max > 0 && outstanding {
+            if self.rto_retries >= max {
+                self.state = State::Aborted;
+                return;
+            }
+            self.rto_retries += 1;
         }
         if self.sb.is_empty() {
             if self.fin_sent && !self.fin_acked {
