@@ -71,7 +71,7 @@ pub mod undo;
 
 pub use handshake::wscale_for;
 
-use super::config::{CwndUnitCfg, TcpConfig};
+use super::config::{CwndUnitCfg, LossDupackCfg, TcpConfig};
 use super::recovery::{Mode, Recovery};
 use super::rtt::{ts_ticks, BsdTimer, RttEstimator, RttSample};
 use super::scoreboard::{AckResult, Scoreboard};
@@ -267,6 +267,13 @@ pub struct TcpSender {
     skb_end: u64,
     /// The largest receive window the peer offered (Linux `max_window`).
     max_rwnd: u64,
+    /// Knob `loss_dupack_credit` = "rfc3042-flight" or "rfc3042-cwnd" (FreeBSD 5.3, XNU;
+    /// sources at [`send::loss_limited_transmit_window`]): for the duplicate ACK being
+    /// processed, the window the send loop checks instead of the congestion window, and
+    /// snd_nxt when it arrived; None otherwise.
+    loss_lt: Option<(u64, u64)>,
+    /// FreeBSD's snd_limited for that rule ([`send::loss_limited_transmit_limited`]).
+    loss_lt_limited: u32,
     pub stats: SenderStats,
 }
 
@@ -367,6 +374,8 @@ impl TcpSender {
             tso_deferred_at: None,
             skb_end: 0,
             max_rwnd: 0,
+            loss_lt: None,
+            loss_lt_limited: 0,
             stats: SenderStats::default(),
             spec,
             cfg,
@@ -789,7 +798,17 @@ impl TcpSender {
     /// What the send loop knows once its gates are open (see [`send::next_segment`]).
     #[inline]
     fn send_state(&self) -> SendState {
-        self.send_state_in(self.ep.send_window(self.cwnd(), &self.sb))
+        self.send_state_in(self.window_now())
+    }
+
+    /// The window the send loop checks: the recovery state's (`Episodes::send_window`), or for
+    /// a duplicate ACK of FreeBSD's limited transmit in the loss state its own (`loss_lt`).
+    #[inline]
+    fn window_now(&self) -> u64 {
+        match self.loss_lt {
+            Some((window, _)) => window,
+            None => self.ep.send_window(self.cwnd(), &self.sb),
+        }
     }
 
     /// [`TcpSender::send_state`] with the window given.
@@ -864,7 +883,7 @@ impl TcpSender {
             let step = match send::gate(pacing_wait, host_room) {
                 Some(closed) => closed,
                 None => {
-                    st.window = self.ep.send_window(self.cwnd(), &self.sb);
+                    st.window = self.window_now();
                     st.snd_nxt = self.snd_nxt;
                     st.fast_rexmit_due = self.ep.fast_rexmit_due;
                     debug_assert_eq!(st, self.send_state());
@@ -1190,6 +1209,14 @@ impl TcpSender {
                 if self.state == State::Established {
                     self.try_send(cx);
                 }
+                if let Some((_, nxt)) = self.loss_lt.take() {
+                    // FreeBSD's snd_limited ("rfc3042-flight"; XNU keeps none).
+                    self.loss_lt_limited = send::loss_limited_transmit_limited(
+                        self.loss_lt_limited,
+                        self.snd_nxt.saturating_sub(nxt),
+                        self.smss,
+                    );
+                }
             }
             _ => {}
         }
@@ -1295,6 +1322,15 @@ impl TcpSender {
         let (ep, mut parts, seq) = self.episode_parts(now);
         let out = ep.on_ack(&mut parts, seq, &ea);
         self.acks.dupacks = out.dupacks;
+        if matches!(
+            self.cfg.loss_dupack_credit,
+            LossDupackCfg::Rfc3042Flight | LossDupackCfg::Rfc3042Cwnd
+        ) && a.is_dup
+            && !self.sack_on
+            && self.ep.loss_point.is_some()
+        {
+            self.loss_limited_transmit();
+        }
         if out.restart_rto {
             self.timers.restart_rto(now, self.rtt.rto());
         }
@@ -1353,6 +1389,33 @@ impl TcpSender {
             self.state = State::Done;
             self.timers.rto = None;
         }
+    }
+
+    /// Knob `loss_dupack_credit` = "rfc3042-flight" or "rfc3042-cwnd" on a duplicate ACK in the
+    /// loss state without SACK: FreeBSD 5.3's or XNU's RFC 3042 there (sources at
+    /// [`send::loss_limited_transmit_window`]) — the send loop of this ACK checks the window
+    /// given there, not the congestion window, which stays as it is.
+    #[cold]
+    fn loss_limited_transmit(&mut self) {
+        let dupacks = self.acks.dupacks;
+        if self.cfg.dupthresh > 0 && (dupacks.max(1) - 1).is_multiple_of(self.cfg.dupthresh) {
+            // FreeBSD: `if (tp->t_dupacks == 1) tp->snd_limited = 0;`
+            self.loss_lt_limited = 0;
+        }
+        let st = self.send_state_in(self.ep.send_window(self.cwnd(), &self.sb));
+        let room = st.room();
+        let window = send::loss_limited_transmit_window(
+            self.cfg.loss_dupack_credit,
+            dupacks,
+            self.cfg.dupthresh,
+            self.loss_lt_limited,
+            st.pipe(&self.sb),
+            st.window,
+            // XNU: `so->so_snd.sb_cc - (tp->snd_max - tp->snd_una) > 0`.
+            room.app > 0 && room.buf > 0,
+            self.smss,
+        );
+        self.loss_lt = window.map(|w| (w, self.snd_nxt));
     }
 
     /// An acceptable ACK's fields for the connection: the peer's window (an open one stops
@@ -1734,7 +1797,8 @@ mod tests {
         /// RACK, undo, F-RTO, local CWR, growth before a recovery's entry (knob
         /// `recovery_entry_ack_grows`), Linux 2.x's rate-halving rules (knobs
         /// `rate_halving_entry_cut`, `rate_halving_floor_half`, `rate_halving_progress_only`),
-        /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`)
+        /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`),
+        /// every rule for duplicate ACKs after a timeout without SACK (`loss_dupack_credit`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
         #[test]
@@ -1743,6 +1807,9 @@ mod tests {
             cca in proptest::sample::select(vec!["reno", "newreno", "cubic", "bbr", "htcp", "ctcp", "bic"]),
             recovery in proptest::sample::select(vec!["sack", "newreno", "prr", "ratehalving", "sack-inflate"]),
             max_burst in proptest::sample::select(vec![0u32, 4]),
+            loss_dupack in proptest::sample::select(
+                vec!["per-dupack", "none", "rfc3042-flight", "rfc3042-cwnd"]
+            ),
             sack: bool,
             timestamps: bool,
             rack: bool,
@@ -1762,6 +1829,7 @@ mod tests {
                 "local_congestion_cwr": cwr, "recovery_entry_ack_grows": entry_grows,
                 "rate_halving_entry_cut": rh.0, "rate_halving_floor_half": rh.1,
                 "rate_halving_progress_only": rh.2, "max_burst": max_burst,
+                "loss_dupack_credit": loss_dupack,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);
