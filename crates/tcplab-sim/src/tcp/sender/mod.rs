@@ -802,7 +802,8 @@ impl TcpSender {
     }
 
     /// The window the send loop checks: the recovery state's (`Episodes::send_window`), or for
-    /// a duplicate ACK of FreeBSD's limited transmit in the loss state its own (`loss_lt`).
+    /// a duplicate ACK of FreeBSD's or XNU's limited transmit in the loss state its own
+    /// (`loss_lt`).
     #[inline]
     fn window_now(&self) -> u64 {
         match self.loss_lt {
