@@ -452,6 +452,46 @@ fn test_every_recovery_mode_delivers_a_lossy_transfer() {
     }
 }
 
+/// Knob `loss_dupack_credit` (duplicate ACKs after a timeout without SACK): each rule delivers
+/// a transfer whose losses bring timeouts, and the rules differ (FreeBSD 5.3's and XNU's limited
+/// transmit resend from snd_nxt on duplicate ACKs that the others ignore or count as delivered).
+#[test]
+fn test_every_loss_dupack_rule_delivers_a_transfer_with_timeouts() {
+    let run = |credit: &str| {
+        // 5 % loss and four blackouts of 400 ms, each bringing a timeout whose go-back-N meets
+        // losses again.
+        let mut d = Dumbbell::new(10_000_000, 60 * MS, 50, 300 * SEC);
+        d.fwd_loss = json!({"model": "bernoulli", "p": 0.05});
+        d.fwd_outages = (1..=4)
+            .map(|k| (k * 2 * SEC, k * 2 * SEC + 400 * MS))
+            .collect();
+        let bytes = 2_000_000u64;
+        let d = d
+            .tcp(
+                "t",
+                "reno",
+                0,
+                json!({"recovery": "newreno", "sack": false, "loss_dupack_credit": credit,
+                       "short_segment_on_rexmit": true}),
+            )
+            .flow_field(0, "bytes", json!(bytes));
+        let r = d.run();
+        assert_eq!(r.flows[0].bytes_delivered, bytes, "{credit}");
+        let f = &r.flows[0];
+        assert!(f.timeouts > 0, "{credit}: no timeout");
+        (f.completion_ns, f.dupacks, f.retransmits, f.timeouts)
+    };
+    let (linux, none) = (run("per-dupack"), run("none"));
+    let (flight, cwnd) = (run("rfc3042-flight"), run("rfc3042-cwnd"));
+    eprintln!(
+        "completion, duplicate ACKs, retransmits, timeouts: per-dupack {linux:?}, none {none:?}, \
+         rfc3042-flight {flight:?}, rfc3042-cwnd {cwnd:?}"
+    );
+    for lt in [flight, cwnd] {
+        assert!(linux != lt && none != lt, "{linux:?} {none:?} {lt:?}");
+    }
+}
+
 #[test]
 fn test_prr_and_sack_recovery_beat_newreno_under_loss() {
     let goodput = |recovery: &str| {

@@ -102,6 +102,37 @@ pub enum RecoveryNosackCfg {
     PrrReno,
 }
 
+/// What a duplicate ACK lets out in the loss state after a timeout on a connection without SACK
+/// (knob `loss_dupack_credit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LossDupackCfg {
+    /// Each duplicate ACK counts as one segment that left the network and frees one segment of
+    /// the window, bounded by the segments sent since the timeout (Linux `tcp_process_loss` →
+    /// `tcp_add_reno_sack`, `tcp_limit_reno_sacked`; source at `sender/send.rs`
+    /// `SendState::pipe`).
+    #[serde(rename = "per-dupack")]
+    PerDupack,
+    /// Duplicate ACKs free nothing (OpenBSD 3.5: no RFC 3042, and the third below snd_last
+    /// resets the count; FreeBSD 5.2.1: `tcp_do_rfc3042` off by default, and NewReno's
+    /// snd_recover test resets the count at the third; sources at `sender/send.rs`
+    /// `left_by_dupacks`).
+    #[serde(rename = "none")]
+    None,
+    /// FreeBSD 5.3's RFC 3042 in that state: on the first and second duplicate ACK of each run
+    /// of three (the third resets the count), `tcp_output` runs with snd_cwnd = (snd_nxt −
+    /// snd_una) + (t_dupacks − snd_limited)·t_maxseg — one segment from snd_nxt on the first,
+    /// two on the second unless the first sent new data; the cwnd itself is left alone (sources
+    /// at `sender/send.rs` `loss_limited_transmit_window`).
+    #[serde(rename = "rfc3042-flight")]
+    Rfc3042Flight,
+    /// XNU's RFC 3042 in that state: on the first and second duplicate ACK of each run, when
+    /// the send buffer holds data beyond snd_max, `tcp_output` runs with snd_cwnd raised by
+    /// t_dupacks·t_maxseg — one segment from snd_nxt on each (sources at `sender/send.rs`
+    /// `loss_limited_transmit_window`).
+    #[serde(rename = "rfc3042-cwnd")]
+    Rfc3042Cwnd,
+}
+
 /// Schema entry of one knob.
 #[derive(Clone, Debug, Serialize)]
 pub struct KnobInfo {
@@ -141,6 +172,7 @@ impl KnobRange for CwndUnitCfg {}
 impl KnobRange for GrowthCreditCfg {}
 impl KnobRange for RecoveryCfg {}
 impl KnobRange for RecoveryNosackCfg {}
+impl KnobRange for LossDupackCfg {}
 impl KnobRange for RcvRttCfg {}
 impl KnobRange for PacingQuantumCfg {}
 impl KnobRange for TsoModelCfg {}
@@ -326,14 +358,14 @@ knobs! {
     /// snd_max; FreeBSD 5.x, OpenBSD 3.x; source at `sender/send.rs` `next_segment`). Off:
     /// lost segments are resent whole, each when the window has room for all of it.
     short_segment_on_rexmit: bool = false; kind "bool";
-    /// Without SACK, in the loss state after a timeout, count each duplicate ACK as one segment
-    /// that left the network, so that it frees a segment of the window (Linux
-    /// `tcp_process_loss` → `tcp_add_reno_sack`, bounded by `tcp_limit_reno_sacked`; source at
-    /// `sender/send.rs` `SendState::pipe`). Off: duplicate ACKs in that state free nothing —
-    /// OpenBSD 3.5 does nothing on the first two (no RFC 3042) and, at the third below
-    /// snd_last (set to snd_max by `tcp_timer_rexmt`), resets t_dupacks and drops the ACK
-    /// ("False fast retx after timeout"; source at `sender/send.rs` `left_by_dupacks`).
-    loss_dupack_credit: bool = true; kind "bool";
+    /// Without SACK, in the loss state after a timeout, what a duplicate ACK lets out
+    /// ([`LossDupackCfg`]; sources at `sender/send.rs` `left_by_dupacks` and
+    /// `loss_limited_transmit_window`): "per-dupack" (Linux: each counts as one segment that
+    /// left the network), "none" (OpenBSD 3.5, FreeBSD 5.2.1: nothing), "rfc3042-flight"
+    /// (FreeBSD 5.3: RFC 3042 with the window set to the flight plus the duplicate ACKs) or
+    /// "rfc3042-cwnd" (XNU: RFC 3042 over cwnd, when new data waits) on the first and second of
+    /// each run of `dupthresh`.
+    loss_dupack_credit: LossDupackCfg = LossDupackCfg::PerDupack; kind "choice", choices &["per-dupack", "none", "rfc3042-flight", "rfc3042-cwnd"];
     /// Drop the smoothed RTT on this many consecutive backoffs, so the next sample starts the
     /// estimator again (BSD: `t_rxtshift` > `TCP_MAXRXTSHIFT`/4, i.e. 4); 0 = never.
     rtt_forget_after_backoffs: u32 = 0; kind "int";

@@ -71,7 +71,7 @@ pub mod undo;
 
 pub use handshake::wscale_for;
 
-use super::config::{CwndUnitCfg, TcpConfig};
+use super::config::{CwndUnitCfg, LossDupackCfg, TcpConfig};
 use super::recovery::{Mode, Recovery};
 use super::rtt::{ts_ticks, BsdTimer, RttEstimator, RttSample};
 use super::scoreboard::{AckResult, Scoreboard};
@@ -272,6 +272,13 @@ pub struct TcpSender {
     max_rwnd: u64,
     /// Retransmission timeouts since snd_una last advanced (knob `max_data_retransmissions`).
     rto_retries: u32,
+    /// Knob `loss_dupack_credit` = "rfc3042-flight" or "rfc3042-cwnd" (FreeBSD 5.3, XNU;
+    /// sources at [`send::loss_limited_transmit_window`]): for the duplicate ACK being
+    /// processed, the window the send loop checks instead of the congestion window, and
+    /// snd_nxt when it arrived; None otherwise.
+    loss_lt: Option<(u64, u64)>,
+    /// FreeBSD's snd_limited for that rule ([`send::loss_limited_transmit_limited`]).
+    loss_lt_limited: u32,
     pub stats: SenderStats,
 }
 
@@ -373,6 +380,8 @@ impl TcpSender {
             skb_end: 0,
             max_rwnd: 0,
             rto_retries: 0,
+            loss_lt: None,
+            loss_lt_limited: 0,
             stats: SenderStats::default(),
             spec,
             cfg,
@@ -805,7 +814,18 @@ impl TcpSender {
     /// What the send loop knows once its gates are open (see [`send::next_segment`]).
     #[inline]
     fn send_state(&self) -> SendState {
-        self.send_state_in(self.ep.send_window(self.cwnd(), &self.sb))
+        self.send_state_in(self.window_now())
+    }
+
+    /// The window the send loop checks: the recovery state's (`Episodes::send_window`), or for
+    /// a duplicate ACK of FreeBSD's or XNU's limited transmit in the loss state its own
+    /// (`loss_lt`).
+    #[inline]
+    fn window_now(&self) -> u64 {
+        match self.loss_lt {
+            Some((window, _)) => window,
+            None => self.ep.send_window(self.cwnd(), &self.sb),
+        }
     }
 
     /// [`TcpSender::send_state`] with the window given.
@@ -883,7 +903,7 @@ impl TcpSender {
             let step = match send::gate(pacing_wait, host_room) {
                 Some(closed) => closed,
                 None => {
-                    st.window = self.ep.send_window(self.cwnd(), &self.sb);
+                    st.window = self.window_now();
                     st.snd_nxt = self.snd_nxt;
                     st.fast_rexmit_due = self.ep.fast_rexmit_due;
                     debug_assert_eq!(st, self.send_state());
@@ -1209,6 +1229,14 @@ impl TcpSender {
                 if self.state == State::Established {
                     self.try_send(cx);
                 }
+                if let Some((_, nxt)) = self.loss_lt.take() {
+                    // FreeBSD's snd_limited ("rfc3042-flight"; XNU keeps none).
+                    self.loss_lt_limited = send::loss_limited_transmit_limited(
+                        self.loss_lt_limited,
+                        self.snd_nxt.saturating_sub(nxt),
+                        self.smss,
+                    );
+                }
             }
             _ => {}
         }
@@ -1315,6 +1343,15 @@ impl TcpSender {
         let (ep, mut parts, seq) = self.episode_parts(now);
         let out = ep.on_ack(&mut parts, seq, &ea);
         self.acks.dupacks = out.dupacks;
+        if matches!(
+            self.cfg.loss_dupack_credit,
+            LossDupackCfg::Rfc3042Flight | LossDupackCfg::Rfc3042Cwnd
+        ) && a.is_dup
+            && !self.sack_on
+            && self.ep.loss_point.is_some()
+        {
+            self.loss_limited_transmit();
+        }
         if out.restart_rto {
             self.timers.restart_rto(now, self.rtt.rto());
         }
@@ -1373,6 +1410,33 @@ impl TcpSender {
             self.state = State::Done;
             self.timers.rto = None;
         }
+    }
+
+    /// Knob `loss_dupack_credit` = "rfc3042-flight" or "rfc3042-cwnd" on a duplicate ACK in the
+    /// loss state without SACK: FreeBSD 5.3's or XNU's RFC 3042 there (sources at
+    /// [`send::loss_limited_transmit_window`]) — the send loop of this ACK checks the window
+    /// given there, not the congestion window, which stays as it is.
+    #[cold]
+    fn loss_limited_transmit(&mut self) {
+        let dupacks = self.acks.dupacks;
+        if self.cfg.dupthresh > 0 && (dupacks.max(1) - 1).is_multiple_of(self.cfg.dupthresh) {
+            // FreeBSD: `if (tp->t_dupacks == 1) tp->snd_limited = 0;`
+            self.loss_lt_limited = 0;
+        }
+        let st = self.send_state_in(self.ep.send_window(self.cwnd(), &self.sb));
+        let room = st.room();
+        let window = send::loss_limited_transmit_window(
+            self.cfg.loss_dupack_credit,
+            dupacks,
+            self.cfg.dupthresh,
+            self.loss_lt_limited,
+            st.pipe(&self.sb),
+            st.window,
+            // XNU: `so->so_snd.sb_cc - (tp->snd_max - tp->snd_una) > 0`.
+            room.app > 0 && room.buf > 0,
+            self.smss,
+        );
+        self.loss_lt = window.map(|w| (w, self.snd_nxt));
     }
 
     /// An acceptable ACK's fields for the connection: the peer's window (an open one stops
@@ -1770,7 +1834,8 @@ mod tests {
         /// `recovery_entry_ack_grows`), Linux 2.x's rate-halving rules (knobs
         /// `rate_halving_entry_cut`, `rate_halving_floor_half`, `rate_halving_progress_only`),
         /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`),
-        /// FreeBSD's (`recovery = "freebsd-sack"`, knob `sack_partial_ack_cap`)
+        /// FreeBSD's (`recovery = "freebsd-sack"`, knob `sack_partial_ack_cap`),
+        /// every rule for duplicate ACKs after a timeout without SACK (`loss_dupack_credit`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
         #[test]
@@ -1780,6 +1845,9 @@ mod tests {
             recovery in proptest::sample::select(vec!["sack", "newreno", "prr", "ratehalving", "sack-inflate", "freebsd-sack"]),
             max_burst in proptest::sample::select(vec![0u32, 4]),
             partial_cap: bool,
+            loss_dupack in proptest::sample::select(
+                vec!["per-dupack", "none", "rfc3042-flight", "rfc3042-cwnd"]
+            ),
             sack: bool,
             timestamps: bool,
             rack: bool,
@@ -1800,6 +1868,7 @@ mod tests {
                 "rate_halving_entry_cut": rh.0, "rate_halving_floor_half": rh.1,
                 "rate_halving_progress_only": rh.2, "max_burst": max_burst,
                 "sack_partial_ack_cap": partial_cap,
+                "loss_dupack_credit": loss_dupack,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);

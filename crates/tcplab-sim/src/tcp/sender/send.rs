@@ -8,6 +8,7 @@
 //! Reads the [`Scoreboard`] (and moves its lost-segment cursor); sends nothing. The sending,
 //! the timers a step arms and the state it changes are [`super::TcpSender`]'s send loop.
 
+use crate::tcp::config::LossDupackCfg;
 use crate::tcp::scoreboard::Scoreboard;
 
 /// Room for new data beyond snd_nxt, in bytes.
@@ -97,11 +98,13 @@ pub fn limited_transmit_allows(
 }
 
 /// [`SendState::left_by_dupacks`]: in the loss state after a timeout on a connection without
-/// SACK (`nosack_loss`), one segment per duplicate ACK counted when knob `loss_dupack_credit` is
-/// on (Linux, sources at [`SendState::pipe`]) and nothing when it is off; `reno_sacked` (Linux's
-/// PRR without SACK, 0 in other modes) otherwise.
+/// SACK (`nosack_loss`), one segment per duplicate ACK counted with knob `loss_dupack_credit =
+/// "per-dupack"` (Linux, sources at [`SendState::pipe`]) and nothing with the others ("none";
+/// "rfc3042-flight" and "rfc3042-cwnd" let segments out through their own window,
+/// [`loss_limited_transmit_window`]); `reno_sacked` (Linux's PRR without SACK, 0 in other
+/// modes) otherwise.
 ///
-/// Off, as OpenBSD 3.5 (read for the facts, nothing copied; tcp_input.c rev. 1.158.2.3, the
+/// "none", as OpenBSD 3.5 (read for the facts, nothing copied; tcp_input.c rev. 1.158.2.3, the
 /// OPENBSD_3_5 branch as merged into MirOS, github:roytam1/mirbsd-cvs
 /// src/sys/netinet/tcp_input.c; tcp_timer.c rev. 1.34): `tcp_timer_rexmt` sets snd_nxt =
 /// snd_una, snd_cwnd = t_maxseg, t_dupacks = 0 and snd_last = snd_max; `tcp_input` does nothing
@@ -110,18 +113,117 @@ pub fn limited_transmit_allows(
 /// change of snd_cwnd: t_dupacks never passes tcprexmtthresh, where each further duplicate ACK
 /// would add t_maxseg, and `tcp_output` keeps checking off = snd_nxt − snd_una against
 /// min(snd_wnd, snd_cwnd), which only ACKs of new data move.
+///
+/// "none", as FreeBSD 5.2.1 (the 5.2.1-RELEASE tree, sys/conf/newvers.sh REVISION "5.2.1",
+/// BRANCH "RELEASE", as in github:kaizendesu/FreeBSD-5.2 freebsd/sys/netinet; read for the
+/// facts, nothing copied): `tcp_timer_rexmt` sets snd_nxt = snd_una, snd_recover = snd_max,
+/// snd_cwnd = t_maxseg, t_dupacks = 0 and leaves fast recovery; `tcp_input` counts a duplicate
+/// ACK while the retransmission timer runs and th_ack = snd_una; on the first and second it
+/// calls `tcp_output` only `if (tcp_do_rfc3042)`, and `tcp_do_rfc3042` is 0 in that release
+/// (`static int tcp_do_rfc3042 = 0;`, sysctl net.inet.tcp.rfc3042); on the third,
+/// `tcp_do_newreno` (1) with th_ack ≤ snd_recover sets t_dupacks = 0 and breaks out before any
+/// change of snd_cwnd or call of `tcp_output` (a pure duplicate ACK sets neither needoutput nor
+/// TF_ACKNOW further on). So nothing goes until an ACK of new data.
 #[inline]
 pub fn left_by_dupacks(
-    credit: bool,
+    credit: LossDupackCfg,
     nosack_loss: bool,
     dupacks: u32,
     smss: u32,
     reno_sacked: u64,
 ) -> u64 {
     match (nosack_loss, credit) {
-        (true, true) => u64::from(dupacks) * u64::from(smss),
-        (true, false) => 0,
+        (true, LossDupackCfg::PerDupack) => u64::from(dupacks) * u64::from(smss),
+        (true, _) => 0,
         (false, _) => reno_sacked,
+    }
+}
+
+/// Knob `loss_dupack_credit` = "rfc3042-flight" or "rfc3042-cwnd": the window that the send
+/// loop checks, instead of the congestion window, for the duplicate ACK numbered `dupacks`
+/// (counted since the timeout or the last ACK of new data) in the loss state after a timeout
+/// without SACK; None when the ACK lets nothing out. `flight`: the pipe when the ACK arrived;
+/// `window`: the window the loop would check otherwise; `limited`: FreeBSD's snd_limited
+/// ([`loss_limited_transmit_limited`]); `new_data_waiting`: the send buffer holds data beyond
+/// snd_max. In both stacks the count runs 1 … `dupthresh` and starts again: at the threshold,
+/// without SACK, NewReno's `SEQ_LEQ(th_ack, snd_recover)` (snd_recover = snd_max at the
+/// timeout) sets t_dupacks = 0 and sends nothing.
+///
+/// "rfc3042-flight", FreeBSD 5.3 (read for the facts, nothing copied; no 5.3-RELEASE tree is in
+/// the index: the main line of 2006, github:TrustedBSD/sebsd sys/netinet/tcp_input.c rev.
+/// 1.291, and a RELENG_5-era tcp_input.c in the index that still has T/TCP's `tcp_ccgen` beside
+/// the 2004 SACK code agree on every line used here): `tcp_timer_rexmt` sets snd_nxt = snd_una,
+/// snd_recover = snd_max, snd_cwnd = t_maxseg, t_dupacks = 0 and leaves fast recovery. A pure
+/// duplicate ACK (th_ack = snd_una, retransmission timer running, window unchanged) increments
+/// t_dupacks; at the first and second, `if (tcp_do_rfc3042)` (`static int tcp_do_rfc3042 =
+/// 1;` there; 0 in 5.2.1, see [`left_by_dupacks`]): snd_limited = 0 at the first; snd_cwnd =
+/// (snd_nxt − snd_una) + (t_dupacks − snd_limited)·t_maxseg; `tcp_output`; then sent = snd_max −
+/// old snd_max, and snd_limited = 2 if sent exceeds t_maxseg, else +1 if sent is positive;
+/// snd_cwnd restored. `tcp_output` sends len = min(sb_cc, min(snd_wnd, snd_cwnd)) − off from
+/// snd_nxt, off = snd_nxt − snd_una, in t_maxseg pieces: one segment on the first duplicate ACK,
+/// two on the second unless the first sent new data (snd_limited counts only data past
+/// snd_max) — in the go-back-N these are the next resends from snd_nxt, whether or not the
+/// receiver already holds them, so a run of three duplicate ACKs releases three segments.
+/// Here off is the pipe (everything outstanding was marked lost at the timeout). (FreeBSD
+/// 5.2.1's rule, when its sysctl is turned on, adds t_maxseg or 2·t_maxseg to snd_cwnd
+/// instead; not modelled.)
+///
+/// "rfc3042-cwnd", XNU (apple/darwin-xnu, xnu-7195.121.3, bsd/netinet/tcp_input.c, tcp_timer.c
+/// and tcp_var.h, APSL, read for the facts, nothing copied): `tcp_timer` on a retransmission
+/// timeout sets snd_nxt = snd_una, snd_recover = snd_max and leaves fast recovery (t_dupacks
+/// is reset by the next ACK of new data). A duplicate ACK increments t_dupacks; at
+/// t_rexmtthresh (3), without SACK, `SEQ_LEQ(th_ack, snd_recover)` sets t_dupacks = 0 and
+/// breaks; below it, `ALLOW_LIMITED_TRANSMIT` (0 < t_dupacks < t_rexmtthresh) with no SACK
+/// (or SACKed bytes on the ACK) and `so_snd.sb_cc − (snd_max − snd_una) > 0` adds
+/// t_maxseg·t_dupacks to snd_cwnd around a `tcp_output` call: one segment from snd_nxt on each
+/// of the first two duplicate ACKs of a run (snd_cwnd + 1 and + 2 segments over a flight that
+/// filled snd_cwnd), resends in the go-back-N included; nothing when no new data waits. (XNU's
+/// early retransmit lowers t_rexmtthresh only when no new data waits, so it does not change
+/// this.)
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn loss_limited_transmit_window(
+    rule: LossDupackCfg,
+    dupacks: u32,
+    dupthresh: u32,
+    limited: u32,
+    flight: u64,
+    window: u64,
+    new_data_waiting: bool,
+    smss: u32,
+) -> Option<u64> {
+    if dupacks == 0 || dupthresh == 0 {
+        return None;
+    }
+    // t_dupacks after the reset at the threshold.
+    let t_dupacks = (dupacks - 1) % dupthresh + 1;
+    if t_dupacks >= dupthresh {
+        return None;
+    }
+    let smss = u64::from(smss);
+    match rule {
+        LossDupackCfg::Rfc3042Flight => {
+            let n = t_dupacks.saturating_sub(limited);
+            (n > 0).then(|| flight + u64::from(n) * smss)
+        }
+        LossDupackCfg::Rfc3042Cwnd => {
+            new_data_waiting.then(|| window + u64::from(t_dupacks) * smss)
+        }
+        LossDupackCfg::PerDupack | LossDupackCfg::None => None,
+    }
+}
+
+/// FreeBSD's snd_limited after a limited-transmit `tcp_output` that moved snd_max by
+/// `sent_new` bytes ([`loss_limited_transmit_window`], "rfc3042-flight"): 2 past one segment,
+/// one more when anything went, unchanged when nothing new went.
+#[inline]
+pub fn loss_limited_transmit_limited(limited: u32, sent_new: u64, smss: u32) -> u32 {
+    if sent_new > u64::from(smss) {
+        2
+    } else if sent_new > 0 {
+        limited + 1
+    } else {
+        limited
     }
 }
 
@@ -932,12 +1034,14 @@ mod tests {
         assert_eq!(next_segment(&s, &mut all_lost), Step::CwndLimited);
     }
 
-    /// Knob `loss_dupack_credit` (OpenBSD 3.5 off, sources at [`left_by_dupacks`]): after a
-    /// timeout without SACK, a new segment sent since (not marked lost) and a duplicate ACK.
-    /// On, the duplicate ACK frees that segment's room and the next lost one is resent; off,
-    /// the window of two stays full.
+    /// Knob `loss_dupack_credit` ("none": OpenBSD 3.5 and FreeBSD 5.2.1, sources at
+    /// [`left_by_dupacks`]): after a timeout without SACK, a new segment sent since (not marked
+    /// lost) and a duplicate ACK. "per-dupack" frees that segment's room and the next lost one
+    /// is resent; "none" and the RFC 3042 rules (which let segments out through their own
+    /// window, [`loss_limited_transmit_window`]) leave the window of two full.
     #[test]
-    fn test_loss_dupack_credit_off_frees_nothing() {
+    fn test_loss_dupack_credit_none_frees_nothing() {
+        use LossDupackCfg::{None as Nothing, PerDupack, Rfc3042Cwnd, Rfc3042Flight};
         let board = || {
             let mut sb = outstanding(4);
             sb.on_rto();
@@ -945,23 +1049,129 @@ mod tests {
             sb.on_send_new(4000, MSS, 21);
             sb
         };
-        let s = |credit: bool| SendState {
+        let s = |credit: LossDupackCfg| SendState {
             snd_nxt: 5000,
             open: false,
             dupacks: 1,
             left_by_dupacks: left_by_dupacks(credit, true, 1, MSS, 0),
             ..state(&board(), 2000)
         };
-        assert_eq!(left_by_dupacks(true, true, 2, MSS, 7), 2 * MSS as u64);
-        assert_eq!(left_by_dupacks(false, true, 2, MSS, 7), 0);
+        assert_eq!(left_by_dupacks(PerDupack, true, 2, MSS, 7), 2 * MSS as u64);
+        for credit in [Nothing, Rfc3042Flight, Rfc3042Cwnd] {
+            assert_eq!(left_by_dupacks(credit, true, 2, MSS, 7), 0);
+        }
         // Outside the loss state without SACK, the knob does not matter.
-        assert_eq!(left_by_dupacks(false, false, 2, MSS, 7), 7);
+        for credit in [PerDupack, Nothing, Rfc3042Flight, Rfc3042Cwnd] {
+            assert_eq!(left_by_dupacks(credit, false, 2, MSS, 7), 7);
+        }
         let mut sb = board();
-        assert_eq!(s(true).pipe(&sb), MSS as u64, "pipe 2 − 1");
-        assert_eq!(next_segment(&s(true), &mut sb), Step::Retransmit(1));
-        let mut sb = board();
-        assert_eq!(s(false).pipe(&sb), 2 * MSS as u64);
-        assert_eq!(next_segment(&s(false), &mut sb), Step::CwndLimited);
+        assert_eq!(s(PerDupack).pipe(&sb), MSS as u64, "pipe 2 − 1");
+        assert_eq!(next_segment(&s(PerDupack), &mut sb), Step::Retransmit(1));
+        for credit in [Nothing, Rfc3042Flight, Rfc3042Cwnd] {
+            let mut sb = board();
+            assert_eq!(s(credit).pipe(&sb), 2 * MSS as u64);
+            assert_eq!(next_segment(&s(credit), &mut sb), Step::CwndLimited);
+        }
+    }
+
+    /// Knob `loss_dupack_credit`, the RFC 3042 rules (sources at
+    /// [`loss_limited_transmit_window`]): the count runs 1, 2, 3 and starts again after the
+    /// third, which lets nothing out. "rfc3042-flight" (FreeBSD 5.3): the flight plus one
+    /// segment on the first, plus two on the second, or one when the first sent new data
+    /// (snd_limited 1), nothing when it sent more than a segment of it (snd_limited 2).
+    /// "rfc3042-cwnd" (XNU): the window plus one segment, plus two, and only while new data
+    /// waits. The other rules have no such window.
+    #[test]
+    fn test_loss_limited_transmit_windows() {
+        use LossDupackCfg::{None as Nothing, PerDupack, Rfc3042Cwnd, Rfc3042Flight};
+        let m = MSS as u64;
+        let (flight, window) = (7 * m, 4 * m);
+        let w = |rule, dupacks: u32, limited: u32, waiting: bool| {
+            loss_limited_transmit_window(rule, dupacks, 3, limited, flight, window, waiting, MSS)
+        };
+        let run: Vec<Option<u64>> = (1..=7).map(|d| w(Rfc3042Flight, d, 0, true)).collect();
+        let f = |n: u64| Some(flight + n * m);
+        assert_eq!(run, vec![f(1), f(2), None, f(1), f(2), None, f(1)]);
+        assert_eq!(
+            w(Rfc3042Flight, 2, 1, true),
+            f(1),
+            "the first sent new data"
+        );
+        assert_eq!(
+            w(Rfc3042Flight, 5, 1, false),
+            f(1),
+            "FreeBSD does not ask for new data"
+        );
+        assert_eq!(w(Rfc3042Flight, 2, 2, true), None);
+        let run: Vec<Option<u64>> = (1..=6).map(|d| w(Rfc3042Cwnd, d, 0, true)).collect();
+        let c = |n: u64| Some(window + n * m);
+        assert_eq!(run, vec![c(1), c(2), None, c(1), c(2), None]);
+        assert_eq!(w(Rfc3042Cwnd, 2, 1, true), c(2), "XNU keeps no snd_limited");
+        assert_eq!(w(Rfc3042Cwnd, 1, 0, false), None, "no new data waiting");
+        for rule in [PerDupack, Nothing] {
+            assert_eq!(w(rule, 1, 0, true), None);
+        }
+        assert_eq!(w(Rfc3042Flight, 0, 0, true), None, "not a duplicate ACK");
+        assert_eq!(
+            loss_limited_transmit_window(Rfc3042Flight, 4, 0, 0, flight, window, true, MSS),
+            None,
+            "no threshold"
+        );
+        // snd_limited counts data past snd_max only: resends leave it alone.
+        assert_eq!(loss_limited_transmit_limited(0, 0, MSS), 0);
+        assert_eq!(loss_limited_transmit_limited(0, m, MSS), 1);
+        assert_eq!(loss_limited_transmit_limited(0, 1, MSS), 1);
+        assert_eq!(loss_limited_transmit_limited(0, m + 1, MSS), 2);
+        assert_eq!(loss_limited_transmit_limited(1, 0, MSS), 1);
+    }
+
+    /// The send loop under the RFC 3042 windows in the go-back-N on the second duplicate ACK of
+    /// a run, the first having sent one resend beyond cwnd (one segment): two resends out since
+    /// the timeout. FreeBSD's window (the flight plus two segments) lets two more resends from
+    /// snd_nxt go, XNU's (cwnd plus two segments) one; the Linux credit none (nothing but
+    /// resends was sent since the timeout, so its bound `tcp_limit_reno_sacked` leaves nothing
+    /// to free), "none" none.
+    #[test]
+    fn test_loss_limited_transmit_resends_beyond_cwnd() {
+        let board = || {
+            let mut sb = outstanding(6);
+            sb.on_rto();
+            sb.on_retransmit(0, 20);
+            sb.on_retransmit(1, 25);
+            sb
+        };
+        let sb = board();
+        let flight = sb.pipe();
+        assert_eq!(flight, 2 * MSS as u64, "two resends out since the timeout");
+        let base = SendState {
+            snd_nxt: 6000,
+            open: false,
+            dupacks: 2,
+            short_rexmit: true,
+            ..state(&sb, MSS as u64)
+        };
+        let sent = |st: &SendState| {
+            let mut sb = board();
+            let mut n = 0;
+            while let Step::Retransmit(i) = next_segment(st, &mut sb) {
+                sb.on_retransmit(i, 30);
+                n += 1;
+            }
+            n
+        };
+        let with = |rule| SendState {
+            window: loss_limited_transmit_window(rule, 2, 3, 0, flight, base.window, true, MSS)
+                .expect("a window"),
+            ..base
+        };
+        assert_eq!(sent(&with(LossDupackCfg::Rfc3042Flight)), 2);
+        assert_eq!(sent(&with(LossDupackCfg::Rfc3042Cwnd)), 1);
+        let linux = SendState {
+            left_by_dupacks: left_by_dupacks(LossDupackCfg::PerDupack, true, 2, MSS, 0),
+            ..base
+        };
+        assert_eq!(sent(&linux), 0, "bounded by the segments not lost");
+        assert_eq!(sent(&base), 0);
     }
 
     /// New segments the loop sends beyond a full window of 4 segments with `dupacks`
