@@ -343,6 +343,10 @@ knobs! {
     /// Back off by multiplying the unclamped RTO by BSD's `tcp_backoff[]` (1, 2, 4 … 64) and
     /// clamp afterwards (BSD `tcp_timer_rexmt`), instead of doubling the clamped RTO (RFC 6298 §5.5).
     rto_backoff_unclamped: bool = false; kind "bool";
+    /// With `rto_backoff_unclamped`: the largest `tcp_backoff[]` multiplier (a power of two);
+    /// 0 = 64 (4.4BSD, FreeBSD RELENG_4, OpenBSD). FreeBSD 5.2.1-RELEASE tcp_timer.c: 512
+    /// (src/tcp/rtt.rs `BsdTimer::max_multiplier`).
+    rto_backoff_max_multiplier: u32 = 0; kind "int";
     /// Restart the retransmission timer from now whenever the segment at snd_una is
     /// retransmitted (a fast retransmit, or a lost retransmission sent again), not only on ACKs
     /// of new data (RFC 6298 §5.3). Linux `tcp_xmit_retransmit_queue` re-arms the timer when
@@ -369,6 +373,11 @@ knobs! {
     /// Drop the smoothed RTT on this many consecutive backoffs, so the next sample starts the
     /// estimator again (BSD: `t_rxtshift` > `TCP_MAXRXTSHIFT`/4, i.e. 4); 0 = never.
     rtt_forget_after_backoffs: u32 = 0; kind "int";
+    /// With `rtt_fixed_point` and `rtt_forget_after_backoffs`: drop the estimate as FreeBSD
+    /// 5.2.1's `tcp_timer_rexmt` does (`t_rttvar += t_srtt >> 5; t_srtt = 0`), so the later
+    /// timeouts back off from `max(t_rttmin, t_rttvar >> 2)` ticks (src/tcp/rtt.rs
+    /// `BsdTimer::forget_into_rttvar`); off, they keep the old estimate.
+    rtt_forget_into_rttvar: bool = false; kind "bool";
     /// The RTO computed from an RTT sample is at least the sample plus this many `timer_tick`s
     /// (BSD `tcp_xmit_timer`: floor `max(t_rttmin, rtt + 2)`, the sample in ticks); not applied
     /// to backed-off values; 0 = off.

@@ -30,6 +30,9 @@ pub struct RttEstimator {
     /// [`BsdTimer::fixed_point`]: `t_srtt` (ticks × 32) and `t_rttvar` (ticks × 16); 0 = none.
     fp_srtt: i64,
     fp_rttvar: i64,
+    /// [`BsdTimer::forget_into_rttvar`]: `TCP_REXMTVAL` (ns, whole ticks) after the estimate
+    /// was dropped, for the timeouts after the one that dropped it.
+    forgotten_raw: Option<Nanos>,
 }
 
 /// The parts of the retransmission timer in which BSD-derived stacks differ from RFC 6298's
@@ -87,6 +90,21 @@ pub struct BsdTimer {
     /// `((srtt >> 3) + rttvar) >> 2`; OpenBSD tcp_var.h rev. 1.35, 2000, and rev. 1.78, 2005).
     /// FreeBSD 5.x passes a timed segment's ticks without the 1 (false).
     pub origin_one: bool,
+    /// The largest `tcp_backoff[]` multiplier ([`BsdTimer::backoff_unclamped`]), a power of
+    /// two; 0 = 64. 4.4BSD and FreeBSD RELENG_4 stop at 64 ({1, 2, 4, …, 64, 64, …}); FreeBSD
+    /// 5.2.1-RELEASE sys/netinet/tcp_timer.c (github kaizendesu/FreeBSD-5.2, read for the
+    /// facts) goes on doubling to 512 ({1, 2, …, 256, 512, 512, 512, 512}, tcp_totbackoff
+    /// 2559), so the seventh and later consecutive timeouts of a segment wait longer.
+    pub max_multiplier: u32,
+    /// With [`BsdTimer::fixed_point`] and [`BsdTimer::forget_after`]: the forgetting is BSD's
+    /// own arithmetic. FreeBSD 5.2.1-RELEASE tcp_timer.c `tcp_timer_rexmt` (read for the
+    /// facts): once `t_rxtshift` > `TCP_MAXRXTSHIFT` / 4 it adds `t_srtt >> TCP_RTT_SHIFT`
+    /// (SRTT in whole ticks) to `t_rttvar` (kept × 16) and zeroes `t_srtt`, after computing
+    /// that timeout's interval; `TCP_REXMTVAL` is then `max(t_rttmin, t_rttvar >> 2)`, about
+    /// 4·RTTVAR + SRTT/4 — not the old SRTT + 4·RTTVAR the comment there hopes to keep — and
+    /// the following timeouts multiply that. Off: the backed-off timer keeps the estimate it
+    /// had (the forgetting only restarts the estimator at the next sample).
+    pub forget_into_rttvar: bool,
 }
 
 /// One RTT measurement as a tick-based clock takes it: the whole ticks between the two readings
@@ -189,6 +207,7 @@ impl RttEstimator {
             sample_floor: 0,
             fp_srtt: 0,
             fp_rttvar: 0,
+            forgotten_raw: None,
         }
     }
 
@@ -246,6 +265,7 @@ impl RttEstimator {
     #[inline]
     fn set_rto(&mut self, raw: Nanos) {
         self.backoff = 0;
+        self.forgotten_raw = None;
         self.raw = raw;
         self.rto = self
             .clamp(self.raw + self.bsd.slop)
@@ -343,7 +363,11 @@ impl RttEstimator {
             if self.backoff == 0 {
                 return self.rto; // with the floor above the sample
             }
-            let shift = self.backoff.min(BSD_MAX_MULTIPLIER_SHIFT);
+            let cap = match self.bsd.max_multiplier {
+                0 => BSD_MAX_MULTIPLIER_SHIFT,
+                m => m.ilog2(),
+            };
+            let shift = self.backoff.min(cap);
             return self.clamp(
                 self.raw
                     .saturating_mul(1u64 << shift)
@@ -361,7 +385,31 @@ impl RttEstimator {
 
     /// Double the RTO after a timeout (RFC 6298 §5.5).
     pub fn back_off(&mut self) {
+        // [`BsdTimer::forget_into_rttvar`]: the estimate dropped at an earlier timeout sets
+        // this and later intervals (`TCP_REXMTVAL` read afresh in `tcp_timer_rexmt`).
+        if let Some(raw) = self.forgotten_raw.take() {
+            self.raw = raw;
+        }
         self.backoff = self.backoff.saturating_add(1);
+        if self.bsd.forget_into_rttvar
+            && self.bsd.fixed_point
+            && self.bsd.tick > 0
+            && self.bsd.forget_after > 0
+            && self.backoff >= self.bsd.forget_after
+            && self.fp_srtt > 0
+        {
+            // FreeBSD 5.2.1 tcp_timer_rexmt: t_rttvar += t_srtt >> TCP_RTT_SHIFT;
+            // t_srtt = 0, after this timeout's interval was computed (rto() still reads the
+            // old `raw`); TCP_REXMTVAL = max(t_rttmin, ((0 >> 3) + t_rttvar) >> 2).
+            self.fp_rttvar += self.fp_srtt >> 5;
+            self.fp_srtt = 0;
+            self.has_sample = false;
+            let tick = self.bsd.tick;
+            let rttmin_ticks = self.min_rto.div_ceil(tick);
+            let rexmtval = ((self.fp_rttvar >> 2) as u64).max(rttmin_ticks);
+            self.forgotten_raw = Some(rexmtval * tick);
+            return;
+        }
         if self.bsd.forget_after > 0 && self.backoff == self.bsd.forget_after && self.has_sample {
             // BSD: `t_rttvar += t_srtt; t_srtt = 0` — the next sample re-initialises both
             // (RFC 6298 §2.2 form), so only "no estimate" matters here.
@@ -417,6 +465,8 @@ mod tests {
             floor_ticks: 0,
             fixed_point: false,
             origin_one: false,
+            max_multiplier: 0,
+            forget_into_rttvar: false,
         }
     }
 
@@ -688,6 +738,70 @@ mod tests {
         let mut o = openbsd(0);
         o.on_sample(100 * MS);
         assert_eq!(o.rto(), SEC, "OpenBSD: 300 ms in 500-ms ticks, at t_rttmin");
+    }
+
+    /// FreeBSD 5.2.1-RELEASE's timer as the personality sets it: 10-ms ticks (HZ 100),
+    /// `tcp_rexmit_min` 3 ticks, slop 200 ms, the scaled-integer estimator.
+    fn freebsd521(max_multiplier: u32, forget_into_rttvar: bool) -> RttEstimator {
+        let bsd = BsdTimer {
+            fixed_point: true,
+            floor_ticks: 2,
+            max_multiplier,
+            forget_into_rttvar,
+            ..freebsd_timer()
+        };
+        RttEstimator::with_bsd(3 * SEC, 30 * MS, 64 * SEC, 10 * MS, false, bsd)
+    }
+
+    fn backoff_series(e: &mut RttEstimator, n: usize) -> Vec<Nanos> {
+        (0..n)
+            .map(|_| {
+                e.back_off();
+                e.rto() / MS
+            })
+            .collect()
+    }
+
+    #[test]
+    fn test_freebsd521_backoff_multiplier_reaches_512() {
+        // FreeBSD 5.2.1 tcp_timer.c: tcp_backoff[] = {1, 2, …, 256, 512, 512, 512, 512}.
+        // A 10-tick timed segment: t_srtt 320, t_rttvar 80, TCP_REXMTVAL (40 + 80) >> 2 = 30
+        // ticks; each timeout TCPT_RANGESET(30 × tcp_backoff[shift] ticks + slop), at most 64 s.
+        let sample = RttSample::from_ticks(10, 10 * MS);
+        let mut e = freebsd521(512, false);
+        e.on_measurement(sample, 100 * MS);
+        assert_eq!(e.rto(), 500 * MS);
+        let s = backoff_series(&mut e, 9);
+        assert_eq!(
+            s,
+            vec![800, 1400, 2600, 5000, 9800, 19400, 38600, 64000, 64000]
+        );
+        // 4.4BSD's table (the engine's default) stops at 64: 19.4 s from the sixth on.
+        let mut o = freebsd521(0, false);
+        o.on_measurement(sample, 100 * MS);
+        let s = backoff_series(&mut o, 9);
+        assert_eq!(&s[5..], &[19400, 19400, 19400, 19400]);
+    }
+
+    #[test]
+    fn test_freebsd521_forget_moves_srtt_into_rttvar() {
+        // tcp_timer_rexmt at t_rxtshift 4 (> TCP_MAXRXTSHIFT / 4): the interval is computed
+        // from the old TCP_REXMTVAL (30 ticks × 16 + slop = 5 s), then t_rttvar += t_srtt >> 5
+        // (80 + 10 = 90) and t_srtt = 0: TCP_REXMTVAL = 90 >> 2 = 22 ticks, so the fifth
+        // timeout waits 22 × 32 ticks + 200 ms = 7.24 s (not 9.8 s), the sixth 14.28 s.
+        let sample = RttSample::from_ticks(10, 10 * MS);
+        let mut e = freebsd521(512, true);
+        e.on_measurement(sample, 100 * MS);
+        let s = backoff_series(&mut e, 8);
+        assert_eq!(s, vec![800, 1400, 2600, 5000, 7240, 14280, 28360, 56520]);
+        assert!(!e.has_sample());
+        // The next sample starts the estimate again (t_srtt == 0 in tcp_xmit_timer).
+        e.on_measurement(sample, 100 * MS);
+        assert_eq!((e.backoff, e.rto()), (0, 500 * MS));
+        // Off: the later timeouts keep the old estimate.
+        let mut o = freebsd521(512, false);
+        o.on_measurement(sample, 100 * MS);
+        assert_eq!(backoff_series(&mut o, 5)[4], 9800);
     }
 
     #[test]

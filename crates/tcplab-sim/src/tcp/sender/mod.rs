@@ -340,6 +340,8 @@ impl TcpSender {
                 floor_ticks: cfg.rto_floor_ticks,
                 fixed_point: cfg.rtt_fixed_point,
                 origin_one: cfg.rtt_origin_one,
+                max_multiplier: cfg.rto_backoff_max_multiplier,
+                forget_into_rttvar: cfg.rtt_forget_into_rttvar,
             },
         );
         let dupthresh = cfg.dupthresh;
