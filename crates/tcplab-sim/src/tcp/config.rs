@@ -452,8 +452,9 @@ knobs! {
     flightsize_excludes_limited_transmit: bool = false; kind "bool";
     /// The ACK that starts a fast recovery without SACK (NewReno) sends the fast
     /// retransmission only; new data waits for the next duplicate ACK. 4.4BSD `tcp_input.c`
-    /// (Stevens & Wright, TCP/IP Illustrated Vol. 2, §29.4), kept by FreeBSD 5.2.1 and 5.3
-    /// and OpenBSD 3.5 (read for the facts, nothing copied): the third duplicate ACK sets
+    /// (Stevens & Wright, TCP/IP Illustrated Vol. 2, §29.4), kept by FreeBSD 5.2.1, OpenBSD
+    /// 3.5 and XNU (xnu-2422 to xnu-11417; read for the facts, nothing copied; FreeBSD 5.3
+    /// assumed the same, its tree not read for it): the third duplicate ACK sets
     /// snd_nxt = th_ack and snd_cwnd = t_maxseg, calls `tcp_output` (one segment, the
     /// retransmission), then sets snd_cwnd = snd_ssthresh + t_maxseg · t_dupacks and leaves
     /// (`goto drop`) without another `tcp_output`. Off: RFC 5681 §3.2 step 4 ("transmit a
