@@ -451,6 +451,24 @@ knobs! {
     tlp: bool = true; kind "bool";
     /// Limited transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
     limited_transmit: bool = true; kind "bool";
+    /// The new data limited transmit sent in the run of duplicate ACKs that ends in a fast
+    /// retransmit is left out of the FlightSize the controller's ssthresh rule halves (RFC
+    /// 5681 §3.2 step 2: "MUST NOT be counted in FlightSize"; RFC 3042 §2). Only a FlightSize
+    /// basis reads it (`ssthresh_from`: "auto" in the bytes unit, "flight_size"). On for the
+    /// personalities modelled on the RFC (Windows, generic); off by default, as a stack's own
+    /// rule may count everything sent (Solaris `tcp_snxt − tcp_suna`), and so that a raw
+    /// engine configuration keeps its results.
+    flightsize_excludes_limited_transmit: bool = false; kind "bool";
+    /// The ACK that starts a fast recovery without SACK (NewReno) sends the fast
+    /// retransmission only; new data waits for the next duplicate ACK. 4.4BSD `tcp_input.c`
+    /// (Stevens & Wright, TCP/IP Illustrated Vol. 2, §29.4), kept by FreeBSD 5.2.1, OpenBSD
+    /// 3.5 and XNU (xnu-2422 to xnu-11417; read for the facts, nothing copied; FreeBSD 5.3
+    /// assumed the same, its tree not read for it): the third duplicate ACK sets
+    /// snd_nxt = th_ack and snd_cwnd = t_maxseg, calls `tcp_output` (one segment, the
+    /// retransmission), then sets snd_cwnd = snd_ssthresh + t_maxseg · t_dupacks and leaves
+    /// (`goto drop`) without another `tcp_output`. Off: RFC 5681 §3.2 step 4 ("transmit a
+    /// segment, if allowed by the new value of cwnd") on the same ACK.
+    fast_rexmit_alone: bool = false; kind "bool";
     /// Keep SACK marks across a retransmission timeout and resend only un-SACKed data, unless
     /// the first unacknowledged segment is SACKed (reneging) — Linux (net/ipv4/tcp_input.c
     /// `tcp_enter_loss`). Off: forget them as RFC 2018 §8 recommends (BSD, Windows).

@@ -137,6 +137,15 @@ pub struct Episodes {
     /// (`tcp_add_reno_sack`; see [`Episodes::reno_sacks_on_ack`]); left out of what is in
     /// flight ([`Episodes::in_flight`]). Always 0 in the other modes.
     pub reno_sacked: u64,
+    /// Limited transmit (RFC 3042) in the current run of duplicate ACKs: (snd_una of the run,
+    /// new bytes sent beyond the window by it). Knob `flightsize_excludes_limited_transmit`
+    /// deducts them from the FlightSize of the fast retransmit ([`Episodes::enter_recovery`]).
+    pub limited_sent: (u64, u64),
+    /// Knob `fast_rexmit_alone`: the recovery just entered (NewReno, no SACK) sends its fast
+    /// retransmission and nothing else on the entering ACK (sources at
+    /// `crate::tcp::config` `fast_rexmit_alone`); cleared with `fast_rexmit_due` when the send
+    /// opportunity has passed.
+    pub rexmit_alone: bool,
 }
 
 impl Episodes {
@@ -155,6 +164,19 @@ impl Episodes {
             cwr_cnt: 0,
             disorder_point: None,
             reno_sacked: 0,
+            limited_sent: (0, 0),
+            rexmit_alone: false,
+        }
+    }
+
+    /// Limited transmit sent `len` new bytes beyond the window in the run of duplicate ACKs
+    /// at `snd_una` (see [`Episodes::limited_sent`]).
+    #[inline]
+    pub fn on_limited_transmit(&mut self, snd_una: u64, len: u64) {
+        if self.limited_sent.0 == snd_una {
+            self.limited_sent.1 += len;
+        } else {
+            self.limited_sent = (snd_una, len);
         }
     }
 
@@ -257,7 +279,29 @@ impl Episodes {
         let flight = p.sb.out_bytes;
         let prior_cwnd = p.cc.cwnd();
         self.begin_undo(p, s);
-        Self::signal_congestion(p, s, lost_new.max(u64::from(s.smss)));
+        // RFC 5681 §3.2 step 2: "if the sender is using limited transmit, the segments sent
+        // by it MUST NOT be counted in FlightSize" for ssthresh = max(FlightSize / 2, 2·SMSS);
+        // RFC 3042 §2 says the same ("the congestion window MUST NOT be reduced by the
+        // segments sent by limited transmit"). Knob `flightsize_excludes_limited_transmit`:
+        // the new bytes limited transmit sent in this run of duplicate ACKs (snd_una
+        // unchanged since it began) are left out of the FlightSize the controller halves.
+        // Off where a stack's own rule counts everything sent (Solaris: tcp_snxt − tcp_suna).
+        let limited =
+            if p.cfg.flightsize_excludes_limited_transmit && self.limited_sent.0 == s.snd_una {
+                self.limited_sent.1
+            } else {
+                0
+            };
+        self.limited_sent = (0, 0);
+        Self::signal_congestion_in(
+            p,
+            s,
+            lost_new.max(u64::from(s.smss)),
+            flight.saturating_sub(limited),
+        );
+        // Knob `fast_rexmit_alone` (4.4BSD fast retransmit; sources at the knob): without
+        // SACK, the entering ACK sends the retransmission only.
+        self.rexmit_alone = p.cfg.fast_rexmit_alone && self.rec.mode == Mode::NewReno;
         // RFC 6675 §5 (4.3) / RFC 5681 §3.2 step 2: retransmit the first unacknowledged segment,
         // at once: neither rule makes it wait for the window (measured on this machine's kernel,
         // scripts/linux-6/newreno-fast-retransmit.pkt, where limited transmit has left more
@@ -643,9 +687,15 @@ impl Episodes {
     /// flight: a fast retransmit (`lost_bytes` just marked lost), or a signal without a known
     /// loss (a local CWR, a Linux 2.6 F-RTO timeout: 0).
     fn signal_congestion(p: &mut Parts, s: Seq, lost_bytes: u64) {
+        let in_flight = p.sb.out_bytes;
+        Self::signal_congestion_in(p, s, lost_bytes, in_flight);
+    }
+
+    /// [`Episodes::signal_congestion`] with the FlightSize given.
+    fn signal_congestion_in(p: &mut Parts, s: Seq, lost_bytes: u64, in_flight: u64) {
         p.cc.on_congestion_event(&CongestionEvent {
             now: s.now,
-            in_flight: p.sb.out_bytes,
+            in_flight,
             lost_bytes,
             srtt: p.rtt.srtt,
             min_rtt: p.rtt.min_rtt,
@@ -856,6 +906,7 @@ impl Episodes {
     #[inline]
     pub fn send_opportunity_passed(&mut self) {
         self.fast_rexmit_due = false;
+        self.rexmit_alone = false;
         self.frto.send_new = false;
     }
 
@@ -1054,6 +1105,68 @@ mod tests {
             "head to resend"
         );
         assert!(!ep.quiet() && !ep.open());
+    }
+
+    #[test]
+    fn test_limited_transmit_bytes_are_left_out_of_the_fast_retransmit_flightsize() {
+        // RFC 5681 §3.2 step 2 / RFC 3042 §2: 10 segments out, then limited transmit sends 2
+        // more on the first two duplicate ACKs; the third halves FlightSize without them (Reno
+        // in the bytes unit: the FlightSize basis): (12 − 2) / 2 = 5 segments; 6 with the knob
+        // off, or when the limited transmit belonged to an earlier run (another snd_una).
+        let run = |excludes: bool, run_una: u64| {
+            let cfg = TcpConfig {
+                flightsize_excludes_limited_transmit: excludes,
+                ..TcpConfig::default()
+            };
+            let mut b = Bench::new(cfg, 12);
+            // Reno in the bytes unit ("auto" = FlightSize), its cwnd above what is out.
+            let init = tcplab_cc::CcInit {
+                mss: MSS,
+                initial_cwnd: 20 * MSS as u64,
+                initial_ssthresh: u64::MAX,
+                growth: tcplab_cc::WindowGrowth {
+                    unit: tcplab_cc::CwndUnit::Bytes,
+                    ..tcplab_cc::WindowGrowth::default()
+                },
+            };
+            b.cc = tcplab_cc::build("reno", &[], init).unwrap();
+            let mut ep = episodes(Mode::Rfc6675);
+            ep.on_limited_transmit(run_una, 1000);
+            ep.on_limited_transmit(run_una, 1000);
+            let s = seq(0, 12_000);
+            for (k, right) in [(1, 2000), (2, 3000), (3, 4000)] {
+                let a = b.ack(0, 0, &[(1000, right)], k);
+                ep.on_ack(&mut b.parts(), s, &a);
+            }
+            assert!(ep.rec.active);
+            assert_eq!(ep.limited_sent, (0, 0), "the run's count is spent");
+            b.cc.ssthresh()
+        };
+        assert_eq!(run(true, 0), 5000);
+        assert_eq!(run(false, 0), 6000);
+        assert_eq!(run(true, 7000), 6000, "an earlier run's limited transmit");
+    }
+
+    #[test]
+    fn test_fast_rexmit_alone_only_for_newreno_entry() {
+        // Knob `fast_rexmit_alone` (4.4BSD): set on entering NewReno recovery, not for the SACK
+        // modes, and cleared when the send opportunity has passed.
+        for (mode, knob, want) in [
+            (Mode::NewReno, true, true),
+            (Mode::NewReno, false, false),
+            (Mode::Rfc6675, true, false),
+        ] {
+            let cfg = TcpConfig {
+                fast_rexmit_alone: knob,
+                ..TcpConfig::default()
+            };
+            let mut b = Bench::new(cfg, 10);
+            let mut ep = episodes(mode);
+            ep.enter_recovery(&mut b.parts(), seq(0, 10_000), 1000, 0);
+            assert_eq!(ep.rexmit_alone, want, "{mode:?} knob {knob}");
+            ep.send_opportunity_passed();
+            assert!(!ep.rexmit_alone);
+        }
     }
 
     #[test]

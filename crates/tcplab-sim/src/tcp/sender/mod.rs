@@ -869,7 +869,11 @@ impl TcpSender {
                 && !self.ep.rec.active,
             // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
             freebsd_budget: self.ep.rec.freebsd_budget(),
-            freebsd_open: self.ep.rec.mode == Mode::FreebsdSack && self.ep.open(),
+            // The BSD SACK recoveries resend no hole outside recovery (sources at
+            // `send::SendState::bsd_open`).
+            bsd_open: matches!(self.ep.rec.mode, Mode::FreebsdSack | Mode::SackInflate)
+                && self.ep.open(),
+            off_open: self.ep.rec.mode == Mode::FreebsdSack && self.ep.open(),
         }
     }
 
@@ -929,6 +933,13 @@ impl TcpSender {
                     self.send_segment(cx, start, len, true, false, false);
                     burst += 1;
                     self.ep.rec.on_retransmit();
+                    if self.ep.rexmit_alone {
+                        // Knob `fast_rexmit_alone`: 4.4BSD's fast retransmit (snd_cwnd =
+                        // t_maxseg around `tcp_output`, then `goto drop`) sends nothing else on
+                        // the entering ACK (sources at the knob, `crate::tcp::config`).
+                        self.ep.rexmit_alone = false;
+                        break Step::CwndLimited;
+                    }
                     if st.rexmit_only_when_due {
                         // Knob `recovery = "sack-inflate"`: OpenBSD's `tcp_output` returns
                         // after a SACK retransmission (`sendalot` clear): nothing more on this
@@ -955,6 +966,11 @@ impl TcpSender {
                     }
                 }
                 Step::New(len) => {
+                    if st.dupacks > 0 && send::by_limited_transmit(&st, len) {
+                        // Limited transmit's bytes of this run of duplicate ACKs (knob
+                        // `flightsize_excludes_limited_transmit`, `Episodes::enter_recovery`).
+                        self.ep.on_limited_transmit(self.snd_una, len);
+                    }
                     // Knob `tso`: a segment after its frame's first takes no room of its own in
                     // the host's queue (Linux queues the frame as one buffer; src/link.rs).
                     let frame_cont = self.cfg.tso && frame_left >= len;

@@ -286,13 +286,25 @@ pub struct SendState {
     /// and new data are counted against the window as FreeBSD's `tcp_output` counts them
     /// ([`next_segment_freebsd`]).
     pub freebsd_budget: Option<(u64, u64)>,
+    /// Knob `recovery = "freebsd-sack"` or `"sack-inflate"` (the BSD SACK recoveries) outside
+    /// recovery and the loss state: no SACK hole is resent, lost marks wait for the recovery
+    /// that the third duplicate ACK starts, or the timeout. FreeBSD 5.3: `tcp_output` asks
+    /// `tcp_sack_output` only `IN_FASTRECOVERY` (sources at
+    /// `crate::tcp::recovery::Mode::FreebsdSack`). OpenBSD 3.5: `tcp_output` (rev. 1.67,
+    /// 2004-05-07, the tree OpenBSD 3.5 shipped, as imported into MirOS,
+    /// github:roytam1/mirbsd-cvs src/sys/netinet/tcp_output.c; read for the facts, nothing
+    /// copied) asks `tcp_sack_output` only `if (tp->t_dupacks >= tcprexmtthresh && ...)`, and
+    /// `tcp_input` (rev. 1.158.2.3) sets t_dupacks = 0 on an ACK that is not a duplicate (the
+    /// 4.4BSD lines) and ends a recovery by the same: before the third duplicate ACK, whatever
+    /// the SACK blocks say, only new data goes, by `len = min(sb_cc, win) − off` (sources at
+    /// `crate::tcp::recovery::Mode::SackInflate`).
+    pub bsd_open: bool,
     /// Knob `recovery = "freebsd-sack"` outside recovery and the loss state: the window is
     /// checked against everything outstanding, FreeBSD's off = snd_nxt − snd_una, SACKed data
     /// included (no pipe outside recovery; the first two duplicate ACKs release new data by
-    /// limited transmit only), and no SACK hole is resent (`tcp_output` asks `tcp_sack_output`
-    /// only `IN_FASTRECOVERY`): lost marks wait for the recovery that the third duplicate ACK
-    /// starts, or the timeout. Sources at `crate::tcp::recovery::Mode::FreebsdSack`.
-    pub freebsd_open: bool,
+    /// limited transmit only). `"sack-inflate"` gets the same from its window instead
+    /// (`Recovery::window_over_flight`, given in the pipe's terms).
+    pub off_open: bool,
 }
 
 /// One step of the send loop.
@@ -447,14 +459,8 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
     if let Some((recover, newdata)) = s.freebsd_budget {
         return next_segment_freebsd(s, sb, recover, newdata);
     }
-    let pipe = if s.count_off {
-        s.go_back_n_off(sb)
-    } else if s.freebsd_open {
-        s.snd_nxt - s.snd_una
-    } else {
-        s.pipe(sb)
-    };
-    if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new && !s.freebsd_open {
+    let pipe = window_pipe(s, sb);
+    if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new && !s.bsd_open {
         if let Some(i) = sb.next_lost() {
             let len = sb.seg(i).len as u64;
             if s.short_rexmit && !s.fast_rexmit_due {
@@ -504,6 +510,32 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
             app_limited,
         },
     }
+}
+
+/// What [`next_segment`] checks the window against: the pipe, OpenBSD's off in the go-back-N
+/// after a timeout ([`SendState::count_off`]), FreeBSD's off outside recovery
+/// ([`SendState::off_open`]).
+#[inline]
+fn window_pipe(s: &SendState, sb: &mut Scoreboard) -> u64 {
+    if s.count_off {
+        s.go_back_n_off(sb)
+    } else if s.off_open {
+        s.snd_nxt - s.snd_una
+    } else {
+        s.pipe(sb)
+    }
+}
+
+/// Whether the new segment of `len` bytes that [`next_segment`] just returned is one that
+/// limited transmit released: sent on a duplicate ACK before any recovery, it takes FlightSize
+/// (snd_nxt − snd_una) beyond cwnd. Without SACK that is RFC 3042 §2's rule itself (up to two
+/// segments beyond cwnd); with SACK, RFC 6675 §5 step (3) lets the first duplicate ACKs send
+/// new data "as per Limited Transmit", within the pipe, which the SACKed data have left, so
+/// FlightSize still exceeds cwnd. A segment within cwnd over FlightSize (an application- or
+/// peer-limited sender) would have gone anyway and is not counted.
+#[inline]
+pub fn by_limited_transmit(s: &SendState, len: u64) -> bool {
+    s.open && s.dupacks > 0 && (s.snd_nxt - s.snd_una) + len > s.window
 }
 
 /// [`next_segment`] in FreeBSD 5.3's SACK recovery (knob `recovery = "freebsd-sack"`;
@@ -709,7 +741,8 @@ mod tests {
             rexmit_only_when_due: false,
             count_off: false,
             freebsd_budget: None,
-            freebsd_open: false,
+            bsd_open: false,
+            off_open: false,
         }
     }
 
@@ -911,14 +944,16 @@ mod tests {
         );
         sb.mark_head_lost();
         let open = SendState {
-            freebsd_open: true,
+            bsd_open: true,
+            off_open: true,
             ..state(&sb, 100_000)
         };
         assert_eq!(next_segment(&open, &mut sb), Step::New(1000));
         assert_eq!(
             next_segment(
                 &SendState {
-                    freebsd_open: false,
+                    bsd_open: false,
+                    off_open: false,
                     ..open
                 },
                 &mut sb
@@ -931,14 +966,16 @@ mod tests {
         let mut res = AckResult::default();
         sb.on_sack_block(1000, 3000, 20, &mut res);
         let full = SendState {
-            freebsd_open: true,
+            bsd_open: true,
+            off_open: true,
             ..state(&sb, 4000)
         };
         assert_eq!(next_segment(&full, &mut sb), Step::CwndLimited);
         assert_eq!(
             next_segment(
                 &SendState {
-                    freebsd_open: false,
+                    bsd_open: false,
+                    off_open: false,
                     ..full
                 },
                 &mut sb
@@ -948,6 +985,52 @@ mod tests {
         );
         let dup = SendState { dupacks: 1, ..full };
         assert_eq!(next_segment(&dup, &mut sb), Step::New(1000));
+    }
+
+    #[test]
+    fn test_by_limited_transmit_counts_segments_beyond_cwnd_over_flightsize() {
+        // cwnd 4 segments, 4 out: a new segment on a duplicate ACK goes beyond cwnd over
+        // FlightSize (by limited transmit, whether the SACKed pipe had room or not); none
+        // without a duplicate ACK, in recovery, or within cwnd (a sender below its window).
+        let sb = outstanding(4);
+        let s = SendState {
+            dupacks: 1,
+            ..state(&sb, 4000)
+        };
+        assert!(by_limited_transmit(&s, 1000));
+        assert!(!by_limited_transmit(&SendState { dupacks: 0, ..s }, 1000));
+        assert!(!by_limited_transmit(&SendState { open: false, ..s }, 1000));
+        assert!(!by_limited_transmit(&SendState { window: 5000, ..s }, 1000));
+    }
+
+    #[test]
+    fn test_sack_inflate_open_state_resends_no_hole() {
+        // OpenBSD 3.5 (recovery = "sack-inflate") outside recovery: a hole the SACK blocks
+        // made eligible waits for the third duplicate ACK (tcp_output asks tcp_sack_output only
+        // with t_dupacks >= tcprexmtthresh); the window, in the pipe's terms (cwnd + pipe −
+        // FlightSize), lets new data go as before. 7 out, 3 SACKed above the lost head: pipe 3.
+        let mut sb = outstanding(7);
+        let mut res = AckResult::default();
+        sb.on_sack_block(1000, 4000, 20, &mut res);
+        sb.mark_lost_by_sack();
+        assert!(sb
+            .front()
+            .is_some_and(|s| s.flags & crate::tcp::scoreboard::LOST != 0));
+        let window = 8000 + 3000 - 7000;
+        let rfc = state(&sb, window);
+        assert_eq!(next_segment(&rfc, &mut sb), Step::Retransmit(0));
+        let bsd = SendState {
+            bsd_open: true,
+            dupacks: 1,
+            limited_transmit: false,
+            ..rfc
+        };
+        assert_eq!(next_segment(&bsd, &mut sb), Step::New(1000));
+        let full = SendState {
+            window: 3000,
+            ..bsd
+        };
+        assert_eq!(next_segment(&full, &mut sb), Step::CwndLimited);
     }
 
     #[test]
