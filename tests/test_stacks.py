@@ -1156,8 +1156,9 @@ def test_rto_backoff_during_a_blackout_follows_the_stack_timer(stack):
     """Packets 40–79 of the flow are lost (a blackout of the forward path): after the first
     timeout every retry waits twice as long (RFC 6298 §5.5; BSD tcp_backoff[] doubles up to
     ×64, FreeBSD 5.2.1's to ×512; FreeBSD restarts the doubling from a smaller estimate after
-    the fourth timeout), BSD stacks' timeouts are whole timer ticks (10 ms hz ticks on FreeBSD, 500 ms
-    slow-timer ticks on OpenBSD), OpenBSD's is at least its 1 s minimum and FreeBSD's carries
+    the fourth timeout), BSD stacks' timeouts are whole timer ticks (10 ms hz ticks on
+    FreeBSD, 500 ms slow-timer ticks on OpenBSD), OpenBSD's is at least its 1 s minimum and
+    FreeBSD's carries
     the 200 ms slop above the path's 200 ms RTT. FreeBSD adds the slop once to the backed-off
     estimate (tcp_timer_rexmt: TCPT_RANGESET(TCP_REXMTVAL * tcp_backoff[shift]) = value +
     tcp_rexmit_slop), so there the part above the slop doubles (until 2026-11-28 the model
