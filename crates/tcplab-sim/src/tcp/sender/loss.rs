@@ -20,6 +20,7 @@ pub const WC_DEL_ACK: Nanos = 200_000_000;
 /// finds lost retransmissions ([`Scoreboard::mark_lost_retransmits`]); in FreeBSD's SACK
 /// recovery every hole below the highest SACK ([`Scoreboard::mark_holes_lost`]). Returns the bytes newly
 /// marked lost (or made eligible again).
+#[inline]
 pub fn mark_lost_by_sack(sb: &mut Scoreboard, mode: Mode, in_recovery: bool) -> u64 {
     if mode.uses_fack() {
         let lost = sb.mark_lost_fack();
