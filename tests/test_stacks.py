@@ -234,7 +234,8 @@ def test_key_facts_of_each_personality():
                       "max_data_retransmissions": 5, "dupthresh": 3},
         "windows-server-2008": {"rcvbuf_autotune_max": 16776960},
         "solaris-10": {"min_rto": 400 * MS, "delack_timeout": 100 * MS},
-        "macos": {"initial_window": "rfc3390", "initial_rto": 1 * S},
+        "macos": {"initial_window": "rfc3390", "initial_rto": 1 * S, "max_rto": 64 * S,
+                  "rto_backoff_max_multiplier": 64, "rtt_forget_after_backoffs": 4},
     }  # fmt: skip
     cca = {
         "linux-2.4.27": "reno", "linux-2.6.10": "bic", "linux-2.6.25": "cubic",
@@ -1187,6 +1188,44 @@ def test_rto_backoff_during_a_blackout_follows_the_stack_timer(stack):
     assert base >= k["min_rto"] / 1e9 - 1e-6
     if k["rto_slop"]:
         assert base >= 0.2 + k["rto_slop"] / 1e9, f"{stack}: base RTO {base} s"
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("stack", "cap"), [("openbsd-3.5", 64), ("macos", 64), ("linux-2.4.27", 0)]
+)
+def test_rto_backoff_cap_in_a_long_blackout(stack, cap):
+    """A blackout of one segment for 300 s: each timeout waits the first backed-off interval
+    times 2, 4, … until the multiplier's cap (knob rto_backoff_max_multiplier: 64 in OpenBSD
+    3.5's and XNU's tcp_backoff[], none on Linux) or max_rto (TCPTV_REXMTMAX 64 s on both BSDs,
+    Linux's TCP_RTO_MAX 120 s), whichever comes first. OpenBSD drops SRTT after the fourth
+    timeout without changing the interval (TCP_RTT_SHIFT 3: knob rtt_forget_into_rttvar off),
+    so there the series is unbroken too. Before 2026-11-29 macos doubled on to its 60-s default
+    maximum."""
+    k = knobs_of(stack)
+    assert not k.get("rtt_forget_into_rttvar")
+    doc = j1_doc(stack, tcp={"isn": 0})
+    doc["duration"] = "300s"
+    doc["path"]["loss"] = {"model": "list", "packets": list(range(40, 2000))}
+    pk = Packets(simulate(doc, ["host:f.snd"], 300)["packets"])
+    sends: dict[int, list[float]] = {}
+    for p in pk.data():
+        sends.setdefault(p[3], []).append(p[0] / 1e9)
+    resent = next(s for s in sends.values() if len(s) > 1)
+    backoff = [b - a for a, b in itertools.pairwise(resent)][1:]
+    assert len(backoff) >= 6, f"{stack}: retransmissions at {resent}"
+    slop = k.get("rto_slop", 0) / 1e9
+    first = backoff[0] - slop  # the estimate times 2
+    cap = cap or 2**30
+    max_rto = k["max_rto"] / 1e9
+    for i, g in enumerate(backoff):
+        want = min(first / 2 * min(2 ** (i + 1), cap) + slop, max_rto)
+        assert g == pytest.approx(want, abs=2e-6), f"{stack}: timeout {i + 2}, gaps {backoff}"
+    if cap <= 64:  # the series reached its ceiling and stayed there
+        assert backoff[-1] == pytest.approx(min(max_rto, first / 2 * cap), abs=2e-6)
+        assert backoff[-2] == pytest.approx(backoff[-1], abs=2e-6)
+    else:  # no cap: the doubling went on past 64 times the estimate
+        assert max(backoff) > first / 2 * 64, f"{stack}: gaps {backoff}"
 
 
 def _first_timeout_after_last_ack(stack: str, lost: list[int], floor: int | None) -> float:

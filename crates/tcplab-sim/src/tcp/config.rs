@@ -344,8 +344,9 @@ knobs! {
     /// clamp afterwards (BSD `tcp_timer_rexmt`), instead of doubling the clamped RTO (RFC 6298 §5.5).
     rto_backoff_unclamped: bool = false; kind "bool";
     /// With `rto_backoff_unclamped`: the largest `tcp_backoff[]` multiplier (a power of two);
-    /// 0 = 64 (4.4BSD, FreeBSD RELENG_4, OpenBSD). FreeBSD 5.2.1-RELEASE tcp_timer.c: 512
-    /// (src/tcp/rtt.rs `BsdTimer::max_multiplier`).
+    /// 0 = 64 (4.4BSD, FreeBSD RELENG_4, OpenBSD 3.5). FreeBSD 5.2.1-RELEASE tcp_timer.c: 512
+    /// (src/tcp/rtt.rs `BsdTimer::max_multiplier`). Without it, a non-zero value caps RFC
+    /// 6298's doubling at that multiple (XNU's table: 64); 0 = no cap there.
     rto_backoff_max_multiplier: u32 = 0; kind "int";
     /// Restart the retransmission timer from now whenever the segment at snd_una is
     /// retransmitted (a fast retransmit, or a lost retransmission sent again), not only on ACKs

@@ -95,6 +95,11 @@ pub struct BsdTimer {
     /// 5.2.1-RELEASE sys/netinet/tcp_timer.c (github kaizendesu/FreeBSD-5.2, read for the
     /// facts) goes on doubling to 512 ({1, 2, …, 256, 512, 512, 512, 512}, tcp_totbackoff
     /// 2559), so the seventh and later consecutive timeouts of a segment wait longer.
+    /// Without [`BsdTimer::backoff_unclamped`] (RFC 6298's doubling of the clamped RTO), a
+    /// non-zero value caps the doubling there too (0 = doubling until `max_rto`): XNU
+    /// bsd/netinet/tcp_timer.c (apple-oss-distributions/xnu, xnu-2782.1.97 for OS X 10.10
+    /// through xnu-11417.101.15, read for the facts) keeps 4.4BSD's table, {1, 2, 4, …, 64,
+    /// 64, …} (`tcp_totbackoff` 511), for a personality modelled with RFC 6298's arithmetic.
     pub max_multiplier: u32,
     /// With [`BsdTimer::fixed_point`] and [`BsdTimer::forget_after`]: the forgetting is BSD's
     /// own arithmetic. FreeBSD 5.2.1-RELEASE tcp_timer.c `tcp_timer_rexmt` (read for the
@@ -103,7 +108,13 @@ pub struct BsdTimer {
     /// that timeout's interval; `TCP_REXMTVAL` is then `max(t_rttmin, t_rttvar >> 2)`, about
     /// 4·RTTVAR + SRTT/4 — not the old SRTT + 4·RTTVAR the comment there hopes to keep — and
     /// the following timeouts multiply that. Off: the backed-off timer keeps the estimate it
-    /// had (the forgetting only restarts the estimator at the next sample).
+    /// had (the forgetting only restarts the estimator at the next sample) — which is what
+    /// OpenBSD's same lines do: OpenBSD 3.5 (tcp_timer.c rev. 1.34 and tcp_var.h rev.
+    /// 1.61.2.1 as imported into MirOS, github roytam1/mirbsd-cvs; read for the facts) keeps
+    /// `t_srtt` × 32 but has `TCP_RTT_SHIFT` 3, so `t_rttvar += t_srtt >> 3` adds exactly the
+    /// term `TCP_REXMTVAL` = `((t_srtt >> 3) + t_rttvar) >> 2` loses with `t_srtt = 0`: the
+    /// integer value, and every later interval, is unchanged (test
+    /// `test_openbsd35_forgetting_keeps_the_interval`). FreeBSD and XNU shift by 5.
     pub forget_into_rttvar: bool,
 }
 
@@ -374,7 +385,12 @@ impl RttEstimator {
                     .saturating_add(self.bsd.slop),
             );
         }
-        let shift = self.backoff.min(30);
+        // [`BsdTimer::max_multiplier`] caps the doubling (XNU's `tcp_backoff[]`); 0 = none.
+        let cap = match self.bsd.max_multiplier {
+            0 => 30,
+            m => m.ilog2().min(30),
+        };
+        let shift = self.backoff.min(cap);
         self.rto.saturating_mul(1u64 << shift).min(self.max_rto)
     }
 
@@ -781,6 +797,70 @@ mod tests {
         o.on_measurement(sample, 100 * MS);
         let s = backoff_series(&mut o, 9);
         assert_eq!(&s[5..], &[19400, 19400, 19400, 19400]);
+    }
+
+    #[test]
+    fn test_openbsd35_forgetting_keeps_the_interval() {
+        // OpenBSD 3.5 tcp_timer.c rev. 1.34 tcp_timer_rexmt (MirOS import of the 3.5 tree,
+        // read for the facts): rto = TCP_REXMTVAL, at least t_rttmin (2 ticks);
+        // TCPT_RANGESET(rto * tcp_backoff[shift], t_rttmin, TCPTV_REXMTMAX 128 ticks); then,
+        // for shift > 3, t_rttvar += t_srtt >> 3 (TCP_RTT_SHIFT 3, tcp_var.h) and t_srtt = 0.
+        // Worked step by step beside the engine, which keeps the estimate (knob off).
+        const BACKOFF: [i64; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
+        let echo = RttSample::from_timestamps(100 * MS, 0, 500 * MS);
+        let mut e = openbsd_fixed_point();
+        e.on_measurement(echo, echo.nanos);
+        let (mut srtt, mut rttvar) = (e.fp_srtt, e.fp_rttvar);
+        assert_eq!((srtt, rttvar), (32, 8), "1 tick: 1 << 5, 1 << 3");
+        let mut by_hand = Vec::new();
+        for (shift, mult) in BACKOFF.iter().enumerate().skip(1) {
+            let rto = (((srtt >> 3) + rttvar) >> 2).max(2);
+            by_hand.push((rto * mult).clamp(2, 128) as u64 * 500);
+            if shift > 3 {
+                rttvar += srtt >> 3;
+                srtt = 0;
+            }
+        }
+        let engine = backoff_series(&mut e, 12);
+        assert_eq!(engine, by_hand);
+        assert_eq!(&engine[..6], &[3000, 6000, 12000, 24000, 48000, 64000]);
+        // FreeBSD's shift (t_srtt >> 5) on the same state would shrink the fifth: 8 + 1 = 9,
+        // TCP_REXMTVAL 9 >> 2 = 2 ticks, × 32 = 32 s, not 3 × 32 ticks = 48 s.
+        let mut f = openbsd_fixed_point();
+        f.bsd.forget_into_rttvar = true;
+        f.on_measurement(echo, echo.nanos);
+        assert_eq!(backoff_series(&mut f, 5)[4], 32000);
+        // With t_rttmin 2 ticks the multiplier's cap never shows: 2 × 64 ticks = TCPTV_REXMTMAX.
+        let mut g = openbsd_fixed_point();
+        g.bsd.max_multiplier = 512;
+        g.on_measurement(echo, echo.nanos);
+        assert_eq!(backoff_series(&mut g, 12), engine);
+    }
+
+    #[test]
+    fn test_rfc_doubling_capped_by_max_multiplier() {
+        // XNU tcp_timer.c (xnu-2782.1.97 … xnu-11417.101.15): tcp_backoff[] stops at 64 and
+        // TCPTV_REXMTMAX is 64 s. On RFC 6298's doubling (the macos personality) the cap
+        // holds a 330-ms RTO at 64 × 330 ms = 21.12 s from the sixth timeout on.
+        let bsd = BsdTimer {
+            max_multiplier: 64,
+            ..BsdTimer::default()
+        };
+        let mut e = RttEstimator::with_bsd(SEC, 230 * MS, 64 * SEC, MS, true, bsd);
+        e.on_sample(100 * MS);
+        assert_eq!(e.rto(), 330 * MS);
+        let s = backoff_series(&mut e, 9);
+        assert_eq!(
+            s,
+            vec![660, 1320, 2640, 5280, 10560, 21120, 21120, 21120, 21120]
+        );
+        // No cap (0): doubling until max_rto.
+        let mut o = RttEstimator::with_bsd(SEC, 230 * MS, 64 * SEC, MS, true, BsdTimer::default());
+        o.on_sample(100 * MS);
+        assert_eq!(
+            &backoff_series(&mut o, 9)[5..],
+            &[21120, 42240, 64000, 64000]
+        );
     }
 
     #[test]
