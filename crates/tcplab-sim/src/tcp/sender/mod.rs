@@ -831,7 +831,7 @@ impl TcpSender {
     }
 
     /// [`TcpSender::send_state`] with the window given.
-    #[inline]
+    #[inline(never)]
     fn send_state_in(&self, window: u64) -> SendState {
         SendState {
             window,
