@@ -442,7 +442,7 @@ impl SendState {
     /// allows.
     #[inline]
     pub fn rexmit_only_when_due(&self) -> bool {
-        self.bsd == BsdSack::InflateRecovery
+        matches!(self.bsd, BsdSack::InflateRecovery)
     }
 
     /// Whether the loop would put a segment on the wire now if the host's queue had room: a
@@ -479,7 +479,7 @@ pub fn gate(pacing_wait: bool, host_room: bool) -> Option<Step> {
 pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
     // The window's measure, and whether SACK holes may be resent: one test of the BSD state
     // on the other stacks' path.
-    let (pipe, resend_holes) = if s.bsd == BsdSack::Off {
+    let (pipe, resend_holes) = if matches!(s.bsd, BsdSack::Off) {
         (s.pipe(sb), true)
     } else {
         match s.bsd {
