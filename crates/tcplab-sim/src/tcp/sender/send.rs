@@ -478,21 +478,13 @@ pub fn gate(pacing_wait: bool, host_room: bool) -> Option<Step> {
 #[inline]
 pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
     // The window's measure, and whether SACK holes may be resent: one test of the BSD state
-    // on the other stacks' path.
-    let (pipe, resend_holes) = if matches!(s.bsd, BsdSack::Off) {
-        (s.pipe(sb), true)
-    } else {
-        match s.bsd {
-            BsdSack::FreebsdRecovery { recover, newdata } => {
-                return next_segment_freebsd(s, sb, recover, newdata);
-            }
-            // OpenBSD's off in the go-back-N after a timeout.
-            BsdSack::InflateGoBackN => (s.go_back_n_off(sb), true),
-            // FreeBSD's off outside recovery.
-            BsdSack::FreebsdOpen => (s.snd_nxt - s.snd_una, false),
-            BsdSack::InflateOpen => (s.pipe(sb), false),
-            BsdSack::Off | BsdSack::InflateRecovery => (s.pipe(sb), true),
-        }
+    // on the other stacks' path (`bsd_pipe` out of line, or the match became a jump table).
+    let (pipe, resend_holes) = match s.bsd {
+        BsdSack::Off => (s.pipe(sb), true),
+        _ => match bsd_pipe(s, sb) {
+            Ok(pipe) => pipe,
+            Err(step) => return step,
+        },
     };
     if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new && resend_holes {
         if let Some(i) = sb.next_lost() {
@@ -544,6 +536,23 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
             app_limited,
         },
     }
+}
+
+/// [`next_segment`]'s window measure and whether SACK holes may be resent, in the BSD SACK
+/// states ([`BsdSack`]); Err with the step itself in FreeBSD's recovery.
+#[inline(never)]
+fn bsd_pipe(s: &SendState, sb: &mut Scoreboard) -> Result<(u64, bool), Step> {
+    Ok(match s.bsd {
+        BsdSack::FreebsdRecovery { recover, newdata } => {
+            return Err(next_segment_freebsd(s, sb, recover, newdata));
+        }
+        // OpenBSD's off in the go-back-N after a timeout.
+        BsdSack::InflateGoBackN => (s.go_back_n_off(sb), true),
+        // FreeBSD's off outside recovery.
+        BsdSack::FreebsdOpen => (s.snd_nxt - s.snd_una, false),
+        BsdSack::InflateOpen => (s.pipe(sb), false),
+        BsdSack::Off | BsdSack::InflateRecovery => (s.pipe(sb), true),
+    })
 }
 
 /// Whether the new segment of `len` bytes that [`next_segment`] just returned is one that
