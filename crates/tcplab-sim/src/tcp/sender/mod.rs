@@ -830,7 +830,8 @@ impl TcpSender {
         }
     }
 
-    /// [`TcpSender::send_state`] with the window given.
+    /// [`TcpSender::send_state`] with the window given. Out of line: `try_send` builds it once
+    /// per call, and inlined there its fields were spilled twice (README "Performance").
     #[inline(never)]
     fn send_state_in(&self, window: u64) -> SendState {
         SendState {
