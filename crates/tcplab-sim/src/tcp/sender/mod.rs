@@ -82,7 +82,7 @@ use ack::{AckCx, AckProcessor};
 use episode::{EpisodeAck, Episodes, Parts, Seq};
 use handshake::Handshake;
 use loss::{Probe, RackTlp};
-use send::{Room, SendState, Step};
+use send::{BsdSack, Room, SendState, Step};
 use tcplab_cc::{AckEvent, CongestionControl, SentEvent};
 use timers::{due, PersistProbe, RtoOnAck, Timers};
 
@@ -830,8 +830,9 @@ impl TcpSender {
         }
     }
 
-    /// [`TcpSender::send_state`] with the window given.
-    #[inline]
+    /// [`TcpSender::send_state`] with the window given. Out of line: `try_send` builds it once
+    /// per call, and inlined there its fields were spilled twice (README "Performance").
+    #[inline(never)]
     fn send_state_in(&self, window: u64) -> SendState {
         SendState {
             window,
@@ -862,18 +863,30 @@ impl TcpSender {
             short_rexmit: self.cfg.short_segment_on_rexmit
                 && self.ep.loss_point.is_some()
                 && !self.ep.rec.active,
-            rexmit_only_when_due: self.ep.rec.one_rexmit_per_ack(),
-            // OpenBSD's go-back-N after a timeout (sources at `SendState::go_back_n_off`).
-            count_off: self.ep.rec.mode == Mode::SackInflate
-                && self.ep.loss_point.is_some()
-                && !self.ep.rec.active,
+            bsd: self.bsd_sack(),
+        }
+    }
+
+    /// The BSD SACK recoveries' send rules in this state (`send::BsdSack`; `Off` in the other
+    /// modes).
+    #[inline]
+    fn bsd_sack(&self) -> BsdSack {
+        let rec = &self.ep.rec;
+        let loss = self.ep.loss_point.is_some();
+        match rec.mode {
+            // OpenBSD: one retransmission per ACK in recovery (sources at
+            // `crate::tcp::recovery::Mode::SackInflate`), the go-back-N after a timeout against
+            // its off (sources at `SendState::go_back_n_off`), no hole resent outside both.
+            Mode::SackInflate if rec.one_rexmit_per_ack() => BsdSack::InflateRecovery,
+            Mode::SackInflate if loss => BsdSack::InflateGoBackN,
+            Mode::SackInflate => BsdSack::InflateOpen,
             // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
-            freebsd_budget: self.ep.rec.freebsd_budget(),
-            // The BSD SACK recoveries resend no hole outside recovery (sources at
-            // `send::SendState::bsd_open`).
-            bsd_open: matches!(self.ep.rec.mode, Mode::FreebsdSack | Mode::SackInflate)
-                && self.ep.open(),
-            off_open: self.ep.rec.mode == Mode::FreebsdSack && self.ep.open(),
+            Mode::FreebsdSack => match rec.freebsd_budget() {
+                Some((recover, newdata)) => BsdSack::FreebsdRecovery { recover, newdata },
+                None if loss => BsdSack::Off,
+                None => BsdSack::FreebsdOpen,
+            },
+            _ => BsdSack::Off,
         }
     }
 
@@ -940,7 +953,7 @@ impl TcpSender {
                         self.ep.rexmit_alone = false;
                         break Step::CwndLimited;
                     }
-                    if st.rexmit_only_when_due {
+                    if st.rexmit_only_when_due() {
                         // Knob `recovery = "sack-inflate"`: OpenBSD's `tcp_output` returns
                         // after a SACK retransmission (`sendalot` clear): nothing more on this
                         // ACK (sources at `crate::tcp::recovery::Mode::SackInflate`).

@@ -275,21 +275,30 @@ pub struct SendState {
     /// segments are resent as BSD cuts them, whatever fraction of a segment the window leaves
     /// ([`next_segment`]).
     pub short_rexmit: bool,
+    /// The BSD SACK recoveries' send rules in the current state ([`BsdSack`]; `Off` in every
+    /// other mode): one discriminant, so that the other stacks' send steps test one word.
+    pub bsd: BsdSack,
+}
+
+/// The send rules of the BSD SACK recoveries (knob `recovery = "freebsd-sack"` or
+/// `"sack-inflate"`) that differ from RFC 6675's NextSeg, by state: at most one applies at a
+/// time (open, recovery and the loss state after a timeout exclude each other).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BsdSack {
+    /// None of them: every other recovery mode, and `"freebsd-sack"` in the loss state after
+    /// a timeout.
+    Off,
     /// Knob `recovery = "sack-inflate"` in recovery: a lost segment goes only as the one
     /// retransmission an ACK allows ([`SendState::fast_rexmit_due`]), never by the window
     /// (OpenBSD `tcp_output`, sources at `crate::tcp::recovery::Mode::SackInflate`).
-    pub rexmit_only_when_due: bool,
+    InflateRecovery,
     /// Knob `recovery = "sack-inflate"` in the loss state after a timeout: the window is checked
     /// against OpenBSD's `off`, not the pipe ([`SendState::go_back_n_off`]).
-    pub count_off: bool,
-    /// Knob `recovery = "freebsd-sack"` in recovery: Some((snd_recover, sack_newdata)); holes
-    /// and new data are counted against the window as FreeBSD's `tcp_output` counts them
-    /// ([`next_segment_freebsd`]).
-    pub freebsd_budget: Option<(u64, u64)>,
-    /// Knob `recovery = "freebsd-sack"` or `"sack-inflate"` (the BSD SACK recoveries) outside
-    /// recovery and the loss state: no SACK hole is resent, lost marks wait for the recovery
-    /// that the third duplicate ACK starts, or the timeout. FreeBSD 5.3: `tcp_output` asks
-    /// `tcp_sack_output` only `IN_FASTRECOVERY` (sources at
+    InflateGoBackN,
+    /// Knob `recovery = "sack-inflate"` outside recovery and the loss state (and
+    /// `"freebsd-sack"`, [`BsdSack::FreebsdOpen`]): no SACK hole is resent, lost marks wait for
+    /// the recovery that the third duplicate ACK starts, or the timeout. FreeBSD 5.3:
+    /// `tcp_output` asks `tcp_sack_output` only `IN_FASTRECOVERY` (sources at
     /// `crate::tcp::recovery::Mode::FreebsdSack`). OpenBSD 3.5: `tcp_output` (rev. 1.67,
     /// 2004-05-07, the tree OpenBSD 3.5 shipped, as imported into MirOS,
     /// github:roytam1/mirbsd-cvs src/sys/netinet/tcp_output.c; read for the facts, nothing
@@ -298,13 +307,18 @@ pub struct SendState {
     /// 4.4BSD lines) and ends a recovery by the same: before the third duplicate ACK, whatever
     /// the SACK blocks say, only new data goes, by `len = min(sb_cc, win) − off` (sources at
     /// `crate::tcp::recovery::Mode::SackInflate`).
-    pub bsd_open: bool,
-    /// Knob `recovery = "freebsd-sack"` outside recovery and the loss state: the window is
-    /// checked against everything outstanding, FreeBSD's off = snd_nxt − snd_una, SACKed data
-    /// included (no pipe outside recovery; the first two duplicate ACKs release new data by
-    /// limited transmit only). `"sack-inflate"` gets the same from its window instead
-    /// (`Recovery::window_over_flight`, given in the pipe's terms).
-    pub off_open: bool,
+    InflateOpen,
+    /// Knob `recovery = "freebsd-sack"` outside recovery and the loss state: no SACK hole is
+    /// resent, as [`BsdSack::InflateOpen`], and the window is checked against everything
+    /// outstanding, FreeBSD's off = snd_nxt − snd_una, SACKed data included (no pipe outside
+    /// recovery; the first two duplicate ACKs release new data by limited transmit only).
+    /// `"sack-inflate"` gets the same from its window instead (`Recovery::window_over_flight`,
+    /// given in the pipe's terms).
+    FreebsdOpen,
+    /// Knob `recovery = "freebsd-sack"` in recovery, with snd_recover and sack_newdata: holes
+    /// and new data are counted against the window as FreeBSD's `tcp_output` counts them
+    /// ([`next_segment_freebsd`]).
+    FreebsdRecovery { recover: u64, newdata: u64 },
 }
 
 /// One step of the send loop.
@@ -377,7 +391,7 @@ impl SendState {
         sb.pipe().saturating_sub(self.left_by_dupacks.min(not_lost))
     }
 
-    /// What the window is checked against with [`SendState::count_off`]: OpenBSD's `off =
+    /// What the window is checked against in [`BsdSack::InflateGoBackN`]: OpenBSD's `off =
     /// snd_nxt − snd_una` during the go-back-N after a timeout, SACKed data below snd_nxt
     /// included, where the pipe leaves it out. OpenBSD 3.5 (read for the facts, nothing copied):
     /// `tcp_timer_rexmt` (tcp_timer.c rev. 1.34, 2003-12-10, the tree OpenBSD 3.5 shipped, as
@@ -424,6 +438,13 @@ impl SendState {
         )
     }
 
+    /// [`BsdSack::InflateRecovery`]: a lost segment goes only as the one retransmission an ACK
+    /// allows.
+    #[inline]
+    pub fn rexmit_only_when_due(&self) -> bool {
+        matches!(self.bsd, BsdSack::InflateRecovery)
+    }
+
     /// Whether the loop would put a segment on the wire now if the host's queue had room: a
     /// lost segment to resend, or new data, within the window (ignores pacing and F-RTO).
     pub fn would_send(&self, sb: &Scoreboard) -> bool {
@@ -456,11 +477,16 @@ pub fn gate(pacing_wait: bool, host_room: bool) -> Option<Step> {
 /// window or by limited transmit.
 #[inline]
 pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
-    if let Some((recover, newdata)) = s.freebsd_budget {
-        return next_segment_freebsd(s, sb, recover, newdata);
-    }
-    let pipe = window_pipe(s, sb);
-    if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new && !s.bsd_open {
+    // The window's measure, and whether SACK holes may be resent: one test of the BSD state
+    // on the other stacks' path (`bsd_pipe` out of line, or the match became a jump table).
+    let (pipe, resend_holes) = match s.bsd {
+        BsdSack::Off => (s.pipe(sb), true),
+        _ => match bsd_pipe(s, sb) {
+            Ok(pipe) => pipe,
+            Err(step) => return step,
+        },
+    };
+    if sb.lost_bytes > sb.retrans_bytes && !s.frto_send_new && resend_holes {
         if let Some(i) = sb.next_lost() {
             let len = sb.seg(i).len as u64;
             if s.short_rexmit && !s.fast_rexmit_due {
@@ -488,7 +514,7 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
                     len: room as u32,
                 };
             }
-            if (pipe + len > s.window || s.rexmit_only_when_due) && !s.fast_rexmit_due {
+            if (pipe + len > s.window || s.rexmit_only_when_due()) && !s.fast_rexmit_due {
                 return Step::CwndLimited;
             }
             return Step::Retransmit(i);
@@ -512,18 +538,21 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
     }
 }
 
-/// What [`next_segment`] checks the window against: the pipe, OpenBSD's off in the go-back-N
-/// after a timeout ([`SendState::count_off`]), FreeBSD's off outside recovery
-/// ([`SendState::off_open`]).
-#[inline]
-fn window_pipe(s: &SendState, sb: &mut Scoreboard) -> u64 {
-    if s.count_off {
-        s.go_back_n_off(sb)
-    } else if s.off_open {
-        s.snd_nxt - s.snd_una
-    } else {
-        s.pipe(sb)
-    }
+/// [`next_segment`]'s window measure and whether SACK holes may be resent, in the BSD SACK
+/// states ([`BsdSack`]); Err with the step itself in FreeBSD's recovery.
+#[inline(never)]
+fn bsd_pipe(s: &SendState, sb: &mut Scoreboard) -> Result<(u64, bool), Step> {
+    Ok(match s.bsd {
+        BsdSack::FreebsdRecovery { recover, newdata } => {
+            return Err(next_segment_freebsd(s, sb, recover, newdata));
+        }
+        // OpenBSD's off in the go-back-N after a timeout.
+        BsdSack::InflateGoBackN => (s.go_back_n_off(sb), true),
+        // FreeBSD's off outside recovery.
+        BsdSack::FreebsdOpen => (s.snd_nxt - s.snd_una, false),
+        BsdSack::InflateOpen => (s.pipe(sb), false),
+        BsdSack::Off | BsdSack::InflateRecovery => (s.pipe(sb), true),
+    })
 }
 
 /// Whether the new segment of `len` bytes that [`next_segment`] just returned is one that
@@ -738,11 +767,7 @@ mod tests {
             dupthresh: 3,
             left_by_dupacks: 0,
             short_rexmit: false,
-            rexmit_only_when_due: false,
-            count_off: false,
-            freebsd_budget: None,
-            bsd_open: false,
-            off_open: false,
+            bsd: BsdSack::Off,
         }
     }
 
@@ -819,7 +844,7 @@ mod tests {
             snd_nxt: 8000,
             open: false,
             short_rexmit: true,
-            count_off: true,
+            bsd: BsdSack::InflateGoBackN,
             ..state(&sb, 2000)
         };
         assert_eq!(bsd.go_back_n_off(&mut sb), 0);
@@ -828,7 +853,7 @@ mod tests {
         assert_eq!(bsd.go_back_n_off(&mut sb), 3000, "4000 − snd_una");
         assert_eq!(next_segment(&bsd, &mut sb), Step::CwndLimited);
         let pipe = SendState {
-            count_off: false,
+            bsd: BsdSack::Off,
             ..bsd
         };
         assert_eq!(next_segment(&pipe, &mut sb), Step::Retransmit(3));
@@ -853,7 +878,7 @@ mod tests {
         let mut sb = outstanding(5);
         sb.mark_head_lost();
         let s = SendState {
-            rexmit_only_when_due: true,
+            bsd: BsdSack::InflateRecovery,
             ..state(&sb, 100_000)
         };
         assert_eq!(next_segment(&s, &mut sb), Step::CwndLimited);
@@ -864,7 +889,7 @@ mod tests {
         assert_eq!(next_segment(&due, &mut sb), Step::Retransmit(0));
         // Knob off: the window lets it go.
         let rfc = SendState {
-            rexmit_only_when_due: false,
+            bsd: BsdSack::Off,
             ..s
         };
         assert_eq!(next_segment(&rfc, &mut sb), Step::Retransmit(0));
@@ -883,13 +908,16 @@ mod tests {
         sb.mark_holes_lost();
         let s = SendState {
             open: false,
-            freebsd_budget: Some((10_000, 10_000)),
+            bsd: BsdSack::FreebsdRecovery {
+                recover: 10_000,
+                newdata: 10_000,
+            },
             ..state(&sb, 3000)
         };
         assert_eq!(
             next_segment(
                 &SendState {
-                    freebsd_budget: None,
+                    bsd: BsdSack::Off,
                     ..s
                 },
                 &mut sb
@@ -915,7 +943,10 @@ mod tests {
         sb2.mark_holes_lost();
         let beyond = SendState {
             open: false,
-            freebsd_budget: Some((0, 4000)),
+            bsd: BsdSack::FreebsdRecovery {
+                recover: 0,
+                newdata: 4000,
+            },
             ..state(&sb2, 3000)
         };
         assert_eq!(next_segment(&beyond, &mut sb2), Step::CwndLimited);
@@ -930,7 +961,10 @@ mod tests {
         let mut sb = outstanding(4);
         let s = SendState {
             open: false,
-            freebsd_budget: Some((4000, 4000)),
+            bsd: BsdSack::FreebsdRecovery {
+                recover: 4000,
+                newdata: 4000,
+            },
             ..state(&sb, 4500)
         };
         assert_eq!(
@@ -944,16 +978,14 @@ mod tests {
         );
         sb.mark_head_lost();
         let open = SendState {
-            bsd_open: true,
-            off_open: true,
+            bsd: BsdSack::FreebsdOpen,
             ..state(&sb, 100_000)
         };
         assert_eq!(next_segment(&open, &mut sb), Step::New(1000));
         assert_eq!(
             next_segment(
                 &SendState {
-                    bsd_open: false,
-                    off_open: false,
+                    bsd: BsdSack::Off,
                     ..open
                 },
                 &mut sb
@@ -966,16 +998,14 @@ mod tests {
         let mut res = AckResult::default();
         sb.on_sack_block(1000, 3000, 20, &mut res);
         let full = SendState {
-            bsd_open: true,
-            off_open: true,
+            bsd: BsdSack::FreebsdOpen,
             ..state(&sb, 4000)
         };
         assert_eq!(next_segment(&full, &mut sb), Step::CwndLimited);
         assert_eq!(
             next_segment(
                 &SendState {
-                    bsd_open: false,
-                    off_open: false,
+                    bsd: BsdSack::Off,
                     ..full
                 },
                 &mut sb
@@ -1020,7 +1050,7 @@ mod tests {
         let rfc = state(&sb, window);
         assert_eq!(next_segment(&rfc, &mut sb), Step::Retransmit(0));
         let bsd = SendState {
-            bsd_open: true,
+            bsd: BsdSack::InflateOpen,
             dupacks: 1,
             limited_transmit: false,
             ..rfc
