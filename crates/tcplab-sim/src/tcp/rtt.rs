@@ -369,11 +369,26 @@ impl RttEstimator {
 
     /// The current RTO including exponential backoff (RFC 6298 §5.5), capped at the maximum;
     /// BSD style ([`BsdTimer::backoff_unclamped`]): the unclamped value times `tcp_backoff[]`.
+    #[inline]
     pub fn rto(&self) -> Nanos {
+        if self.backoff == 0 {
+            // The common case, on every ACK that restarts the timer: no backoff (BSD style
+            // with the floor above the sample; RFC 6298 capped at the maximum).
+            return if self.bsd.backoff_unclamped {
+                self.rto
+            } else {
+                self.rto.min(self.max_rto)
+            };
+        }
+        self.backed_off_rto()
+    }
+
+    /// [`RttEstimator::rto`] after one or more timeouts, out of line (the per-ACK path above
+    /// stays small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn backed_off_rto(&self) -> Nanos {
         if self.bsd.backoff_unclamped {
-            if self.backoff == 0 {
-                return self.rto; // with the floor above the sample
-            }
             let cap = match self.bsd.max_multiplier {
                 0 => BSD_MAX_MULTIPLIER_SHIFT,
                 m => m.ilog2(),
