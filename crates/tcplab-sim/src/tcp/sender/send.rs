@@ -520,14 +520,18 @@ pub fn next_segment(s: &SendState, sb: &mut Scoreboard) -> Step {
             return Step::Retransmit(i);
         }
     }
+    new_data_step(s, sb, |len| {
+        pipe + len <= s.window || s.limited_transmit_allows(len)
+    })
+}
+
+/// The new-data step of [`next_segment`] and [`next_segment_freebsd`]: the segment
+/// [`next_new`] offers if `fits(len)`, else [`Step::CwndLimited`]; or the hold it asks for.
+#[inline]
+fn new_data_step(s: &SendState, sb: &Scoreboard, fits: impl FnOnce(u64) -> bool) -> Step {
     match next_new(s.smss, s.room(), sb.is_empty()) {
-        NewData::Segment(len) => {
-            if pipe + len > s.window && !s.limited_transmit_allows(len) {
-                Step::CwndLimited
-            } else {
-                Step::New(len)
-            }
-        }
+        NewData::Segment(len) if fits(len) => Step::New(len),
+        NewData::Segment(_) => Step::CwndLimited,
         NewData::Hold {
             persist,
             app_limited,
@@ -599,27 +603,12 @@ pub fn next_segment_freebsd(
             }
         }
     }
-    match next_new(s.smss, s.room(), sb.is_empty()) {
-        NewData::Segment(len) => {
-            let used = if resent == 0 {
-                s.snd_nxt - s.snd_una
-            } else {
-                resent + s.snd_nxt.saturating_sub(newdata)
-            };
-            if used + len > s.window {
-                Step::CwndLimited
-            } else {
-                Step::New(len)
-            }
-        }
-        NewData::Hold {
-            persist,
-            app_limited,
-        } => Step::Hold {
-            persist,
-            app_limited,
-        },
-    }
+    let used = if resent == 0 {
+        s.snd_nxt - s.snd_una
+    } else {
+        resent + s.snd_nxt.saturating_sub(newdata)
+    };
+    new_data_step(s, sb, |len| used + len <= s.window)
 }
 
 #[cfg(test)]
