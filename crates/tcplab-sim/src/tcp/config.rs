@@ -5,6 +5,7 @@
 //! Defaults are the IETF recommendations (a "generic RFC stack"); OS personalities override them.
 
 pub use super::receiver::autotune::RcvRttCfg;
+pub use super::rtt::XmitTimerRule;
 pub use super::sender::ack::RttSamplingCfg;
 pub use super::sender::cwnd_use::CwndLimitedCfg;
 pub use super::sender::pacing::PacingQuantumCfg;
@@ -180,6 +181,7 @@ impl KnobRange for CwndLimitedCfg {}
 impl KnobRange for FrtoVariantCfg {}
 impl KnobRange for FrtoResponseCfg {}
 impl KnobRange for RttSamplingCfg {}
+impl KnobRange for XmitTimerRule {}
 
 macro_rules! or_empty {
     () => {
@@ -388,11 +390,17 @@ knobs! {
     /// one tick larger than a timed segment's) instead of RFC 6298's arithmetic in nanoseconds
     /// (src/tcp/rtt.rs `BsdTimer::fixed_point`). Needs `timer_tick`.
     rtt_fixed_point: bool = false; kind "bool";
-    /// With `rtt_fixed_point`: every RTT sample enters `tcp_xmit_timer` one tick above the whole
-    /// ticks it spans (a timed segment's as well as a timestamp echo's) and the floor
-    /// `rto_floor_ticks` counts from the ticks themselves: OpenBSD's arithmetic (src/tcp/rtt.rs
-    /// `BsdTimer::origin_one`); off, FreeBSD 5.x's.
-    rtt_origin_one: bool = false; kind "bool";
+    /// With `rtt_fixed_point`: what `tcp_xmit_timer` makes of a measurement of k whole ticks
+    /// (src/tcp/rtt.rs `XmitTimerRule`): "freebsd" (FreeBSD 5.x: an echo enters as k + 1, a
+    /// timed segment as k, smoothed as `rtt − 1`), "openbsd-3.5" (OpenBSD 3.5 tcp_input.c rev.
+    /// 1.158.2.3: the same values, then `--rtt`, at least 0: an echo is k, a timed segment
+    /// k − 1, a first sample of 0 leaves no estimate) or "xnu" (XNU: k for both, no
+    /// adjustment); the floor `rto_floor_ticks` counts from that value.
+    rtt_xmit_timer: XmitTimerRule = XmitTimerRule::Freebsd; kind "choice", choices &["freebsd", "openbsd-3.5", "xnu"];
+    /// Add `rto_slop` only once the connection is established (XNU `TCP_ADD_REXMTSLOP`:
+    /// `t_state >= TCPS_ESTABLISHED`), so the SYN's retransmission timer is re-armed without
+    /// it; off, every re-armed timer has it (FreeBSD `TCPT_RANGESET`).
+    rto_slop_established_only: bool = false; kind "bool";
     /// Negotiate the timestamps option (RFC 7323 §3).
     timestamps: bool = true; kind "bool";
     /// Negotiate SACK (RFC 2018).

@@ -65,10 +65,11 @@ pub struct BsdTimer {
     pub forget_after: u32,
     /// The RTO computed from a sample is at least the sample plus this many ticks: BSD's
     /// `tcp_xmit_timer` sets the floor of `TCPT_RANGESET` to `max(t_rttmin, rtt + 2)` with `rtt`
-    /// the measurement in ticks (origin 0), "the minimum feasible timer (which is 2 ticks)"
-    /// above the sample (FreeBSD tcp_input.c; OpenBSD tcp_input.c rev. 1.194, 2005; 4.4BSD-Lite2
-    /// lineage; read for the facts). Only there: after a timeout `tcp_timer_rexmt` clamps the
-    /// backed-off value to `t_rttmin` alone. 0 = no such floor.
+    /// the measurement in ticks as that function has it ([`XmitTimerRule`]), "the minimum
+    /// feasible timer (which is 2 ticks)" above the sample (FreeBSD tcp_input.c; OpenBSD 3.5
+    /// tcp_input.c rev. 1.158.2.3; XNU tcp_input.c; 4.4BSD-Lite2 lineage; read for the facts).
+    /// Only there: after a timeout `tcp_timer_rexmt` clamps the backed-off value to `t_rttmin`
+    /// alone. 0 = no such floor.
     pub floor_ticks: u32,
     /// FreeBSD's scaled-integer estimator (`tcp_xmit_timer`, FreeBSD 5.x sys/netinet/tcp_input.c
     /// and tcp_var.h, read for the facts): SRTT in ticks × 32 (`TCP_RTT_SHIFT` 5), RTTVAR in
@@ -77,19 +78,12 @@ pub struct BsdTimer {
     /// rtt to origin 0") and RTTVAR by `|delta| − (rttvar >> 2)`, each at least 1; the RTO is
     /// `TCP_REXMTVAL = max(t_rttmin, ((srtt >> 3) + rttvar) >> 2)` ticks, then the slop and the
     /// floor `max(t_rttmin, rtt + 2)`. `rtt` is what FreeBSD passes: a timestamp echo's ticks
-    /// plus 1, a timed segment's (`ticks − t_rtttime`) as they are. Needs `tick` > 0.
+    /// plus 1, a timed segment's (`ticks − t_rtttime`) as they are ([`XmitTimerRule`]: OpenBSD
+    /// 3.5's and XNU's differ there). Needs `tick` > 0.
     pub fixed_point: bool,
-    /// With [`BsdTimer::fixed_point`]: every sample enters `tcp_xmit_timer` one tick above the
-    /// whole ticks it spans, a timed segment's as a timestamp echo's, and the floor above the
-    /// sample counts from the ticks themselves. OpenBSD (read for the facts): in 2000 (tcp_input.c
-    /// of the rev. 1.25 tcp_subr.c era) the callers pass `t_rtt`, which counts from 1, or
-    /// `tcp_now - ts_ecr + 1`, and `tcp_xmit_timer` smooths `rtt - 1`; in rev. 1.194 (2005) they
-    /// pass `tcp_now - t_rtttime` or `tcp_now - ts_ecr` and `tcp_xmit_timer` starts the estimate
-    /// from `rtt + 1`, smooths `rtt` and floors at `max(rtt + 2, t_rttmin)` — the same numbers.
-    /// The scaling is FreeBSD's (SRTT × 32, RTTVAR × 16, `TCP_REXMTVAL` =
-    /// `((srtt >> 3) + rttvar) >> 2`; OpenBSD tcp_var.h rev. 1.35, 2000, and rev. 1.78, 2005).
-    /// FreeBSD 5.x passes a timed segment's ticks without the 1 (false).
-    pub origin_one: bool,
+    /// With [`BsdTimer::fixed_point`]: what `tcp_xmit_timer` smooths for a measurement of `k`
+    /// whole ticks, and the floor above it ([`XmitTimerRule`]).
+    pub xmit_timer: XmitTimerRule,
     /// The largest `tcp_backoff[]` multiplier ([`BsdTimer::backoff_unclamped`]), a power of
     /// two; 0 = 64. 4.4BSD and FreeBSD RELENG_4 stop at 64 ({1, 2, 4, …, 64, 64, …}); FreeBSD
     /// 5.2.1-RELEASE sys/netinet/tcp_timer.c (github kaizendesu/FreeBSD-5.2, read for the
@@ -116,6 +110,42 @@ pub struct BsdTimer {
     /// integer value, and every later interval, is unchanged (test
     /// `test_openbsd35_forgetting_keeps_the_interval`). FreeBSD and XNU shift by 5.
     pub forget_into_rttvar: bool,
+}
+
+/// What a BSD `tcp_xmit_timer` makes of a measurement that spans `k` whole ticks
+/// ([`BsdTimer::fixed_point`], knob `rtt_xmit_timer`): the value that starts the estimate
+/// (`t_srtt = rtt << 5`, `t_rttvar = rtt << 3`), the value smoothed into it
+/// (`delta = (rtt << 2) - (t_srtt >> 3)`) and the base of the floor `max(t_rttmin, rtt + 2)`.
+/// The scaling (SRTT in ticks × 32, RTTVAR × 16, `TCP_REXMTVAL` =
+/// `((t_srtt >> 3) + t_rttvar) >> 2`) is the same in all three (read for the facts, nothing
+/// copied).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum XmitTimerRule {
+    /// FreeBSD 5.x (sys/netinet/tcp_input.c): the callers pass a timestamp echo as
+    /// `ticks - to_tsecr + 1` (k + 1) and a timed segment as `ticks - t_rtttime` (k);
+    /// `tcp_xmit_timer` starts the estimate and floors at that value and smooths `rtt - 1`
+    /// ("adjust rtt to origin 0").
+    #[default]
+    #[serde(rename = "freebsd")]
+    Freebsd,
+    /// OpenBSD 3.5 (the OPENBSD_3_5 branch's tcp_input.c rev. 1.158.2.3 as imported into MirOS
+    /// BSD, github roytam1/mirbsd-cvs commit 8500871fbe, src/sys/netinet): the callers pass
+    /// `tcp_now - opti.ts_ecr + 1` (an echo, k + 1) or `tcp_now - tp->t_rtttime` (a timed
+    /// segment, k; `t_rtttime = tcp_now` when tcp_output.c rev. 1.67 starts timing, `tcp_now`
+    /// counting 500-ms slow-timer ticks, tcp_timer.c rev. 1.34), and `tcp_xmit_timer` begins with
+    /// `--rtt`, raised to 0 and capped at `TCP_RTT_MAX` (512): an echo is k, a timed segment k − 1
+    /// (at least 0), and that one value starts, is smoothed and floors (`rtt + 2`). A first
+    /// sample of 0 leaves `t_srtt` 0 — no estimate, the next sample starts it again — and the
+    /// RTO at `t_rttmin`. (The engine before 2026-11-29 used the 2005 reading of rev. 1.194,
+    /// k + 1 for both: one tick larger; nothing else used it, so it was dropped.)
+    #[serde(rename = "openbsd-3.5")]
+    Openbsd35,
+    /// XNU (bsd/netinet/tcp_input.c `tcp_compute_rtt` / `tcp_xmit_timer`, apple-oss-distributions
+    /// xnu-2782.1.97 (OS X 10.10), xnu-4570.1.46, xnu-7195.81.3 and xnu-11417.101.15 alike):
+    /// `tcp_now - to_tsecr` or `tcp_now - t_rtttime` (k, 1-ms ticks of `TCP_RETRANSHZ` 1000)
+    /// starts, is smoothed ("this extra adjustment is not needed", no `rtt - 1`) and floors.
+    #[serde(rename = "xnu")]
+    Xnu,
 }
 
 /// One RTT measurement as a tick-based clock takes it: the whole ticks between the two readings
@@ -299,23 +329,38 @@ impl RttEstimator {
         self.set_rto(self.unclamped_rto());
     }
 
-    /// [`BsdTimer::fixed_point`]: FreeBSD's (or, with [`BsdTimer::origin_one`], OpenBSD's)
-    /// `tcp_xmit_timer` on the measurement `m`. Out of
-    /// line, so that `on_measurement` stays small enough to inline on the other stacks.
+    /// [`BsdTimer::fixed_point`]: FreeBSD's, OpenBSD 3.5's or XNU's `tcp_xmit_timer`
+    /// ([`XmitTimerRule`]) on the measurement `m`. Out of line, so that `on_measurement` stays
+    /// small enough to inline on the other stacks.
     #[inline(never)]
     fn update_fixed_point(&mut self, m: RttSample, min_sample: Nanos) {
         let tick = self.bsd.tick;
-        // What FreeBSD passes: an echo's ticks + 1 (`ticks - to_tsecr + 1`), a timed segment's
-        // ticks as they are (`ticks - t_rtttime`).
-        // OpenBSD ([`BsdTimer::origin_one`]): every sample one tick larger.
-        let rtt = m.ticks as i64 + i64::from(m.echo || self.bsd.origin_one);
+        let k = m.ticks as i64;
+        // ([`XmitTimerRule`]) the value that starts the estimate, the value smoothed, the base
+        // of the floor `rtt + 2`.
+        let (start, smoothed, floor_base) = match self.bsd.xmit_timer {
+            // FreeBSD: an echo's ticks + 1 (`ticks - to_tsecr + 1`), a timed segment's ticks as
+            // they are (`ticks - t_rtttime`); smoothed as `rtt - 1`.
+            XmitTimerRule::Freebsd => {
+                let rtt = k + i64::from(m.echo);
+                (rtt, rtt - 1, rtt)
+            }
+            // OpenBSD 3.5: the same values passed, then `--rtt`, at least 0, at most
+            // TCP_RTT_MAX (1 << 9, tcp_var.h rev. 1.61.2.1).
+            XmitTimerRule::Openbsd35 => {
+                let rtt = (k + i64::from(m.echo) - 1).clamp(0, 1 << 9);
+                (rtt, rtt, rtt)
+            }
+            // XNU: `tcp_now - to_tsecr` or `tcp_now - t_rtttime`, no adjustment.
+            XmitTimerRule::Xnu => (k, k, k),
+        };
         self.record(m.nanos, min_sample);
         if !self.has_sample || self.fp_srtt == 0 {
-            self.fp_srtt = rtt << 5;
-            self.fp_rttvar = rtt << 3;
+            self.fp_srtt = start << 5;
+            self.fp_rttvar = start << 3;
             self.has_sample = true;
         } else {
-            let mut delta = ((rtt - 1) << 2) - (self.fp_srtt >> 3);
+            let mut delta = (smoothed << 2) - (self.fp_srtt >> 3);
             self.fp_srtt += delta;
             if self.fp_srtt <= 0 {
                 self.fp_srtt = 1;
@@ -332,16 +377,9 @@ impl RttEstimator {
         self.rttvar = self.fp_rttvar as u64 * tick / 16;
         let rttmin_ticks = self.min_rto.div_ceil(tick);
         let rexmtval = ((((self.fp_srtt >> 3) + self.fp_rttvar) >> 2) as u64).max(rttmin_ticks);
-        // FreeBSD floors at `rtt + 2` of the value passed; OpenBSD 1.194 at `rtt + 2` of the
-        // ticks themselves (origin 0).
-        let floor_base = if self.bsd.origin_one {
-            m.ticks
-        } else {
-            rtt.max(0) as u64
-        };
         self.sample_floor = match self.bsd.floor_ticks {
             0 => 0,
-            f => (floor_base + u64::from(f)) * tick,
+            f => (floor_base.max(0) as u64 + u64::from(f)) * tick,
         };
         self.set_rto(rexmtval * tick);
     }
@@ -495,7 +533,7 @@ mod tests {
             forget_after: 4,
             floor_ticks: 0,
             fixed_point: false,
-            origin_one: false,
+            xmit_timer: XmitTimerRule::Freebsd,
             max_multiplier: 0,
             forget_into_rttvar: false,
         }
@@ -614,8 +652,9 @@ mod tests {
         assert_eq!(t.srtt, 295 * 10 * MS / 32);
     }
 
-    /// OpenBSD 3.5 with its scaled-integer estimator: 500-ms slow ticks, every sample one tick
-    /// larger ([`BsdTimer::origin_one`]), the floor two ticks above the sample's own ticks.
+    /// OpenBSD 3.5 with its scaled-integer estimator: 500-ms slow ticks, `t_rttmin` 2 ticks,
+    /// every sample decremented at the start of `tcp_xmit_timer` ([`XmitTimerRule::Openbsd35`]),
+    /// the floor two ticks above the decremented sample.
     fn openbsd_fixed_point() -> RttEstimator {
         let bsd = BsdTimer {
             tick: 500 * MS,
@@ -623,51 +662,168 @@ mod tests {
             forget_after: 4,
             floor_ticks: 2,
             fixed_point: true,
-            origin_one: true,
+            xmit_timer: XmitTimerRule::Openbsd35,
             ..BsdTimer::default()
         };
         RttEstimator::with_bsd(6 * SEC, SEC, 64 * SEC, 500 * MS, false, bsd)
     }
 
     #[test]
-    fn test_openbsd_fixed_point_estimator_by_hand() {
-        // OpenBSD tcp_xmit_timer (rev. 1.194; the same numbers from 2000's t_rtt, which counts
-        // from 1): a first sample spanning one 500-ms tick boundary starts the estimate from
-        // rtt + 1 = 2 ticks: srtt 2 << 5 = 64, rttvar 2 << 3 = 16, TCP_REXMTVAL ((64 >> 3) + 16)
-        // >> 2 = 6 ticks = 3 s, above the floor 1 + 2 ticks. RFC 6298's arithmetic on the
-        // sample (500 ms) gave 3 × 500 ms = 1.5 s, the engine's value before 2026-11-29.
+    fn test_xmit_timer_rules_side_by_side() {
+        // One measurement spanning one 500-ms tick boundary, the same timer otherwise (t_rttmin
+        // 2 ticks, floor rtt + 2): what each tcp_xmit_timer starts the estimate from.
         let timed = RttSample::from_ticks(1, 500 * MS);
+        let echo = RttSample::from_timestamps(600 * MS, 0, 500 * MS);
+        let first = |rule, m: RttSample| {
+            let mut e = openbsd_fixed_point();
+            e.bsd.xmit_timer = rule;
+            e.on_measurement(m, m.nanos);
+            (e.fp_srtt, e.fp_rttvar, e.rto() / MS)
+        };
+        // FreeBSD: timed 1 tick (32, 8: 3 ticks), echo 1 + 1 (64, 16: 6 ticks).
+        assert_eq!(first(XmitTimerRule::Freebsd, timed), (32, 8, 1500));
+        assert_eq!(first(XmitTimerRule::Freebsd, echo), (64, 16, 3000));
+        // OpenBSD 3.5: timed 1 - 1 = 0 (no estimate, t_rttmin), echo 1 + 1 - 1 = 1.
+        assert_eq!(first(XmitTimerRule::Openbsd35, timed), (0, 0, 1000));
+        assert_eq!(first(XmitTimerRule::Openbsd35, echo), (32, 8, 1500));
+        // XNU: both 1.
+        assert_eq!(first(XmitTimerRule::Xnu, timed), (32, 8, 1500));
+        assert_eq!(first(XmitTimerRule::Xnu, echo), (32, 8, 1500));
+        // Smoothing: a second echo of 1 tick. FreeBSD smooths rtt - 1 = 1: delta 4 - (64 >> 3) =
+        // -4, t_srtt 60; 4 - (16 >> 2) = 0, t_rttvar 16: (7 + 16) >> 2 = 5 ticks. OpenBSD 3.5
+        // and XNU smooth 1: delta 4 - 4 = 0, t_srtt 32; 0 - 2, t_rttvar 6: (4 + 6) >> 2 = 2
+        // ticks, below the floor 1 + 2 ticks.
+        let second = |rule| {
+            let mut e = openbsd_fixed_point();
+            e.bsd.xmit_timer = rule;
+            e.on_measurement(echo, echo.nanos);
+            e.on_measurement(echo, echo.nanos);
+            (e.fp_srtt, e.fp_rttvar, e.rto() / MS)
+        };
+        assert_eq!(second(XmitTimerRule::Freebsd), (60, 16, 2500));
+        assert_eq!(second(XmitTimerRule::Openbsd35), (32, 6, 1500));
+        assert_eq!(second(XmitTimerRule::Xnu), (32, 6, 1500));
+    }
+
+    #[test]
+    fn test_openbsd35_samples_one_tick_smaller() {
+        // OpenBSD 3.5 (OPENBSD_3_5 tcp_input.c rev. 1.158.2.3, tcp_var.h rev. 1.61.2.1, in the
+        // MirOS import github roytam1/mirbsd-cvs 8500871fbe; read for the facts): the callers
+        // pass `tcp_now - ts_ecr + 1` (an echo) or `tcp_now - t_rtttime` (a timed segment), and
+        // tcp_xmit_timer begins with `--rtt`, at least 0: an echo of k ticks is smoothed as k, a
+        // timed segment's as k - 1. First sample: t_srtt = rtt << 5, t_rttvar = rtt << 3; floor
+        // max(t_rttmin, rtt + 2) on the decremented rtt; t_rttmin 2 ticks (TCPTV_MIN, 1 s).
+        //
+        // (b) a timed segment spanning one tick boundary: rtt 0, t_srtt 0 (no estimate yet),
+        // TCP_REXMTVAL 0: the RTO is max(t_rttmin, 0 + 2) = 2 ticks = 1 s (the 2005 reading gave
+        // 3 s, RFC 6298's arithmetic 1.5 s).
+        let timed1 = RttSample::from_ticks(1, 500 * MS);
         let mut e = openbsd_fixed_point();
-        e.on_measurement(timed, timed.nanos);
+        e.on_measurement(timed1, timed1.nanos);
+        assert_eq!(e.rto(), SEC);
+        assert_eq!((e.fp_srtt, e.fp_rttvar), (0, 0));
+        // tcp_timer_rexmt: max(TCP_REXMTVAL 0, t_rttmin 2) x tcp_backoff[1] = 4 ticks, then 8.
+        e.back_off();
+        assert_eq!(e.rto(), 2 * SEC);
+        e.back_off();
+        assert_eq!(e.rto(), 4 * SEC);
+        // t_srtt 0: the next sample initialises again. Three boundaries timed: rtt 2, t_srtt 64,
+        // t_rttvar 16, ((64 >> 3) + 16) >> 2 = 6 ticks = 3 s, above the floor 2 + 2.
+        let timed3 = RttSample::from_ticks(3, 500 * MS);
+        e.on_measurement(timed3, timed3.nanos);
         assert_eq!(e.rto(), 3 * SEC);
-        // Backed off from TCP_REXMTVAL (tcp_timer_rexmt): 6 ticks × 2, × 4.
-        e.back_off();
-        assert_eq!(e.rto(), 6 * SEC);
-        e.back_off();
-        assert_eq!(e.rto(), 12 * SEC);
-        // A timestamp echo enters the same way (`tcp_now - ts_ecr`, then rtt + 1): a sample
-        // within one tick starts from 1 tick: (4 + 8) >> 2 = 3 ticks = 1.5 s, floor 0 + 2.
-        let echo = RttSample::from_timestamps(100 * MS, 0, 500 * MS);
-        assert!(echo.echo && echo.ticks == 0);
+        assert_eq!((e.fp_srtt, e.fp_rttvar), (64, 16));
+        // A timed segment within one tick: 0 - 1, raised to 0: 1 s as well.
+        let timed0 = RttSample::from_ticks(0, 500 * MS);
         let mut e = openbsd_fixed_point();
-        e.on_measurement(echo, echo.nanos);
+        e.on_measurement(timed0, timed0.nanos);
+        assert_eq!(e.rto(), SEC);
+        // Two boundaries timed: rtt 1, t_srtt 32, t_rttvar 8, (4 + 8) >> 2 = 3 ticks = 1.5 s.
+        let timed2 = RttSample::from_ticks(2, 500 * MS);
+        let mut e = openbsd_fixed_point();
+        e.on_measurement(timed2, timed2.nanos);
         assert_eq!(e.rto(), 1500 * MS);
-        // Later samples of 0 ticks are smoothed as 0 (origin 0): delta (0 << 2) - (32 >> 3) =
-        // -4, srtt 28; 4 - (8 >> 2) = 2, rttvar 10; (3 + 10) >> 2 = 3 ticks.
-        e.on_measurement(echo, echo.nanos);
+        // (a) an echo spanning one tick boundary: tcp_now - ts_ecr + 1 - 1 = 1 tick: t_srtt 32,
+        // t_rttvar 8, 3 ticks = 1.5 s (floor 1 + 2 = 3 ticks); the 2005 reading gave 3 s.
+        let echo1 = RttSample::from_timestamps(600 * MS, 0, 500 * MS);
+        assert!(echo1.echo && echo1.ticks == 1);
+        let mut e = openbsd_fixed_point();
+        e.on_measurement(echo1, echo1.nanos);
         assert_eq!(e.rto(), 1500 * MS);
-        assert_eq!(e.srtt, 28 * 500 * MS / 32);
-        assert_eq!(e.rttvar, 10 * 500 * MS / 16);
-        // The same sample through FreeBSD's form (timed segment, no + 1) would start from 1
-        // tick only for the echo: the two differ for a timed segment.
-        let mut f = openbsd_fixed_point();
-        f.bsd.origin_one = false;
-        f.on_measurement(timed, timed.nanos);
+        // A later echo within one tick is smoothed as 0: delta (0 << 2) - (32 >> 3) = -4, t_srtt
+        // 28; 4 - (8 >> 2) = 2, t_rttvar 10; (3 + 10) >> 2 = 3 ticks; floor 0 + 2.
+        let echo0 = RttSample::from_timestamps(100 * MS, 0, 500 * MS);
+        e.on_measurement(echo0, echo0.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar), (28, 10));
+        assert_eq!(e.rto(), 1500 * MS);
+        // A first echo within one tick: rtt 0, no estimate, 1 s (the 2005 reading: 1.5 s).
+        let mut e = openbsd_fixed_point();
+        e.on_measurement(echo0, echo0.nanos);
+        assert_eq!(e.rto(), SEC);
+    }
+
+    /// XNU's timer (macos): 1-ms ticks (`TCP_RETRANSHZ` 1000), `t_rttmin` 30 ms
+    /// (`TCPTV_REXMTMIN`), 200-ms slop (`TCPTV_REXMTSLOP`), floor `rtt + 2`, FreeBSD's scaling,
+    /// `tcp_backoff[]` to 64, the estimate moved into RTTVAR after the fourth timeout.
+    fn xnu() -> RttEstimator {
+        let bsd = BsdTimer {
+            slop: 200 * MS,
+            tick: MS,
+            backoff_unclamped: true,
+            forget_after: 4,
+            floor_ticks: 2,
+            fixed_point: true,
+            xmit_timer: XmitTimerRule::Xnu,
+            max_multiplier: 64,
+            forget_into_rttvar: true,
+        };
+        RttEstimator::with_bsd(SEC, 30 * MS, 64 * SEC, MS, false, bsd)
+    }
+
+    #[test]
+    fn test_xnu_timer_after_one_100ms_sample() {
+        // XNU tcp_input.c tcp_xmit_timer (xnu-2782.1.97 … xnu-11417.101.15): 100 ticks: t_srtt
+        // 100 << 5 = 3200, t_rttvar 100 << 3 = 800, TCP_REXMTVAL max(30, (400 + 800) >> 2) =
+        // 300 ms; TCPT_RANGESET adds tcp_rexmt_slop once established: 500 ms (floor 102 ms).
+        let m = RttSample::from_ticks(100, MS);
+        let mut e = xnu();
+        e.on_measurement(m, m.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3200, 800, 500 * MS));
+        // tcp_timers TCPT_REXMT: TCP_REXMTVAL × tcp_backoff[shift] + slop: 800, 1400, 2600,
+        // 5000 ms; at the fourth (t_rxtshift 4 > 3) t_rttvar += 3200 >> 5 = 900, t_srtt = 0:
+        // TCP_REXMTVAL max(30, 900 >> 2) = 225 ms, × 32 + 200 = 7400, × 64 + 200 = 14600 ms.
         assert_eq!(
-            f.rto(),
-            1500 * MS,
-            "FreeBSD's timed-segment form: 1 tick, 3 ticks"
+            backoff_series(&mut e, 8),
+            vec![800, 1400, 2600, 5000, 7400, 14600, 14600, 14600]
         );
+        // The engine's RFC 6298 form for macos before 2026-11-29 (230 ms on the variance):
+        // 330, 660, 1320 ms.
+        let mut r = RttEstimator::with_bsd(
+            SEC,
+            230 * MS,
+            64 * SEC,
+            MS,
+            true,
+            BsdTimer {
+                max_multiplier: 64,
+                ..BsdTimer::default()
+            },
+        );
+        r.on_sample(100 * MS);
+        assert_eq!(r.rto(), 330 * MS);
+        // A second sample of 100 ticks is smoothed as 100 (no FreeBSD `rtt - 1`): delta 400 -
+        // (3200 >> 3) = 0, t_srtt 3200; 0 - (800 >> 2), t_rttvar 600: (400 + 600) >> 2 = 250 ms.
+        let mut e = xnu();
+        e.on_measurement(m, m.nanos);
+        e.on_measurement(m, m.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3200, 600, 450 * MS));
+        // FreeBSD's rule smooths 99 instead: delta (99 << 2) - 400 = -4, t_srtt 3196; 4 - 200,
+        // t_rttvar 604.
+        let mut f = xnu();
+        f.bsd.xmit_timer = XmitTimerRule::Freebsd;
+        f.on_measurement(m, m.nanos);
+        f.on_measurement(m, m.nanos);
+        assert_eq!((f.fp_srtt, f.fp_rttvar), (3196, 604));
     }
 
     #[test]
@@ -822,7 +978,8 @@ mod tests {
         // for shift > 3, t_rttvar += t_srtt >> 3 (TCP_RTT_SHIFT 3, tcp_var.h) and t_srtt = 0.
         // Worked step by step beside the engine, which keeps the estimate (knob off).
         const BACKOFF: [i64; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
-        let echo = RttSample::from_timestamps(100 * MS, 0, 500 * MS);
+        // An echo spanning one tick boundary: tcp_now - ts_ecr + 1, decremented: 1 tick.
+        let echo = RttSample::from_timestamps(600 * MS, 0, 500 * MS);
         let mut e = openbsd_fixed_point();
         e.on_measurement(echo, echo.nanos);
         let (mut srtt, mut rttvar) = (e.fp_srtt, e.fp_rttvar);

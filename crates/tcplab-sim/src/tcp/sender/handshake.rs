@@ -121,9 +121,14 @@ impl Handshake {
         // BSD's tcp_syn_backoff[] = {1, 1, 1, 1, 1, 2, 4, 8, …} for SYN_SENT in tcp_timer_rexmt
         // (FreeBSD, XNU; the same schedule as 4). A BSD timer re-armed there goes through
         // TCPT_RANGESET, which adds tcp_rexmit_slop (`rto_slop`) before clamping; the first
-        // SYN's timer is t_rxtcur = TCPTV_RTOBASE as set at creation, without it.
+        // SYN's timer is t_rxtcur = TCPTV_RTOBASE as set at creation, without it. XNU adds it
+        // only once established (`rto_slop_established_only`, TCP_ADD_REXMTSLOP).
         let doublings = (self.tries - 1).saturating_sub(cfg.syn_linear_timeouts);
-        let slop = if retransmit { cfg.rto_slop } else { 0 };
+        let slop = if retransmit && !cfg.rto_slop_established_only {
+            cfg.rto_slop
+        } else {
+            0
+        };
         let rto = cfg
             .initial_rto
             .saturating_mul(1 << doublings.min(20))

@@ -339,7 +339,7 @@ impl TcpSender {
                 forget_after: cfg.rtt_forget_after_backoffs,
                 floor_ticks: cfg.rto_floor_ticks,
                 fixed_point: cfg.rtt_fixed_point,
-                origin_one: cfg.rtt_origin_one,
+                xmit_timer: cfg.rtt_xmit_timer,
                 max_multiplier: cfg.rto_backoff_max_multiplier,
                 forget_into_rttvar: cfg.rtt_forget_into_rttvar,
             },
