@@ -560,6 +560,22 @@ def test_reference_cache_key_follows_the_personality_files(tmp_path, monkeypatch
     assert R._key(*args) != before
 
 
+def test_kept_report_key_follows_the_personality_files(tmp_path, monkeypatch):
+    # The development store of analyzer reports and test captures ($TCPLAB_IDENTIFY_REPORTS)
+    # was keyed by the scenario (which names the stack, not its knobs), the vantage and the
+    # build: a knob changed in a personality file without a rebuild read the old capture back.
+    stacks = tmp_path / "tcplab" / "stacks"
+    stacks.mkdir(parents=True)
+    (stacks / "a.toml").write_text('name = "a"\n')
+    monkeypatch.setattr(R, "__file__", str(tmp_path / "tcplab" / "identify" / "references.py"))
+    monkeypatch.setenv(R.REPORTS_ENV, str(tmp_path / "reports"))
+    doc = R.scenario_doc(R.Candidate("a", "reno"), dict(GRID), 11)
+    before = R._report_path(doc, "sender")
+    assert before is not None and R._report_path(doc, "sender") == before
+    (stacks / "a.toml").write_text('name = "a"\n[knobs.flightsize_excludes_limited_transmit]\n')
+    assert R._report_path(doc, "sender") != before
+
+
 def test_seed_noise_and_the_indistinguishable_set():
     # two seeds per candidate: a's distances to x are 1 and 3, b's 2 and 2 -> spreads 2 and 0,
     # median 1; c is 5 away
@@ -913,6 +929,16 @@ def test_personalities_differing_only_in_inactive_knobs_join_the_set():
         [vista.label], label_of, dist, dict(small, max_window_seg=60)
     )
     assert tied == [vista.label] and why == []
+    # Compound's delay window runs only after slow start: a window of 44 in the slow-start
+    # overshoot and 21 after the first recovery is Reno's rule throughout; 44 after it is not.
+    # The other thresholds are read over the whole capture (they set the overshoot's decrease)
+    over = dict(small, max_window_seg=44, max_window_ca_seg=21)
+    why = classify.inactive_difference(vista, s2008, over)
+    assert why is not None and "after slow start of 21 segments" in why[0], why
+    assert classify.inactive_difference(vista, s2008, dict(over, max_window_ca_seg=44)) is None
+    assert classify.reno_on_trace("ctcp", over)
+    assert not classify.reno_on_trace("hstcp", over)
+    assert classify.reno_on_trace("hstcp", dict(over, max_window_seg=37))
 
 
 def test_vista_and_server_2008_differ_only_in_the_receive_limit_and_the_algorithm(tmp_path):
@@ -935,6 +961,49 @@ def test_vista_and_server_2008_differ_only_in_the_receive_limit_and_the_algorith
     d = [V.trace_digest(c) for c in caps]
     # with the limit, the ACKs come later by the service time (tens of µs): not the same packets
     assert d[0] == d[1] != d[2]
+
+
+def test_vista_and_server_2008_read_one_decrease_below_compound_s_low_window(tmp_path):
+    # Below its low_window (41 segments) Compound is Reno: it halves its loss-based window
+    # (draft-sridharan-tcpm-ctcp-02 §3; crates/tcplab-cc/src/ctcp.rs on_congestion_event, from
+    # cwnd), and since the Windows personalities leave limited transmit out of FlightSize (RFC
+    # 5681 §3.2 step 2, knob flightsize_excludes_limited_transmit) Vista's NewReno halves about
+    # the same window. With the limited-transmit segments in Vista's FlightSize its decrease
+    # read 0.08 above Server 2008's here (three seeds: 0.640-0.641 against 0.562-0.564), the
+    # difference that told the two personalities apart on tuning path 0 (0.599 against 0.558;
+    # README, "Validation", winident); now 0.02, within the decrease's reading error.
+    g = {"rate_bps": 3e6, "rtt_s": 0.03, "buffer_bdp": 0.7, "loss": 3e-4, "duration_s": 10.0}
+    beta = {}
+    for name, stack, cca, tcp in (
+        ("vista", "windows-vista", "newreno", None),
+        ("vista_lt", "windows-vista", "newreno", {"flightsize_excludes_limited_transmit": False}),
+        ("2008", "windows-server-2008", "ctcp", None),
+    ):
+        doc = R.scenario_doc(R.Candidate(stack, cca), g, 77, tcp=tcp)
+        (tmp_path / name).mkdir()
+        ex = feats(R.simulate_capture(doc, "sender", tmp_path / name))
+        assert ex.counts["loss_episodes"] >= 10, ex.counts
+        assert ex.counts["max_window_seg"] < 41, ex.counts
+        beta[name] = ex.features["beta"]
+    scale = classify.FLOORS["beta"]
+    assert abs(beta["vista"] - beta["2008"]) < 1.5 * scale, beta
+    assert beta["vista_lt"] - beta["2008"] > 3 * scale, beta
+
+
+def test_compound_s_window_is_read_after_slow_start(tmp_path):
+    # tuning path 0's kind (10.5 Mbit/s x 13.2 ms, 0.83 BDP): Server 2008's slow start
+    # overshoots to the 64 KB receive window (44 segments), past Compound's low_window of 41,
+    # while its delay window stays 0 (slow start); after the first recovery the window stays
+    # near 1.8 BDP (about 21 segments). Read over the whole capture, the rule that Vista and
+    # Server 2008 run Reno's rules did not apply and identify named one of two personalities
+    # that run the same rules there (README, "Validation", winident)
+    g = {"rate_bps": 10.46e6, "rtt_s": 0.0132, "buffer_bdp": 0.83, "loss": 2e-4, "duration_s": 10.0}
+    ex = feats(capture(tmp_path, "windows-server-2008", "ctcp", grid=g))
+    assert ex.counts["max_window_seg"] >= 41 > ex.counts["max_window_ca_seg"] > 0, ex.counts
+    vista = R.Candidate("windows-vista", "newreno")
+    s2008 = R.Candidate("windows-server-2008", "ctcp")
+    why = classify.inactive_difference(vista, s2008, classify.capture_facts(ex))
+    assert why is not None and "after slow start" in why[0], why
 
 
 def test_clock_rate_fits_the_slope_through_a_wrap_reordering_and_jitter():

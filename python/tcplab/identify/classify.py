@@ -417,15 +417,33 @@ RENO_REGION: dict[str, tuple[float, str]] = {
 }
 
 
+def reno_window(cca: str, counts: dict[str, int]) -> int:
+    """The capture's largest window of a round that *cca*'s threshold (:data:`RENO_REGION`) is
+    read against, segments (0: not known). Compound's delay window runs only in congestion
+    avoidance: in slow start dwnd stays 0 at any window (crates/tcplab-cc/src/ctcp.rs on_ack,
+    after draft-sridharan-tcpm-ctcp-02 §3, which leaves slow start to the loss-based window),
+    and at the slow-start overshoot's loss dwnd = (win·(1 − β) − cwnd/2)⁺ is 0 with β = 1/2
+    and win = cwnd, so its decrease is Reno's too; its window is read after the first loss
+    recovery (features: ``max_window_ca_seg``; the whole capture's without a loss). Tuning path 0
+    (10.5 Mbit/s x 13.2 ms) read 44 segments over the whole capture, the slow-start overshoot
+    against the 64 KB receive window, and about 21 after it (README, "Validation", winident).
+    The other algorithms' thresholds also set their decrease (HSTCP's b(w), BIC's and
+    Illinois's beta), which the overshoot's loss reads at its window: the whole capture's."""
+    w = counts.get("max_window_seg", 0)
+    if cca == "ctcp" and counts.get("max_window_ca_seg") is not None:
+        w = counts["max_window_ca_seg"]
+    return w
+
+
 def reno_on_trace(cca: str, counts: dict[str, int]) -> bool:
     """Whether *cca*'s rules on this trace are Reno's, increase and decrease both, from the
     algorithm's source: reno and newreno always (the same rules in tcplab-cc); HSTCP, Compound,
     BIC and Illinois when the capture's largest window stayed under their threshold
-    (:data:`RENO_REGION`). Not Scalable (its decrease stays 1/8) nor H-TCP (its backoff
-    RTTmin/RTTmax is not Reno's halving)."""
+    (:data:`RENO_REGION`; :func:`reno_window`). Not Scalable (its decrease stays 1/8) nor H-TCP
+    (its backoff RTTmin/RTTmax is not Reno's halving)."""
     if cca in ("reno", "newreno"):
         return True
-    w = counts.get("max_window_seg", 0)
+    w = reno_window(cca, counts)
     return cca in ("hstcp", "ctcp", "bic", "illinois") and 0 < w < RENO_REGION[cca][0]
 
 
@@ -459,6 +477,7 @@ def capture_facts(ex: Extracted) -> dict[str, Any]:
     rw = ex.features.get("rwnd_max")
     return {
         "max_window_seg": ex.counts.get("max_window_seg", 0),
+        "max_window_ca_seg": ex.counts.get("max_window_ca_seg"),
         "rate_bps": max(p.rate_bps, p.pair_rate_bps, p.flow_rate_bps),
         "rwnd_max_bytes": None if rw is None else ex.mss * 2.0**rw,
     }
@@ -527,11 +546,16 @@ def inactive_difference(
     pa, pb = _params(a.stack, a.cca), _params(b.stack, b.cca)
     if (a.cca, pa) != (b.cca, pb):
         counts = {"max_window_seg": facts.get("max_window_seg", 0)}
+        if facts.get("max_window_ca_seg") is not None:
+            counts["max_window_ca_seg"] = facts["max_window_ca_seg"]
         if pa or pb or not (reno_on_trace(a.cca, counts) and reno_on_trace(b.cca, counts)):
             return None
+        others = [c for c in (a.cca, b.cca) if c not in ("reno", "newreno")]
+        w = max((reno_window(c, counts) for c in others), default=counts["max_window_seg"])
+        after = " after slow start" if w != counts["max_window_seg"] else ""
         out.append(
-            f"the algorithm ({a.cca} / {b.cca}): both run Reno's rules at a largest window of "
-            f"{facts.get('max_window_seg', 0)} segments"
+            f"the algorithm ({a.cca} / {b.cca}): both run Reno's rules at a largest window"
+            f"{after} of {w} segments"
         )
     for knob in sorted(set(ka) | set(kb)):
         if ka.get(knob) == kb.get(knob):
@@ -646,9 +670,11 @@ def tie_reasons(
         )
     w = counts.get("max_window_seg", 0)
     for cca in sorted(ccas):
-        if cca in RENO_REGION and 0 < w < RENO_REGION[cca][0]:
+        wc = reno_window(cca, counts)
+        if cca in RENO_REGION and 0 < wc < RENO_REGION[cca][0]:
+            where = " after slow start" if wc != w else ""
             out.append(
-                f"{cca}: window never left Reno's region: max window {w} segments < "
+                f"{cca}: window never left Reno's region: max window{where} {wc} segments < "
                 f"{RENO_REGION[cca][1]}"
             )
     ep = counts.get("epoch_ms", 0)

@@ -1213,6 +1213,13 @@ def extract(report: dict[str, Any], conn: int | None = None) -> Extracted:
         # the median time between loss episodes, ms (0: fewer than two episodes)
         "epoch_ms": round(float(np.median(periods)) * r_rtt * 1e3) if periods else 0,
     }
+    if episodes:
+        # the largest window of a round after the first loss recovery, segments: the rounds
+        # of congestion avoidance (and of any slow start after a timeout, up to the halved
+        # window), where Compound's delay window runs; in the first slow start it stays 0
+        # whatever the window (crates/tcplab-cc/src/ctcp.rs on_ack; classify.reno_window)
+        ca = flight_seg[rt0 >= episodes[0]["t_rec"]] if len(flight_seg) else flight_seg
+        counts["max_window_ca_seg"] = round(float(ca.max())) if len(ca) else 0
     if ss_end_s is not None:
         # when the span of the slow-start features ended, ms after the first data segment
         # (classify.rank: a slow start that ended before the cross traffic's onset ran alone)

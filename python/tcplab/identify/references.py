@@ -412,8 +412,8 @@ def reference_features(
 
 #: Analyzer reports (the packet series) of references kept for development
 #: (``$TCPLAB_IDENTIFY_REPORTS``, unset by default): a change of features.py is then measured
-#: without simulating the references again. Keyed by the scenario, the vantage and the
-#: simulator build; ~1-5 MB per reference.
+#: without simulating the references again. Keyed by the scenario, the vantage, the simulator
+#: build and the personality files; ~1-5 MB per reference.
 REPORTS_ENV = "TCPLAB_IDENTIFY_REPORTS"
 
 
@@ -423,7 +423,12 @@ def _report_path(doc: dict[str, Any], vantage: str) -> FsPath | None:
         return None
     from ..store import build_id
 
-    blob = json.dumps({"doc": doc, "vantage": vantage, "build": build_id("sim")}, sort_keys=True)
+    # the personality files too: a knob changed in a toml (no rebuild) changes the capture, and
+    # a report keyed without them was read back stale (the library cache, _key, had them)
+    blob = json.dumps(
+        {"doc": doc, "vantage": vantage, "build": build_id("sim"), "stacks": _stacks_digest()},
+        sort_keys=True,
+    )
     return FsPath(base) / f"{hashlib.sha256(blob.encode()).hexdigest()[:24]}.pkl"
 
 
