@@ -525,6 +525,20 @@ knobs! {
     /// toward the decrement and clamp cwnd (Linux 2.6.23+ `tcp_cwnd_down`, `FLAG_ANY_PROGRESS
     /// | FLAG_DSACKING_ACK`). Off: every ACK in recovery does (2.4, 2.6 ≤ 2.6.22).
     rate_halving_progress_only: bool = false; kind "bool";
+    /// NewReno (`recovery = "newreno"`, or without SACK): a partial ACK deflates the window as
+    /// FreeBSD 5.x's `tcp_newreno_partial_ack` does, `snd_cwnd −= acked − t_maxseg` in 32-bit
+    /// unsigned arithmetic with no floor: more acknowledged than the window plus a segment
+    /// wraps it to nearly 2^32 (the peer's window limits the sending until the recovery ends),
+    /// exactly that much leaves 0, and further duplicate ACKs add t_maxseg modulo 2^32 (sources
+    /// at `crate::tcp::recovery::Recovery::newreno_partial_ack_u32`). Off: RFC 6582 §3.2 step
+    /// 5 (the bytes acknowledged off, one SMSS back when at least one was acknowledged, never
+    /// below one SMSS).
+    partial_ack_u32_deflation: bool = false; kind "bool";
+    /// NewReno: the ACK that ends the fast recovery grows no window (FreeBSD 5.x `tcp_input.c`:
+    /// the growth requires `!IN_FASTRECOVERY` and comes before `EXIT_FASTRECOVERY`; sources at
+    /// `crate::tcp::recovery::Recovery::grows_on_exit_ack`). Off: the controller's usual
+    /// growth follows the exit's window on that ACK.
+    newreno_exit_no_growth: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

@@ -204,6 +204,12 @@ pub struct Recovery {
     /// [`Mode::FreebsdSack`] (knob `sack_partial_ack_cap`): a partial ACK's window is capped at
     /// ssthresh.
     pub partial_ack_cap: bool,
+    /// [`Mode::NewReno`] (knob `partial_ack_u32_deflation`): FreeBSD 5.x's window arithmetic,
+    /// a 32-bit `u_long` (see [`Recovery::newreno_partial_ack_u32`]).
+    pub u32_deflation: bool,
+    /// [`Mode::NewReno`] (knob `newreno_exit_no_growth`): the ACK that ends the recovery grows
+    /// no window (see [`Recovery::grows_on_exit_ack`]).
+    pub exit_no_growth: bool,
 }
 
 impl Recovery {
@@ -228,7 +234,33 @@ impl Recovery {
             rh_floor_half: false,
             rh_progress_only: false,
             partial_ack_cap: false,
+            u32_deflation: false,
+            exit_no_growth: false,
         }
+    }
+
+    /// Knob `partial_ack_u32_deflation`: FreeBSD 5.2.1's `tcp_newreno_partial_ack`
+    /// (sys/netinet/tcp_input.c of the 5.2.1-RELEASE tree, github:kaizendesu/FreeBSD-5.2, and
+    /// rev. 1.252.2.2 of RELENG_5, 2004-11-29, as NSC 0.5.2 ships it for "FreeBSD 5.3"; read
+    /// for the facts, nothing copied): the timer off, snd_nxt = th_ack, snd_cwnd = t_maxseg +
+    /// (th_ack − snd_una) and TF_ACKNOW for one `tcp_output` (off = th_ack − snd_una, so exactly
+    /// the segment at th_ack goes), snd_cwnd and snd_nxt restored, then `snd_cwnd -= (th_ack −
+    /// snd_una − t_maxseg)` with no test: tcp_seq and u_int operands, snd_cwnd a `u_long`, 32
+    /// bits on i386. More acknowledged than snd_cwnd + t_maxseg wraps snd_cwnd to nearly 2^32,
+    /// so min(snd_wnd, snd_cwnd) is the peer's window until the recovery ends (the full ACK
+    /// sets snd_cwnd from snd_ssthresh); exactly that much leaves 0. The same ACK's processing
+    /// then calls `tcp_output` again (needoutput, set by the window update of an ACK that
+    /// advances snd_wl2), which sends new data within the deflated snd_cwnd counted from the
+    /// new snd_una — the send loop here. FreeBSD fixed the wrap later (`if (snd_cwnd > acked)
+    /// snd_cwnd -= acked; else snd_cwnd = 0; snd_cwnd += t_maxseg`). Not modelled: with a
+    /// window of 0 that `tcp_output` stops the retransmission timer and arms the persist timer
+    /// (at least 5 s), and duplicate ACKs are ignored while no retransmission timer runs;
+    /// here duplicate ACKs inflate the window as in any recovery and the timer keeps running.
+    /// i386 is assumed (on amd64 `u_long` has 64 bits and a partial ACK of less than a segment
+    /// wraps as well).
+    #[inline]
+    fn newreno_partial_ack_u32(cwnd: u64, acked: u64, smss: u64) -> u64 {
+        u64::from((cwnd as u32).wrapping_sub((acked as u32).wrapping_sub(smss as u32)))
     }
 
     /// Enter recovery. `flight` is FlightSize (snd_nxt − snd_una), `cc_cwnd` the window before the
@@ -341,17 +373,28 @@ impl Recovery {
             Mode::NewReno => {
                 if a.is_dup {
                     // RFC 5681 §3.2 step 4: inflate by one segment per further dupACK.
-                    self.cwnd = self.cwnd.saturating_add(self.smss);
+                    self.cwnd = if self.u32_deflation {
+                        // FreeBSD: `snd_cwnd += t_maxseg` on a 32-bit u_long, a wrapped window
+                        // wrapping back (sources at `newreno_partial_ack_u32`).
+                        u64::from((self.cwnd as u32).wrapping_add(self.smss as u32))
+                    } else {
+                        self.cwnd.saturating_add(self.smss)
+                    };
                 } else if a.advanced && a.snd_una < self.point {
                     // RFC 6582 §3.2 step 5: partial ACK — retransmit the next hole, deflate by the
                     // amount acknowledged, add back one SMSS if at least one SMSS was acknowledged,
                     // restart the timer on the first partial ACK only ("Impatient" variant).
                     act.retransmit_head = true;
-                    self.cwnd = self.cwnd.saturating_sub(a.bytes_acked);
-                    if a.bytes_acked >= self.smss {
-                        self.cwnd = self.cwnd.saturating_add(self.smss);
+                    if self.u32_deflation {
+                        self.cwnd =
+                            Self::newreno_partial_ack_u32(self.cwnd, a.bytes_acked, self.smss);
+                    } else {
+                        self.cwnd = self.cwnd.saturating_sub(a.bytes_acked);
+                        if a.bytes_acked >= self.smss {
+                            self.cwnd = self.cwnd.saturating_add(self.smss);
+                        }
+                        self.cwnd = self.cwnd.max(self.smss);
                     }
-                    self.cwnd = self.cwnd.max(self.smss);
                     if self.first_partial {
                         self.first_partial = false;
                         act.restart_rto = true;
@@ -501,10 +544,16 @@ impl Recovery {
 
     /// Whether the controller grows its window on the ACK that ends the recovery. FreeBSD's
     /// SACK recovery: no, the growth test (`!IN_FASTRECOVERY`) comes before
-    /// `EXIT_FASTRECOVERY` in tcp_input.c (sources at [`Mode::FreebsdSack`]).
+    /// `EXIT_FASTRECOVERY` in tcp_input.c (sources at [`Mode::FreebsdSack`]). FreeBSD's
+    /// NewReno (knob `newreno_exit_no_growth`): no, for the same reason — FreeBSD 5.2.1-RELEASE
+    /// sys/netinet/tcp_input.c (github:kaizendesu/FreeBSD-5.2; read for the facts, nothing
+    /// copied): the ACK of snd_recover sets snd_cwnd = snd_max − th_ack + t_maxseg when
+    /// th_ack + snd_ssthresh > snd_max, else snd_ssthresh, and the growth `if (!tcp_do_newreno
+    /// || !IN_FASTRECOVERY(tp))` is skipped because `EXIT_FASTRECOVERY` comes after it; the
+    /// next ACK of new data grows the window.
     #[inline]
     pub fn grows_on_exit_ack(&self) -> bool {
-        self.mode != Mode::FreebsdSack
+        !(self.mode == Mode::FreebsdSack || (self.mode == Mode::NewReno && self.exit_no_growth))
     }
 
     /// Whether the retransmission timer is restarted by every advancing ACK in recovery
@@ -646,6 +695,78 @@ mod tests {
         });
         assert!(a.retransmit_head && !a.restart_rto);
         assert_eq!(r.exit(10 * MSS, 4 * MSS), Some(5 * MSS));
+    }
+
+    /// Knob `partial_ack_u32_deflation` (FreeBSD 5.x `tcp_newreno_partial_ack`, sources at
+    /// `Recovery::newreno_partial_ack_u32`): snd_cwnd −= acked − t_maxseg on a 32-bit u_long.
+    #[test]
+    fn test_newreno_partial_ack_u32_deflation_wraps() {
+        let partial = |acked: u64, una: u64| AckInfo {
+            advanced: true,
+            bytes_acked: acked,
+            snd_una: una,
+            ..Default::default()
+        };
+        let dup = AckInfo {
+            is_dup: true,
+            ..Default::default()
+        };
+        const M: u64 = 1460;
+        // ssthresh 6 segments: 9 on entry; a partial ACK of 11 segments (the duplicate ACKs
+        // of 7 of them lost on the way) is more than 9 + 1.
+        let run = |u32_mode: bool| {
+            let mut r = Recovery::new(Mode::NewReno, M as u32, 3);
+            r.u32_deflation = u32_mode;
+            r.enter(23 * M, 12 * M, 12 * M, 6 * M, 0, 0);
+            assert_eq!(r.window(0), 9 * M);
+            let a = r.on_ack(&partial(11 * M, 22 * M));
+            assert!(a.retransmit_head);
+            r
+        };
+        let mut r = run(true);
+        assert_eq!(
+            r.window(0),
+            (1u64 << 32) - M,
+            "9 − (11 − 1) segments, mod 2^32"
+        );
+        // A further duplicate ACK adds t_maxseg, wrapping back through 2^32.
+        r.on_ack(&dup);
+        assert_eq!(r.window(0), 0);
+        r.on_ack(&dup);
+        assert_eq!(r.window(0), M);
+        // RFC 6582 (knob off): never below one SMSS.
+        assert_eq!(run(false).window(0), M);
+
+        // Exactly the window plus one segment acknowledged: 0, not one SMSS.
+        let mut r = Recovery::new(Mode::NewReno, M as u32, 3);
+        r.u32_deflation = true;
+        r.enter(23 * M, 12 * M, 12 * M, 6 * M, 0, 0);
+        r.on_ack(&partial(10 * M, 21 * M));
+        assert_eq!(r.window(0), 0);
+
+        // Less than a segment acknowledged: t_maxseg is added back all the same (RFC 6582 adds
+        // it only when at least one SMSS was acknowledged).
+        let mut r = Recovery::new(Mode::NewReno, M as u32, 3);
+        r.u32_deflation = true;
+        r.enter(23 * M, 12 * M, 12 * M, 6 * M, 0, 0);
+        r.on_ack(&partial(500, 11 * M + 500));
+        assert_eq!(r.window(0), 9 * M - 500 + M);
+        // The usual case is RFC 6582's: 9 + 1 − 3 segments.
+        r.on_ack(&partial(3 * M, 14 * M + 500));
+        assert_eq!(r.window(0), 9 * M - 500 + M - 2 * M);
+    }
+
+    /// Knob `newreno_exit_no_growth` (FreeBSD 5.x: the growth test precedes
+    /// `EXIT_FASTRECOVERY`); RFC 6582 leaves the controller's growth to follow.
+    #[test]
+    fn test_newreno_exit_no_growth() {
+        let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+        assert!(r.grows_on_exit_ack());
+        r.exit_no_growth = true;
+        assert!(!r.grows_on_exit_ack());
+        let mut r = Recovery::new(Mode::Rfc6675, MSS as u32, 3);
+        r.exit_no_growth = true;
+        assert!(r.grows_on_exit_ack(), "a NewReno knob only");
     }
 
     #[test]

@@ -551,6 +551,8 @@ impl TcpSender {
         self.ep.rec.rh_floor_half = self.cfg.rate_halving_floor_half;
         self.ep.rec.rh_progress_only = self.cfg.rate_halving_progress_only;
         self.ep.rec.partial_ack_cap = self.cfg.sack_partial_ack_cap;
+        self.ep.rec.u32_deflation = self.cfg.partial_ack_u32_deflation;
+        self.ep.rec.exit_no_growth = self.cfg.newreno_exit_no_growth;
         self.rwnd = n.rwnd;
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
