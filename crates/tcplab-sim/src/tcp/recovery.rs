@@ -15,6 +15,10 @@
 
 use crate::tcp::config::{RecoveryCfg, RecoveryNosackCfg};
 
+/// FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2: `tcp_sack_recovery_initburst` = 3
+/// (net.inet.tcp.sack.initburst), the segments the entry of a SACK recovery may send.
+const FREEBSD_SACK_INITBURST: u64 = 3;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Rfc6675,
@@ -104,6 +108,30 @@ pub enum Mode {
     /// found): an assumption. Approximations: the scoreboard's duplicate ACK (RFC 6675:
     /// it must bring new SACK information) stands for FreeBSD's (no data, same window);
     /// retransmissions are whole records (FreeBSD may cut a short one to fit cwin).
+    ///
+    /// Knob `freebsd_sack_rules = "inflate"`: RELENG_5 as of November 2004, read for the facts
+    /// (nothing copied) in the files the Network Simulation Cradle 0.5.2 ships as its "FreeBSD
+    /// 5.3" (freebsd5/netinet, expanded RCS ids: tcp_input.c 1.252.2.2 2004/11/29, tcp_sack.c
+    /// 1.3.2.1 2004/11/08, tcp_output.c 1.100.2.3 2004/11/08, tcp_var.h 1.109.2.1; held in
+    /// github:sherry1989/inet branch modifyForHttp_withNSC, 3rdparty/nsc-0.5.2), the branch
+    /// three weeks after 5.3-RELEASE (2004-11-06, tcp_sack.c 1.3), before the December rev.
+    /// 1.3.2.2 that NetBSD ported:
+    /// * the third duplicate ACK (outside recovery; with SACK no snd_recover test): snd_ssthresh
+    ///   as above, `ENTER_FASTRECOVERY`, snd_recover = snd_max, the timer off, sack_newdata =
+    ///   snd_nxt, snd_cwnd = t_maxseg · `tcp_sack_recovery_initburst` (3), `tcp_output` (up to
+    ///   three segments: holes first, then new data within snd_cwnd − (snd_nxt − sack_newdata) −
+    ///   sack_bytes_rxmt), then snd_cwnd += snd_ssthresh;
+    /// * each further duplicate ACK: snd_cwnd += t_maxseg (no pipe test), `tcp_output`;
+    /// * `tcp_output` as above (tcp_output.c 1.100.2.3 has the same SACK rules);
+    /// * a partial ACK (`tcp_sack_partialack`): the timer off, snd_cwnd = sack_bytes_rxmt +
+    ///   (snd_nxt − sack_newdata) + t_maxseg and TF_ACKNOW for one `tcp_output`, snd_cwnd
+    ///   restored, then `snd_cwnd -= (th_ack − snd_una − t_maxseg)` (a 32-bit u_long, as
+    ///   NewReno's, [`Recovery::newreno_partial_ack_u32`]); the ACK's processing re-arms the
+    ///   timer and its window update calls `tcp_output` again with the deflated snd_cwnd;
+    /// * the ACK of snd_recover: as above.
+    ///
+    /// No partial-ACK cap (knob `sack_partial_ack_cap` has no effect here) and no pipe test.
+    /// Whether 5.3-RELEASE's own rev. 1.3 had these rules is not read.
     FreebsdSack,
 }
 
@@ -210,6 +238,13 @@ pub struct Recovery {
     /// [`Mode::NewReno`] (knob `newreno_exit_no_growth`): the ACK that ends the recovery grows
     /// no window (see [`Recovery::grows_on_exit_ack`]).
     pub exit_no_growth: bool,
+    /// [`Mode::FreebsdSack`] (knob `freebsd_sack_rules = "inflate"`): RELENG_5's rules of
+    /// November 2004 (see [`Mode::FreebsdSack`]).
+    pub freebsd_inflate: bool,
+    /// [`Mode::FreebsdSack`] with `freebsd_inflate`: the snd_cwnd that holds from the next ACK
+    /// on, after a `tcp_output` that ran with a window of its own (the entry's three segments,
+    /// a partial ACK's `tcp_sack_partialack`).
+    pending_cwnd: Option<u64>,
 }
 
 impl Recovery {
@@ -236,6 +271,8 @@ impl Recovery {
             partial_ack_cap: false,
             u32_deflation: false,
             exit_no_growth: false,
+            freebsd_inflate: false,
+            pending_cwnd: None,
         }
     }
 
@@ -261,6 +298,22 @@ impl Recovery {
     #[inline]
     fn newreno_partial_ack_u32(cwnd: u64, acked: u64, smss: u64) -> u64 {
         u64::from((cwnd as u32).wrapping_sub((acked as u32).wrapping_sub(smss as u32)))
+    }
+
+    /// After the sending an ACK caused: [`Mode::FreebsdSack`] with `freebsd_inflate`, the
+    /// window that `tcp_output` ran with (the entry's three segments, `tcp_sack_partialack`'s)
+    /// gives way to snd_cwnd as the ACK's processing leaves it.
+    #[inline]
+    pub fn settle(&mut self) {
+        if let Some(c) = self.pending_cwnd.take() {
+            self.cwnd = c;
+        }
+    }
+
+    /// A window kept, as FreeBSD's snd_cwnd on i386, modulo 2^32.
+    #[inline]
+    fn wrap32(w: u64) -> u64 {
+        u64::from(w as u32)
     }
 
     /// Enter recovery. `flight` is FlightSize (snd_nxt − snd_una), `cc_cwnd` the window before the
@@ -297,8 +350,16 @@ impl Recovery {
             // FreeBSD (sources at [`Mode::FreebsdSack`]): sack_newdata = snd_nxt, snd_cwnd =
             // t_maxseg before the `tcp_output` that sends the first hole.
             Mode::FreebsdSack => {
-                self.cwnd = self.smss;
                 self.sack_newdata = snd_nxt;
+                if self.freebsd_inflate {
+                    // RELENG_5 tcp_input.c rev. 1.252.2.2: snd_cwnd = t_maxseg ·
+                    // tcp_sack_recovery_initburst (3) for the entry's `tcp_output`, then
+                    // snd_cwnd += snd_ssthresh.
+                    self.cwnd = FREEBSD_SACK_INITBURST * self.smss;
+                    self.pending_cwnd = Some(Self::wrap32(self.cwnd.saturating_add(ssthresh)));
+                } else {
+                    self.cwnd = self.smss;
+                }
                 None
             }
             // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; counters start at zero, then the ACK
@@ -460,6 +521,36 @@ impl Recovery {
             // since the entry and is still out (resent holes, new data) plus one segment, two
             // when more than two were acked; knob `sack_partial_ack_cap` caps it at ssthresh.
             // No forced retransmission: the send loop picks holes within the window.
+            Mode::FreebsdSack if self.freebsd_inflate => {
+                // RELENG_5 of November 2004 (sources at [`Mode::FreebsdSack`]), snd_cwnd a
+                // 32-bit u_long: a further duplicate ACK adds t_maxseg; a partial ACK
+                // (`tcp_sack_partialack`) runs `tcp_output` with snd_cwnd = sack_bytes_rxmt +
+                // (snd_nxt − sack_newdata) + t_maxseg, then deflates the old snd_cwnd as
+                // NewReno, and the ACK's second `tcp_output` sends within that. Both calls
+                // count the same resent and new bytes against their window, so together they
+                // send what the larger window allows.
+                if let Some(c) = self.pending_cwnd.take() {
+                    self.cwnd = c;
+                }
+                if a.is_dup {
+                    self.cwnd += self.smss;
+                    if self.u32_deflation {
+                        self.cwnd = Self::wrap32(self.cwnd);
+                    }
+                } else if a.advanced && a.snd_una < self.point {
+                    let first =
+                        a.rexmit_out + a.snd_nxt.saturating_sub(self.sack_newdata) + self.smss;
+                    // Knob `partial_ack_u32_deflation` off: FreeBSD's later form, `if (snd_cwnd
+                    // > acked) snd_cwnd -= acked; else snd_cwnd = 0; snd_cwnd += t_maxseg`.
+                    let after = if self.u32_deflation {
+                        Self::newreno_partial_ack_u32(self.cwnd, a.bytes_acked, self.smss)
+                    } else {
+                        self.cwnd.saturating_sub(a.bytes_acked) + self.smss
+                    };
+                    self.cwnd = first.max(after);
+                    self.pending_cwnd = Some(after);
+                }
+            }
             Mode::FreebsdSack => {
                 if a.is_dup {
                     if a.pipe < a.ssthresh {
@@ -567,6 +658,7 @@ impl Recovery {
     /// Leave recovery. Returns the controller window to set on top of its own exit rule.
     pub fn exit(&mut self, ssthresh: u64, flight: u64) -> Option<u64> {
         self.active = false;
+        self.pending_cwnd = None;
         match self.mode {
             // RFC 6675 / RFC 6937: cwnd = ssthresh (the controller's default exit).
             Mode::Rfc6675 | Mode::Prr | Mode::PrrReno => None,
@@ -606,6 +698,7 @@ impl Recovery {
     /// Abandon recovery (a timeout took over).
     pub fn abort(&mut self) {
         self.active = false;
+        self.pending_cwnd = None;
     }
 }
 
@@ -823,6 +916,75 @@ mod tests {
             Some(10 * MSS)
         );
         assert!(!r.one_rexmit_per_ack());
+    }
+
+    #[test]
+    fn test_freebsd_sack_inflate_window_through_a_recovery() {
+        // Knob freebsd_sack_rules = "inflate" (RELENG_5 of November 2004, sources at
+        // Mode::FreebsdSack): 3 segments for the entry's send, then ssthresh + 3; +1 per
+        // duplicate ACK whatever the pipe; a partial ACK sends within resent + new since the
+        // entry + 1 segment or the deflated window, whichever is larger, and the deflated
+        // window (NewReno's, 32 bits) holds from the next ACK.
+        let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+        r.freebsd_inflate = true;
+        r.u32_deflation = true;
+        r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS);
+        assert_eq!(r.window(0), 3 * MSS, "tcp_sack_recovery_initburst");
+        let dup = |pipe| AckInfo {
+            is_dup: true,
+            pipe,
+            ssthresh: 10 * MSS,
+            ..Default::default()
+        };
+        r.on_ack(&dup(19 * MSS));
+        assert_eq!(r.window(0), (3 + 10 + 1) * MSS, "no pipe test, no cap");
+        r.on_ack(&dup(19 * MSS));
+        assert_eq!(r.window(0), 15 * MSS);
+        let partial = |acked, nxt| AckInfo {
+            advanced: true,
+            bytes_acked: acked,
+            snd_una: 5 * MSS,
+            snd_nxt: nxt,
+            rexmit_out: 2 * MSS,
+            ssthresh: 10 * MSS,
+            ..Default::default()
+        };
+        // 15 − (4 − 1) = 12 segments above 2 + 3 + 1.
+        r.on_ack(&partial(4 * MSS, 23 * MSS));
+        assert_eq!(r.window(0), 12 * MSS);
+        // 12 − (14 − 1) wraps: the window is 2^32 − 1 segment from here on.
+        r.on_ack(&partial(14 * MSS, 23 * MSS));
+        assert_eq!(r.window(0), (1u64 << 32) - MSS);
+        assert_eq!(r.pending_cwnd, Some((1u64 << 32) - MSS));
+        r.settle();
+        r.on_ack(&dup(5 * MSS));
+        assert_eq!(r.window(0), 0, "+1 segment wraps back through 2^32");
+        // Without the 32-bit arithmetic: FreeBSD's later `snd_cwnd = 0` floor, + t_maxseg.
+        let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+        r.freebsd_inflate = true;
+        r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS);
+        r.on_ack(&partial(14 * MSS, 20 * MSS));
+        r.settle();
+        assert_eq!(r.window(0), MSS);
+        // Deflated below what was sent since the entry: that window for this ACK only.
+        let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+        r.freebsd_inflate = true;
+        r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS);
+        r.on_ack(&partial(9 * MSS, 26 * MSS));
+        assert_eq!(
+            r.window(0),
+            (2 + 6 + 1) * MSS,
+            "tcp_sack_partialack's tcp_output"
+        );
+        r.on_ack(&dup(5 * MSS));
+        assert_eq!(
+            r.window(0),
+            (13 - 8 + 1) * MSS,
+            "then 13 − (9 − 1), + 1 for the dupack"
+        );
+        assert_eq!(r.exit(10 * MSS, 3 * MSS), Some(4 * MSS));
+        assert!(!r.grows_on_exit_ack());
+        assert_eq!(r.pending_cwnd, None);
     }
 
     #[test]

@@ -553,6 +553,8 @@ impl TcpSender {
         self.ep.rec.partial_ack_cap = self.cfg.sack_partial_ack_cap;
         self.ep.rec.u32_deflation = self.cfg.partial_ack_u32_deflation;
         self.ep.rec.exit_no_growth = self.cfg.newreno_exit_no_growth;
+        self.ep.rec.freebsd_inflate =
+            self.cfg.freebsd_sack_rules == crate::tcp::config::FreebsdSackRulesCfg::Inflate;
         self.rwnd = n.rwnd;
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
@@ -1262,6 +1264,9 @@ impl TcpSender {
                 if self.state == State::Established {
                     self.try_send(cx);
                 }
+                // FreeBSD's SACK recovery of November 2004: the window this ACK's sending ran
+                // with gives way to the one that holds after it (`Recovery::settle`).
+                self.ep.rec.settle();
                 if let Some((_, nxt)) = self.loss_lt.take() {
                     // FreeBSD's snd_limited ("rfc3042-flight"; XNU keeps none).
                     self.loss_lt_limited = send::loss_limited_transmit_limited(
