@@ -305,8 +305,10 @@ impl Recovery {
     /// gives way to snd_cwnd as the ACK's processing leaves it.
     #[inline]
     pub fn settle(&mut self) {
-        if let Some(c) = self.pending_cwnd.take() {
+        // Read first: the common case (no pending window) stores nothing.
+        if let Some(c) = self.pending_cwnd {
             self.cwnd = c;
+            self.pending_cwnd = None;
         }
     }
 
