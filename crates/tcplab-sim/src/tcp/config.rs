@@ -563,6 +563,12 @@ knobs! {
     /// the revisions three weeks after 5.3-RELEASE). Sources at
     /// `crate::tcp::recovery::Mode::FreebsdSack`.
     freebsd_sack_rules: FreebsdSackRulesCfg = FreebsdSackRulesCfg::Pipe; kind "choice", choices &["pipe", "inflate"];
+    /// NewReno: the window set on entering fast recovery is ssthresh + (dupthresh − n) segments,
+    /// n the segments limited transmit sent in the run of duplicate ACKs (at most 2): FreeBSD
+    /// 5.x `snd_cwnd = snd_ssthresh + t_maxseg * (t_dupacks - snd_limited)` (sources at
+    /// `crate::tcp::recovery::Recovery::less_limited`). Off: ssthresh + dupthresh segments
+    /// (RFC 5681 §3.2 step 3).
+    newreno_entry_less_limited: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

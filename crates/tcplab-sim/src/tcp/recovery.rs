@@ -300,6 +300,17 @@ impl Recovery {
         u64::from((cwnd as u32).wrapping_sub((acked as u32).wrapping_sub(smss as u32)))
     }
 
+    /// Knob `newreno_entry_less_limited`: [`Mode::NewReno`]'s entry window less the segments
+    /// limited transmit sent in the run of duplicate ACKs that started the recovery (FreeBSD
+    /// 5.x `tcp_input.c`, read for the facts in 5.2.1-RELEASE and RELENG_5 rev. 1.252.2.2:
+    /// snd_cwnd = snd_ssthresh + t_maxseg · (t_dupacks − snd_limited), snd_limited 0 to 2).
+    #[inline]
+    pub fn less_limited(&mut self, segs: u64) {
+        if self.active && self.mode == Mode::NewReno {
+            self.cwnd = self.cwnd.saturating_sub(segs.min(2) * self.smss);
+        }
+    }
+
     /// After the sending an ACK caused: [`Mode::FreebsdSack`] with `freebsd_inflate`, the
     /// window that `tcp_output` ran with (the entry's three segments, `tcp_sack_partialack`'s)
     /// gives way to snd_cwnd as the ACK's processing leaves it.
@@ -849,6 +860,23 @@ mod tests {
         // The usual case is RFC 6582's: 9 + 1 − 3 segments.
         r.on_ack(&partial(3 * M, 14 * M + 500));
         assert_eq!(r.window(0), 9 * M - 500 + M - 2 * M);
+    }
+
+    /// Knob `newreno_entry_less_limited` (FreeBSD: t_dupacks − snd_limited segments).
+    #[test]
+    fn test_newreno_entry_less_limited_transmit() {
+        let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+        r.enter(8 * MSS, 8 * MSS, 6 * MSS, 3 * MSS, 0, 0);
+        r.less_limited(2);
+        assert_eq!(r.window(0), 4 * MSS, "3 + (3 - 2)");
+        let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+        r.enter(8 * MSS, 8 * MSS, 6 * MSS, 3 * MSS, 0, 0);
+        r.less_limited(5);
+        assert_eq!(r.window(0), 4 * MSS, "snd_limited is at most 2");
+        let mut r = Recovery::new(Mode::SackInflate, MSS as u32, 3);
+        r.enter(8 * MSS, 8 * MSS, 6 * MSS, 3 * MSS, 0, 0);
+        r.less_limited(2);
+        assert_eq!(r.window(0), 6 * MSS, "NewReno only");
     }
 
     /// Knob `newreno_exit_no_growth` (FreeBSD 5.x: the growth test precedes
