@@ -1874,7 +1874,7 @@ mod tests {
         /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`),
         /// FreeBSD's (`recovery = "freebsd-sack"`, knobs `sack_partial_ack_cap`,
         /// `freebsd_sack_rules`), FreeBSD's NewReno partial ACK and exit (knobs
-        /// `partial_ack_u32_deflation`, `newreno_exit_no_growth`),
+        /// `partial_ack_u32_deflation`, `newreno_exit_no_growth`, `newreno_entry_less_limited`),
         /// every rule for duplicate ACKs after a timeout without SACK (`loss_dupack_credit`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
@@ -1896,7 +1896,7 @@ mod tests {
             cwr: bool,
             entry_grows: bool,
             rh in proptest::arbitrary::any::<(bool, bool, bool)>(),
-            bsd in proptest::arbitrary::any::<(bool, bool, bool)>(),
+            bsd in proptest::arbitrary::any::<(bool, bool, bool, bool)>(),
             fwd_loss in proptest::sample::select(vec![0.0, 0.002, 0.02]),
             rev_loss in proptest::sample::select(vec![0.0, 0.01]),
             queue in proptest::sample::select(vec![8u32, 40]),
@@ -1912,6 +1912,7 @@ mod tests {
                 "loss_dupack_credit": loss_dupack,
                 "freebsd_sack_rules": if bsd.0 { "inflate" } else { "pipe" },
                 "partial_ack_u32_deflation": bsd.1, "newreno_exit_no_growth": bsd.2,
+                "newreno_entry_less_limited": bsd.3,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);
