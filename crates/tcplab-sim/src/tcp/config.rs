@@ -577,6 +577,19 @@ knobs! {
     /// `crate::tcp::recovery::Recovery::less_limited`). Off: ssthresh + dupthresh segments
     /// (RFC 5681 §3.2 step 3).
     newreno_entry_less_limited: bool = false; kind "bool";
+    /// NewReno: the window on leaving fast recovery is FreeBSD 5.x's, snd_max − th_ack + 1
+    /// segment when that flight is below ssthresh, else ssthresh (one segment with nothing
+    /// outstanding; sources at `crate::tcp::recovery::Recovery::exit`). Off: RFC 6582 §3.2
+    /// step 6 option (1), min(ssthresh, max(FlightSize, SMSS) + SMSS).
+    newreno_exit_bsd_window: bool = false; kind "bool";
+    /// `recovery = "freebsd-sack"`: in the loss state after a timeout, the third duplicate ACK
+    /// starts a SACK recovery (FreeBSD RELENG_5 `tcp_input.c` rev. 1.252.2.2: the SACK branch
+    /// tests IN_FASTRECOVERY only, not snd_recover, which the timeout set to snd_max), the
+    /// first unacknowledged segment resent again (FreeBSD's first hole, rebuilt since the
+    /// timeout, starts at th_ack); sources at `crate::tcp::sender::episode::Episodes::on_ack`.
+    /// Off: the loss state holds until its point is acknowledged (RFC 6675 §5.1, RFC 6582's
+    /// `recover`).
+    freebsd_sack_rto_recovery: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

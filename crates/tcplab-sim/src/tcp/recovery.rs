@@ -238,6 +238,10 @@ pub struct Recovery {
     /// [`Mode::NewReno`] (knob `newreno_exit_no_growth`): the ACK that ends the recovery grows
     /// no window (see [`Recovery::grows_on_exit_ack`]).
     pub exit_no_growth: bool,
+    /// [`Mode::NewReno`] (knob `newreno_exit_bsd_window`): the exit's window is FreeBSD's,
+    /// snd_max − th_ack + t_maxseg when that flight is below ssthresh, else ssthresh (see
+    /// [`Recovery::exit`]).
+    pub exit_bsd_window: bool,
     /// [`Mode::FreebsdSack`] (knob `freebsd_sack_rules = "inflate"`): RELENG_5's rules of
     /// November 2004 (see [`Mode::FreebsdSack`]).
     pub freebsd_inflate: bool,
@@ -271,6 +275,7 @@ impl Recovery {
             partial_ack_cap: false,
             u32_deflation: false,
             exit_no_growth: false,
+            exit_bsd_window: false,
             freebsd_inflate: false,
             pending_cwnd: None,
         }
@@ -675,6 +680,18 @@ impl Recovery {
         match self.mode {
             // RFC 6675 / RFC 6937: cwnd = ssthresh (the controller's default exit).
             Mode::Rfc6675 | Mode::Prr | Mode::PrrReno => None,
+            // Knob `newreno_exit_bsd_window`: FreeBSD 5.2.1-RELEASE sys/netinet/tcp_input.c
+            // (github:kaizendesu/FreeBSD-5.2) and RELENG_5's rev. 1.252.2.2 (NSC 0.5.2's
+            // FreeBSD 5.3, github:sherry1989/inet), "Out of fast recovery" (read for the facts,
+            // nothing copied): `if (SEQ_GT(th_ack + snd_ssthresh, snd_max)) snd_cwnd = snd_max
+            // - th_ack + t_maxseg; else snd_cwnd = snd_ssthresh`: one segment with nothing
+            // outstanding, and flight + 1 segment (above ssthresh) when the flight is within a
+            // segment of ssthresh — where RFC 6582 gives 2 segments and ssthresh.
+            Mode::NewReno if self.exit_bsd_window => Some(if flight < ssthresh {
+                flight + self.smss
+            } else {
+                ssthresh
+            }),
             // RFC 6582 §3.2 step 6, option (1): min(ssthresh, max(FlightSize, SMSS) + SMSS).
             Mode::NewReno => Some(ssthresh.min(flight.max(self.smss) + self.smss)),
             // Linux `tcp_complete_cwr`: cwnd = min(cwnd, ssthresh).
@@ -890,6 +907,29 @@ mod tests {
         let mut r = Recovery::new(Mode::Rfc6675, MSS as u32, 3);
         r.exit_no_growth = true;
         assert!(r.grows_on_exit_ack(), "a NewReno knob only");
+    }
+
+    /// Knob `newreno_exit_bsd_window` (FreeBSD 5.x "Out of fast recovery": snd_max − th_ack +
+    /// t_maxseg below ssthresh, else ssthresh); RFC 6582 §3.2 step 6 option (1) otherwise.
+    #[test]
+    fn test_newreno_exit_bsd_window() {
+        let exit = |bsd: bool, flight: u64| {
+            let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+            r.exit_bsd_window = bsd;
+            r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 20 * MSS);
+            r.exit(10 * MSS, flight)
+        };
+        // Nothing outstanding: one segment (RFC 6582: max(0, SMSS) + SMSS = two).
+        assert_eq!(exit(true, 0), Some(MSS));
+        assert_eq!(exit(false, 0), Some(2 * MSS));
+        // Half a segment below ssthresh: flight + 1 segment, above ssthresh (RFC 6582: ssthresh).
+        assert_eq!(exit(true, 19 * MSS / 2), Some(21 * MSS / 2));
+        assert_eq!(exit(false, 19 * MSS / 2), Some(10 * MSS));
+        // Otherwise the same: 4 segments out -> 5; 10 or more -> ssthresh.
+        assert_eq!(exit(true, 4 * MSS), Some(5 * MSS));
+        assert_eq!(exit(false, 4 * MSS), Some(5 * MSS));
+        assert_eq!(exit(true, 10 * MSS), Some(10 * MSS));
+        assert_eq!(exit(false, 12 * MSS), Some(10 * MSS));
     }
 
     #[test]

@@ -272,6 +272,21 @@ impl Episodes {
         }
     }
 
+    /// Knob `freebsd_sack_rto_recovery` (sources at its use in [`Episodes::on_ack`]): in the
+    /// loss state after a timeout, FreeBSD's SACK recovery starts on the third duplicate ACK
+    /// whatever snd_recover (RELENG_5 `tcp_input.c` rev. 1.252.2.2). One test per ACK outside
+    /// the fast path.
+    #[inline]
+    fn rto_sack_recovery_due(&self, p: &Parts, dupacks: u32) -> bool {
+        p.cfg.freebsd_sack_rto_recovery
+            && self.rec.mode == Mode::FreebsdSack
+            && self.loss_point.is_some()
+            && !self.rec.active
+            && !self.frto26.running()
+            && dupacks == p.cfg.dupthresh
+            && !p.sb.is_empty()
+    }
+
     /// Enter fast recovery: `lost_new` bytes were just marked lost, `delivered` delivered by
     /// the ACK (RFC 6937 DeliveredData).
     pub fn enter_recovery(&mut self, p: &mut Parts, s: Seq, lost_new: u64, delivered: u64) {
@@ -594,6 +609,29 @@ impl Episodes {
                 self.fast_rexmit_due = true;
             }
             restart_rto = act.restart_rto;
+        } else if self.rto_sack_recovery_due(p, dupacks) {
+            // Knob `freebsd_sack_rto_recovery`: FreeBSD RELENG_5's tcp_input.c rev. 1.252.2.2
+            // (the Network Simulation Cradle 0.5.2's FreeBSD 5.3, github:sherry1989/inet branch
+            // modifyForHttp_withNSC, 3rdparty/nsc-0.5.2/freebsd5/netinet; read for the facts,
+            // nothing copied). `tcp_timer_rexmt` (tcp_timer.c rev. 1.66) frees the SACK holes,
+            // sets snd_nxt = snd_una, snd_recover = snd_max, t_dupacks = 0 and leaves fast
+            // recovery. At `++t_dupacks == tcprexmtthresh` the SACK branch tests only
+            // IN_FASTRECOVERY (no snd_recover test: that one is NewReno's, in the `else if
+            // (tcp_do_newreno)` branch), so the third duplicate ACK in the go-back-N starts a
+            // SACK recovery as any other: snd_ssthresh from min(snd_wnd, snd_cwnd), snd_recover
+            // = snd_max, sack_newdata = snd_nxt, snd_cwnd = 3 segments for one `tcp_output`,
+            // then += snd_ssthresh. That `tcp_output` resends from the first hole, which
+            // `tcp_sack_doack` rebuilt from the SACK blocks received since the timeout with
+            // rxmit = start = th_ack: snd_una's segment goes again even if the go-back-N had
+            // resent it (the lost retransmission these duplicate ACKs point at). Here the loss
+            // state ends, the first record is made resendable (`mark_head_for_resend`) and the
+            // recovery is entered as on any third duplicate ACK. Approximated: FreeBSD's
+            // rebuilt holes also let it resend, within the window, the other un-SACKed
+            // segments below the highest SACK that the go-back-N had resent; here they stay
+            // counted as resent (in flight and in the window's resent bytes).
+            self.loss_point = None;
+            p.sb.mark_head_for_resend();
+            self.enter_recovery(p, s, a.lost_new, delivered);
         }
         EpisodeOutcome {
             dupacks,
@@ -1496,6 +1534,44 @@ mod tests {
         assert_eq!(out.dupacks, 0);
         assert_eq!(ep.recover, Some(10_000));
         assert_eq!(b.cc.cwnd(), 10_000, "the window before recovery");
+    }
+
+    /// Knob `freebsd_sack_rto_recovery` (FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2): after a
+    /// timeout the go-back-N resent 0..4000 and the resend of 0 was lost; 1000..4000 arrive
+    /// again and the receiver answers three duplicate ACKs. With the knob the third starts a
+    /// SACK recovery at once (no snd_recover test), snd_una's segment to be resent; without,
+    /// the loss state holds and nothing below 4000 is resendable until the next timeout.
+    #[test]
+    fn test_freebsd_sack_third_dupack_after_a_timeout_starts_a_recovery() {
+        let run = |knob: bool| {
+            let cfg = TcpConfig {
+                freebsd_sack_rto_recovery: knob,
+                ..TcpConfig::default()
+            };
+            let mut b = Bench::new(cfg, 10);
+            let mut ep = episodes(Mode::FreebsdSack);
+            ep.on_timeout(&mut b.parts(), seq(0, 10_000), true);
+            for i in 0..4 {
+                b.sb.on_retransmit(i, 0);
+            }
+            let s = seq(0, 10_000);
+            for k in 1..=3u32 {
+                let a = b.ack(0, 0, &[(1000, 1000 + 1000 * u64::from(k))], k);
+                ep.on_ack(&mut b.parts(), s, &a);
+                if k < 3 {
+                    assert!(!ep.rec.active, "{k} duplicate ACKs");
+                }
+            }
+            (
+                ep.rec.active,
+                ep.loss_point,
+                ep.fast_rexmit_due,
+                b.sb.next_lost(),
+                b.stats.fast_retransmits,
+            )
+        };
+        assert_eq!(run(true), (true, None, true, Some(0), 1));
+        assert_eq!(run(false), (false, Some(10_000), false, Some(4), 0));
     }
 
     #[test]

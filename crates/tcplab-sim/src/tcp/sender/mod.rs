@@ -553,6 +553,7 @@ impl TcpSender {
         self.ep.rec.partial_ack_cap = self.cfg.sack_partial_ack_cap;
         self.ep.rec.u32_deflation = self.cfg.partial_ack_u32_deflation;
         self.ep.rec.exit_no_growth = self.cfg.newreno_exit_no_growth;
+        self.ep.rec.exit_bsd_window = self.cfg.newreno_exit_bsd_window;
         self.ep.rec.freebsd_inflate =
             self.cfg.freebsd_sack_rules == crate::tcp::config::FreebsdSackRulesCfg::Inflate;
         self.rwnd = n.rwnd;
@@ -1874,7 +1875,9 @@ mod tests {
         /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`),
         /// FreeBSD's (`recovery = "freebsd-sack"`, knobs `sack_partial_ack_cap`,
         /// `freebsd_sack_rules`), FreeBSD's NewReno partial ACK and exit (knobs
-        /// `partial_ack_u32_deflation`, `newreno_exit_no_growth`, `newreno_entry_less_limited`),
+        /// `partial_ack_u32_deflation`, `newreno_exit_no_growth`, `newreno_entry_less_limited`,
+        /// `newreno_exit_bsd_window`), FreeBSD's SACK recovery after a timeout
+        /// (`freebsd_sack_rto_recovery`),
         /// every rule for duplicate ACKs after a timeout without SACK (`loss_dupack_credit`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
@@ -1896,7 +1899,7 @@ mod tests {
             cwr: bool,
             entry_grows: bool,
             rh in proptest::arbitrary::any::<(bool, bool, bool)>(),
-            bsd in proptest::arbitrary::any::<(bool, bool, bool, bool)>(),
+            bsd in proptest::arbitrary::any::<(bool, bool, bool, bool, bool, bool)>(),
             fwd_loss in proptest::sample::select(vec![0.0, 0.002, 0.02]),
             rev_loss in proptest::sample::select(vec![0.0, 0.01]),
             queue in proptest::sample::select(vec![8u32, 40]),
@@ -1912,7 +1915,8 @@ mod tests {
                 "loss_dupack_credit": loss_dupack,
                 "freebsd_sack_rules": if bsd.0 { "inflate" } else { "pipe" },
                 "partial_ack_u32_deflation": bsd.1, "newreno_exit_no_growth": bsd.2,
-                "newreno_entry_less_limited": bsd.3,
+                "newreno_entry_less_limited": bsd.3, "newreno_exit_bsd_window": bsd.4,
+                "freebsd_sack_rto_recovery": bsd.5,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);
