@@ -90,6 +90,23 @@ pub enum RecoveryCfg {
     FreebsdSack,
 }
 
+/// FreeBSD's SACK recovery rules (knob `freebsd_sack_rules`, with `recovery = "freebsd-sack"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FreebsdSackRulesCfg {
+    /// The 2005 rules (tcp_sack.c with TAILQ holes and `tcp_sacked_bytes`): one segment on
+    /// entry, +1 per duplicate ACK only while the pipe is below ssthresh, a partial ACK's
+    /// window of what was sent since the entry plus one or two segments.
+    #[serde(rename = "pipe")]
+    Pipe,
+    /// RELENG_5 of November 2004 (tcp_input.c rev. 1.252.2.2, tcp_sack.c rev. 1.3.2.1, as the
+    /// Network Simulation Cradle ships them for FreeBSD 5.3): three segments on entry, then
+    /// ssthresh + 3 segments; +1 per duplicate ACK; a partial ACK sends within what was sent
+    /// since the entry plus one segment, then deflates as NewReno (32-bit `u_long`). Sources
+    /// at `crate::tcp::recovery::Mode::FreebsdSack`.
+    #[serde(rename = "inflate")]
+    Inflate,
+}
+
 /// Loss recovery when SACK is not negotiated (knob `recovery_nosack`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RecoveryNosackCfg {
@@ -173,6 +190,7 @@ impl KnobRange for CwndUnitCfg {}
 impl KnobRange for GrowthCreditCfg {}
 impl KnobRange for RecoveryCfg {}
 impl KnobRange for RecoveryNosackCfg {}
+impl KnobRange for FreebsdSackRulesCfg {}
 impl KnobRange for LossDupackCfg {}
 impl KnobRange for RcvRttCfg {}
 impl KnobRange for PacingQuantumCfg {}
@@ -535,6 +553,32 @@ knobs! {
     /// toward the decrement and clamp cwnd (Linux 2.6.23+ `tcp_cwnd_down`, `FLAG_ANY_PROGRESS
     /// | FLAG_DSACKING_ACK`). Off: every ACK in recovery does (2.4, 2.6 ≤ 2.6.22).
     rate_halving_progress_only: bool = false; kind "bool";
+    /// NewReno (`recovery = "newreno"`, or without SACK) and FreeBSD's SACK recovery with
+    /// `freebsd_sack_rules = "inflate"` (`tcp_sack_partialack` has the same line): a partial ACK
+    /// deflates the window as FreeBSD 5.x's `tcp_newreno_partial_ack` does, `snd_cwnd −= acked − t_maxseg` in 32-bit
+    /// unsigned arithmetic with no floor: more acknowledged than the window plus a segment
+    /// wraps it to nearly 2^32 (the peer's window limits the sending until the recovery ends),
+    /// exactly that much leaves 0, and further duplicate ACKs add t_maxseg modulo 2^32 (sources
+    /// at `crate::tcp::recovery::Recovery::newreno_partial_ack_u32`). Off: RFC 6582 §3.2 step
+    /// 5 (the bytes acknowledged off, one SMSS back when at least one was acknowledged, never
+    /// below one SMSS).
+    partial_ack_u32_deflation: bool = false; kind "bool";
+    /// NewReno: the ACK that ends the fast recovery grows no window (FreeBSD 5.x `tcp_input.c`:
+    /// the growth requires `!IN_FASTRECOVERY` and comes before `EXIT_FASTRECOVERY`; sources at
+    /// `crate::tcp::recovery::Recovery::grows_on_exit_ack`). Off: the controller's usual
+    /// growth follows the exit's window on that ACK.
+    newreno_exit_no_growth: bool = false; kind "bool";
+    /// `recovery = "freebsd-sack"`: which FreeBSD SACK recovery ([`FreebsdSackRulesCfg`]):
+    /// "pipe" (the 2005 tcp_sack.c and tcp_input.c) or "inflate" (RELENG_5 of November 2004,
+    /// the revisions three weeks after 5.3-RELEASE). Sources at
+    /// `crate::tcp::recovery::Mode::FreebsdSack`.
+    freebsd_sack_rules: FreebsdSackRulesCfg = FreebsdSackRulesCfg::Pipe; kind "choice", choices &["pipe", "inflate"];
+    /// NewReno: the window set on entering fast recovery is ssthresh + (dupthresh − n) segments,
+    /// n the segments limited transmit sent in the run of duplicate ACKs (at most 2): FreeBSD
+    /// 5.x `snd_cwnd = snd_ssthresh + t_maxseg * (t_dupacks - snd_limited)` (sources at
+    /// `crate::tcp::recovery::Recovery::less_limited`). Off: ssthresh + dupthresh segments
+    /// (RFC 5681 §3.2 step 3).
+    newreno_entry_less_limited: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

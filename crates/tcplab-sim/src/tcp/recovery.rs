@@ -15,6 +15,10 @@
 
 use crate::tcp::config::{RecoveryCfg, RecoveryNosackCfg};
 
+/// FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2: `tcp_sack_recovery_initburst` = 3
+/// (net.inet.tcp.sack.initburst), the segments the entry of a SACK recovery may send.
+const FREEBSD_SACK_INITBURST: u64 = 3;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Rfc6675,
@@ -104,6 +108,30 @@ pub enum Mode {
     /// found): an assumption. Approximations: the scoreboard's duplicate ACK (RFC 6675:
     /// it must bring new SACK information) stands for FreeBSD's (no data, same window);
     /// retransmissions are whole records (FreeBSD may cut a short one to fit cwin).
+    ///
+    /// Knob `freebsd_sack_rules = "inflate"`: RELENG_5 as of November 2004, read for the facts
+    /// (nothing copied) in the files the Network Simulation Cradle 0.5.2 ships as its "FreeBSD
+    /// 5.3" (freebsd5/netinet, expanded RCS ids: tcp_input.c 1.252.2.2 2004/11/29, tcp_sack.c
+    /// 1.3.2.1 2004/11/08, tcp_output.c 1.100.2.3 2004/11/08, tcp_var.h 1.109.2.1; held in
+    /// github:sherry1989/inet branch modifyForHttp_withNSC, 3rdparty/nsc-0.5.2), the branch
+    /// three weeks after 5.3-RELEASE (2004-11-06, tcp_sack.c 1.3), before the December rev.
+    /// 1.3.2.2 that NetBSD ported:
+    /// * the third duplicate ACK (outside recovery; with SACK no snd_recover test): snd_ssthresh
+    ///   as above, `ENTER_FASTRECOVERY`, snd_recover = snd_max, the timer off, sack_newdata =
+    ///   snd_nxt, snd_cwnd = t_maxseg · `tcp_sack_recovery_initburst` (3), `tcp_output` (up to
+    ///   three segments: holes first, then new data within snd_cwnd − (snd_nxt − sack_newdata) −
+    ///   sack_bytes_rxmt), then snd_cwnd += snd_ssthresh;
+    /// * each further duplicate ACK: snd_cwnd += t_maxseg (no pipe test), `tcp_output`;
+    /// * `tcp_output` as above (tcp_output.c 1.100.2.3 has the same SACK rules);
+    /// * a partial ACK (`tcp_sack_partialack`): the timer off, snd_cwnd = sack_bytes_rxmt +
+    ///   (snd_nxt − sack_newdata) + t_maxseg and TF_ACKNOW for one `tcp_output`, snd_cwnd
+    ///   restored, then `snd_cwnd -= (th_ack − snd_una − t_maxseg)` (a 32-bit u_long, as
+    ///   NewReno's, [`Recovery::newreno_partial_ack_u32`]); the ACK's processing re-arms the
+    ///   timer and its window update calls `tcp_output` again with the deflated snd_cwnd;
+    /// * the ACK of snd_recover: as above.
+    ///
+    /// No partial-ACK cap (knob `sack_partial_ack_cap` has no effect here) and no pipe test.
+    /// Whether 5.3-RELEASE's own rev. 1.3 had these rules is not read.
     FreebsdSack,
 }
 
@@ -204,6 +232,19 @@ pub struct Recovery {
     /// [`Mode::FreebsdSack`] (knob `sack_partial_ack_cap`): a partial ACK's window is capped at
     /// ssthresh.
     pub partial_ack_cap: bool,
+    /// [`Mode::NewReno`] (knob `partial_ack_u32_deflation`): FreeBSD 5.x's window arithmetic,
+    /// a 32-bit `u_long` (see [`Recovery::newreno_partial_ack_u32`]).
+    pub u32_deflation: bool,
+    /// [`Mode::NewReno`] (knob `newreno_exit_no_growth`): the ACK that ends the recovery grows
+    /// no window (see [`Recovery::grows_on_exit_ack`]).
+    pub exit_no_growth: bool,
+    /// [`Mode::FreebsdSack`] (knob `freebsd_sack_rules = "inflate"`): RELENG_5's rules of
+    /// November 2004 (see [`Mode::FreebsdSack`]).
+    pub freebsd_inflate: bool,
+    /// [`Mode::FreebsdSack`] with `freebsd_inflate`: the snd_cwnd that holds from the next ACK
+    /// on, after a `tcp_output` that ran with a window of its own (the entry's three segments,
+    /// a partial ACK's `tcp_sack_partialack`).
+    pending_cwnd: Option<u64>,
 }
 
 impl Recovery {
@@ -228,7 +269,64 @@ impl Recovery {
             rh_floor_half: false,
             rh_progress_only: false,
             partial_ack_cap: false,
+            u32_deflation: false,
+            exit_no_growth: false,
+            freebsd_inflate: false,
+            pending_cwnd: None,
         }
+    }
+
+    /// Knob `partial_ack_u32_deflation`: FreeBSD 5.2.1's `tcp_newreno_partial_ack`
+    /// (sys/netinet/tcp_input.c of the 5.2.1-RELEASE tree, github:kaizendesu/FreeBSD-5.2, and
+    /// rev. 1.252.2.2 of RELENG_5, 2004-11-29, as NSC 0.5.2 ships it for "FreeBSD 5.3"; read
+    /// for the facts, nothing copied): the timer off, snd_nxt = th_ack, snd_cwnd = t_maxseg +
+    /// (th_ack − snd_una) and TF_ACKNOW for one `tcp_output` (off = th_ack − snd_una, so exactly
+    /// the segment at th_ack goes), snd_cwnd and snd_nxt restored, then `snd_cwnd -= (th_ack −
+    /// snd_una − t_maxseg)` with no test: tcp_seq and u_int operands, snd_cwnd a `u_long`, 32
+    /// bits on i386. More acknowledged than snd_cwnd + t_maxseg wraps snd_cwnd to nearly 2^32,
+    /// so min(snd_wnd, snd_cwnd) is the peer's window until the recovery ends (the full ACK
+    /// sets snd_cwnd from snd_ssthresh); exactly that much leaves 0. The same ACK's processing
+    /// then calls `tcp_output` again (needoutput, set by the window update of an ACK that
+    /// advances snd_wl2), which sends new data within the deflated snd_cwnd counted from the
+    /// new snd_una — the send loop here. FreeBSD fixed the wrap later (`if (snd_cwnd > acked)
+    /// snd_cwnd -= acked; else snd_cwnd = 0; snd_cwnd += t_maxseg`). Not modelled: with a
+    /// window of 0 that `tcp_output` stops the retransmission timer and arms the persist timer
+    /// (at least 5 s), and duplicate ACKs are ignored while no retransmission timer runs;
+    /// here duplicate ACKs inflate the window as in any recovery and the timer keeps running.
+    /// i386 is assumed (on amd64 `u_long` has 64 bits and a partial ACK of less than a segment
+    /// wraps as well).
+    #[inline]
+    fn newreno_partial_ack_u32(cwnd: u64, acked: u64, smss: u64) -> u64 {
+        u64::from((cwnd as u32).wrapping_sub((acked as u32).wrapping_sub(smss as u32)))
+    }
+
+    /// Knob `newreno_entry_less_limited`: [`Mode::NewReno`]'s entry window less the segments
+    /// limited transmit sent in the run of duplicate ACKs that started the recovery (FreeBSD
+    /// 5.x `tcp_input.c`, read for the facts in 5.2.1-RELEASE and RELENG_5 rev. 1.252.2.2:
+    /// snd_cwnd = snd_ssthresh + t_maxseg · (t_dupacks − snd_limited), snd_limited 0 to 2).
+    #[inline]
+    pub fn less_limited(&mut self, segs: u64) {
+        if self.active && self.mode == Mode::NewReno {
+            self.cwnd = self.cwnd.saturating_sub(segs.min(2) * self.smss);
+        }
+    }
+
+    /// After the sending an ACK caused: [`Mode::FreebsdSack`] with `freebsd_inflate`, the
+    /// window that `tcp_output` ran with (the entry's three segments, `tcp_sack_partialack`'s)
+    /// gives way to snd_cwnd as the ACK's processing leaves it.
+    #[inline]
+    pub fn settle(&mut self) {
+        // Read first: the common case (no pending window) stores nothing.
+        if let Some(c) = self.pending_cwnd {
+            self.cwnd = c;
+            self.pending_cwnd = None;
+        }
+    }
+
+    /// A window kept, as FreeBSD's snd_cwnd on i386, modulo 2^32.
+    #[inline]
+    fn wrap32(w: u64) -> u64 {
+        u64::from(w as u32)
     }
 
     /// Enter recovery. `flight` is FlightSize (snd_nxt − snd_una), `cc_cwnd` the window before the
@@ -265,8 +363,16 @@ impl Recovery {
             // FreeBSD (sources at [`Mode::FreebsdSack`]): sack_newdata = snd_nxt, snd_cwnd =
             // t_maxseg before the `tcp_output` that sends the first hole.
             Mode::FreebsdSack => {
-                self.cwnd = self.smss;
                 self.sack_newdata = snd_nxt;
+                if self.freebsd_inflate {
+                    // RELENG_5 tcp_input.c rev. 1.252.2.2: snd_cwnd = t_maxseg ·
+                    // tcp_sack_recovery_initburst (3) for the entry's `tcp_output`, then
+                    // snd_cwnd += snd_ssthresh.
+                    self.cwnd = FREEBSD_SACK_INITBURST * self.smss;
+                    self.pending_cwnd = Some(Self::wrap32(self.cwnd.saturating_add(ssthresh)));
+                } else {
+                    self.cwnd = self.smss;
+                }
                 None
             }
             // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; counters start at zero, then the ACK
@@ -341,17 +447,28 @@ impl Recovery {
             Mode::NewReno => {
                 if a.is_dup {
                     // RFC 5681 §3.2 step 4: inflate by one segment per further dupACK.
-                    self.cwnd = self.cwnd.saturating_add(self.smss);
+                    self.cwnd = if self.u32_deflation {
+                        // FreeBSD: `snd_cwnd += t_maxseg` on a 32-bit u_long, a wrapped window
+                        // wrapping back (sources at `newreno_partial_ack_u32`).
+                        u64::from((self.cwnd as u32).wrapping_add(self.smss as u32))
+                    } else {
+                        self.cwnd.saturating_add(self.smss)
+                    };
                 } else if a.advanced && a.snd_una < self.point {
                     // RFC 6582 §3.2 step 5: partial ACK — retransmit the next hole, deflate by the
                     // amount acknowledged, add back one SMSS if at least one SMSS was acknowledged,
                     // restart the timer on the first partial ACK only ("Impatient" variant).
                     act.retransmit_head = true;
-                    self.cwnd = self.cwnd.saturating_sub(a.bytes_acked);
-                    if a.bytes_acked >= self.smss {
-                        self.cwnd = self.cwnd.saturating_add(self.smss);
+                    if self.u32_deflation {
+                        self.cwnd =
+                            Self::newreno_partial_ack_u32(self.cwnd, a.bytes_acked, self.smss);
+                    } else {
+                        self.cwnd = self.cwnd.saturating_sub(a.bytes_acked);
+                        if a.bytes_acked >= self.smss {
+                            self.cwnd = self.cwnd.saturating_add(self.smss);
+                        }
+                        self.cwnd = self.cwnd.max(self.smss);
                     }
-                    self.cwnd = self.cwnd.max(self.smss);
                     if self.first_partial {
                         self.first_partial = false;
                         act.restart_rto = true;
@@ -417,6 +534,36 @@ impl Recovery {
             // since the entry and is still out (resent holes, new data) plus one segment, two
             // when more than two were acked; knob `sack_partial_ack_cap` caps it at ssthresh.
             // No forced retransmission: the send loop picks holes within the window.
+            Mode::FreebsdSack if self.freebsd_inflate => {
+                // RELENG_5 of November 2004 (sources at [`Mode::FreebsdSack`]), snd_cwnd a
+                // 32-bit u_long: a further duplicate ACK adds t_maxseg; a partial ACK
+                // (`tcp_sack_partialack`) runs `tcp_output` with snd_cwnd = sack_bytes_rxmt +
+                // (snd_nxt − sack_newdata) + t_maxseg, then deflates the old snd_cwnd as
+                // NewReno, and the ACK's second `tcp_output` sends within that. Both calls
+                // count the same resent and new bytes against their window, so together they
+                // send what the larger window allows.
+                if let Some(c) = self.pending_cwnd.take() {
+                    self.cwnd = c;
+                }
+                if a.is_dup {
+                    self.cwnd += self.smss;
+                    if self.u32_deflation {
+                        self.cwnd = Self::wrap32(self.cwnd);
+                    }
+                } else if a.advanced && a.snd_una < self.point {
+                    let first =
+                        a.rexmit_out + a.snd_nxt.saturating_sub(self.sack_newdata) + self.smss;
+                    // Knob `partial_ack_u32_deflation` off: FreeBSD's later form, `if (snd_cwnd
+                    // > acked) snd_cwnd -= acked; else snd_cwnd = 0; snd_cwnd += t_maxseg`.
+                    let after = if self.u32_deflation {
+                        Self::newreno_partial_ack_u32(self.cwnd, a.bytes_acked, self.smss)
+                    } else {
+                        self.cwnd.saturating_sub(a.bytes_acked) + self.smss
+                    };
+                    self.cwnd = first.max(after);
+                    self.pending_cwnd = Some(after);
+                }
+            }
             Mode::FreebsdSack => {
                 if a.is_dup {
                     if a.pipe < a.ssthresh {
@@ -501,10 +648,16 @@ impl Recovery {
 
     /// Whether the controller grows its window on the ACK that ends the recovery. FreeBSD's
     /// SACK recovery: no, the growth test (`!IN_FASTRECOVERY`) comes before
-    /// `EXIT_FASTRECOVERY` in tcp_input.c (sources at [`Mode::FreebsdSack`]).
+    /// `EXIT_FASTRECOVERY` in tcp_input.c (sources at [`Mode::FreebsdSack`]). FreeBSD's
+    /// NewReno (knob `newreno_exit_no_growth`): no, for the same reason — FreeBSD 5.2.1-RELEASE
+    /// sys/netinet/tcp_input.c (github:kaizendesu/FreeBSD-5.2; read for the facts, nothing
+    /// copied): the ACK of snd_recover sets snd_cwnd = snd_max − th_ack + t_maxseg when
+    /// th_ack + snd_ssthresh > snd_max, else snd_ssthresh, and the growth `if (!tcp_do_newreno
+    /// || !IN_FASTRECOVERY(tp))` is skipped because `EXIT_FASTRECOVERY` comes after it; the
+    /// next ACK of new data grows the window.
     #[inline]
     pub fn grows_on_exit_ack(&self) -> bool {
-        self.mode != Mode::FreebsdSack
+        !(self.mode == Mode::FreebsdSack || (self.mode == Mode::NewReno && self.exit_no_growth))
     }
 
     /// Whether the retransmission timer is restarted by every advancing ACK in recovery
@@ -518,6 +671,7 @@ impl Recovery {
     /// Leave recovery. Returns the controller window to set on top of its own exit rule.
     pub fn exit(&mut self, ssthresh: u64, flight: u64) -> Option<u64> {
         self.active = false;
+        self.pending_cwnd = None;
         match self.mode {
             // RFC 6675 / RFC 6937: cwnd = ssthresh (the controller's default exit).
             Mode::Rfc6675 | Mode::Prr | Mode::PrrReno => None,
@@ -557,6 +711,7 @@ impl Recovery {
     /// Abandon recovery (a timeout took over).
     pub fn abort(&mut self) {
         self.active = false;
+        self.pending_cwnd = None;
     }
 }
 
@@ -648,6 +803,95 @@ mod tests {
         assert_eq!(r.exit(10 * MSS, 4 * MSS), Some(5 * MSS));
     }
 
+    /// Knob `partial_ack_u32_deflation` (FreeBSD 5.x `tcp_newreno_partial_ack`, sources at
+    /// `Recovery::newreno_partial_ack_u32`): snd_cwnd −= acked − t_maxseg on a 32-bit u_long.
+    #[test]
+    fn test_newreno_partial_ack_u32_deflation_wraps() {
+        let partial = |acked: u64, una: u64| AckInfo {
+            advanced: true,
+            bytes_acked: acked,
+            snd_una: una,
+            ..Default::default()
+        };
+        let dup = AckInfo {
+            is_dup: true,
+            ..Default::default()
+        };
+        const M: u64 = 1460;
+        // ssthresh 6 segments: 9 on entry; a partial ACK of 11 segments (the duplicate ACKs
+        // of 7 of them lost on the way) is more than 9 + 1.
+        let run = |u32_mode: bool| {
+            let mut r = Recovery::new(Mode::NewReno, M as u32, 3);
+            r.u32_deflation = u32_mode;
+            r.enter(23 * M, 12 * M, 12 * M, 6 * M, 0, 0);
+            assert_eq!(r.window(0), 9 * M);
+            let a = r.on_ack(&partial(11 * M, 22 * M));
+            assert!(a.retransmit_head);
+            r
+        };
+        let mut r = run(true);
+        assert_eq!(
+            r.window(0),
+            (1u64 << 32) - M,
+            "9 − (11 − 1) segments, mod 2^32"
+        );
+        // A further duplicate ACK adds t_maxseg, wrapping back through 2^32.
+        r.on_ack(&dup);
+        assert_eq!(r.window(0), 0);
+        r.on_ack(&dup);
+        assert_eq!(r.window(0), M);
+        // RFC 6582 (knob off): never below one SMSS.
+        assert_eq!(run(false).window(0), M);
+
+        // Exactly the window plus one segment acknowledged: 0, not one SMSS.
+        let mut r = Recovery::new(Mode::NewReno, M as u32, 3);
+        r.u32_deflation = true;
+        r.enter(23 * M, 12 * M, 12 * M, 6 * M, 0, 0);
+        r.on_ack(&partial(10 * M, 21 * M));
+        assert_eq!(r.window(0), 0);
+
+        // Less than a segment acknowledged: t_maxseg is added back all the same (RFC 6582 adds
+        // it only when at least one SMSS was acknowledged).
+        let mut r = Recovery::new(Mode::NewReno, M as u32, 3);
+        r.u32_deflation = true;
+        r.enter(23 * M, 12 * M, 12 * M, 6 * M, 0, 0);
+        r.on_ack(&partial(500, 11 * M + 500));
+        assert_eq!(r.window(0), 9 * M - 500 + M);
+        // The usual case is RFC 6582's: 9 + 1 − 3 segments.
+        r.on_ack(&partial(3 * M, 14 * M + 500));
+        assert_eq!(r.window(0), 9 * M - 500 + M - 2 * M);
+    }
+
+    /// Knob `newreno_entry_less_limited` (FreeBSD: t_dupacks − snd_limited segments).
+    #[test]
+    fn test_newreno_entry_less_limited_transmit() {
+        let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+        r.enter(8 * MSS, 8 * MSS, 6 * MSS, 3 * MSS, 0, 0);
+        r.less_limited(2);
+        assert_eq!(r.window(0), 4 * MSS, "3 + (3 - 2)");
+        let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+        r.enter(8 * MSS, 8 * MSS, 6 * MSS, 3 * MSS, 0, 0);
+        r.less_limited(5);
+        assert_eq!(r.window(0), 4 * MSS, "snd_limited is at most 2");
+        let mut r = Recovery::new(Mode::SackInflate, MSS as u32, 3);
+        r.enter(8 * MSS, 8 * MSS, 6 * MSS, 3 * MSS, 0, 0);
+        r.less_limited(2);
+        assert_eq!(r.window(0), 6 * MSS, "NewReno only");
+    }
+
+    /// Knob `newreno_exit_no_growth` (FreeBSD 5.x: the growth test precedes
+    /// `EXIT_FASTRECOVERY`); RFC 6582 leaves the controller's growth to follow.
+    #[test]
+    fn test_newreno_exit_no_growth() {
+        let mut r = Recovery::new(Mode::NewReno, MSS as u32, 3);
+        assert!(r.grows_on_exit_ack());
+        r.exit_no_growth = true;
+        assert!(!r.grows_on_exit_ack());
+        let mut r = Recovery::new(Mode::Rfc6675, MSS as u32, 3);
+        r.exit_no_growth = true;
+        assert!(r.grows_on_exit_ack(), "a NewReno knob only");
+    }
+
     #[test]
     fn test_sack_inflate_window_through_a_recovery() {
         // OpenBSD 3.x tcp_input.c / tcp_output.c (Mode::SackInflate): entry ssthresh + 3·SMSS,
@@ -702,6 +946,75 @@ mod tests {
             Some(10 * MSS)
         );
         assert!(!r.one_rexmit_per_ack());
+    }
+
+    #[test]
+    fn test_freebsd_sack_inflate_window_through_a_recovery() {
+        // Knob freebsd_sack_rules = "inflate" (RELENG_5 of November 2004, sources at
+        // Mode::FreebsdSack): 3 segments for the entry's send, then ssthresh + 3; +1 per
+        // duplicate ACK whatever the pipe; a partial ACK sends within resent + new since the
+        // entry + 1 segment or the deflated window, whichever is larger, and the deflated
+        // window (NewReno's, 32 bits) holds from the next ACK.
+        let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+        r.freebsd_inflate = true;
+        r.u32_deflation = true;
+        r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS);
+        assert_eq!(r.window(0), 3 * MSS, "tcp_sack_recovery_initburst");
+        let dup = |pipe| AckInfo {
+            is_dup: true,
+            pipe,
+            ssthresh: 10 * MSS,
+            ..Default::default()
+        };
+        r.on_ack(&dup(19 * MSS));
+        assert_eq!(r.window(0), (3 + 10 + 1) * MSS, "no pipe test, no cap");
+        r.on_ack(&dup(19 * MSS));
+        assert_eq!(r.window(0), 15 * MSS);
+        let partial = |acked, nxt| AckInfo {
+            advanced: true,
+            bytes_acked: acked,
+            snd_una: 5 * MSS,
+            snd_nxt: nxt,
+            rexmit_out: 2 * MSS,
+            ssthresh: 10 * MSS,
+            ..Default::default()
+        };
+        // 15 − (4 − 1) = 12 segments above 2 + 3 + 1.
+        r.on_ack(&partial(4 * MSS, 23 * MSS));
+        assert_eq!(r.window(0), 12 * MSS);
+        // 12 − (14 − 1) wraps: the window is 2^32 − 1 segment from here on.
+        r.on_ack(&partial(14 * MSS, 23 * MSS));
+        assert_eq!(r.window(0), (1u64 << 32) - MSS);
+        assert_eq!(r.pending_cwnd, Some((1u64 << 32) - MSS));
+        r.settle();
+        r.on_ack(&dup(5 * MSS));
+        assert_eq!(r.window(0), 0, "+1 segment wraps back through 2^32");
+        // Without the 32-bit arithmetic: FreeBSD's later `snd_cwnd = 0` floor, + t_maxseg.
+        let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+        r.freebsd_inflate = true;
+        r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS);
+        r.on_ack(&partial(14 * MSS, 20 * MSS));
+        r.settle();
+        assert_eq!(r.window(0), MSS);
+        // Deflated below what was sent since the entry: that window for this ACK only.
+        let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+        r.freebsd_inflate = true;
+        r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS);
+        r.on_ack(&partial(9 * MSS, 26 * MSS));
+        assert_eq!(
+            r.window(0),
+            (2 + 6 + 1) * MSS,
+            "tcp_sack_partialack's tcp_output"
+        );
+        r.on_ack(&dup(5 * MSS));
+        assert_eq!(
+            r.window(0),
+            (13 - 8 + 1) * MSS,
+            "then 13 − (9 − 1), + 1 for the dupack"
+        );
+        assert_eq!(r.exit(10 * MSS, 3 * MSS), Some(4 * MSS));
+        assert!(!r.grows_on_exit_ack());
+        assert_eq!(r.pending_cwnd, None);
     }
 
     #[test]

@@ -292,6 +292,13 @@ impl Episodes {
             } else {
                 0
             };
+        // Knob `newreno_entry_less_limited`: FreeBSD's snd_limited, the segments limited
+        // transmit sent in this run (sources at `Recovery::less_limited`).
+        let limited_segs = if self.limited_sent.0 == s.snd_una {
+            self.limited_sent.1.div_ceil(u64::from(s.smss.max(1)))
+        } else {
+            0
+        };
         self.limited_sent = (0, 0);
         Self::signal_congestion_in(
             p,
@@ -321,6 +328,9 @@ impl Episodes {
             if !p.cc.governs_recovery() {
                 p.cc.set_cwnd(w);
             }
+        }
+        if p.cfg.newreno_entry_less_limited {
+            self.rec.less_limited(limited_segs);
         }
     }
 

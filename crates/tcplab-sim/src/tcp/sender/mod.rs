@@ -551,6 +551,10 @@ impl TcpSender {
         self.ep.rec.rh_floor_half = self.cfg.rate_halving_floor_half;
         self.ep.rec.rh_progress_only = self.cfg.rate_halving_progress_only;
         self.ep.rec.partial_ack_cap = self.cfg.sack_partial_ack_cap;
+        self.ep.rec.u32_deflation = self.cfg.partial_ack_u32_deflation;
+        self.ep.rec.exit_no_growth = self.cfg.newreno_exit_no_growth;
+        self.ep.rec.freebsd_inflate =
+            self.cfg.freebsd_sack_rules == crate::tcp::config::FreebsdSackRulesCfg::Inflate;
         self.rwnd = n.rwnd;
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
@@ -1260,6 +1264,9 @@ impl TcpSender {
                 if self.state == State::Established {
                     self.try_send(cx);
                 }
+                // FreeBSD's SACK recovery of November 2004: the window this ACK's sending ran
+                // with gives way to the one that holds after it (`Recovery::settle`).
+                self.ep.rec.settle();
                 if let Some((_, nxt)) = self.loss_lt.take() {
                     // FreeBSD's snd_limited ("rfc3042-flight"; XNU keeps none).
                     self.loss_lt_limited = send::loss_limited_transmit_limited(
@@ -1865,7 +1872,9 @@ mod tests {
         /// `recovery_entry_ack_grows`), Linux 2.x's rate-halving rules (knobs
         /// `rate_halving_entry_cut`, `rate_halving_floor_half`, `rate_halving_progress_only`),
         /// OpenBSD's SACK recovery and burst limit (`recovery = "sack-inflate"`, `max_burst`),
-        /// FreeBSD's (`recovery = "freebsd-sack"`, knob `sack_partial_ack_cap`),
+        /// FreeBSD's (`recovery = "freebsd-sack"`, knobs `sack_partial_ack_cap`,
+        /// `freebsd_sack_rules`), FreeBSD's NewReno partial ACK and exit (knobs
+        /// `partial_ack_u32_deflation`, `newreno_exit_no_growth`, `newreno_entry_less_limited`),
         /// every rule for duplicate ACKs after a timeout without SACK (`loss_dupack_credit`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
@@ -1887,6 +1896,7 @@ mod tests {
             cwr: bool,
             entry_grows: bool,
             rh in proptest::arbitrary::any::<(bool, bool, bool)>(),
+            bsd in proptest::arbitrary::any::<(bool, bool, bool, bool)>(),
             fwd_loss in proptest::sample::select(vec![0.0, 0.002, 0.02]),
             rev_loss in proptest::sample::select(vec![0.0, 0.01]),
             queue in proptest::sample::select(vec![8u32, 40]),
@@ -1900,6 +1910,9 @@ mod tests {
                 "rate_halving_progress_only": rh.2, "max_burst": max_burst,
                 "sack_partial_ack_cap": partial_cap,
                 "loss_dupack_credit": loss_dupack,
+                "freebsd_sack_rules": if bsd.0 { "inflate" } else { "pipe" },
+                "partial_ack_u32_deflation": bsd.1, "newreno_exit_no_growth": bsd.2,
+                "newreno_entry_less_limited": bsd.3,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);
