@@ -481,11 +481,13 @@ knobs! {
     /// The new data limited transmit sent in the run of duplicate ACKs that ends in a fast
     /// retransmit is left out of the FlightSize the controller's ssthresh rule halves (RFC
     /// 5681 §3.2 step 2: "MUST NOT be counted in FlightSize"; RFC 3042 §2). Only a FlightSize
-    /// basis reads it (`ssthresh_from`: "auto" in the bytes unit, "flight_size"). On for the
-    /// personalities modelled on the RFC (Windows, generic); off by default, as a stack's own
-    /// rule may count everything sent (Solaris `tcp_snxt − tcp_suna`), and so that a raw
-    /// engine configuration keeps its results.
-    flightsize_excludes_limited_transmit: bool = false; kind "bool";
+    /// basis reads it (`ssthresh_from`: "auto" in the bytes unit, "flight_size"). On by
+    /// default (the RFC rule, so the `generic` stack follows it; the Windows personalities set
+    /// it themselves); off where a stack's own rule counts everything sent (Solaris
+    /// `tcp_snxt − tcp_suna`). Linux, the BSDs and XNU start ssthresh from cwnd, not
+    /// FlightSize, so it does not reach them. Until 2026-11-29 off by default (a deviation of
+    /// `generic` from the RFC, stated in the README).
+    flightsize_excludes_limited_transmit: bool = true; kind "bool";
     /// The ACK that starts a fast recovery without SACK (NewReno) sends the fast
     /// retransmission only; new data waits for the next duplicate ACK. 4.4BSD `tcp_input.c`
     /// (Stevens & Wright, TCP/IP Illustrated Vol. 2, §29.4), kept by FreeBSD 5.2.1, OpenBSD
