@@ -924,3 +924,47 @@ def test_loss_events_say_who_responds_to_each_congestion_event():
         "the largest flow in 6 (75%)" in line
     )
     assert "kernel 5 events" in line
+
+
+def _attempts(monkeypatch, verdicts):
+    """engine.run over stub attempts that are valid or not as *verdicts* says, in order."""
+    calls = []
+
+    def once(config):
+        ok = verdicts[len(calls)]
+        calls.append(config)
+        return {
+            "engine": "kernel",
+            "valid": ok,
+            "invalid_reasons": [] if ok else [f"attempt {len(calls)} late"],
+            "kernel": {},
+        }
+
+    monkeypatch.setattr(engine, "_run_once", once)
+    return calls
+
+
+def test_an_invalid_trial_is_run_again_once_by_default(monkeypatch):
+    calls = _attempts(monkeypatch, [False, True])
+    raw = engine.run({"meta": {}})
+    assert len(calls) == 2
+    assert raw["valid"]
+    assert raw["kernel"]["discarded_attempts"] == [["attempt 1 late"]]
+
+
+def test_rerun_invalid_bounds_the_attempts_and_keeps_the_last_invalid_one(monkeypatch):
+    calls = _attempts(monkeypatch, [False, False, False, True])
+    raw = engine.run({"meta": {"kernel": {"rerun_invalid": 2}}})
+    assert len(calls) == 3
+    assert not raw["valid"] and raw["invalid_reasons"] == ["attempt 3 late"]
+    assert raw["kernel"]["discarded_attempts"] == [["attempt 1 late"], ["attempt 2 late"]]
+    calls = _attempts(monkeypatch, [False, True])
+    raw = engine.run({"meta": {"kernel": {"rerun_invalid": 0}}})
+    assert len(calls) == 1 and not raw["valid"]
+    assert raw["kernel"]["discarded_attempts"] == []
+
+
+def test_a_valid_first_attempt_is_not_repeated(monkeypatch):
+    calls = _attempts(monkeypatch, [True, True])
+    assert engine.run({})["kernel"]["discarded_attempts"] == []
+    assert len(calls) == 1

@@ -126,3 +126,14 @@ def test_ktrace_frame_has_one_row_per_event():
     assert list(df["trial"]) == [1, 1, 1]
     assert df["time_s"].iloc[0] == pytest.approx(0.463028)
     assert ktrace_frame([{"kernel": {}}]) is None
+
+
+def test_run_refuses_rerun_invalid_on_the_simulator_and_negative_counts():
+    import tcplab
+    from tcplab.bundled import resolve
+
+    qs = resolve("quickstart")
+    with pytest.raises(UserError, match="only the kernel engine marks a trial invalid"):
+        tcplab.run(qs, rerun_invalid=2, trials=1)
+    with pytest.raises(UserError, match="give a count ≥ 0"):
+        tcplab.run(qs, rerun_invalid=-1, trials=1, engine="kernel")

@@ -309,3 +309,15 @@ def test_one_pass_frames_take_the_fast_path(monkeypatch):
     monkeypatch.setattr(res, "_frame", lambda *a, **k: pytest.fail("per-trial path taken"))
     df = res._frames(tables, ("flow", "time_ns", "a"), names=[["x", "y"]] * 3)
     assert list(df["trial"]) == [0, 0, 1, 1, 2, 2] and list(df["flow"]) == ["x", "y"] * 3
+
+
+def test_summary_lists_the_kernel_attempts_discarded_as_invalid():
+    sc, configs, raws, res = make(DOC, trials=2)
+    assert "discarded_attempts" not in res.summary  # nothing discarded: the key is absent
+    raws[1]["kernel"] = {"discarded_attempts": [["link bn ab: late"], ["socket drops"]]}
+    s = Result(sc, res.seeds, configs, raws, 1.0, "test").summary
+    assert s["discarded_attempts"] == [
+        "trial 1 attempt 1: link bn ab: late",
+        "trial 1 attempt 2: socket drops",
+    ]
+    assert s["valid"]  # the kept attempt decides validity

@@ -63,6 +63,13 @@ def _parser() -> argparse.ArgumentParser:
         "<out>/ktrace.parquet (tcp_probe, tcp_rcvbuf_grow, tcp_rcv_space_adjust, "
         "tcp_cong_state_set, tcp_retransmit_skb)",
     )
+    r.add_argument(
+        "--rerun-invalid",
+        type=int,
+        metavar="N",
+        help="kernel engine: run a trial the link emulator marks invalid (host missed the "
+        "configured rate or delay) again up to N times (default 1; 0: keep the first attempt)",
+    )
     r.add_argument("--quiet", action="store_true", help="print only where the results went")
     r.add_argument(
         "--progress", action="store_true", help="show a progress bar even if stderr is not a TTY"
@@ -167,6 +174,7 @@ def _run(args: argparse.Namespace) -> int:
         executor=ex,
         resume=store or False,
         ktrace=[x for x in args.ktrace.split(",") if x] if args.ktrace else None,
+        rerun_invalid=args.rerun_invalid,
     )
     run_id = _record(
         args,

@@ -493,6 +493,23 @@ def summarize(
             for k, raw in enumerate(raws)
             for why in raw.get("invalid_reasons", [])
         ],
+        # Kernel trials run again after an invalid attempt (tcplab.kernel.engine.run): why each
+        # discarded attempt was invalid. Only when there were some, so other summaries keep their
+        # keys.
+        **(
+            {"discarded_attempts": discarded}
+            if (
+                discarded := [
+                    f"trial {k} attempt {i + 1}: {why}"
+                    for k, raw in enumerate(raws)
+                    for i, reasons in enumerate(
+                        (raw.get("kernel") or {}).get("discarded_attempts") or []
+                    )
+                    for why in reasons
+                ]
+            )
+            else {}
+        ),
         "scenario": scenario.resolved,
     }
 

@@ -78,6 +78,7 @@ def run(
     ray_address: str | None = None,
     resume: bool | TrialStore = False,
     ktrace: Iterable[str] | None = None,
+    rerun_invalid: int | None = None,
 ) -> Result:
     """Run a scenario and return its :class:`~tcplab.results.Result`.
 
@@ -93,7 +94,9 @@ def run(
     :class:`~tcplab.store.TrialStore`) reuses trials stored by earlier runs and stores new ones.
     *ktrace*: kernel engine only, the Linux tracepoints every trial records
     (:data:`tcplab.kernel.ktrace.EVENTS`); they are in ``result.ktrace`` and, with *out*, in
-    ``<out>/ktrace.parquet``.
+    ``<out>/ktrace.parquet``. *rerun_invalid*: kernel engine only, how many times a trial
+    the link emulator marks invalid is run again (default
+    :data:`tcplab.kernel.engine.DEFAULT_RERUN_INVALID`; 0 keeps the first attempt).
     """
     from . import __version__
 
@@ -117,6 +120,8 @@ def run(
         )
     if ktrace:
         _check_tracepoints(list(ktrace), sc.engine)
+    if rerun_invalid is not None:
+        _check_rerun_invalid(rerun_invalid, sc.engine)
     if out is not None:
         results.check_out(out)
     engines.get_engine(sc.engine)  # EngineUnavailable before anything is written
@@ -125,6 +130,9 @@ def run(
     if ktrace:
         for cfg in configs:
             cfg.setdefault("meta", {}).setdefault("kernel", {})["tracepoints"] = list(ktrace)
+    if rerun_invalid is not None:
+        for cfg in configs:
+            cfg.setdefault("meta", {}).setdefault("kernel", {})["rerun_invalid"] = rerun_invalid
     pcap_names = list(pcap) if pcap is not None else list(sc.capture)
     capture_dir: Path | None = None
     if pcap_names:
@@ -156,6 +164,17 @@ def run(
     if out is not None:
         result.write(out)
     return result
+
+
+def _check_rerun_invalid(n: int, engine: str) -> None:
+    if engine != "kernel":
+        raise UserError(
+            f"--rerun-invalid {n}: only the kernel engine marks a trial invalid (its link "
+            f"emulator's self-check); this run uses the {engine!r} engine: drop the option or "
+            "run with --engine kernel"
+        )
+    if n < 0:
+        raise UserError(f"--rerun-invalid {n}: give a count ≥ 0 (0 keeps every first attempt)")
 
 
 def _check_tracepoints(events: list[str], engine: str) -> None:
