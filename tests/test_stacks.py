@@ -456,6 +456,27 @@ def test_resolution_order_personality_then_tcp_then_window_then_flow_tcp():
 
 
 @needs_core
+@pytest.mark.parametrize(
+    ("tcp", "offer"),
+    [
+        ({}, False),  # the personality: answer only
+        ({"timestamps": True}, True),  # the scenario means the connection: offered too
+        ({"timestamps": True, "timestamps_offer": False}, False),
+        ({"timestamps": False}, False),
+    ],
+)
+def test_a_scenario_that_enables_timestamps_makes_an_answer_only_stack_offer_them(tcp, offer):
+    """windows-xp answers a timestamp offer but makes none; a scenario's `timestamps = true` is a
+    host configured to use them, which offers them as well (stacks/rules.py), unless the scenario
+    sets `timestamps_offer` itself."""
+    cat = resolution_catalog()
+    doc = base(sender_stack="windows-xp", receiver_stack="windows-xp", tcp=tcp)
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["tcp"]["timestamps_offer"] is offer
+    assert f["tcp"]["timestamps"] is tcp.get("timestamps", True)
+
+
+@needs_core
 def test_none_lifts_a_personality_limit():
     cat = resolution_catalog()
     doc = base(receiver_stack="windows-xp", receiver_tcp={"rx_capacity": "none"})
