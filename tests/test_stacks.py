@@ -173,9 +173,10 @@ def test_reference_unverified_rows_and_calibrated_quirks_are_not_marked_verified
     """Values the facts table marks UNVERIFIED (stacks-and-ccas.md), and the calibrated or assumed
     quirk parameters, are assumptions here too."""
     cases = {
-        "windows-xp": ["min_rto", "rx_capacity", "timestamps"],
-        "windows-vista": ["min_rto", "initial_rto", "rx_capacity"],
-        "windows-7": ["initial_rto", "max_rto"],
+        "windows-xp": ["min_rto", "rx_capacity"],
+        "windows-vista": ["min_rto", "initial_rto", "rx_capacity", "timestamps"],
+        "windows-7": ["initial_rto", "max_rto", "timestamps"],
+        "windows-server-2008": ["timestamps"],
         "openbsd-3.5": ["rcvbuf"],
         # freebsd-5.2.1's rcvbuf and clock (HZ) are marked UNVERIFIED in the facts table but
         # were read in the 5.2.1-RELEASE tree (tcp_usrreq.c tcp_recvspace, subr_param.c HZ 100):
@@ -224,12 +225,14 @@ def test_key_facts_of_each_personality():
                         "rtt_xmit_timer": "openbsd-3.5", "rto_backoff_max_multiplier": 0,
                         "rtt_forget_into_rttvar": False},
         "windows-xp": {"initial_window": 2, "delack_timeout": 200 * MS, "min_rto": 300 * MS,
-                       "rcvbuf": 17520, "timestamps": False, "dupthresh": 2,
+                       "rcvbuf": 17520, "timestamps": True, "timestamps_offer": False,
+                       "dupthresh": 2,
                        "max_data_retransmissions": 5, "max_rto": 240 * S,
                        "quirk_ignore_rwnd_in_recovery": True, "rx_capacity": 200_000_000},
         "windows-vista": {"rcvbuf_autotune_max": 16776960, "rx_capacity": 350_000_000,
                           "max_data_retransmissions": 5, "dupthresh": 3},
         "windows-7": {"cwnd_unit": "bytes", "pacing": True, "clock_granularity": 10 * MS,
+                      "timestamps": True, "timestamps_offer": False,
                       "rcvbuf_autotune_max": 16776960, "rx_capacity": None,
                       "min_rto": 300 * MS, "delack_timeout": 200 * MS,
                       "max_data_retransmissions": 5, "dupthresh": 3},
@@ -433,7 +436,8 @@ def test_resolution_order_personality_then_tcp_then_window_then_flow_tcp():
     assert f["tcp"]["initial_window"] == 3
     assert f["tcp"]["sack"] is False  # [tcp]
     assert f["tcp"]["quirk_ignore_rwnd_in_recovery"] is True  # XP, untouched
-    assert f["tcp"]["timestamps"] is xp["timestamps"] is False
+    assert f["tcp"]["timestamps"] is xp["timestamps"] is True  # answered ...
+    assert f["tcp"]["timestamps_offer"] is xp["timestamps_offer"] is False  # ... never offered
     # receiver: its own personality < [tcp] < window < [flow.tcp] < [flow.receiver_tcp]
     r = f["receiver_tcp"]
     assert r["rwnd_initial_segments"] == lx["rwnd_initial_segments"] == 4
@@ -449,6 +453,27 @@ def test_resolution_order_personality_then_tcp_then_window_then_flow_tcp():
     (f,) = load(doc, catalog=cat).config(1)["flows"]
     assert f["receiver_tcp"]["rcvbuf_autotune_max"] == lx["rcvbuf_autotune_max"]
     assert f["tcp"]["rcvbuf"] == xp["rcvbuf"] == 17520
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("tcp", "offer"),
+    [
+        ({}, False),  # the personality: answer only
+        ({"timestamps": True}, True),  # the scenario means the connection: offered too
+        ({"timestamps": True, "timestamps_offer": False}, False),
+        ({"timestamps": False}, False),
+    ],
+)
+def test_a_scenario_that_enables_timestamps_makes_an_answer_only_stack_offer_them(tcp, offer):
+    """windows-xp answers a timestamp offer but makes none; a scenario's `timestamps = true` is a
+    host configured to use them, which offers them as well (stacks/rules.py), unless the scenario
+    sets `timestamps_offer` itself."""
+    cat = resolution_catalog()
+    doc = base(sender_stack="windows-xp", receiver_stack="windows-xp", tcp=tcp)
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["tcp"]["timestamps_offer"] is offer
+    assert f["tcp"]["timestamps"] is tcp.get("timestamps", True)
 
 
 @needs_core
@@ -750,8 +775,9 @@ def knobs_of(stack: str) -> dict[str, Any]:
 
 
 def smss(k: dict[str, Any]) -> int:
-    # MTU 1500 − 40 B of headers − 12 B of timestamp option when negotiated (both ends alike here)
-    return 1460 - (12 if k["timestamps"] else 0)
+    # MTU 1500 − 40 B of headers − 12 B of timestamp option when negotiated (both ends alike
+    # here: in use when the stack offers it, RFC 7323 §3.2)
+    return 1460 - (12 if k["timestamps"] and k["timestamps_offer"] else 0)
 
 
 def iw_segments(k: dict[str, Any]) -> int:
@@ -972,6 +998,33 @@ def test_windows_client_receive_limit_caps_goodput_with_dupacks_and_no_path_loss
     else:
         assert goodput >= 0.8 * 1e9  # fills the path
         assert f["dupacks"] == 0
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("sender", "receiver", "ts"),
+    [
+        ("linux-2.6.25", "windows-xp", True),
+        ("linux-2.6.25", "windows-7", True),
+        ("windows-xp", "linux-2.6.25", False),
+        ("windows-xp", "windows-xp", False),
+        ("windows-7", "linux-2.6.25", False),
+        ("linux-2.6.25", "windows-vista", False),
+        ("linux-2.6.25", "linux-2.6.25", True),
+    ],
+)
+def test_windows_answers_timestamps_it_never_offers(sender, receiver, ts):
+    """Timestamps are in use only when both the SYN and the SYN-ACK carry the option (RFC 7323
+    §3.2). Windows XP (p0f's fingerprints, KB 224829) and Windows 7 (p0f's "7 or 8", unverified
+    for 7 alone) answer an offer but never make one; Vista neither offers nor answers (not
+    known, unchanged). A data segment carries 1448 B with the option, 1460 B without."""
+    doc = {
+        "duration": "2s",
+        "path": {"rate": "10Mbit", "rtt": "20ms"},
+        "flow": [{"name": "f", "cca": "reno", "sender_stack": sender, "receiver_stack": receiver}],
+    }
+    pk = Packets(simulate(doc, ["host:f.snd"])["packets"])
+    assert {p[8] for p in pk.data()} == {1448 if ts else 1460}
 
 
 @needs_core

@@ -596,6 +596,33 @@ fn test_quirk_send_beyond_window_in_recovery() {
 }
 
 #[test]
+fn test_timestamps_need_the_offer_of_the_opening_host() {
+    // RFC 7323 §3.2: the option is in use only when both the SYN and the SYN-ACK carry it. A
+    // host with `timestamps_offer` off (Windows XP / Server 2003, stacks/windows-xp.toml)
+    // answers an offer but makes none. 146,000 B are 100 segments of 1460 B without the option
+    // and 101 with it (1448 B of payload each).
+    let segs = |snd: serde_json::Value, rcv: serde_json::Value| {
+        let d = Dumbbell::new(10_000_000, 20 * MS, 100, 5 * SEC)
+            .tcp("t", "newreno", 0, snd)
+            .flow_field(0, "bytes", json!(146_000))
+            .flow_field(0, "receiver_tcp", rcv);
+        let f = &d.run().flows[0];
+        assert_eq!(f.bytes_delivered, 146_000);
+        assert_eq!(f.retransmits, 0);
+        f.segments_sent
+    };
+    let answer_only = json!({"timestamps": true, "timestamps_offer": false});
+    // An offering sender (Linux, BSD) to an answer-only receiver: in use.
+    assert_eq!(segs(json!({}), answer_only.clone()), 101);
+    // An answer-only sender to any receiver: never.
+    assert_eq!(segs(answer_only.clone(), json!({})), 100);
+    assert_eq!(segs(answer_only.clone(), answer_only.clone()), 100);
+    // Both offering, and a receiver with the option off.
+    assert_eq!(segs(json!({}), json!({})), 101);
+    assert_eq!(segs(json!({}), json!({"timestamps": false})), 100);
+}
+
+#[test]
 fn test_quirk_invalid_sack_blocks() {
     let run = |frac: f64| {
         let mut d = Dumbbell::new(10_000_000, 100 * MS, 30, 30 * SEC);

@@ -81,6 +81,10 @@ def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
         "pacing": False,
         # iperf3 reads as fast as data arrives.
         "app_read_rate": None,
+        # With tcp_timestamps on, Linux offers the option in every SYN it sends and answers an
+        # offer (ip-sysctl: tcp_timestamps "Enable timestamps as defined in RFC1323"); there is
+        # no answer-only setting.
+        "timestamps_offer": True,
     }
     knobs.update(stacks.get("linux-6").knob_values())
     # This machine's autotuning limits instead of the 6.x defaults of the personality: the send

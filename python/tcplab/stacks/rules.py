@@ -25,4 +25,14 @@ def host_knobs(
     own = stack.knob_values()
     if window_set and own.get("rcvbuf_autotune_max") is not None:
         own["rcvbuf_autotune_max"] = None
-    return {**own, **scenario_knobs}
+    knobs = {**own, **scenario_knobs}
+    # A scenario that sets `timestamps` means the connection (docs/scenario-format.md, "Stacks"):
+    # `timestamps = true` is a host configured to use them, which also offers them in its SYN —
+    # Windows' `Timestamps = Enabled`, "Enable TCP timestamps on outbound connections and allow
+    # inbound connections to use TCP timestamps" (MSFT_NetTCPSetting, Windows 8 / Server 2012;
+    # assumed alike for netsh `timestamps=enabled` on Vista/7 and for XP's Tcp1323Opts set to 2
+    # or 3) — unless the scenario sets `timestamps_offer` itself. Without it the personality's
+    # answer-only setting stands (windows-xp, windows-7: `timestamps_offer = false`).
+    if scenario_knobs.get("timestamps") is True and "timestamps_offer" not in scenario_knobs:
+        knobs["timestamps_offer"] = True
+    return knobs

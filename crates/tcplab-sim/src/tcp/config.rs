@@ -419,8 +419,16 @@ knobs! {
     /// `t_state >= TCPS_ESTABLISHED`), so the SYN's retransmission timer is re-armed without
     /// it; off, every re-armed timer has it (FreeBSD `TCPT_RANGESET`).
     rto_slop_established_only: bool = false; kind "bool";
-    /// Negotiate the timestamps option (RFC 7323 §3).
+    /// Use the timestamps option (RFC 7323 §3): on, the host answers a SYN that offers it (the
+    /// receiver's SYN-ACK carries it) and, with `timestamps_offer`, offers it in its own SYN;
+    /// off, neither. The option is in use only when both the SYN and the SYN-ACK carry it
+    /// (RFC 7323 §3.2).
     timestamps: bool = true; kind "bool";
+    /// With `timestamps`: offer the option in the SYN this host sends (active open). Off, the
+    /// host only answers a peer that offers it: Windows XP / Server 2003 at their default
+    /// `Tcp1323Opts` (p0f's fingerprints: no timestamp in their SYN, one in their SYN-ACK to a
+    /// SYN that has it), Windows 8 / Server 2012's `Timestamps = Allowed` (MSFT_NetTCPSetting).
+    timestamps_offer: bool = true; kind "bool";
     /// Negotiate SACK (RFC 2018).
     sack: bool = true; kind "bool";
     /// Report duplicate segments with D-SACK (RFC 2883).

@@ -196,6 +196,10 @@ impl TcpReceiver {
     fn on_syn(&mut self, p: &Packet, cx: &mut Cx) {
         let h = &p.tcp;
         self.syn_opts = h.opts;
+        // A passive open answers the peer's timestamp offer when the option is on (RFC 7323
+        // §3.2: a SYN-ACK may carry it only if the SYN did); `timestamps_offer` concerns only
+        // the SYN a host sends, so a host that never offers (Windows XP / Server 2003,
+        // stacks/windows-xp.toml) still answers here.
         self.ts_on = self.cfg.timestamps && h.opts & opts::TS != 0;
         self.sack_on = self.cfg.sack && h.opts & opts::SACK_PERM != 0;
         let ws_on = self.cfg.window_scaling && h.opts & opts::WSCALE != 0;

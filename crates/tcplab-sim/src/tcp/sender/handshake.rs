@@ -68,6 +68,13 @@ pub fn own_mss(cfg: &TcpConfig, mtu: u32) -> u32 {
     }
 }
 
+/// Whether the SYN we send offers the timestamps option (RFC 7323 §3.2): knob `timestamps`, and
+/// `timestamps_offer` for a host that only answers a peer's offer (Windows XP / Server 2003,
+/// python/tcplab/stacks/windows-xp.toml).
+pub fn offers_timestamps(cfg: &TcpConfig) -> bool {
+    cfg.timestamps && cfg.timestamps_offer
+}
+
 /// Smallest window-scale shift with `buf >> shift ≤ 65535`, at most 14 (RFC 7323 §2.3).
 pub fn wscale_for(buf: u64) -> u8 {
     let mut s = 0u8;
@@ -99,7 +106,7 @@ impl Handshake {
         if cfg.sack {
             o |= opts::SACK_PERM;
         }
-        if cfg.timestamps {
+        if offers_timestamps(cfg) {
             o |= opts::TS;
         }
         let hdr = TcpHdr {
@@ -170,7 +177,9 @@ impl Handshake {
         } else {
             536
         };
-        let ts_on = cfg.timestamps && h.opts & opts::TS != 0;
+        // In use only if both the SYN and the SYN-ACK carry the option (RFC 7323 §3.2): a
+        // SYN-ACK with one our SYN did not offer does not turn it on.
+        let ts_on = offers_timestamps(cfg) && h.opts & opts::TS != 0;
         let sack_on = cfg.sack && h.opts & opts::SACK_PERM != 0;
         let ws_on = cfg.window_scaling && h.opts & opts::WSCALE != 0;
         let snd_wscale = if ws_on { h.wscale.min(14) } else { 0 };
@@ -355,6 +364,39 @@ mod tests {
         let n = hs.on_syn_ack(&cfg, 1460, 9, &syn_ack(9, 0, 0, 0)).unwrap();
         assert!(!n.ts_on && !n.sack_on);
         assert_eq!((n.snd_wscale, n.rcv_wscale, n.smss), (0, 0, 536));
+    }
+
+    #[test]
+    fn test_answer_only_host_does_not_offer_or_use_timestamps() {
+        // Windows XP / Server 2003 (python/tcplab/stacks/windows-xp.toml): timestamps on but
+        // not offered. Its SYN has MSS, SACK-permitted and window scale, no timestamp (p0f's
+        // XP SYN fingerprints), and a SYN-ACK that carries one anyway does not turn it on: the
+        // option is in use only when both the SYN and the SYN-ACK carry it (RFC 7323 §3.2), so
+        // the full segment keeps its 12 bytes.
+        let cfg = TcpConfig {
+            timestamps: true,
+            timestamps_offer: false,
+            ..TcpConfig::default()
+        };
+        let mut hs = Handshake::default();
+        let syn = hs.syn(&cfg, 1460, 9, 5, 0);
+        assert_eq!(syn.hdr.opts, opts::MSS | opts::SACK_PERM | opts::WSCALE);
+        let all = opts::MSS | opts::TS | opts::SACK_PERM | opts::WSCALE;
+        let n = hs
+            .on_syn_ack(&cfg, 1460, 9, &syn_ack(9, all, 1460, 7))
+            .unwrap();
+        assert!(!n.ts_on, "a SYN-ACK's timestamp we did not offer");
+        assert!(n.sack_on);
+        assert_eq!(n.smss, 1460);
+        // `timestamps_offer` means nothing with the option off.
+        let off = TcpConfig {
+            timestamps: false,
+            timestamps_offer: true,
+            ..cfg
+        };
+        let mut hs = Handshake::default();
+        assert_eq!(hs.syn(&off, 1460, 9, 5, 0).hdr.opts & opts::TS, 0);
+        assert!(!offers_timestamps(&off));
     }
 
     #[test]
