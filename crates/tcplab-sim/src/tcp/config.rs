@@ -419,6 +419,13 @@ knobs! {
     /// `t_state >= TCPS_ESTABLISHED`), so the SYN's retransmission timer is re-armed without
     /// it; off, every re-armed timer has it (FreeBSD `TCPT_RANGESET`).
     rto_slop_established_only: bool = false; kind "bool";
+    /// With `rtt_fixed_point` and `undo_bad_rexmt`: after a timeout found spurious, drop RTT
+    /// samples until one from a segment sent after the undo (a timestamp echo at least the
+    /// undo's clock reading, or a timed segment) and restart the estimate from it: SRTT =
+    /// max(SRTT saved at the timeout + 2 ticks, sample), RTTVAR = max(RTTVAR saved, sample / 2)
+    /// (XNU `TF_RECOMPUTE_RTT`, `tcp_rexmt_save_state`, `tcp_bad_rexmt_restore_state`; src/tcp/
+    /// rtt.rs `BsdTimer::recompute_after_bad_rexmt`); off, the next sample is smoothed in.
+    rtt_recompute_after_bad_rexmt: bool = false; kind "bool";
     /// Negotiate the timestamps option (RFC 7323 §3).
     timestamps: bool = true; kind "bool";
     /// Negotiate SACK (RFC 2018).

@@ -342,6 +342,7 @@ impl TcpSender {
                 xmit_timer: cfg.rtt_xmit_timer,
                 max_multiplier: cfg.rto_backoff_max_multiplier,
                 forget_into_rttvar: cfg.rtt_forget_into_rttvar,
+                recompute_after_bad_rexmt: cfg.rtt_recompute_after_bad_rexmt,
             },
         );
         let dupthresh = cfg.dupthresh;
