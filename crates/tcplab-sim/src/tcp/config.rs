@@ -325,6 +325,21 @@ knobs! {
     comp_sack_delay: u64 = 1_000_000; kind "duration";
     /// Lower bound of the RTO (RFC 6298 §2.4: 1 s).
     min_rto: u64 = 1_000_000_000; kind "duration";
+    /// The peer is on a directly attached subnet (XNU `TF_LOCAL`: `tcp_rtlookup` sets it when
+    /// the route's interface is not point-to-point and its gateway is a link-layer address, or
+    /// the interface is loopback, or `in_localaddr(faddr)` — the address is on one of the
+    /// host's subnets). A property of the path, not of the stack: the simulator's paths have a
+    /// router between the hosts, so off by default; a scenario sets it for a LAN peer. Acts
+    /// only through `min_rto_local` and `initial_window_local`.
+    peer_local: bool = false; kind "bool";
+    /// With `peer_local`: the lower bound of the RTO instead of `min_rto` (XNU `t_rttmin` =
+    /// `tcp_TCPTV_MIN`, sysctl net.inet.tcp.rtt_min, 100 ms, for a local peer; `TCPTV_REXMTMIN`
+    /// 30 ms otherwise); 0 = `min_rto`.
+    min_rto_local: u64 = 0; kind "duration";
+    /// With `peer_local`: the initial (and restart) window in segments instead of
+    /// `initial_window` (XNU `tcp_cc_cwnd_init_or_reset`: `ss_fltsz_local`, sysctl
+    /// net.inet.tcp.local_slowstart_flightsize, 8, for a local peer); 0 = `initial_window`.
+    initial_window_local: u32 = 0; kind "int";
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     initial_rto: u64 = 1_000_000_000; kind "duration";
     /// Upper bound of the RTO (RFC 6298 §2.5: at least 60 s).
@@ -732,9 +747,60 @@ knobs! {
     quirk_invalid_sack_fraction: f64 = 0.0; kind "float";
 }
 
+impl TcpConfig {
+    /// The RTO's lower bound for this connection: `min_rto_local` for a local peer
+    /// (`peer_local`), else `min_rto` (XNU `tcp_mss` / `tcp_getrt_rtt`: `t_rttmin = isnetlocal ?
+    /// tcp_TCPTV_MIN : TCPTV_REXMTMIN`).
+    #[inline]
+    pub fn rto_min(&self) -> u64 {
+        if self.peer_local && self.min_rto_local > 0 {
+            self.min_rto_local
+        } else {
+            self.min_rto
+        }
+    }
+
+    /// The initial window for this connection: `initial_window_local` segments for a local
+    /// peer (`peer_local`), else `initial_window` (XNU `tcp_cc_cwnd_init_or_reset`).
+    #[inline]
+    pub fn iw(&self) -> InitialWindow {
+        if self.peer_local && self.initial_window_local > 0 {
+            InitialWindow::Segments(self.initial_window_local)
+        } else {
+            self.initial_window
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_local_peer_values_apply_only_to_a_local_peer() {
+        // XNU t_rttmin = TF_LOCAL ? tcp_TCPTV_MIN (100 ms) : TCPTV_REXMTMIN (30 ms), and the
+        // initial window ss_fltsz_local (8) for a local peer (macos.toml min_rto_local,
+        // initial_window_local); knob peer_local is the path's, off by default.
+        let mut c = TcpConfig {
+            min_rto: 30_000_000,
+            min_rto_local: 100_000_000,
+            initial_window_local: 8,
+            ..TcpConfig::default()
+        };
+        assert!(!c.peer_local);
+        assert_eq!(c.rto_min(), 30_000_000);
+        assert_eq!(c.iw(), InitialWindow::Rule(IwRule::Rfc3390));
+        c.peer_local = true;
+        assert_eq!(c.rto_min(), 100_000_000);
+        assert_eq!(c.iw(), InitialWindow::Segments(8));
+        assert_eq!(c.iw().bytes(1460), 8 * 1460);
+        // A personality without local values: a local peer changes nothing.
+        let d = TcpConfig {
+            peer_local: true,
+            ..TcpConfig::default()
+        };
+        assert_eq!((d.rto_min(), d.iw()), (d.min_rto, d.initial_window));
+    }
 
     #[test]
     fn test_iw_rfc3390_table() {

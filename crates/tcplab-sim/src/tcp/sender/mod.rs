@@ -328,7 +328,7 @@ impl TcpSender {
         sb.rate.off = !cc.rate_samples();
         let rtt = RttEstimator::with_bsd(
             cfg.initial_rto,
-            cfg.min_rto,
+            cfg.rto_min(),
             cfg.max_rto,
             cfg.clock_granularity,
             cfg.rto_min_on_variance,
@@ -572,7 +572,7 @@ impl TcpSender {
         }
         self.state = State::Established;
         self.timers.rto = None;
-        let iw = self.cfg.initial_window.bytes(self.smss);
+        let iw = self.cfg.iw().bytes(self.smss);
         let ssthresh = self.cfg.initial_ssthresh.unwrap_or(u64::MAX);
         let init = tcplab_cc::CcInit {
             mss: self.smss,
@@ -1190,7 +1190,7 @@ impl TcpSender {
             && now.saturating_sub(self.last_send) > self.rtt.rto()
             && self.snd_nxt > 0
         {
-            let rw = self.cfg.initial_window.bytes(self.smss);
+            let rw = self.cfg.iw().bytes(self.smss);
             self.cc.on_idle_restart(now, rw);
         }
     }
