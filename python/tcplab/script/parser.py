@@ -541,8 +541,10 @@ SYSCTL_PREFIXES = ("net.ipv4.tcp_", "net.core.default_qdisc", "net.inet.tcp.")
 
 #: Script header options the simulator reads (``--NAME=VALUE``), besides ``--sysctl``: properties
 #: of the path the script describes that no sysctl sets. ``--peer_local=1``: the remote end is on
-#: a directly attached subnet (XNU ``TF_LOCAL``; knob ``peer_local``).
-SIM_OPTIONS = ("peer_local",)
+#: a directly attached subnet (XNU ``TF_LOCAL``; knob ``peer_local``); ``--route_rtt=US`` and
+#: ``--route_rttvar=US``: the route to it carries these cached metrics, in µs (BSD ``rmx_rtt``,
+#: ``rmx_rttvar`` in RTM_RTTUNIT, as ``route change -rtt``; knobs ``route_rtt``, ``route_rttvar``).
+SIM_OPTIONS = ("peer_local", "route_rtt", "route_rttvar")
 
 
 def header_options(path: str) -> dict[str, str]:

@@ -64,13 +64,15 @@ SYSCTL_KNOBS = {
 
 def option_knobs(path: str) -> dict:
     """The model knobs the script's simulator-only header options set (``--peer_local=1``:
-    knob ``peer_local``, the peer on a directly attached subnet, XNU ``TF_LOCAL``)."""
+    knob ``peer_local``, the peer on a directly attached subnet, XNU ``TF_LOCAL``;
+    ``--route_rtt=US``, ``--route_rttvar=US``: the route's cached metrics in µs)."""
     out: dict = {}
     for name, value in header_options(path).items():
         try:
-            out[name] = int(value) != 0
+            n = int(value)
         except ValueError:
-            raise UserError(f"{path}: --{name}={value}: expected 0 or 1") from None
+            raise UserError(f"{path}: --{name}={value}: expected an integer") from None
+        out[name] = n != 0 if name == "peer_local" else n * 1_000
     return out
 
 

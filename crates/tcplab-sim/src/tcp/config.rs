@@ -340,6 +340,19 @@ knobs! {
     /// `initial_window` (XNU `tcp_cc_cwnd_init_or_reset`: `ss_fltsz_local`, sysctl
     /// net.inet.tcp.local_slowstart_flightsize, 8, for a local peer); 0 = `initial_window`.
     initial_window_local: u32 = 0; kind "int";
+    /// The route to the peer carries cached RTT metrics when the connection opens: XNU
+    /// `rmx_rtt` (RTM_RTTUNIT, µs), as a previous connection's `tcp_close` or `route change
+    /// -rtt` left it; 0 = none. A property of the path (default none); acts only with
+    /// `route_rtt_seed`.
+    route_rtt: u64 = 0; kind "duration";
+    /// With `route_rtt`: the cached RTT variance (XNU `rmx_rttvar`); 0 = none (XNU then takes
+    /// the variance as SRTT itself, "+- 1 rtt").
+    route_rttvar: u64 = 0; kind "duration";
+    /// Start the estimator from the route's cached RTT (`route_rtt`, `route_rttvar`) as XNU's
+    /// `tcp_getrt_rtt` does (src/tcp/rtt.rs `RttEstimator::seed_from_route`: `t_srtt`,
+    /// `t_rttvar` converted with XNU's integer factors, the first SYN's interval `((t_srtt >>
+    /// 2) + t_rttvar) >> 1` ticks, the SYN-ACK's sample smoothed in). Needs `rtt_fixed_point`.
+    route_rtt_seed: bool = false; kind "bool";
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     initial_rto: u64 = 1_000_000_000; kind "duration";
     /// Upper bound of the RTO (RFC 6298 §2.5: at least 60 s).

@@ -40,6 +40,8 @@ pub struct RttEstimator {
     /// [`BsdTimer::recompute_after_bad_rexmt`]: XNU's `TF_RECOMPUTE_RTT` with
     /// `t_badrexmt_time`, the timestamp clock's reading when a timeout was found spurious.
     recompute_from: Option<u32>,
+    /// Samples taken into the estimate (XNU `t_rttupdated`; not those of the recompute).
+    updated: u32,
 }
 
 /// The parts of the retransmission timer in which BSD-derived stacks differ from RFC 6298's
@@ -280,6 +282,7 @@ impl RttEstimator {
             prev_srtt: 0,
             prev_rttvar: 0,
             recompute_from: None,
+            updated: 0,
         }
     }
 
@@ -399,6 +402,7 @@ impl RttEstimator {
             self.has_sample = true;
         } else {
             self.record(m.nanos, min_sample);
+            self.updated = self.updated.saturating_add(1);
             if !self.has_sample || self.fp_srtt == 0 {
                 self.fp_srtt = start << 5;
                 self.fp_rttvar = start << 3;
@@ -506,6 +510,81 @@ impl RttEstimator {
         self.backoff = 0;
         self.forgotten_raw = None;
         self.recompute_from = Some(ts_now);
+    }
+
+    /// XNU `tcp_getrt_rtt` (bsd/netinet/tcp_subr.c, apple-oss-distributions/xnu tags
+    /// xnu-2782.1.97 (OS X 10.10) through xnu-11417.101.15 alike; read for the facts, nothing
+    /// copied): a new connection whose route has a cached RTT starts from it. `rmx_rtt` and
+    /// `rmx_rttvar` are in `RTM_RTTUNIT` (1 000 000 per second, µs); `t_srtt = rmx_rtt /
+    /// (RTM_RTTUNIT / (TCP_RETRANSHZ × TCP_RTT_SCALE))` and `t_rttvar = rmx_rttvar /
+    /// (RTM_RTTUNIT / (TCP_RETRANSHZ × TCP_RTTVAR_SCALE))` with C's integer division (÷ 31 and
+    /// ÷ 62 at 1-ms ticks: 1 000 000 / 32 000 truncates), `t_rttvar = t_srtt × 16 / 32` when no
+    /// variance is cached ("default variation is +- 1 rtt"); `t_rxtcur` =
+    /// `TCPT_RANGESET(((t_srtt >> 2) + t_rttvar) >> 1, t_rttmin, TCPTV_REXMTMAX)` without the
+    /// slop (the connection is not established: `TCP_ADD_REXMTSLOP`) — the interval tcp_output.c
+    /// arms for the first SYN (`t_state < TCPS_ESTABLISHED && t_rxtshift == 0`). The estimate
+    /// then counts as a sample (`t_srtt != 0`): the SYN-ACK's sample is smoothed into it.
+    /// Returns (the first SYN's interval, `TCP_REXMTVAL` for the SYN's retransmissions), or
+    /// `None` (nothing changed) without [`BsdTimer::fixed_point`] or a cached RTT.
+    pub fn seed_from_route(&mut self, rmx_rtt: u64, rmx_rttvar: u64) -> Option<(Nanos, Nanos)> {
+        let tick = self.bsd.tick;
+        if !self.bsd.fixed_point || tick == 0 || rmx_rtt == 0 {
+            return None;
+        }
+        const RTM_RTTUNIT: u64 = 1_000_000;
+        let hz = (1_000_000_000 / tick).max(1); // TCP_RETRANSHZ
+        let srtt = (rmx_rtt / (RTM_RTTUNIT / (hz * 32)).max(1)) as i64;
+        let rttvar = if rmx_rttvar > 0 {
+            (rmx_rttvar / (RTM_RTTUNIT / (hz * 16)).max(1)) as i64
+        } else {
+            srtt * 16 / 32
+        };
+        if srtt == 0 {
+            return None;
+        }
+        self.fp_srtt = srtt;
+        self.fp_rttvar = rttvar;
+        self.has_sample = true;
+        self.srtt = srtt as u64 * tick / 32;
+        self.rttvar = rttvar as u64 * tick / 16;
+        let rttmin_ticks = self.min_rto.div_ceil(tick);
+        let rexmtval = ((((srtt >> 3) + rttvar) >> 2) as u64).max(rttmin_ticks);
+        let first = ((((srtt >> 2) + rttvar) >> 1) as u64)
+            .max(rttmin_ticks)
+            .saturating_mul(tick)
+            .min(self.max_rto);
+        // What the estimate gives once established (TCP_REXMTVAL + slop), until a sample.
+        self.sample_floor = 0;
+        self.set_rto(rexmtval * tick);
+        Some((first, rexmtval * tick))
+    }
+
+    /// XNU `tcp_close` (bsd/netinet/tcp_subr.c, the same tags as
+    /// [`RttEstimator::seed_from_route`]): a connection that took at least 16 samples
+    /// (`t_rttupdated >= 16`, "enough for the srtt filter to converge") writes its estimate to
+    /// the route, half the old cached value and half the new when one is cached ("filter this
+    /// update"), in `RTM_RTTUNIT`: `t_srtt × (RTM_RTTUNIT / (TCP_RETRANSHZ × 32))`, `t_rttvar
+    /// × (RTM_RTTUNIT / (TCP_RETRANSHZ × 16))`. Returns the route's new (`rmx_rtt`,
+    /// `rmx_rttvar`) from the old ones, or `None` when the route is left alone. Not wired
+    /// between connections in the engine (a scenario gives the route's metrics with knobs
+    /// `route_rtt`, `route_rttvar`).
+    pub fn route_metrics_on_close(&self, old: (u64, u64)) -> Option<(u64, u64)> {
+        let tick = self.bsd.tick;
+        if !self.bsd.fixed_point || tick == 0 || self.updated < 16 {
+            return None;
+        }
+        const RTM_RTTUNIT: u64 = 1_000_000;
+        let hz = (1_000_000_000 / tick).max(1);
+        let filter = |cached: u64, i: u64| {
+            if cached != 0 && i != 0 {
+                (cached + i) / 2
+            } else {
+                i
+            }
+        };
+        let i_rtt = self.fp_srtt.max(0) as u64 * (RTM_RTTUNIT / (hz * 32));
+        let i_var = self.fp_rttvar.max(0) as u64 * (RTM_RTTUNIT / (hz * 16));
+        Some((filter(old.0, i_rtt), filter(old.1, i_var)))
     }
 
     /// Base RTO without backoff.
@@ -936,6 +1015,72 @@ mod tests {
         // Smoothed (no recompute pending): delta 2000 - 400 = 1600, t_srtt 4800, t_rttvar
         // 600 + 1600 - 150 = 2050: (600 + 2050) >> 2 = 662 ms + 200 ms slop.
         assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (4800, 2050, 862 * MS));
+    }
+
+    #[test]
+    fn test_xnu_route_rtt_seed() {
+        // XNU tcp_getrt_rtt: rmx_rtt 99200 µs / 31 = 3200, rmx_rttvar 37200 / 62 = 600; the
+        // first SYN's interval ((3200 >> 2) + 600) >> 1 = 700 ms, TCP_REXMTVAL (400 + 600) >> 2
+        // = 250 ms (450 with the slop once established).
+        let mut e = xnu();
+        assert_eq!(
+            e.seed_from_route(99_200, 37_200),
+            Some((700 * MS, 250 * MS))
+        );
+        assert!(e.has_sample());
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3200, 600, 450 * MS));
+        // The SYN's 100-ms sample is smoothed in: t_srtt 3200, t_rttvar 450, (400 + 450) >> 2
+        // = 212 ms + 200 (scripts/macos/route-rtt-seed.pkt); unseeded it starts the estimate.
+        let m = RttSample::from_ticks(100, MS);
+        e.on_measurement(m, m.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3200, 450, 412 * MS));
+        // 100 ms written by a person (100000 µs): / 31 = 3225 (XNU's truncated factor); no
+        // variance cached: t_rttvar = 3225 × 16 / 32 = 1612 ("+- 1 rtt"): first SYN
+        // ((806 + 1612) >> 1) = 1209 ms, TCP_REXMTVAL (403 + 1612) >> 2 = 503 ms.
+        let mut p = xnu();
+        assert_eq!(p.seed_from_route(100_000, 0), Some((1209 * MS, 503 * MS)));
+        assert_eq!((p.fp_srtt, p.fp_rttvar), (3225, 1612));
+        // No cached RTT, or a timer without BSD's fixed point: nothing changes.
+        let mut n = xnu();
+        assert_eq!(n.seed_from_route(0, 37_200), None);
+        assert!(!n.has_sample());
+        let mut r = RttEstimator::new(SEC, 30 * MS, 64 * SEC, MS, false);
+        assert_eq!(r.seed_from_route(99_200, 37_200), None);
+        assert!(!r.has_sample());
+    }
+
+    #[test]
+    fn test_xnu_route_metrics_on_close() {
+        // XNU tcp_close: nothing before 16 samples (t_rttupdated >= 16).
+        let m = RttSample::from_ticks(100, MS);
+        let mut e = xnu();
+        for _ in 0..15 {
+            e.on_measurement(m, m.nanos);
+        }
+        assert_eq!(e.route_metrics_on_close((0, 0)), None);
+        e.on_measurement(m, m.nanos);
+        // 16 samples of 100 ms: t_srtt stays 3200 (delta 0); t_rttvar loses a quarter (t_rttvar
+        // >> 2) at each of the 15 later samples: 800, 600, 450, 338, ...
+        let mut var = 800i64;
+        for _ in 1..16 {
+            var += -(var >> 2);
+            var = var.max(1);
+        }
+        assert_eq!((e.fp_srtt, e.fp_rttvar), (3200, var));
+        // An empty route takes the values (× 31, × 62); a cached one is averaged with them.
+        assert_eq!(
+            e.route_metrics_on_close((0, 0)),
+            Some((3200 * 31, var as u64 * 62))
+        );
+        assert_eq!(
+            e.route_metrics_on_close((200_000, 40_000)),
+            Some(((200_000 + 99_200) / 2, (40_000 + var as u64 * 62) / 2))
+        );
+        // Written and read back by the next connection: the same t_srtt.
+        let (rtt, rttvar) = e.route_metrics_on_close((0, 0)).unwrap();
+        let mut next = xnu();
+        next.seed_from_route(rtt, rttvar);
+        assert_eq!((next.fp_srtt, next.fp_rttvar), (3200, var));
     }
 
     #[test]

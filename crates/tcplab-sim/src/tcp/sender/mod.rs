@@ -345,10 +345,16 @@ impl TcpSender {
                 recompute_after_bad_rexmt: cfg.rtt_recompute_after_bad_rexmt,
             },
         );
+        let mut rtt = rtt;
+        let mut hs = Handshake::default();
+        if cfg.route_rtt_seed && cfg.route_rtt > 0 {
+            // XNU tcp_getrt_rtt from the route's metrics (RTM_RTTUNIT: µs).
+            hs.route_syn = rtt.seed_from_route(cfg.route_rtt / 1_000, cfg.route_rttvar / 1_000);
+        }
         let dupthresh = cfg.dupthresh;
         TcpSender {
             state: State::Idle,
-            hs: Handshake::default(),
+            hs,
             smss: 0,
             ts_on: false,
             sack_on: false,
