@@ -401,9 +401,10 @@ impl Episodes {
         if self.loss_point.take().is_some() {
             p.sb.undo_lost();
         }
-        self.recover = b.prior_recover; // snd_recover_prev
-                                        // Knob `rtt_recompute_after_bad_rexmt` (XNU tcp_bad_rexmt_restore_state:
-                                        // TF_RECOMPUTE_RTT, t_badrexmt_time = tcp_now, t_rxtshift = 0).
+        // snd_recover_prev
+        self.recover = b.prior_recover;
+        // Knob `rtt_recompute_after_bad_rexmt` (XNU tcp_bad_rexmt_restore_state:
+        // TF_RECOMPUTE_RTT, t_badrexmt_time = tcp_now, t_rxtshift = 0).
         p.rtt
             .on_bad_rexmt_undo(ts_ticks(now + p.cfg.clock_phase, p.cfg.clock_granularity));
         true

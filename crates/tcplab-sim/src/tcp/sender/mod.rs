@@ -326,7 +326,7 @@ impl TcpSender {
     ) -> Self {
         // Delivery-rate samples only for a controller that reads them (rate.rs `off`).
         sb.rate.off = !cc.rate_samples();
-        let rtt = RttEstimator::with_bsd(
+        let mut rtt = RttEstimator::with_bsd(
             cfg.initial_rto,
             cfg.rto_min(),
             cfg.max_rto,
@@ -345,7 +345,6 @@ impl TcpSender {
                 recompute_after_bad_rexmt: cfg.rtt_recompute_after_bad_rexmt,
             },
         );
-        let mut rtt = rtt;
         let mut hs = Handshake::default();
         if cfg.route_rtt_seed && cfg.route_rtt > 0 {
             // XNU tcp_getrt_rtt from the route's metrics (RTM_RTTUNIT: µs).
