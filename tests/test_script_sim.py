@@ -212,3 +212,33 @@ def test_xnu_sysctls_are_refused_by_the_kernel_engine(tmp_path):
     f.write_text(text)
     with pytest.raises(UserError, match=r"x\.pkt: --sysctl=net\.inet\.tcp\.rcvsspktcnt.*simulator"):
         run_kernel(parse_file(f), str(f))
+
+
+def test_path_header_options_set_model_knobs_and_are_refused_by_the_kernel_engine(tmp_path):
+    """``--peer_local=1`` (XNU TF_LOCAL) and ``--route_rtt=US`` / ``--route_rttvar=US`` (the
+    route's cached metrics, µs) describe the path: the simulator takes them as knobs, the kernel
+    engine refuses them; other packetdrill options stay ignored. XNU's local-peer sysctls map to
+    the local values."""
+    from tcplab.errors import UserError
+    from tcplab.script.kernel import run_kernel
+    from tcplab.script.sim import option_knobs, sysctl_knobs
+
+    f = tmp_path / "x.pkt"
+    f.write_text(
+        "--tolerance_usecs=1000\n--peer_local=1\n--route_rtt=99200\n--route_rttvar=37200\n"
+        "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n"
+    )
+    assert option_knobs(str(f)) == {
+        "peer_local": True,
+        "route_rtt": 99_200_000,
+        "route_rttvar": 37_200_000,
+    }
+    with pytest.raises(UserError, match=r"x\.pkt: --peer_local: a simulator-only option"):
+        run_kernel(parse_file(f), str(f))
+    f.write_text("--peer_local=yes\n")
+    with pytest.raises(UserError, match=r"--peer_local=yes: expected an integer"):
+        option_knobs(str(f))
+    f.write_text(
+        "--sysctl=net.inet.tcp.rtt_min=100\n--sysctl=net.inet.tcp.local_slowstart_flightsize=4\n"
+    )
+    assert sysctl_knobs(str(f)) == {"min_rto_local": 100_000_000, "initial_window_local": 4}

@@ -244,7 +244,8 @@ def test_key_facts_of_each_personality():
                   "rto_slop_established_only": True, "timer_tick": 1 * MS,
                   "clock_granularity": 1 * MS, "rto_floor_ticks": 2, "rtt_fixed_point": True,
                   "rtt_xmit_timer": "xnu", "rto_backoff_unclamped": True,
-                  "rtt_forget_into_rttvar": True},
+                  "rtt_forget_into_rttvar": True, "rtt_recompute_after_bad_rexmt": True,
+                  "peer_local": False, "min_rto_local": 100 * MS, "initial_window_local": 8},
     }  # fmt: skip
     cca = {
         "linux-2.4.27": "reno", "linux-2.6.10": "bic", "linux-2.6.25": "cubic",

@@ -291,7 +291,7 @@ pub fn growth_of(t: &TcpConfig) -> WindowGrowth {
 pub fn initial_cc(t: &TcpConfig, mtu: u32) -> CcInit {
     CcInit {
         mss: mtu - 52,
-        initial_cwnd: t.initial_window.bytes(mtu - 52),
+        initial_cwnd: t.iw().bytes(mtu - 52),
         initial_ssthresh: t.initial_ssthresh.unwrap_or(u64::MAX),
         growth: growth_of(t),
     }

@@ -54,7 +54,7 @@ from .match import (
     inbound_seg,
     run_events,
 )
-from .parser import Event, Segment, Syscall, header_sysctls
+from .parser import Event, Segment, Syscall, header_options, header_sysctls
 
 __all__ = ["KERNEL_LABEL", "check_root", "run_kernel"]
 
@@ -488,6 +488,13 @@ def run_kernel(
 
     if sysctls is None:
         sysctls = header_sysctls(path)
+    opts = header_options(path)
+    if opts:
+        name = sorted(opts)[0]
+        raise UserError(
+            f"{path}: --{name}: a simulator-only option (the kernel run's peer is where the TUN "
+            "device puts it); run the script on the simulator (without --engine kernel)"
+        )
     foreign = sorted(k for k in sysctls if k.startswith("net.inet."))
     if foreign:
         raise UserError(

@@ -539,6 +539,31 @@ def parse_file(path: str | Path) -> list[Event]:
 SYSCTL_PREFIXES = ("net.ipv4.tcp_", "net.core.default_qdisc", "net.inet.tcp.")
 
 
+#: Script header options the simulator reads (``--NAME=VALUE``), besides ``--sysctl``: properties
+#: of the path the script describes that no sysctl sets. ``--peer_local=1``: the remote end is on
+#: a directly attached subnet (XNU ``TF_LOCAL``; knob ``peer_local``); ``--route_rtt=US`` and
+#: ``--route_rttvar=US``: the route to it carries these cached metrics, in µs (BSD ``rmx_rtt``,
+#: ``rmx_rttvar`` in RTM_RTTUNIT, as ``route change -rtt``; knobs ``route_rtt``, ``route_rttvar``).
+SIM_OPTIONS = ("peer_local", "route_rtt", "route_rttvar")
+
+
+def header_options(path: str) -> dict[str, str]:
+    """The :data:`SIM_OPTIONS` header lines of a script (``--peer_local=1``), by name."""
+    out: dict[str, str] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return out
+    for raw in lines:
+        s = raw.strip()
+        if not s.startswith("--"):
+            continue
+        name, eq, value = s[2:].partition("=")
+        if name.strip() in SIM_OPTIONS:
+            out[name.strip()] = value.strip() if eq else "1"
+    return out
+
+
 def header_sysctls(path: str) -> dict[str, str]:
     """``--sysctl=NAME=VALUE`` header lines of a script (packetdrill-style options lines)."""
     out: dict[str, str] = {}

@@ -34,7 +34,7 @@ from .match import (
     inbound_seg,
     run_events,
 )
-from .parser import Event, Segment, Syscall, header_sysctls
+from .parser import Event, Segment, Syscall, header_options, header_sysctls
 
 __all__ = ["DEFAULT_TOLERANCE", "LineResult", "ScriptResult", "run_sim"]
 
@@ -55,7 +55,25 @@ SYSCTL_KNOBS = {
     # XNU (macOS) sysctls of the stretch-ACK rules (receiver/stretch.rs).
     "net.inet.tcp.rcvsspktcnt": lambda v: {"stretch_ack_wait": int(v)},
     "net.inet.tcp.maxseg_unacked": lambda v: {"stretch_ack_segments": int(v)},
+    # XNU's values for a peer on a local subnet (TF_LOCAL; knob peer_local): tcp_TCPTV_MIN (ms)
+    # and ss_fltsz_local (segments).
+    "net.inet.tcp.rtt_min": lambda v: {"min_rto_local": int(v) * 1_000_000},
+    "net.inet.tcp.local_slowstart_flightsize": lambda v: {"initial_window_local": int(v)},
 }
+
+
+def option_knobs(path: str) -> dict:
+    """The model knobs the script's simulator-only header options set (``--peer_local=1``:
+    knob ``peer_local``, the peer on a directly attached subnet, XNU ``TF_LOCAL``;
+    ``--route_rtt=US``, ``--route_rttvar=US``: the route's cached metrics in µs)."""
+    out: dict = {}
+    for name, value in header_options(path).items():
+        try:
+            n = int(value)
+        except ValueError:
+            raise UserError(f"{path}: --{name}={value}: expected an integer") from None
+        out[name] = n != 0 if name == "peer_local" else n * 1_000
+    return out
 
 
 def sysctl_knobs(path: str) -> dict:
@@ -217,5 +235,5 @@ def run_sim(
     writes = sum(
         e.action.ret for e in events if isinstance(e.action, Syscall) and e.action.name == "write"
     )
-    engine = SimEngine(stack, writes, sysctl_knobs(path))
+    engine = SimEngine(stack, writes, sysctl_knobs(path) | option_knobs(path))
     return run_events(engine, events, path, stack, tolerance, trace)

@@ -325,6 +325,34 @@ knobs! {
     comp_sack_delay: u64 = 1_000_000; kind "duration";
     /// Lower bound of the RTO (RFC 6298 §2.4: 1 s).
     min_rto: u64 = 1_000_000_000; kind "duration";
+    /// The peer is on a directly attached subnet (XNU `TF_LOCAL`: `tcp_rtlookup` sets it when
+    /// the route's interface is not point-to-point and its gateway is a link-layer address, or
+    /// the interface is loopback, or `in_localaddr(faddr)` — the address is on one of the
+    /// host's subnets). A property of the path, not of the stack: the simulator's paths have a
+    /// router between the hosts, so off by default; a scenario sets it for a LAN peer. Acts
+    /// only through `min_rto_local` and `initial_window_local`.
+    peer_local: bool = false; kind "bool";
+    /// With `peer_local`: the lower bound of the RTO instead of `min_rto` (XNU `t_rttmin` =
+    /// `tcp_TCPTV_MIN`, sysctl net.inet.tcp.rtt_min, 100 ms, for a local peer; `TCPTV_REXMTMIN`
+    /// 30 ms otherwise); 0 = `min_rto`.
+    min_rto_local: u64 = 0; kind "duration";
+    /// With `peer_local`: the initial (and restart) window in segments instead of
+    /// `initial_window` (XNU `tcp_cc_cwnd_init_or_reset`: `ss_fltsz_local`, sysctl
+    /// net.inet.tcp.local_slowstart_flightsize, 8, for a local peer); 0 = `initial_window`.
+    initial_window_local: u32 = 0; kind "int";
+    /// The route to the peer carries cached RTT metrics when the connection opens: XNU
+    /// `rmx_rtt` (RTM_RTTUNIT, µs), as a previous connection's `tcp_close` or `route change
+    /// -rtt` left it; 0 = none. A property of the path (default none); acts only with
+    /// `route_rtt_seed`.
+    route_rtt: u64 = 0; kind "duration";
+    /// With `route_rtt`: the cached RTT variance (XNU `rmx_rttvar`); 0 = none (XNU then takes
+    /// the variance as SRTT itself, "+- 1 rtt").
+    route_rttvar: u64 = 0; kind "duration";
+    /// Start the estimator from the route's cached RTT (`route_rtt`, `route_rttvar`) as XNU's
+    /// `tcp_getrt_rtt` does (src/tcp/rtt.rs `RttEstimator::seed_from_route`: `t_srtt`,
+    /// `t_rttvar` converted with XNU's integer factors, the first SYN's interval `((t_srtt >>
+    /// 2) + t_rttvar) >> 1` ticks, the SYN-ACK's sample smoothed in). Needs `rtt_fixed_point`.
+    route_rtt_seed: bool = false; kind "bool";
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     initial_rto: u64 = 1_000_000_000; kind "duration";
     /// Upper bound of the RTO (RFC 6298 §2.5: at least 60 s).
@@ -419,6 +447,13 @@ knobs! {
     /// `t_state >= TCPS_ESTABLISHED`), so the SYN's retransmission timer is re-armed without
     /// it; off, every re-armed timer has it (FreeBSD `TCPT_RANGESET`).
     rto_slop_established_only: bool = false; kind "bool";
+    /// With `rtt_fixed_point` and `undo_bad_rexmt`: after a timeout found spurious, drop RTT
+    /// samples until one from a segment sent after the undo (a timestamp echo at least the
+    /// undo's clock reading, or a timed segment) and restart the estimate from it: SRTT =
+    /// max(SRTT saved at the timeout + 2 ticks, sample), RTTVAR = max(RTTVAR saved, sample / 2)
+    /// (XNU `TF_RECOMPUTE_RTT`, `tcp_rexmt_save_state`, `tcp_bad_rexmt_restore_state`; src/tcp/
+    /// rtt.rs `BsdTimer::recompute_after_bad_rexmt`); off, the next sample is smoothed in.
+    rtt_recompute_after_bad_rexmt: bool = false; kind "bool";
     /// Use the timestamps option (RFC 7323 §3): on, the host answers a SYN that offers it (the
     /// receiver's SYN-ACK carries it) and, with `timestamps_offer`, offers it in its own SYN;
     /// off, neither. The option is in use only when both the SYN and the SYN-ACK carry it
@@ -733,9 +768,60 @@ knobs! {
     quirk_invalid_sack_fraction: f64 = 0.0; kind "float";
 }
 
+impl TcpConfig {
+    /// The RTO's lower bound for this connection: `min_rto_local` for a local peer
+    /// (`peer_local`), else `min_rto` (XNU `tcp_mss` / `tcp_getrt_rtt`: `t_rttmin = isnetlocal ?
+    /// tcp_TCPTV_MIN : TCPTV_REXMTMIN`).
+    #[inline]
+    pub fn rto_min(&self) -> u64 {
+        if self.peer_local && self.min_rto_local > 0 {
+            self.min_rto_local
+        } else {
+            self.min_rto
+        }
+    }
+
+    /// The initial window for this connection: `initial_window_local` segments for a local
+    /// peer (`peer_local`), else `initial_window` (XNU `tcp_cc_cwnd_init_or_reset`).
+    #[inline]
+    pub fn iw(&self) -> InitialWindow {
+        if self.peer_local && self.initial_window_local > 0 {
+            InitialWindow::Segments(self.initial_window_local)
+        } else {
+            self.initial_window
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_local_peer_values_apply_only_to_a_local_peer() {
+        // XNU t_rttmin = TF_LOCAL ? tcp_TCPTV_MIN (100 ms) : TCPTV_REXMTMIN (30 ms), and the
+        // initial window ss_fltsz_local (8) for a local peer (macos.toml min_rto_local,
+        // initial_window_local); knob peer_local is the path's, off by default.
+        let mut c = TcpConfig {
+            min_rto: 30_000_000,
+            min_rto_local: 100_000_000,
+            initial_window_local: 8,
+            ..TcpConfig::default()
+        };
+        assert!(!c.peer_local);
+        assert_eq!(c.rto_min(), 30_000_000);
+        assert_eq!(c.iw(), InitialWindow::Rule(IwRule::Rfc3390));
+        c.peer_local = true;
+        assert_eq!(c.rto_min(), 100_000_000);
+        assert_eq!(c.iw(), InitialWindow::Segments(8));
+        assert_eq!(c.iw().bytes(1460), 8 * 1460);
+        // A personality without local values: a local peer changes nothing.
+        let d = TcpConfig {
+            peer_local: true,
+            ..TcpConfig::default()
+        };
+        assert_eq!((d.rto_min(), d.iw()), (d.min_rto, d.initial_window));
+    }
 
     #[test]
     fn test_iw_rfc3390_table() {

@@ -33,6 +33,15 @@ pub struct RttEstimator {
     /// [`BsdTimer::forget_into_rttvar`]: `TCP_REXMTVAL` (ns, whole ticks) after the estimate
     /// was dropped, for the timeouts after the one that dropped it.
     forgotten_raw: Option<Nanos>,
+    /// [`BsdTimer::recompute_after_bad_rexmt`]: XNU's `t_srtt_prev` and `t_rttvar_prev`, in
+    /// whole ticks, saved at the first timeout of a series.
+    prev_srtt: i64,
+    prev_rttvar: i64,
+    /// [`BsdTimer::recompute_after_bad_rexmt`]: XNU's `TF_RECOMPUTE_RTT` with
+    /// `t_badrexmt_time`, the timestamp clock's reading when a timeout was found spurious.
+    recompute_from: Option<u32>,
+    /// Samples taken into the estimate (XNU `t_rttupdated`; not those of the recompute).
+    updated: u32,
 }
 
 /// The parts of the retransmission timer in which BSD-derived stacks differ from RFC 6298's
@@ -110,6 +119,22 @@ pub struct BsdTimer {
     /// integer value, and every later interval, is unchanged (test
     /// `test_openbsd35_forgetting_keeps_the_interval`). FreeBSD and XNU shift by 5.
     pub forget_into_rttvar: bool,
+    /// With [`BsdTimer::fixed_point`]: XNU's RTT recompute after a spurious timeout (RFC 4015
+    /// §2's response as XNU implements it; apple-oss-distributions/xnu tags xnu-2782.1.97 (OS X
+    /// 10.10), xnu-4570.1.46, xnu-7195.81.3 and xnu-11417.101.15 alike, read for the facts,
+    /// nothing copied). bsd/netinet/tcp_timer.c `tcp_rexmt_save_state`, on the first timeout
+    /// (`t_rxtshift == 1`): `t_srtt_prev = (t_srtt >> TCP_RTT_SHIFT) + 2`, `t_rttvar_prev =
+    /// t_rttvar >> TCP_RTTVAR_SHIFT` (whole ticks). bsd/netinet/tcp_input.c
+    /// `tcp_bad_rexmt_restore_state`, when the timeout is found spurious: `t_rxtshift = 0` (the
+    /// armed interval `t_rxtcur` stays the backed-off one), `TF_RECOMPUTE_RTT`, `t_badrexmt_time
+    /// = tcp_now`. `tcp_xmit_timer` with the flag set drops every sample ("This RTT might
+    /// reflect the extra delay induced by the network") until one from an ACK of new data whose
+    /// timestamp echo is at least `t_badrexmt_time` (a timed segment, no echo, always counts),
+    /// and from that one sets `t_srtt = max(t_srtt_prev, rtt) << 5`, `t_rttvar =
+    /// max(t_rttvar_prev, rtt >> 1) << 4` (not smoothed, not counted in `t_rttupdated`), then
+    /// the RTO as after any sample (floor `max(t_rttmin, rtt + 2)`). Off: the first sample after
+    /// the undo is smoothed into the old estimate (FreeBSD).
+    pub recompute_after_bad_rexmt: bool,
 }
 
 /// What a BSD `tcp_xmit_timer` makes of a measurement that spans `k` whole ticks
@@ -158,6 +183,8 @@ pub struct RttSample {
     pub nanos: Nanos,
     /// Taken from a timestamp echo (RFC 7323 §4), not a timed segment.
     pub echo: bool,
+    /// The echoed timestamp when [`RttSample::echo`] (0 otherwise).
+    pub tsecr: u32,
 }
 
 impl RttSample {
@@ -168,6 +195,7 @@ impl RttSample {
             ticks,
             nanos: ticks.max(1) * g,
             echo: false,
+            tsecr: 0,
         }
     }
 
@@ -180,6 +208,7 @@ impl RttSample {
             ticks: nanos / g.max(1),
             nanos,
             echo: false,
+            tsecr: 0,
         }
     }
 
@@ -189,6 +218,7 @@ impl RttSample {
         let ts_now = ts_ticks(now, g);
         RttSample {
             echo: true,
+            tsecr: ts_ecr,
             ..RttSample::from_ticks(u64::from(ts_now.wrapping_sub(ts_ecr)), g)
         }
     }
@@ -249,6 +279,10 @@ impl RttEstimator {
             fp_srtt: 0,
             fp_rttvar: 0,
             forgotten_raw: None,
+            prev_srtt: 0,
+            prev_rttvar: 0,
+            recompute_from: None,
+            updated: 0,
         }
     }
 
@@ -354,21 +388,36 @@ impl RttEstimator {
             // XNU: `tcp_now - to_tsecr` or `tcp_now - t_rtttime`, no adjustment.
             XmitTimerRule::Xnu => (k, k, k),
         };
-        self.record(m.nanos, min_sample);
-        if !self.has_sample || self.fp_srtt == 0 {
-            self.fp_srtt = start << 5;
-            self.fp_rttvar = start << 3;
+        if let Some(bad) = self.recompute_from {
+            // [`BsdTimer::recompute_after_bad_rexmt`] (XNU tcp_xmit_timer, TF_RECOMPUTE_RTT):
+            // an echo older than the undo (`TSTMP_GEQ(tsecr, t_badrexmt_time)` false, in the
+            // timestamp clock's modular arithmetic) is dropped whole; the first other sample
+            // restarts the estimate from the values saved at the timeout, unsmoothed.
+            if m.echo && (m.tsecr.wrapping_sub(bad) as i32) < 0 {
+                return;
+            }
+            self.recompute_from = None;
+            self.fp_srtt = self.prev_srtt.max(start) << 5;
+            self.fp_rttvar = self.prev_rttvar.max(start >> 1) << 4;
             self.has_sample = true;
         } else {
-            let mut delta = (smoothed << 2) - (self.fp_srtt >> 3);
-            self.fp_srtt += delta;
-            if self.fp_srtt <= 0 {
-                self.fp_srtt = 1;
-            }
-            delta = delta.abs() - (self.fp_rttvar >> 2);
-            self.fp_rttvar += delta;
-            if self.fp_rttvar <= 0 {
-                self.fp_rttvar = 1;
+            self.record(m.nanos, min_sample);
+            self.updated = self.updated.saturating_add(1);
+            if !self.has_sample || self.fp_srtt == 0 {
+                self.fp_srtt = start << 5;
+                self.fp_rttvar = start << 3;
+                self.has_sample = true;
+            } else {
+                let mut delta = (smoothed << 2) - (self.fp_srtt >> 3);
+                self.fp_srtt += delta;
+                if self.fp_srtt <= 0 {
+                    self.fp_srtt = 1;
+                }
+                delta = delta.abs() - (self.fp_rttvar >> 2);
+                self.fp_rttvar += delta;
+                if self.fp_rttvar <= 0 {
+                    self.fp_rttvar = 1;
+                }
             }
         }
         // The nanosecond view for everything else that reads the estimate (SRTT for the
@@ -447,6 +496,97 @@ impl RttEstimator {
         self.rto.saturating_mul(1u64 << shift).min(self.max_rto)
     }
 
+    /// A timeout was found spurious and undone (knob `undo_bad_rexmt`) at timestamp-clock
+    /// reading `ts_now`. With [`BsdTimer::recompute_after_bad_rexmt`] (XNU
+    /// `tcp_bad_rexmt_restore_state`): `t_rxtshift = 0` while the armed interval stays the
+    /// backed-off one (`t_rxtcur` is not recomputed there), and the next eligible sample
+    /// recomputes the estimate; otherwise nothing (the next sample is smoothed in and resets
+    /// the backoff).
+    pub fn on_bad_rexmt_undo(&mut self, ts_now: u32) {
+        if !self.bsd.recompute_after_bad_rexmt || !self.bsd.fixed_point {
+            return;
+        }
+        self.rto = self.rto();
+        self.backoff = 0;
+        self.forgotten_raw = None;
+        self.recompute_from = Some(ts_now);
+    }
+
+    /// XNU `tcp_getrt_rtt` (bsd/netinet/tcp_subr.c, apple-oss-distributions/xnu tags
+    /// xnu-2782.1.97 (OS X 10.10) through xnu-11417.101.15 alike; read for the facts, nothing
+    /// copied): a new connection whose route has a cached RTT starts from it. `rmx_rtt` and
+    /// `rmx_rttvar` are in `RTM_RTTUNIT` (1 000 000 per second, µs); `t_srtt = rmx_rtt /
+    /// (RTM_RTTUNIT / (TCP_RETRANSHZ × TCP_RTT_SCALE))` and `t_rttvar = rmx_rttvar /
+    /// (RTM_RTTUNIT / (TCP_RETRANSHZ × TCP_RTTVAR_SCALE))` with C's integer division (÷ 31 and
+    /// ÷ 62 at 1-ms ticks: 1 000 000 / 32 000 truncates), `t_rttvar = t_srtt × 16 / 32` when no
+    /// variance is cached ("default variation is +- 1 rtt"); `t_rxtcur` =
+    /// `TCPT_RANGESET(((t_srtt >> 2) + t_rttvar) >> 1, t_rttmin, TCPTV_REXMTMAX)` without the
+    /// slop (the connection is not established: `TCP_ADD_REXMTSLOP`) — the interval tcp_output.c
+    /// arms for the first SYN (`t_state < TCPS_ESTABLISHED && t_rxtshift == 0`). The estimate
+    /// then counts as a sample (`t_srtt != 0`): the SYN-ACK's sample is smoothed into it.
+    /// Returns (the first SYN's interval, `TCP_REXMTVAL` for the SYN's retransmissions), or
+    /// `None` (nothing changed) without [`BsdTimer::fixed_point`] or a cached RTT.
+    pub fn seed_from_route(&mut self, rmx_rtt: u64, rmx_rttvar: u64) -> Option<(Nanos, Nanos)> {
+        let tick = self.bsd.tick;
+        if !self.bsd.fixed_point || tick == 0 || rmx_rtt == 0 {
+            return None;
+        }
+        const RTM_RTTUNIT: u64 = 1_000_000;
+        let hz = (1_000_000_000 / tick).max(1); // TCP_RETRANSHZ
+        let srtt = (rmx_rtt / (RTM_RTTUNIT / (hz * 32)).max(1)) as i64;
+        let rttvar = if rmx_rttvar > 0 {
+            (rmx_rttvar / (RTM_RTTUNIT / (hz * 16)).max(1)) as i64
+        } else {
+            srtt * 16 / 32
+        };
+        if srtt == 0 {
+            return None;
+        }
+        self.fp_srtt = srtt;
+        self.fp_rttvar = rttvar;
+        self.has_sample = true;
+        self.srtt = srtt as u64 * tick / 32;
+        self.rttvar = rttvar as u64 * tick / 16;
+        let rttmin_ticks = self.min_rto.div_ceil(tick);
+        let rexmtval = ((((srtt >> 3) + rttvar) >> 2) as u64).max(rttmin_ticks);
+        let first = ((((srtt >> 2) + rttvar) >> 1) as u64)
+            .max(rttmin_ticks)
+            .saturating_mul(tick)
+            .min(self.max_rto);
+        // What the estimate gives once established (TCP_REXMTVAL + slop), until a sample.
+        self.sample_floor = 0;
+        self.set_rto(rexmtval * tick);
+        Some((first, rexmtval * tick))
+    }
+
+    /// XNU `tcp_close` (bsd/netinet/tcp_subr.c, the same tags as
+    /// [`RttEstimator::seed_from_route`]): a connection that took at least 16 samples
+    /// (`t_rttupdated >= 16`, "enough for the srtt filter to converge") writes its estimate to
+    /// the route, half the old cached value and half the new when one is cached ("filter this
+    /// update"), in `RTM_RTTUNIT`: `t_srtt × (RTM_RTTUNIT / (TCP_RETRANSHZ × 32))`, `t_rttvar
+    /// × (RTM_RTTUNIT / (TCP_RETRANSHZ × 16))`. Returns the route's new (`rmx_rtt`,
+    /// `rmx_rttvar`) from the old ones, or `None` when the route is left alone. Not wired
+    /// between connections in the engine (a scenario gives the route's metrics with knobs
+    /// `route_rtt`, `route_rttvar`).
+    pub fn route_metrics_on_close(&self, old: (u64, u64)) -> Option<(u64, u64)> {
+        let tick = self.bsd.tick;
+        if !self.bsd.fixed_point || tick == 0 || self.updated < 16 {
+            return None;
+        }
+        const RTM_RTTUNIT: u64 = 1_000_000;
+        let hz = (1_000_000_000 / tick).max(1);
+        let filter = |cached: u64, i: u64| {
+            if cached != 0 && i != 0 {
+                (cached + i) / 2
+            } else {
+                i
+            }
+        };
+        let i_rtt = self.fp_srtt.max(0) as u64 * (RTM_RTTUNIT / (hz * 32));
+        let i_var = self.fp_rttvar.max(0) as u64 * (RTM_RTTUNIT / (hz * 16));
+        Some((filter(old.0, i_rtt), filter(old.1, i_var)))
+    }
+
     /// Base RTO without backoff.
     pub fn base_rto(&self) -> Nanos {
         self.rto
@@ -454,6 +594,14 @@ impl RttEstimator {
 
     /// Double the RTO after a timeout (RFC 6298 §5.5).
     pub fn back_off(&mut self) {
+        if self.bsd.recompute_after_bad_rexmt && self.backoff == 0 {
+            // XNU tcp_rexmt_save_state on the first timeout of a series (t_rxtshift == 1):
+            // SRTT in whole ticks + 2 and RTTVAR in whole ticks, for the recompute after an
+            // undo ([`BsdTimer::recompute_after_bad_rexmt`]); a pending recompute is cleared.
+            self.prev_srtt = (self.fp_srtt >> 5) + 2;
+            self.prev_rttvar = self.fp_rttvar >> 4;
+            self.recompute_from = None;
+        }
         // [`BsdTimer::forget_into_rttvar`]: the estimate dropped at an earlier timeout sets
         // this and later intervals (`TCP_REXMTVAL` read afresh in `tcp_timer_rexmt`).
         if let Some(raw) = self.forgotten_raw.take() {
@@ -536,6 +684,7 @@ mod tests {
             xmit_timer: XmitTimerRule::Freebsd,
             max_multiplier: 0,
             forget_into_rttvar: false,
+            recompute_after_bad_rexmt: false,
         }
     }
 
@@ -567,6 +716,7 @@ mod tests {
                     ticks: 0,
                     nanos: 500 * MS,
                     echo: false,
+                    tsecr: 0,
                 },
                 500 * MS,
             );
@@ -577,6 +727,7 @@ mod tests {
                 ticks: 1,
                 nanos: 500 * MS,
                 echo: false,
+                tsecr: 0,
             },
             500 * MS,
         );
@@ -589,6 +740,7 @@ mod tests {
                     ticks: 0,
                     nanos: 500 * MS,
                     echo: false,
+                    tsecr: 0,
                 },
                 500 * MS,
             );
@@ -598,6 +750,7 @@ mod tests {
                 ticks: 1,
                 nanos: 500 * MS,
                 echo: false,
+                tsecr: 0,
             },
             500 * MS,
         );
@@ -776,8 +929,158 @@ mod tests {
             xmit_timer: XmitTimerRule::Xnu,
             max_multiplier: 64,
             forget_into_rttvar: true,
+            recompute_after_bad_rexmt: false,
         };
         RttEstimator::with_bsd(SEC, 30 * MS, 64 * SEC, MS, false, bsd)
+    }
+
+    /// XNU's timer with the RTT recompute after a spurious timeout
+    /// ([`BsdTimer::recompute_after_bad_rexmt`]), or without it (FreeBSD's smoothing).
+    fn xnu_recompute(on: bool) -> RttEstimator {
+        let mut e = xnu();
+        e.bsd.recompute_after_bad_rexmt = on;
+        // Two 100-ms samples (scripts/macos/bad-rexmt-rtt.pkt): t_srtt 3200, t_rttvar 600,
+        // TCP_REXMTVAL (400 + 600) >> 2 = 250 ms + 200 ms slop.
+        let m = RttSample::from_ticks(100, MS);
+        e.on_measurement(m, m.nanos);
+        e.on_measurement(m, m.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3200, 600, 450 * MS));
+        e
+    }
+
+    #[test]
+    fn test_xnu_rtt_recompute_after_spurious_timeout() {
+        // XNU tcp_rexmt_save_state at the first timeout: t_srtt_prev = 100 + 2, t_rttvar_prev
+        // = 600 >> 4 = 37; the undo (tcp_bad_rexmt_restore_state) at tcp_now 660; the next
+        // timed sample (300 ms) restarts the estimate: t_srtt = max(102, 300) << 5 = 9600,
+        // t_rttvar = max(37, 150) << 4 = 2400, TCP_REXMTVAL (1200 + 2400) >> 2 = 900 ms.
+        let timed = RttSample::from_ticks(300, MS);
+        let mut e = xnu_recompute(true);
+        e.back_off();
+        assert_eq!(e.rto(), 700 * MS); // 250 × 2 + 200
+        e.on_bad_rexmt_undo(660);
+        // t_rxtshift = 0, the armed interval (t_rxtcur) still the backed-off one.
+        assert_eq!((e.backoff, e.rto()), (0, 700 * MS));
+        e.on_measurement(timed, timed.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (9600, 2400, 1100 * MS));
+        // FreeBSD's rule (off): smoothed, delta 1200 - 400 = 800, t_srtt 4000, t_rttvar 600 +
+        // 800 - 150 = 1250, TCP_REXMTVAL (500 + 1250) >> 2 = 437 ms.
+        let mut f = xnu_recompute(false);
+        f.back_off();
+        f.on_bad_rexmt_undo(660);
+        assert_eq!(f.backoff, 1, "no change without the knob");
+        f.on_measurement(timed, timed.nanos);
+        assert_eq!((f.fp_srtt, f.fp_rttvar, f.rto()), (4000, 1250, 637 * MS));
+        // A sample below the saved values: both maxima keep the old estimate (+ 2 ms):
+        // t_srtt 102 << 5 = 3264, t_rttvar 37 << 4 = 592, (408 + 592) >> 2 = 250 ms.
+        let short = RttSample::from_ticks(60, MS);
+        let mut e = xnu_recompute(true);
+        e.back_off();
+        e.on_bad_rexmt_undo(660);
+        e.on_measurement(short, short.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3264, 592, 450 * MS));
+    }
+
+    #[test]
+    fn test_xnu_rtt_recompute_drops_echoes_older_than_the_undo() {
+        // TF_RECOMPUTE_RTT: an echo below t_badrexmt_time (660) is dropped whole (not smoothed,
+        // no RTO change); one at or above it recomputes. Echoes at tcp_now 700 and 960.
+        let old = RttSample::from_timestamps(700 * MS, 200, MS);
+        let new = RttSample::from_timestamps(960 * MS, 660, MS);
+        assert!(old.echo && old.ticks == 500 && new.ticks == 300);
+        let mut e = xnu_recompute(true);
+        e.back_off();
+        e.on_bad_rexmt_undo(660);
+        e.on_measurement(old, old.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3200, 600, 700 * MS));
+        e.on_measurement(new, new.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (9600, 2400, 1100 * MS));
+        // Then ordinary smoothing again: 300 ms, delta 1200 - 1200 = 0, t_rttvar 2400 - 600.
+        e.on_measurement(new, new.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar), (9600, 1800));
+    }
+
+    #[test]
+    fn test_xnu_timeout_after_undo_backs_off_from_one() {
+        // t_rxtshift = 0 after the undo: a timeout before any eligible sample multiplies
+        // TCP_REXMTVAL by tcp_backoff[1] = 2 again (250 × 2 + 200 = 700 ms), and saves the
+        // state afresh (which cancels the pending recompute).
+        let mut e = xnu_recompute(true);
+        e.back_off();
+        e.on_bad_rexmt_undo(660);
+        e.back_off();
+        assert_eq!((e.backoff, e.rto()), (1, 700 * MS));
+        let echo = RttSample::from_timestamps(700 * MS, 200, MS);
+        e.on_measurement(echo, echo.nanos);
+        // Smoothed (no recompute pending): delta 2000 - 400 = 1600, t_srtt 4800, t_rttvar
+        // 600 + 1600 - 150 = 2050: (600 + 2050) >> 2 = 662 ms + 200 ms slop.
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (4800, 2050, 862 * MS));
+    }
+
+    #[test]
+    fn test_xnu_route_rtt_seed() {
+        // XNU tcp_getrt_rtt: rmx_rtt 99200 µs / 31 = 3200, rmx_rttvar 37200 / 62 = 600; the
+        // first SYN's interval ((3200 >> 2) + 600) >> 1 = 700 ms, TCP_REXMTVAL (400 + 600) >> 2
+        // = 250 ms (450 with the slop once established).
+        let mut e = xnu();
+        assert_eq!(
+            e.seed_from_route(99_200, 37_200),
+            Some((700 * MS, 250 * MS))
+        );
+        assert!(e.has_sample());
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3200, 600, 450 * MS));
+        // The SYN's 100-ms sample is smoothed in: t_srtt 3200, t_rttvar 450, (400 + 450) >> 2
+        // = 212 ms + 200 (scripts/macos/route-rtt-seed.pkt); unseeded it starts the estimate.
+        let m = RttSample::from_ticks(100, MS);
+        e.on_measurement(m, m.nanos);
+        assert_eq!((e.fp_srtt, e.fp_rttvar, e.rto()), (3200, 450, 412 * MS));
+        // 100 ms written by a person (100000 µs): / 31 = 3225 (XNU's truncated factor); no
+        // variance cached: t_rttvar = 3225 × 16 / 32 = 1612 ("+- 1 rtt"): first SYN
+        // ((806 + 1612) >> 1) = 1209 ms, TCP_REXMTVAL (403 + 1612) >> 2 = 503 ms.
+        let mut p = xnu();
+        assert_eq!(p.seed_from_route(100_000, 0), Some((1209 * MS, 503 * MS)));
+        assert_eq!((p.fp_srtt, p.fp_rttvar), (3225, 1612));
+        // No cached RTT, or a timer without BSD's fixed point: nothing changes.
+        let mut n = xnu();
+        assert_eq!(n.seed_from_route(0, 37_200), None);
+        assert!(!n.has_sample());
+        let mut r = RttEstimator::new(SEC, 30 * MS, 64 * SEC, MS, false);
+        assert_eq!(r.seed_from_route(99_200, 37_200), None);
+        assert!(!r.has_sample());
+    }
+
+    #[test]
+    fn test_xnu_route_metrics_on_close() {
+        // XNU tcp_close: nothing before 16 samples (t_rttupdated >= 16).
+        let m = RttSample::from_ticks(100, MS);
+        let mut e = xnu();
+        for _ in 0..15 {
+            e.on_measurement(m, m.nanos);
+        }
+        assert_eq!(e.route_metrics_on_close((0, 0)), None);
+        e.on_measurement(m, m.nanos);
+        // 16 samples of 100 ms: t_srtt stays 3200 (delta 0); t_rttvar loses a quarter (t_rttvar
+        // >> 2) at each of the 15 later samples: 800, 600, 450, 338, ...
+        let mut var = 800i64;
+        for _ in 1..16 {
+            var += -(var >> 2);
+            var = var.max(1);
+        }
+        assert_eq!((e.fp_srtt, e.fp_rttvar), (3200, var));
+        // An empty route takes the values (× 31, × 62); a cached one is averaged with them.
+        assert_eq!(
+            e.route_metrics_on_close((0, 0)),
+            Some((3200 * 31, var as u64 * 62))
+        );
+        assert_eq!(
+            e.route_metrics_on_close((200_000, 40_000)),
+            Some(((200_000 + 99_200) / 2, (40_000 + var as u64 * 62) / 2))
+        );
+        // Written and read back by the next connection: the same t_srtt.
+        let (rtt, rttvar) = e.route_metrics_on_close((0, 0)).unwrap();
+        let mut next = xnu();
+        next.seed_from_route(rtt, rttvar);
+        assert_eq!((next.fp_srtt, next.fp_rttvar), (3200, var));
     }
 
     #[test]
@@ -851,6 +1154,7 @@ mod tests {
                     ticks: 3,
                     nanos: 500 * MS,
                     echo: false,
+                    tsecr: 0,
                 },
                 500 * MS,
             );
@@ -869,6 +1173,7 @@ mod tests {
                 ticks: 3,
                 nanos: 500 * MS,
                 echo: false,
+                tsecr: 0,
             },
             500 * MS,
         );

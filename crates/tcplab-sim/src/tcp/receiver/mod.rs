@@ -381,7 +381,7 @@ impl TcpReceiver {
                 let c = &self.cfg;
                 let mut est = RttEstimator::new(
                     c.initial_rto,
-                    c.min_rto,
+                    c.rto_min(),
                     c.max_rto,
                     c.clock_granularity,
                     c.rto_min_on_variance,

@@ -17,7 +17,7 @@ use super::undo::{
 use super::SenderStats;
 use crate::tcp::config::TcpConfig;
 use crate::tcp::recovery::{AckInfo, Mode, Recovery};
-use crate::tcp::rtt::RttEstimator;
+use crate::tcp::rtt::{ts_ticks, RttEstimator};
 use crate::tcp::scoreboard::{self, AckResult, Scoreboard, LOST};
 use crate::time::Nanos;
 use tcplab_cc::{CongestionControl, CongestionEvent, RtoEvent};
@@ -401,7 +401,12 @@ impl Episodes {
         if self.loss_point.take().is_some() {
             p.sb.undo_lost();
         }
-        self.recover = b.prior_recover; // snd_recover_prev
+        // snd_recover_prev
+        self.recover = b.prior_recover;
+        // Knob `rtt_recompute_after_bad_rexmt` (XNU tcp_bad_rexmt_restore_state:
+        // TF_RECOMPUTE_RTT, t_badrexmt_time = tcp_now, t_rxtshift = 0).
+        p.rtt
+            .on_bad_rexmt_undo(ts_ticks(now + p.cfg.clock_phase, p.cfg.clock_granularity));
         true
     }
 

@@ -25,6 +25,10 @@ pub struct Handshake {
     pub first_at: Nanos,
     /// Window-scale shift we announce (0 when the peer does not scale).
     pub rcv_wscale: u8,
+    /// Knob `route_rtt_seed` with a cached route RTT (XNU `tcp_getrt_rtt`, see
+    /// [`crate::tcp::rtt::RttEstimator::seed_from_route`]): the first SYN's interval and the
+    /// `TCP_REXMTVAL` its retransmissions multiply, instead of `initial_rto`.
+    pub route_syn: Option<(Nanos, Nanos)>,
 }
 
 /// A SYN to send, and when to send it again if no SYN-ACK comes.
@@ -136,8 +140,15 @@ impl Handshake {
         } else {
             0
         };
-        let rto = cfg
-            .initial_rto
+        // A route with a cached RTT (knob `route_rtt_seed`; XNU tcp_output.c: a SYN sent with
+        // t_rxtshift == 0 arms t_rxtcur from tcp_getrt_rtt; tcp_timers re-arms a SYN at
+        // TCP_REXMTVAL × tcp_syn_backoff[], clamped to t_rttmin).
+        let base = match self.route_syn {
+            Some((first, _)) if !retransmit => first,
+            Some((_, rexmtval)) => rexmtval.max(cfg.rto_min()),
+            None => cfg.initial_rto,
+        };
+        let rto = base
             .saturating_mul(1 << doublings.min(20))
             .saturating_add(slop)
             .min(cfg.max_rto);

@@ -326,9 +326,9 @@ impl TcpSender {
     ) -> Self {
         // Delivery-rate samples only for a controller that reads them (rate.rs `off`).
         sb.rate.off = !cc.rate_samples();
-        let rtt = RttEstimator::with_bsd(
+        let mut rtt = RttEstimator::with_bsd(
             cfg.initial_rto,
-            cfg.min_rto,
+            cfg.rto_min(),
             cfg.max_rto,
             cfg.clock_granularity,
             cfg.rto_min_on_variance,
@@ -342,12 +342,18 @@ impl TcpSender {
                 xmit_timer: cfg.rtt_xmit_timer,
                 max_multiplier: cfg.rto_backoff_max_multiplier,
                 forget_into_rttvar: cfg.rtt_forget_into_rttvar,
+                recompute_after_bad_rexmt: cfg.rtt_recompute_after_bad_rexmt,
             },
         );
+        let mut hs = Handshake::default();
+        if cfg.route_rtt_seed && cfg.route_rtt > 0 {
+            // XNU tcp_getrt_rtt from the route's metrics (RTM_RTTUNIT: µs).
+            hs.route_syn = rtt.seed_from_route(cfg.route_rtt / 1_000, cfg.route_rttvar / 1_000);
+        }
         let dupthresh = cfg.dupthresh;
         TcpSender {
             state: State::Idle,
-            hs: Handshake::default(),
+            hs,
             smss: 0,
             ts_on: false,
             sack_on: false,
@@ -571,7 +577,7 @@ impl TcpSender {
         }
         self.state = State::Established;
         self.timers.rto = None;
-        let iw = self.cfg.initial_window.bytes(self.smss);
+        let iw = self.cfg.iw().bytes(self.smss);
         let ssthresh = self.cfg.initial_ssthresh.unwrap_or(u64::MAX);
         let init = tcplab_cc::CcInit {
             mss: self.smss,
@@ -1189,7 +1195,7 @@ impl TcpSender {
             && now.saturating_sub(self.last_send) > self.rtt.rto()
             && self.snd_nxt > 0
         {
-            let rw = self.cfg.initial_window.bytes(self.smss);
+            let rw = self.cfg.iw().bytes(self.smss);
             self.cc.on_idle_restart(now, rw);
         }
     }
