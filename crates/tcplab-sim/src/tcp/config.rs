@@ -635,6 +635,17 @@ knobs! {
     /// Off: the loss state holds until its point is acknowledged (RFC 6675 §5.1, RFC 6582's
     /// `recover`).
     freebsd_sack_rto_recovery: bool = false; kind "bool";
+    /// `recovery = "freebsd-sack"` with `freebsd_sack_rto_recovery`: the go-back-N after a
+    /// timeout as FreeBSD RELENG_5 runs it with SACK (`tcp_input.c` rev. 1.252.2.2,
+    /// `tcp_sack.c` rev. 1.3.2.1, `tcp_output.c` rev. 1.100.2.3): the first and second
+    /// duplicate ACK release segments by the flight-based RFC 3042 rule (as
+    /// `loss_dupack_credit = "rfc3042-flight"` without SACK); the recovery the third starts
+    /// resends every un-SACKed segment below the highest SACK (holes rebuilt since the timeout
+    /// with rxmit = start), and sends the go-back-N's rest above it as new data from snd_nxt
+    /// (sack_newdata = snd_nxt). Sources at `crate::tcp::sender::episode::Episodes::on_ack`.
+    /// Off: only the first unacknowledged segment is made resendable, the rest of the
+    /// go-back-N goes as holes, the duplicate ACKs use the pipe.
+    freebsd_sack_go_back_n: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

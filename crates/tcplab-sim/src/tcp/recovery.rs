@@ -249,6 +249,10 @@ pub struct Recovery {
     /// on, after a `tcp_output` that ran with a window of its own (the entry's three segments,
     /// a partial ACK's `tcp_sack_partialack`).
     pending_cwnd: Option<u64>,
+    /// [`Mode::FreebsdSack`] (knob `freebsd_sack_go_back_n`): this recovery started in the
+    /// go-back-N after a timeout; sack_newdata is FreeBSD's snd_nxt there, and the lost records
+    /// from it and above the highest SACK go as new data (see [`Recovery::freebsd_go_back_n`]).
+    gbn: bool,
 }
 
 impl Recovery {
@@ -278,6 +282,7 @@ impl Recovery {
             exit_bsd_window: false,
             freebsd_inflate: false,
             pending_cwnd: None,
+            gbn: false,
         }
     }
 
@@ -349,6 +354,7 @@ impl Recovery {
         self.active = true;
         self.point = snd_nxt;
         self.first_partial = true;
+        self.gbn = false;
         match self.mode {
             // RFC 6675 §5 (4.2): cwnd = ssthresh.
             Mode::Rfc6675 => Some(ssthresh),
@@ -647,8 +653,30 @@ impl Recovery {
     /// against the window as FreeBSD's `tcp_output` counts them (see
     /// `crate::tcp::sender::send::next_segment`): Some((snd_recover, sack_newdata)).
     #[inline]
-    pub fn freebsd_budget(&self) -> Option<(u64, u64)> {
-        (self.active && self.mode == Mode::FreebsdSack).then_some((self.point, self.sack_newdata))
+    pub fn freebsd_budget(&self) -> Option<(u64, u64, bool)> {
+        (self.active && self.mode == Mode::FreebsdSack).then_some((
+            self.point,
+            self.sack_newdata,
+            self.gbn,
+        ))
+    }
+
+    /// Knob `freebsd_sack_go_back_n`, on entering [`Mode::FreebsdSack`] in the go-back-N after a
+    /// timeout (sources at `crate::tcp::sender::episode::Episodes::on_ack`): sack_newdata =
+    /// FreeBSD's snd_nxt there, `nxt` (where the go-back-N had got to), not snd_max; the lost
+    /// records from it and above the highest SACK are its new data from snd_nxt.
+    #[cold]
+    pub fn freebsd_go_back_n(&mut self, nxt: u64) {
+        if self.active && self.mode == Mode::FreebsdSack {
+            self.sack_newdata = nxt;
+            self.gbn = true;
+        }
+    }
+
+    /// [`Recovery::freebsd_go_back_n`]: the recovery sends the go-back-N's rest as new data.
+    #[inline]
+    pub fn freebsd_gbn(&self) -> bool {
+        self.gbn && self.active
     }
 
     /// Whether the controller grows its window on the ACK that ends the recovery. FreeBSD's
@@ -677,6 +705,7 @@ impl Recovery {
     pub fn exit(&mut self, ssthresh: u64, flight: u64) -> Option<u64> {
         self.active = false;
         self.pending_cwnd = None;
+        self.gbn = false;
         match self.mode {
             // RFC 6675 / RFC 6937: cwnd = ssthresh (the controller's default exit).
             Mode::Rfc6675 | Mode::Prr | Mode::PrrReno => None,
@@ -1069,7 +1098,7 @@ mod tests {
             None
         );
         assert_eq!(r.window(10 * MSS), MSS);
-        assert_eq!(r.freebsd_budget(), Some((20 * MSS, 20 * MSS)));
+        assert_eq!(r.freebsd_budget(), Some((20 * MSS, 20 * MSS, false)));
         let dup = |pipe| AckInfo {
             is_dup: true,
             pipe,

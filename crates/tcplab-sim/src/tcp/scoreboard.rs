@@ -563,6 +563,59 @@ impl Scoreboard {
         }
     }
 
+    /// Knob `freebsd_sack_go_back_n`: the SACK holes FreeBSD RELENG_5 rebuilt since a timeout,
+    /// when the third duplicate ACK of the go-back-N starts a recovery (sources at
+    /// `crate::tcp::sender::episode::Episodes::on_ack`). Every un-SACKed record below the
+    /// highest SACKed byte becomes a hole not yet resent in this recovery (lost, its go-back-N
+    /// retransmission no longer counted: FreeBSD's rxmit = start, out of sack_bytes_rxmt);
+    /// every record at or above it that the go-back-N resent is data sent below snd_nxt (neither
+    /// lost nor resent). Returns FreeBSD's snd_nxt, the start of the first lost record the
+    /// go-back-N has not resent (SACKed records skipped as `tcp_sack_adjust` skips them), or
+    /// `snd_max` when it resent them all. Cold: once per such recovery.
+    #[cold]
+    pub fn freebsd_rebuild_holes(&mut self, snd_max: u64) -> u64 {
+        let nxt = self.next_lost().map_or(snd_max, |i| self.segs[i].start);
+        let high = self.high_sacked;
+        for s in self.segs.iter_mut() {
+            let len = s.len as u64;
+            if s.flags & SACKED != 0 {
+                continue;
+            }
+            if s.start < high {
+                if s.flags & RETRANS != 0 {
+                    s.flags &= !RETRANS;
+                    self.retrans_bytes -= len;
+                    self.pipe -= len;
+                } else if s.flags & LOST == 0 {
+                    s.flags |= LOST;
+                    self.lost_bytes += len;
+                    self.pipe -= len;
+                }
+            } else if s.flags & RETRANS != 0 {
+                // Lost and resent: out of both counts, the pipe unchanged.
+                s.flags &= !(RETRANS | LOST);
+                self.retrans_bytes -= len;
+                self.lost_bytes -= len;
+            }
+        }
+        self.retx_hint = self.segs.front().map_or(u64::MAX, |s| s.start);
+        nxt
+    }
+
+    /// Knob `freebsd_sack_go_back_n`: record `i`, just resent as FreeBSD's new data from
+    /// snd_nxt in a recovery started in the go-back-N, is data sent below snd_nxt: neither lost
+    /// nor resent (FreeBSD counts it in snd_nxt − sack_newdata, not in sack_bytes_rxmt).
+    #[cold]
+    pub fn freebsd_sent_as_new(&mut self, i: usize) {
+        let s = &mut self.segs[i];
+        if s.flags & (LOST | RETRANS | SACKED) == LOST | RETRANS {
+            s.flags &= !(RETRANS | LOST);
+            let len = s.len as u64;
+            self.retrans_bytes -= len;
+            self.lost_bytes -= len;
+        }
+    }
+
     /// Retransmission timeout: forget SACK marks (the receiver may renege, RFC 2018 §8) and mark
     /// every record lost so it is resent in order in slow start (RFC 5681 §3.1, RFC 6675 §5.1).
     pub fn on_rto(&mut self) {
@@ -946,6 +999,45 @@ mod tests {
             b.on_send_new(i * mss as u64, mss, i);
         }
         b
+    }
+
+    /// Knob `freebsd_sack_go_back_n` (FreeBSD RELENG_5 tcp_sack.c rev. 1.3.2.1
+    /// `tcp_sack_option`, `tcp_sack_output`; read for the facts): six segments out; after the
+    /// timeout the go-back-N resent 0..5000 and the receiver SACKs 1000..2000 and 3000..4000.
+    /// The rebuilt holes 0..1000 and 2000..3000 are resendable again (rxmit = start, out of
+    /// sack_bytes_rxmt); 4000..5000, resent above the highest SACK, is sent data below snd_nxt;
+    /// FreeBSD's snd_nxt is 5000, the first segment the go-back-N had not resent.
+    #[test]
+    fn test_freebsd_rebuild_holes_after_a_go_back_n() {
+        let mut b = Scoreboard::new(3);
+        for i in 0..6u64 {
+            b.on_send_new(i * 1000, 1000, i);
+        }
+        b.on_rto();
+        for i in 0..5 {
+            b.on_retransmit(i, 10 + i as u64);
+        }
+        let mut res = AckResult::default();
+        b.on_sack_block(1000, 2000, 20, &mut res);
+        b.on_sack_block(3000, 4000, 20, &mut res);
+        assert_eq!(b.retrans_bytes, 3000);
+        assert_eq!(b.freebsd_rebuild_holes(6000), 5000);
+        b.check_invariants();
+        assert_eq!(
+            (b.retrans_bytes, b.lost_bytes, b.sacked_bytes),
+            (0, 3000, 2000)
+        );
+        assert_eq!(b.pipe(), 1000, "4000..5000 in flight");
+        let mut holes = vec![];
+        while let Some(i) = b.next_lost() {
+            holes.push(b.seg(i).start);
+            b.on_retransmit(i, 30);
+        }
+        assert_eq!(holes, vec![0, 2000, 5000]);
+        // Resent as new data: neither lost nor resent any more.
+        b.freebsd_sent_as_new(5);
+        b.check_invariants();
+        assert_eq!((b.retrans_bytes, b.lost_bytes), (2000, 2000));
     }
 
     #[test]

@@ -309,7 +309,7 @@ impl Episodes {
             };
         // Knob `newreno_entry_less_limited`: FreeBSD's snd_limited, the segments limited
         // transmit sent in this run (sources at `Recovery::less_limited`).
-        let limited_segs = if self.limited_sent.0 == s.snd_una {
+        let limited_segs = if p.cfg.newreno_entry_less_limited && self.limited_sent.0 == s.snd_una {
             self.limited_sent.1.div_ceil(u64::from(s.smss.max(1)))
         } else {
             0
@@ -630,13 +630,37 @@ impl Episodes {
             // rxmit = start = th_ack: snd_una's segment goes again even if the go-back-N had
             // resent it (the lost retransmission these duplicate ACKs point at). Here the loss
             // state ends, the first record is made resendable (`mark_head_for_resend`) and the
-            // recovery is entered as on any third duplicate ACK. Approximated: FreeBSD's
-            // rebuilt holes also let it resend, within the window, the other un-SACKed
-            // segments below the highest SACK that the go-back-N had resent; here they stay
-            // counted as resent (in flight and in the window's resent bytes).
+            // recovery is entered as on any third duplicate ACK. Approximated with knob
+            // `freebsd_sack_go_back_n` off: FreeBSD's rebuilt holes also let it resend, within
+            // the window, the other un-SACKed segments below the highest SACK that the
+            // go-back-N had resent; they stay counted as resent (in flight and in the window's
+            // resent bytes).
+            //
+            // Knob `freebsd_sack_go_back_n` (the same files): `tcp_sack_option` rebuilds the
+            // holes from the blocks received since the timeout — the first [th_ack, first
+            // block), then one [rcv_lastsack, block start) for each block above rcv_lastsack,
+            // rxmit = start in each, blocks splitting them — so every un-SACKed byte below the
+            // highest SACK (rcv_lastsack) is a hole not yet resent, and `tcp_sack_output`
+            // counts none of the go-back-N's retransmissions in sack_bytes_rxmt: the entry's
+            // `tcp_output` and later ones resend them all again within min(snd_wnd, snd_cwnd)
+            // − sack_bytes_rxmt (`Scoreboard::freebsd_rebuild_holes`). Above rcv_lastsack
+            // there is no hole: what the go-back-N resent there is data below snd_nxt, and its
+            // rest goes as new data from snd_nxt (sack_newdata = snd_nxt, where the go-back-N
+            // had got to; `tcp_output` "new data" within snd_cwnd − (snd_nxt − sack_newdata) −
+            // sack_bytes_rxmt; `send::next_segment_freebsd`). Approximated: when snd_nxt lies
+            // below rcv_lastsack, FreeBSD's new data from snd_nxt resends the holes above it a
+            // second time after the SACK retransmissions (tcp_sack_adjust skips SACKed data
+            // only); here each goes once, its bytes counted in snd_nxt − sack_newdata as
+            // FreeBSD counts them.
             self.loss_point = None;
-            p.sb.mark_head_for_resend();
-            self.enter_recovery(p, s, a.lost_new, delivered);
+            if p.cfg.freebsd_sack_go_back_n {
+                let nxt = p.sb.freebsd_rebuild_holes(s.snd_nxt);
+                self.enter_recovery(p, s, a.lost_new, delivered);
+                self.rec.freebsd_go_back_n(nxt);
+            } else {
+                p.sb.mark_head_for_resend();
+                self.enter_recovery(p, s, a.lost_new, delivered);
+            }
         }
         EpisodeOutcome {
             dupacks,
@@ -1539,6 +1563,49 @@ mod tests {
         assert_eq!(out.dupacks, 0);
         assert_eq!(ep.recover, Some(10_000));
         assert_eq!(b.cc.cwnd(), 10_000, "the window before recovery");
+    }
+
+    /// Knob `freebsd_sack_go_back_n` (FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2, tcp_sack.c
+    /// rev. 1.3.2.1, tcp_output.c rev. 1.100.2.3; sources at `Episodes::on_ack`): after a
+    /// timeout the go-back-N resent 0..6000 of ten segments; the receiver SACKs 1000..2000 and
+    /// 3000..4000 (three duplicate ACKs). The recovery the third starts has the holes 0..1000
+    /// and 2000..3000 to resend again, nothing counted as resent (4000..6000, resent above the
+    /// highest SACK, is sent data), and sack_newdata = 6000, where the go-back-N had got to.
+    /// Knob off: only 0..1000 is resendable; 2000..3000, 4000..6000 stay counted as resent and
+    /// sack_newdata is snd_max.
+    #[test]
+    fn test_freebsd_go_back_n_recovery_rebuilds_the_holes() {
+        let run = |knob: bool| {
+            let cfg = TcpConfig {
+                freebsd_sack_rto_recovery: true,
+                freebsd_sack_go_back_n: knob,
+                ..TcpConfig::default()
+            };
+            let mut b = Bench::new(cfg, 10);
+            let mut ep = episodes(Mode::FreebsdSack);
+            ep.on_timeout(&mut b.parts(), seq(0, 10_000), true);
+            for i in 0..6 {
+                b.sb.on_retransmit(i, 0);
+            }
+            let s = seq(0, 10_000);
+            for k in 1..=3u32 {
+                let a = b.ack(0, 0, &[(3000, 4000), (1000, 2000)], k);
+                ep.on_ack(&mut b.parts(), s, &a);
+            }
+            assert!(ep.rec.active);
+            let mut holes = vec![];
+            while let Some(i) = b.sb.next_lost() {
+                let seg = b.sb.seg(i);
+                if seg.start >= 6000 {
+                    break;
+                }
+                holes.push(seg.start);
+                b.sb.on_retransmit(i, 1);
+            }
+            (holes, ep.rec.freebsd_budget())
+        };
+        assert_eq!(run(true), (vec![0, 2000], Some((10_000, 6000, true))));
+        assert_eq!(run(false), (vec![0], Some((10_000, 10_000, false))));
     }
 
     /// Knob `freebsd_sack_rto_recovery` (FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2): after a

@@ -893,7 +893,11 @@ impl TcpSender {
             Mode::SackInflate => BsdSack::InflateOpen,
             // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
             Mode::FreebsdSack => match rec.freebsd_budget() {
-                Some((recover, newdata)) => BsdSack::FreebsdRecovery { recover, newdata },
+                Some((recover, newdata, gbn)) => BsdSack::FreebsdRecovery {
+                    recover,
+                    newdata,
+                    gbn,
+                },
                 None if loss => BsdSack::Off,
                 None => BsdSack::FreebsdOpen,
             },
@@ -953,7 +957,15 @@ impl TcpSender {
                 }
                 Step::Retransmit(i) => {
                     self.ep.fast_rexmit_due = false;
+                    // Knob `freebsd_sack_go_back_n`: the go-back-N's rest goes as FreeBSD's new
+                    // data from snd_nxt (`send::next_segment_freebsd`); decided before the send.
+                    let gbn_new = self.ep.rec.freebsd_gbn()
+                        && self.sb.seg(i).start
+                            >= self.ep.rec.sack_newdata.max(self.sb.high_sacked);
                     let (start, len) = self.sb.on_retransmit(i, now);
+                    if gbn_new {
+                        self.sb.freebsd_sent_as_new(i);
+                    }
                     self.send_segment(cx, start, len, true, false, false);
                     burst += 1;
                     self.ep.rec.on_retransmit();
@@ -1392,9 +1404,13 @@ impl TcpSender {
             self.cfg.loss_dupack_credit,
             LossDupackCfg::Rfc3042Flight | LossDupackCfg::Rfc3042Cwnd
         ) && a.is_dup
-            && !self.sack_on
+            && (!self.sack_on || self.freebsd_sack_go_back_n())
             && self.ep.loss_point.is_some()
         {
+            // Knob `freebsd_sack_go_back_n`: FreeBSD RELENG_5 applies its RFC 3042 branch with
+            // SACK too (tcp_input.c rev. 1.252.2.2: the `else if (tcp_do_rfc3042)` branch for
+            // t_dupacks 1 and 2 tests neither sack_enable nor IN_FASTRECOVERY; read for the
+            // facts, nothing copied); sources at `send::loss_limited_transmit_window`.
             self.loss_limited_transmit();
         }
         if out.restart_rto {
@@ -1455,6 +1471,12 @@ impl TcpSender {
             self.state = State::Done;
             self.timers.rto = None;
         }
+    }
+
+    /// Knob `freebsd_sack_go_back_n` with FreeBSD's SACK recovery (`recovery = "freebsd-sack"`).
+    #[inline]
+    fn freebsd_sack_go_back_n(&self) -> bool {
+        self.cfg.freebsd_sack_go_back_n && self.ep.rec.mode == Mode::FreebsdSack
     }
 
     /// Knob `loss_dupack_credit` = "rfc3042-flight" or "rfc3042-cwnd" on a duplicate ACK in the
@@ -1883,7 +1905,7 @@ mod tests {
         /// `freebsd_sack_rules`), FreeBSD's NewReno partial ACK and exit (knobs
         /// `partial_ack_u32_deflation`, `newreno_exit_no_growth`, `newreno_entry_less_limited`,
         /// `newreno_exit_bsd_window`), FreeBSD's SACK recovery after a timeout
-        /// (`freebsd_sack_rto_recovery`),
+        /// (`freebsd_sack_rto_recovery`, `freebsd_sack_go_back_n`),
         /// every rule for duplicate ACKs after a timeout without SACK (`loss_dupack_credit`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
@@ -1905,7 +1927,7 @@ mod tests {
             cwr: bool,
             entry_grows: bool,
             rh in proptest::arbitrary::any::<(bool, bool, bool)>(),
-            bsd in proptest::arbitrary::any::<(bool, bool, bool, bool, bool, bool)>(),
+            bsd in proptest::arbitrary::any::<(bool, bool, bool, bool, bool, bool, bool)>(),
             fwd_loss in proptest::sample::select(vec![0.0, 0.002, 0.02]),
             rev_loss in proptest::sample::select(vec![0.0, 0.01]),
             queue in proptest::sample::select(vec![8u32, 40]),
@@ -1922,7 +1944,7 @@ mod tests {
                 "freebsd_sack_rules": if bsd.0 { "inflate" } else { "pipe" },
                 "partial_ack_u32_deflation": bsd.1, "newreno_exit_no_growth": bsd.2,
                 "newreno_entry_less_limited": bsd.3, "newreno_exit_bsd_window": bsd.4,
-                "freebsd_sack_rto_recovery": bsd.5,
+                "freebsd_sack_rto_recovery": bsd.5, "freebsd_sack_go_back_n": bsd.6,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);

@@ -317,8 +317,13 @@ pub enum BsdSack {
     FreebsdOpen,
     /// Knob `recovery = "freebsd-sack"` in recovery, with snd_recover and sack_newdata: holes
     /// and new data are counted against the window as FreeBSD's `tcp_output` counts them
-    /// ([`next_segment_freebsd`]).
-    FreebsdRecovery { recover: u64, newdata: u64 },
+    /// ([`next_segment_freebsd`]); `gbn`: the recovery started in the go-back-N after a timeout
+    /// (knob `freebsd_sack_go_back_n`).
+    FreebsdRecovery {
+        recover: u64,
+        newdata: u64,
+        gbn: bool,
+    },
 }
 
 /// One step of the send loop.
@@ -547,8 +552,12 @@ fn new_data_step(s: &SendState, sb: &Scoreboard, fits: impl FnOnce(u64) -> bool)
 #[inline(never)]
 fn bsd_pipe(s: &SendState, sb: &mut Scoreboard) -> Result<(u64, bool), Step> {
     Ok(match s.bsd {
-        BsdSack::FreebsdRecovery { recover, newdata } => {
-            return Err(next_segment_freebsd(s, sb, recover, newdata));
+        BsdSack::FreebsdRecovery {
+            recover,
+            newdata,
+            gbn,
+        } => {
+            return Err(next_segment_freebsd(s, sb, recover, newdata, gbn));
         }
         // OpenBSD's off in the go-back-N after a timeout.
         BsdSack::InflateGoBackN => (s.go_back_n_off(sb), true),
@@ -582,17 +591,39 @@ pub fn by_limited_transmit(s: &SendState, len: u64) -> bool {
 /// (snd_nxt − sack_newdata) − sack_bytes_rxmt, or, when nothing was resent, within snd_cwnd −
 /// (snd_nxt − snd_una) as outside recovery. The peer's window bounds new data through
 /// [`Room`].
+///
+/// `gbn` (knob `freebsd_sack_go_back_n`; a recovery started in the go-back-N after a timeout,
+/// `newdata` FreeBSD's snd_nxt there): a lost record at or above both `newdata` and the
+/// highest SACK is no hole but the go-back-N's rest, which FreeBSD's `tcp_output` sends as new
+/// data from snd_nxt (`tcp_sack_adjust` skipping SACKed data; tcp_output.c rev. 1.100.2.3,
+/// read for the facts, nothing copied): once `tcp_sack_output` offers no hole, len = min(sb_cc,
+/// min(snd_wnd, snd_cwnd)) − off with off = snd_nxt − snd_una when sack_bytes_rxmt is 0, else
+/// within min(snd_wnd, snd_cwnd) − (snd_nxt − sack_newdata) − sack_bytes_rxmt, snd_nxt being
+/// the record's start (the send loop then counts it as sent, not resent:
+/// `Scoreboard::freebsd_sent_as_new`).
 #[inline(never)]
 pub fn next_segment_freebsd(
     s: &SendState,
     sb: &mut Scoreboard,
     recover: u64,
     newdata: u64,
+    gbn: bool,
 ) -> Step {
     let resent = sb.retrans_bytes;
     if sb.lost_bytes > sb.retrans_bytes {
         if let Some(i) = sb.next_lost() {
             let seg = sb.seg(i);
+            if gbn && seg.start >= newdata.max(sb.high_sacked) {
+                let used = if resent == 0 {
+                    seg.start - s.snd_una
+                } else {
+                    resent + (seg.start - newdata)
+                };
+                if used + u64::from(seg.len) <= s.window.min(s.rwnd) || s.fast_rexmit_due {
+                    return Step::Retransmit(i);
+                }
+                return Step::CwndLimited;
+            }
             if seg.start < recover {
                 // "Do not retransmit SACK segments beyond snd_recover": a hole above it waits
                 // for the next recovery.
@@ -900,6 +931,7 @@ mod tests {
             bsd: BsdSack::FreebsdRecovery {
                 recover: 10_000,
                 newdata: 10_000,
+                gbn: false,
             },
             ..state(&sb, 3000)
         };
@@ -935,10 +967,62 @@ mod tests {
             bsd: BsdSack::FreebsdRecovery {
                 recover: 0,
                 newdata: 4000,
+                gbn: false,
             },
             ..state(&sb2, 3000)
         };
         assert_eq!(next_segment(&beyond, &mut sb2), Step::CwndLimited);
+    }
+
+    /// Knob `freebsd_sack_go_back_n` (FreeBSD RELENG_5 tcp_output.c rev. 1.100.2.3, sources at
+    /// [`next_segment_freebsd`]): six segments out, the timeout's go-back-N resent the first
+    /// two, nothing SACKed. The recovery that the third duplicate ACK starts sends the
+    /// go-back-N's rest as new data from snd_nxt = 2000: with sack_bytes_rxmt 0, within
+    /// min(snd_wnd, snd_cwnd) − (snd_nxt − snd_una), so one segment with a window of 3000 (2000
+    /// are below snd_nxt). As holes (`gbn` false) they went within snd_cwnd − the bytes resent
+    /// since the holes were rebuilt: three.
+    #[test]
+    fn test_freebsd_go_back_n_rest_goes_as_new_data_from_snd_nxt() {
+        let run = |gbn: bool| {
+            let mut sb = outstanding(6);
+            sb.on_rto();
+            sb.on_retransmit(0, 10);
+            sb.on_retransmit(1, 11);
+            let nxt = sb.freebsd_rebuild_holes(6000);
+            assert_eq!(nxt, 2000, "FreeBSD's snd_nxt");
+            assert_eq!((sb.retrans_bytes, sb.lost_bytes), (0, 4000));
+            let newdata = if gbn { nxt } else { 6000 };
+            let s = SendState {
+                open: false,
+                bsd: BsdSack::FreebsdRecovery {
+                    recover: 6000,
+                    newdata,
+                    gbn,
+                },
+                ..state(&sb, 3000)
+            };
+            let mut sent = vec![];
+            loop {
+                match next_segment(&s, &mut sb) {
+                    Step::Retransmit(i) => {
+                        let start = sb.seg(i).start;
+                        sb.on_retransmit(i, 20);
+                        if gbn {
+                            sb.freebsd_sent_as_new(i);
+                        }
+                        sent.push(start);
+                    }
+                    step => {
+                        assert_eq!(step, Step::CwndLimited);
+                        break;
+                    }
+                }
+            }
+            sb.check_invariants();
+            sent
+        };
+        assert_eq!(run(true), vec![2000]);
+        assert_eq!(run(false), vec![2000, 3000, 4000]);
     }
 
     #[test]
@@ -953,6 +1037,7 @@ mod tests {
             bsd: BsdSack::FreebsdRecovery {
                 recover: 4000,
                 newdata: 4000,
+                gbn: false,
             },
             ..state(&sb, 4500)
         };
