@@ -882,27 +882,11 @@ impl TcpSender {
     /// modes).
     #[inline]
     fn bsd_sack(&self) -> BsdSack {
-        let rec = &self.ep.rec;
-        let loss = self.ep.loss_point.is_some();
-        match rec.mode {
-            // OpenBSD: one retransmission per ACK in recovery (sources at
-            // `crate::tcp::recovery::Mode::SackInflate`), the go-back-N after a timeout against
-            // its off (sources at `SendState::go_back_n_off`), no hole resent outside both.
-            Mode::SackInflate if rec.one_rexmit_per_ack() => BsdSack::InflateRecovery,
-            Mode::SackInflate if loss => BsdSack::InflateGoBackN,
-            Mode::SackInflate => BsdSack::InflateOpen,
-            // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
-            Mode::FreebsdSack => match rec.freebsd_budget() {
-                Some((recover, newdata, gbn)) => BsdSack::FreebsdRecovery {
-                    recover,
-                    newdata,
-                    gbn,
-                },
-                None if loss => BsdSack::Off,
-                None => BsdSack::FreebsdOpen,
-            },
-            _ => BsdSack::Off,
-        }
+        bsd_sack_rules(
+            &self.ep.rec,
+            self.ep.loss_point.is_some(),
+            self.cfg.go_back_n_off && self.sack_on,
+        )
     }
 
     /// The send loop: the gates and the next segment ([`send`]) until a step sends nothing.
@@ -1497,7 +1481,15 @@ impl TcpSender {
             dupacks,
             self.cfg.dupthresh,
             self.loss_lt_limited,
-            st.pipe(&self.sb),
+            // Knob `go_back_n_off` (FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2, the RFC 3042
+            // branch: snd_cwnd = (snd_nxt − snd_una) + (t_dupacks − snd_limited)·t_maxseg,
+            // SACKed data below snd_nxt included): the flight is the same off the send loop
+            // checks.
+            if st.bsd == BsdSack::InflateGoBackN {
+                st.go_back_n_off(&mut self.sb)
+            } else {
+                st.pipe(&self.sb)
+            },
             st.window,
             // XNU: `so->so_snd.sb_cc - (tp->snd_max - tp->snd_una) > 0`.
             room.app > 0 && room.buf > 0,
@@ -1834,10 +1826,64 @@ impl TcpSender {
     }
 }
 
+/// [`Sender::bsd_sack`]: the BSD SACK recoveries' send rules for recovery `rec`, in the loss
+/// state after a timeout (`loss`) or not; `go_back_n_off`: knob `go_back_n_off` on a SACK
+/// connection.
+#[inline]
+fn bsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSack {
+    match rec.mode {
+        // OpenBSD: one retransmission per ACK in recovery (sources at
+        // `crate::tcp::recovery::Mode::SackInflate`), the go-back-N after a timeout against
+        // its off (sources at `SendState::go_back_n_off`), no hole resent outside both.
+        Mode::SackInflate if rec.one_rexmit_per_ack() => BsdSack::InflateRecovery,
+        Mode::SackInflate if loss => BsdSack::InflateGoBackN,
+        Mode::SackInflate => BsdSack::InflateOpen,
+        // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
+        Mode::FreebsdSack => match rec.freebsd_budget() {
+            Some((recover, newdata, gbn)) => BsdSack::FreebsdRecovery {
+                recover,
+                newdata,
+                gbn,
+            },
+            // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
+            // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
+            // `tcp_sack_adjust` (tcp_output.c rev. 1.100.2.3 `tcp_output`: outside
+            // IN_FASTRECOVERY `tcp_sack_output` is not asked, sack_bytes_rxmt = 0, len =
+            // min(sb_cc, sendwin) − off; tcp_sack.c rev. 1.3.2.1 `tcp_sack_adjust` moves
+            // snd_nxt over SACKed blocks as OpenBSD's does; read for the facts, nothing
+            // copied): OpenBSD's rule, `SendState::go_back_n_off`.
+            None if loss && go_back_n_off => BsdSack::InflateGoBackN,
+            None if loss => BsdSack::Off,
+            None => BsdSack::FreebsdOpen,
+        },
+        _ => BsdSack::Off,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::FULL_ACK_PATH_ONLY;
+    use super::{bsd_sack_rules, BsdSack, Mode, Recovery};
     use serde_json::json;
+
+    /// Knob `go_back_n_off` (FreeBSD RELENG_5 tcp_output.c rev. 1.100.2.3, tcp_sack.c rev.
+    /// 1.3.2.1 `tcp_sack_adjust`; sources at `bsd_sack_rules`): FreeBSD's SACK mode checks the
+    /// window of the go-back-N after a timeout against OpenBSD's off (`BsdSack::InflateGoBackN`,
+    /// SACKed data below snd_nxt counted), not the pipe; outside the loss state, or with the
+    /// knob off, as before.
+    #[test]
+    fn test_freebsd_go_back_n_off_checks_off() {
+        let rec = Recovery::new(Mode::FreebsdSack, 1460, 3);
+        assert_eq!(bsd_sack_rules(&rec, true, true), BsdSack::InflateGoBackN);
+        assert_eq!(bsd_sack_rules(&rec, true, false), BsdSack::Off);
+        assert_eq!(bsd_sack_rules(&rec, false, true), BsdSack::FreebsdOpen);
+        // OpenBSD's rule whatever the knob.
+        let rec = Recovery::new(Mode::SackInflate, 1460, 3);
+        assert_eq!(bsd_sack_rules(&rec, true, false), BsdSack::InflateGoBackN);
+        // Every other mode untouched by the knob.
+        let rec = Recovery::new(Mode::Rfc6675, 1460, 3);
+        assert_eq!(bsd_sack_rules(&rec, true, true), BsdSack::Off);
+    }
 
     /// A dumbbell run (one or two flows, random loss both ways, a short queue) as JSON: the
     /// result with every cwnd change recorded and 10 ms samples.
@@ -1945,6 +1991,7 @@ mod tests {
                 "partial_ack_u32_deflation": bsd.1, "newreno_exit_no_growth": bsd.2,
                 "newreno_entry_less_limited": bsd.3, "newreno_exit_bsd_window": bsd.4,
                 "freebsd_sack_rto_recovery": bsd.5, "freebsd_sack_go_back_n": bsd.6,
+                "go_back_n_off": bsd.6 && bsd.0,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);
