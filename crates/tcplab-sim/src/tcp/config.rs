@@ -646,6 +646,20 @@ knobs! {
     /// Off: only the first unacknowledged segment is made resendable, the rest of the
     /// go-back-N goes as holes, the duplicate ACKs use the pipe.
     freebsd_sack_go_back_n: bool = false; kind "bool";
+    /// `recovery = "freebsd-sack"` with SACK, in the loss state after a timeout: the window is
+    /// checked against off = snd_nxt − snd_una after `tcp_sack_adjust` (SACKed data below
+    /// snd_nxt counted), OpenBSD's rule (`recovery = "sack-inflate"`), not the pipe. FreeBSD
+    /// RELENG_5 `tcp_output.c` rev. 1.100.2.3 and `tcp_sack.c` rev. 1.3.2.1 `tcp_sack_adjust`
+    /// (sources at `crate::tcp::sender::send::SendState::go_back_n_off`). Off: the pipe.
+    go_back_n_off: bool = false; kind "bool";
+    /// FreeBSD 5.x: a partial ACK that leaves the recovery's window at exactly 0 (knob
+    /// `partial_ack_u32_deflation`) stalls the sender on the persist timer: the retransmission
+    /// timer stopped, its backoff reset, snd_nxt pulled back to snd_una (everything not SACKed
+    /// resent from there), duplicate ACKs ignored, a 1-byte probe at snd_una when the persist
+    /// timer (at least 5 s) fires; the next ACK that lets a segment go ends it. Sources at
+    /// `crate::tcp::sender::Sender::bsd_zero_window`. Off: the window stays 0 until the next
+    /// ACK, the timer and duplicate ACKs as in any recovery.
+    partial_ack_zero_persist: bool = false; kind "bool";
     /// Local congestion: when the host's transmit queue is full and the sender has a segment
     /// to send, enter CWR (reduce ssthresh and cwnd once per window), as Linux before TCP small
     /// queues (2.4–3.5) did on a qdisc drop (`tcp_enter_cwr`). Off: just wait for room.

@@ -299,10 +299,10 @@ impl Recovery {
     /// then calls `tcp_output` again (needoutput, set by the window update of an ACK that
     /// advances snd_wl2), which sends new data within the deflated snd_cwnd counted from the
     /// new snd_una — the send loop here. FreeBSD fixed the wrap later (`if (snd_cwnd > acked)
-    /// snd_cwnd -= acked; else snd_cwnd = 0; snd_cwnd += t_maxseg`). Not modelled: with a
-    /// window of 0 that `tcp_output` stops the retransmission timer and arms the persist timer
-    /// (at least 5 s), and duplicate ACKs are ignored while no retransmission timer runs;
-    /// here duplicate ACKs inflate the window as in any recovery and the timer keeps running.
+    /// snd_cwnd -= acked; else snd_cwnd = 0; snd_cwnd += t_maxseg`). With a window of 0
+    /// that `tcp_output` stops the retransmission timer and arms the persist timer (at least
+    /// 5 s), and duplicate ACKs are ignored while no retransmission timer runs: knob
+    /// `partial_ack_zero_persist` (`crate::tcp::sender::Sender::bsd_zero_window`).
     /// i386 is assumed (on amd64 `u_long` has 64 bits and a partial ACK of less than a segment
     /// wraps as well).
     #[inline]

@@ -664,6 +664,24 @@ impl Scoreboard {
         true
     }
 
+    /// Knob `partial_ack_zero_persist`: FreeBSD's `tcp_output` pulled snd_nxt back to snd_una
+    /// (sources at `crate::tcp::sender::Sender::bsd_zero_window`): every record not SACKed is
+    /// to be sent again from snd_una, in order — marked lost and not resent; SACK marks stay.
+    #[cold]
+    pub fn pull_back_to_una(&mut self) {
+        for s in self.segs.iter_mut() {
+            if s.flags & SACKED == 0 {
+                s.flags = (s.flags & !RETRANS) | LOST;
+            }
+        }
+        self.retrans_bytes = 0;
+        self.lost_bytes = self.out_bytes - self.sacked_bytes;
+        self.refresh_pipe();
+        self.lost_scan = self.segs.back().map_or(0, |s| s.end());
+        self.retx_hint = self.segs.front().map_or(0, |s| s.start);
+        self.retx_order.clear();
+    }
+
     /// Linux 2.6 F-RTO gives up (knob `frto_variant = "linux-2.6"`; `tcp_enter_frto_loss`, read
     /// for the facts): every record below `mark` not SACKed is marked lost and resent in order;
     /// SACK marks stay; records from `mark` on (sent after the timeout) stay in flight as they
@@ -1007,6 +1025,40 @@ mod tests {
     /// The rebuilt holes 0..1000 and 2000..3000 are resendable again (rxmit = start, out of
     /// sack_bytes_rxmt); 4000..5000, resent above the highest SACK, is sent data below snd_nxt;
     /// FreeBSD's snd_nxt is 5000, the first segment the go-back-N had not resent.
+    /// Knob `partial_ack_zero_persist` (FreeBSD tcp_output.c rev. 1.100.2.3: snd_nxt =
+    /// snd_una when the window shrank to 0; sources at `Sender::bsd_zero_window`): every record
+    /// not SACKed is to go again from snd_una, resent ones included; SACK marks stay.
+    #[test]
+    fn test_pull_back_to_una() {
+        let mut b = Scoreboard::new(3);
+        for i in 0..4u64 {
+            b.on_send_new(i * 1000, 1000, i);
+        }
+        b.mark_head_lost();
+        let i = b.next_lost().unwrap();
+        b.on_retransmit(i, 10);
+        let mut res = AckResult::default();
+        b.on_sack_block(2000, 3000, 20, &mut res);
+        assert_eq!((b.lost_bytes, b.retrans_bytes), (1000, 1000));
+        b.pull_back_to_una();
+        b.check_invariants();
+        assert_eq!(
+            (b.lost_bytes, b.retrans_bytes, b.sacked_bytes),
+            (3000, 0, 1000)
+        );
+        assert_eq!(b.pipe(), 0);
+        let mut order = vec![];
+        while let Some(i) = b.next_lost() {
+            order.push(b.seg(i).start);
+            b.on_retransmit(i, 30);
+        }
+        assert_eq!(
+            order,
+            vec![0, 1000, 3000],
+            "from snd_una, the SACKed record skipped"
+        );
+    }
+
     #[test]
     fn test_freebsd_rebuild_holes_after_a_go_back_n() {
         let mut b = Scoreboard::new(3);

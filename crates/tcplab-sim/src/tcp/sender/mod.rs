@@ -279,6 +279,10 @@ pub struct TcpSender {
     loss_lt: Option<(u64, u64)>,
     /// FreeBSD's snd_limited for that rule ([`send::loss_limited_transmit_limited`]).
     loss_lt_limited: u32,
+    /// Knob `partial_ack_zero_persist`: the sender is stalled on the persist timer with a
+    /// window of 0 ([`Sender::bsd_zero_window`]), and FreeBSD's t_rxtshift for its backoff.
+    bsd_stall: bool,
+    bsd_stall_shift: u32,
     pub stats: SenderStats,
 }
 
@@ -390,6 +394,8 @@ impl TcpSender {
             rto_retries: 0,
             loss_lt: None,
             loss_lt_limited: 0,
+            bsd_stall: false,
+            bsd_stall_shift: 0,
             stats: SenderStats::default(),
             spec,
             cfg,
@@ -882,27 +888,11 @@ impl TcpSender {
     /// modes).
     #[inline]
     fn bsd_sack(&self) -> BsdSack {
-        let rec = &self.ep.rec;
-        let loss = self.ep.loss_point.is_some();
-        match rec.mode {
-            // OpenBSD: one retransmission per ACK in recovery (sources at
-            // `crate::tcp::recovery::Mode::SackInflate`), the go-back-N after a timeout against
-            // its off (sources at `SendState::go_back_n_off`), no hole resent outside both.
-            Mode::SackInflate if rec.one_rexmit_per_ack() => BsdSack::InflateRecovery,
-            Mode::SackInflate if loss => BsdSack::InflateGoBackN,
-            Mode::SackInflate => BsdSack::InflateOpen,
-            // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
-            Mode::FreebsdSack => match rec.freebsd_budget() {
-                Some((recover, newdata, gbn)) => BsdSack::FreebsdRecovery {
-                    recover,
-                    newdata,
-                    gbn,
-                },
-                None if loss => BsdSack::Off,
-                None => BsdSack::FreebsdOpen,
-            },
-            _ => BsdSack::Off,
-        }
+        bsd_sack_rules(
+            &self.ep.rec,
+            self.ep.loss_point.is_some(),
+            self.cfg.go_back_n_off && self.sack_on,
+        )
     }
 
     /// The send loop: the gates and the next segment ([`send`]) until a step sends nothing.
@@ -1240,8 +1230,108 @@ impl TcpSender {
         )
     }
 
+    /// Knob `partial_ack_zero_persist`, after an ACK's sending (`sent`: it sent a segment).
+    /// FreeBSD 5.x (read for the facts, nothing copied): 5.2.1-RELEASE `tcp_input.c`
+    /// (github:kaizendesu/FreeBSD-5.2) and RELENG_5 `tcp_input.c` rev. 1.252.2.2
+    /// `tcp_newreno_partial_ack` (and `tcp_sack.c` rev. 1.3.2.1 `tcp_sack_partialack`) send one
+    /// segment, then deflate snd_cwnd by th_ack − snd_una − t_maxseg on a 32-bit u_long: a
+    /// partial ACK of exactly snd_cwnd + t_maxseg leaves 0. The ACK's second `tcp_output`
+    /// (`tcp_output.c` rev. 1.100.2.3) has sendwin = min(snd_wnd, snd_cwnd) = 0; without SACK,
+    /// or with SACK when `tcp_sack_output` counts no resent byte (sack_bytes_rxmt = 0; here: no
+    /// resent record outstanding), len = min(sb_cc, 0) − off < 0 and "window shrank to 0":
+    /// `callout_stop(tt_rexmt)`, t_rxtshift = 0, snd_nxt = snd_una, and `tcp_setpersist` if the
+    /// persist timer is not running. While no retransmission timer runs, `tcp_input` sets
+    /// t_dupacks = 0 on every duplicate ACK and nothing is sent (no inflation), and an ACK of
+    /// new data does not re-arm it (`else if (!callout_active(tp->tt_persist))`). Any segment
+    /// `tcp_output` then transmits (not a forced probe) stops the persist timer, sets
+    /// t_rxtshift = 0 and arms the retransmission timer: the next partial ACK (the head
+    /// retransmission, snd_nxt = th_ack, then snd_cwnd = 0 − (acked − t_maxseg): wraps when
+    /// more than a segment is acknowledged) or the ACK that ends the recovery (snd_cwnd =
+    /// snd_max − th_ack + t_maxseg or snd_ssthresh, sending from snd_nxt = snd_una) ends the
+    /// stall; the data between snd_una and snd_max goes again from snd_una. Approximated: FreeBSD
+    /// resends from snd_una as new data (snd_nxt < snd_max), the engine as lost records, whole
+    /// records (a record cut by the 1-byte probe goes as its 1-byte-shorter rest where
+    /// FreeBSD sends a full segment from snd_una + 1); with SACK FreeBSD's later new data from
+    /// the pulled-back snd_nxt (below sack_newdata) is not modelled, the engine resends the
+    /// un-SACKed records.
+    #[cold]
+    fn bsd_zero_window(&mut self, now: Nanos, sent: bool) {
+        if self.bsd_stall && sent {
+            // tcp_output.c: a transmitted segment stops the persist timer (t_rxtshift = 0).
+            self.bsd_stall = false;
+            self.timers.persist = None;
+        }
+        if self.bsd_stall {
+            // No segment went: the retransmission timer stays off (tcp_input.c re-arms it on an
+            // ACK of new data only `if (!callout_active(tp->tt_persist))`).
+            self.timers.rto = None;
+        }
+        let stalls = self.ep.rec.active
+            && self.ep.rec.u32_deflation
+            && self.cwnd() == 0
+            && !self.sb.is_empty()
+            && (self.ep.rec.mode == Mode::NewReno || self.sb.retrans_bytes == 0);
+        if !stalls {
+            return;
+        }
+        if !self.bsd_stall {
+            self.bsd_stall = true;
+            self.bsd_stall_shift = 0;
+            self.bsd_set_persist(now);
+        }
+        self.timers.rto = None;
+        self.rtt.backoff = 0;
+        self.acks.dupacks = 0;
+        self.sb.pull_back_to_una();
+    }
+
+    /// FreeBSD `tcp_setpersist` (tcp_output.c rev. 1.100.2.3; read for the facts): t =
+    /// ((t_srtt >> 2) + t_rttvar) >> 1 ticks, t_srtt scaled by 32 and t_rttvar by 16
+    /// (tcp_var.h rev. 1.109.2.1: TCP_RTT_SHIFT 5, TCP_RTTVAR_SHIFT 4), i.e. 4·SRTT + 8·RTTVAR;
+    /// `TCPT_RANGESET(tt, t * tcp_backoff[t_rxtshift], TCPTV_PERSMIN, TCPTV_PERSMAX)` adds
+    /// tcp_rexmit_slop (200 ms) and clamps to [5 s, 60 s] (tcp_timer.h: TCPTV_PERSMIN 5·hz,
+    /// TCPTV_PERSMAX 60·hz; read in rev. 1.28 of 2006, github:TrustedBSD/sebsd, not the 5.x
+    /// file); then t_rxtshift += 1 (at most TCP_MAXRXTSHIFT 12). tcp_backoff[] = {1, 2, 4, 8,
+    /// 16, 32, 64, 64, …} (tcp_timer.c rev. 1.66). Ticks are not modelled here.
+    #[cold]
+    fn bsd_set_persist(&mut self, now: Nanos) {
+        let tt = bsd_persist_interval(self.rtt.srtt, self.rtt.rttvar, self.bsd_stall_shift);
+        self.timers.persist = Some(now + tt);
+        self.bsd_stall_shift = (self.bsd_stall_shift + 1).min(12);
+    }
+
+    /// Knob `partial_ack_zero_persist`: the persist timer fired in the stall
+    /// ([`Sender::bsd_zero_window`]). FreeBSD `tcp_timer_persist` (tcp_timer.c rev. 1.66):
+    /// `tcp_setpersist`, then `tcp_output` with t_force = 1: sendwin = min(snd_wnd, snd_cwnd) =
+    /// 0 becomes 1, whatever the peer's window, so one byte goes from snd_nxt = snd_una
+    /// (tcp_output.c rev. 1.100.2.3, "If in persist timeout with window of 0, send 1 byte");
+    /// in persist state snd_nxt is not advanced and no retransmission timer is armed.
+    #[cold]
+    fn bsd_persist_probe(&mut self, cx: &mut Cx) {
+        self.bsd_set_persist(cx.now);
+        // The byte at snd_una, whether or not an earlier probe sent it.
+        self.sb.mark_head_for_resend();
+        let Some(head) = self.sb.next_lost() else {
+            return;
+        };
+        if self.sb.seg(head).start != self.snd_una {
+            return;
+        }
+        if self.sb.seg(head).len > 1 {
+            self.sb.recut_lost(head, 1, 0);
+        }
+        let (start, len) = self.sb.on_retransmit(head, cx.now);
+        self.stats.zero_window_probes += 1;
+        self.send_segment(cx, start, len, true, false, false);
+        self.timers.rto = None;
+    }
+
     /// The persist timer fired ([`timers::persist_probe`] chooses the probe).
     fn send_window_probe(&mut self, cx: &mut Cx) {
+        if self.bsd_stall {
+            self.bsd_persist_probe(cx);
+            return;
+        }
         let room = self.room();
         match timers::persist_probe(!self.sb.is_empty(), room.rwnd, room.app, self.smss) {
             PersistProbe::Outstanding => self.timers.persist_backoff = 0,
@@ -1276,6 +1366,7 @@ impl TcpSender {
                     self.send_ack(cx);
                     return;
                 }
+                let sent_before = self.stats.segments_sent;
                 self.on_ack(p, cx);
                 if self.app == AppPhase::Opening {
                     self.prelude_acked(cx.now);
@@ -1286,6 +1377,9 @@ impl TcpSender {
                 // FreeBSD's SACK recovery of November 2004: the window this ACK's sending ran
                 // with gives way to the one that holds after it (`Recovery::settle`).
                 self.ep.rec.settle();
+                if self.cfg.partial_ack_zero_persist {
+                    self.bsd_zero_window(cx.now, self.stats.segments_sent != sent_before);
+                }
                 if let Some((_, nxt)) = self.loss_lt.take() {
                     // FreeBSD's snd_limited ("rfc3042-flight"; XNU keeps none).
                     self.loss_lt_limited = send::loss_limited_transmit_limited(
@@ -1341,12 +1435,18 @@ impl TcpSender {
                 return;
             }
         }
-        let Some(a) =
+        let Some(mut a) =
             self.acks
                 .on_ack(&acx, h, p.payload, &mut self.sb, &self.rtt, &mut self.stats)
         else {
             return;
         };
+        if self.bsd_stall && a.is_dup {
+            // Knob `partial_ack_zero_persist`: no retransmission timer runs, so FreeBSD's
+            // `tcp_input` sets t_dupacks = 0 and sends nothing (sources at `bsd_zero_window`).
+            a.is_dup = false;
+            self.acks.dupacks = 0;
+        }
         // 2. The connection's bookkeeping.
         if a.fin_acked {
             self.fin_acked = true;
@@ -1497,7 +1597,15 @@ impl TcpSender {
             dupacks,
             self.cfg.dupthresh,
             self.loss_lt_limited,
-            st.pipe(&self.sb),
+            // Knob `go_back_n_off` (FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2, the RFC 3042
+            // branch: snd_cwnd = (snd_nxt − snd_una) + (t_dupacks − snd_limited)·t_maxseg,
+            // SACKed data below snd_nxt included): the flight is the same off the send loop
+            // checks.
+            if st.bsd == BsdSack::InflateGoBackN {
+                st.go_back_n_off(&mut self.sb)
+            } else {
+                st.pipe(&self.sb)
+            },
             st.window,
             // XNU: `so->so_snd.sb_cc - (tp->snd_max - tp->snd_una) > 0`.
             room.app > 0 && room.buf > 0,
@@ -1511,7 +1619,9 @@ impl TcpSender {
     #[inline]
     fn take_ack_fields(&mut self, rwnd: u64, ts_val: u32, snd_una: u64) {
         self.rwnd = rwnd;
-        if rwnd > 0 {
+        // Knob `partial_ack_zero_persist`: the stall's persist timer runs on whatever the
+        // peer's window (sources at `bsd_zero_window`).
+        if rwnd > 0 && !self.bsd_stall {
             self.timers.window_opened();
         }
         if self.ts_on {
@@ -1834,10 +1944,90 @@ impl TcpSender {
     }
 }
 
+/// FreeBSD `tcp_setpersist`'s interval for SRTT `srtt`, RTTVAR `rttvar` and t_rxtshift
+/// `shift` (sources at [`Sender::bsd_set_persist`]): (4·SRTT + 8·RTTVAR)·tcp_backoff[shift] +
+/// 200 ms, clamped to [5 s, 60 s].
+fn bsd_persist_interval(srtt: Nanos, rttvar: Nanos, shift: u32) -> Nanos {
+    const SEC: Nanos = 1_000_000_000;
+    let t = 4 * srtt + 8 * rttvar;
+    let backoff = 1u64 << shift.min(6);
+    (t.saturating_mul(backoff) + SEC / 5).clamp(5 * SEC, 60 * SEC)
+}
+
+/// [`Sender::bsd_sack`]: the BSD SACK recoveries' send rules for recovery `rec`, in the loss
+/// state after a timeout (`loss`) or not; `go_back_n_off`: knob `go_back_n_off` on a SACK
+/// connection.
+#[inline]
+fn bsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSack {
+    match rec.mode {
+        // OpenBSD: one retransmission per ACK in recovery (sources at
+        // `crate::tcp::recovery::Mode::SackInflate`), the go-back-N after a timeout against
+        // its off (sources at `SendState::go_back_n_off`), no hole resent outside both.
+        Mode::SackInflate if rec.one_rexmit_per_ack() => BsdSack::InflateRecovery,
+        Mode::SackInflate if loss => BsdSack::InflateGoBackN,
+        Mode::SackInflate => BsdSack::InflateOpen,
+        // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
+        Mode::FreebsdSack => match rec.freebsd_budget() {
+            Some((recover, newdata, gbn)) => BsdSack::FreebsdRecovery {
+                recover,
+                newdata,
+                gbn,
+            },
+            // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
+            // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
+            // `tcp_sack_adjust` (tcp_output.c rev. 1.100.2.3 `tcp_output`: outside
+            // IN_FASTRECOVERY `tcp_sack_output` is not asked, sack_bytes_rxmt = 0, len =
+            // min(sb_cc, sendwin) − off; tcp_sack.c rev. 1.3.2.1 `tcp_sack_adjust` moves
+            // snd_nxt over SACKed blocks as OpenBSD's does; read for the facts, nothing
+            // copied): OpenBSD's rule, `SendState::go_back_n_off`.
+            None if loss && go_back_n_off => BsdSack::InflateGoBackN,
+            None if loss => BsdSack::Off,
+            None => BsdSack::FreebsdOpen,
+        },
+        _ => BsdSack::Off,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::FULL_ACK_PATH_ONLY;
+    use super::{bsd_persist_interval, bsd_sack_rules, BsdSack, Mode, Recovery};
     use serde_json::json;
+
+    /// Knob `partial_ack_zero_persist`: FreeBSD `tcp_setpersist` (tcp_output.c rev. 1.100.2.3,
+    /// TCPTV_PERSMIN 5 s, TCPTV_PERSMAX 60 s, tcp_rexmit_slop 200 ms; sources at
+    /// `Sender::bsd_set_persist`): ((t_srtt >> 2) + t_rttvar) >> 1 = 4·SRTT + 8·RTTVAR.
+    #[test]
+    fn test_bsd_persist_interval() {
+        const MS: u64 = 1_000_000;
+        // SRTT 100 ms, RTTVAR 50 ms: 0.8 s + 0.2 s, then 1.8 s: both below PERSMIN.
+        assert_eq!(bsd_persist_interval(100 * MS, 50 * MS, 0), 5000 * MS);
+        assert_eq!(bsd_persist_interval(100 * MS, 50 * MS, 1), 5000 * MS);
+        // SRTT 1 s, RTTVAR 250 ms: 6 s · 1 + 0.2 s; · 2 + 0.2 s; · 64 (shift 6 and beyond)
+        // capped at PERSMAX.
+        assert_eq!(bsd_persist_interval(1000 * MS, 250 * MS, 0), 6200 * MS);
+        assert_eq!(bsd_persist_interval(1000 * MS, 250 * MS, 1), 12200 * MS);
+        assert_eq!(bsd_persist_interval(1000 * MS, 250 * MS, 12), 60000 * MS);
+    }
+
+    /// Knob `go_back_n_off` (FreeBSD RELENG_5 tcp_output.c rev. 1.100.2.3, tcp_sack.c rev.
+    /// 1.3.2.1 `tcp_sack_adjust`; sources at `bsd_sack_rules`): FreeBSD's SACK mode checks the
+    /// window of the go-back-N after a timeout against OpenBSD's off (`BsdSack::InflateGoBackN`,
+    /// SACKed data below snd_nxt counted), not the pipe; outside the loss state, or with the
+    /// knob off, as before.
+    #[test]
+    fn test_freebsd_go_back_n_off_checks_off() {
+        let rec = Recovery::new(Mode::FreebsdSack, 1460, 3);
+        assert_eq!(bsd_sack_rules(&rec, true, true), BsdSack::InflateGoBackN);
+        assert_eq!(bsd_sack_rules(&rec, true, false), BsdSack::Off);
+        assert_eq!(bsd_sack_rules(&rec, false, true), BsdSack::FreebsdOpen);
+        // OpenBSD's rule whatever the knob.
+        let rec = Recovery::new(Mode::SackInflate, 1460, 3);
+        assert_eq!(bsd_sack_rules(&rec, true, false), BsdSack::InflateGoBackN);
+        // Every other mode untouched by the knob.
+        let rec = Recovery::new(Mode::Rfc6675, 1460, 3);
+        assert_eq!(bsd_sack_rules(&rec, true, true), BsdSack::Off);
+    }
 
     /// A dumbbell run (one or two flows, random loss both ways, a short queue) as JSON: the
     /// result with every cwnd change recorded and 10 ms samples.
@@ -1945,6 +2135,8 @@ mod tests {
                 "partial_ack_u32_deflation": bsd.1, "newreno_exit_no_growth": bsd.2,
                 "newreno_entry_less_limited": bsd.3, "newreno_exit_bsd_window": bsd.4,
                 "freebsd_sack_rto_recovery": bsd.5, "freebsd_sack_go_back_n": bsd.6,
+                "go_back_n_off": bsd.6 && bsd.0,
+                "partial_ack_zero_persist": bsd.1,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);
             let full = run(seed, cca, tcp, fwd_loss, rev_loss, queue, flows, true);
