@@ -545,22 +545,32 @@ impl Scoreboard {
     /// marked lost) or its earlier retransmission is still out (that retransmission no longer
     /// counts in flight, as Linux clears its SACKED_RETRANS bit).
     pub fn mark_head_for_resend(&mut self) {
-        if let Some(s) = self.segs.front_mut() {
-            let len = s.len as u64;
-            if s.flags & SACKED != 0 {
-                return;
+        if let Some(start) = self.segs.front().map(|s| s.start) {
+            if self.requeue(0) {
+                self.retx_hint = self.retx_hint.min(start);
             }
-            if s.flags & RETRANS != 0 {
-                s.flags &= !RETRANS;
-                self.retrans_bytes -= len;
-                self.pipe -= len;
-            } else if s.flags & LOST == 0 {
-                s.flags |= LOST;
-                self.lost_bytes += len;
-                self.pipe -= len;
-            }
-            self.retx_hint = self.retx_hint.min(s.start);
         }
+    }
+
+    /// Record `i`, unless SACKed, is to be sent again: a retransmission of it still out no
+    /// longer counts (its RETRANS bit cleared), a record never resent becomes lost; either way
+    /// it leaves the pipe. Returns false for a SACKed record (left alone).
+    fn requeue(&mut self, i: usize) -> bool {
+        let s = &mut self.segs[i];
+        let len = s.len as u64;
+        if s.flags & SACKED != 0 {
+            return false;
+        }
+        if s.flags & RETRANS != 0 {
+            s.flags &= !RETRANS;
+            self.retrans_bytes -= len;
+            self.pipe -= len;
+        } else if s.flags & LOST == 0 {
+            s.flags |= LOST;
+            self.lost_bytes += len;
+            self.pipe -= len;
+        }
+        true
     }
 
     /// Knob `freebsd_sack_go_back_n`: the SACK holes FreeBSD RELENG_5 rebuilt since a timeout,
@@ -576,22 +586,17 @@ impl Scoreboard {
     pub fn freebsd_rebuild_holes(&mut self, snd_max: u64) -> u64 {
         let nxt = self.next_lost().map_or(snd_max, |i| self.segs[i].start);
         let high = self.high_sacked;
-        for s in self.segs.iter_mut() {
+        for i in 0..self.segs.len() {
+            if self.segs[i].start < high {
+                self.requeue(i);
+                continue;
+            }
+            let s = &mut self.segs[i];
             let len = s.len as u64;
             if s.flags & SACKED != 0 {
                 continue;
             }
-            if s.start < high {
-                if s.flags & RETRANS != 0 {
-                    s.flags &= !RETRANS;
-                    self.retrans_bytes -= len;
-                    self.pipe -= len;
-                } else if s.flags & LOST == 0 {
-                    s.flags |= LOST;
-                    self.lost_bytes += len;
-                    self.pipe -= len;
-                }
-            } else if s.flags & RETRANS != 0 {
+            if s.flags & RETRANS != 0 {
                 // Lost and resent: out of both counts, the pipe unchanged.
                 s.flags &= !(RETRANS | LOST);
                 self.retrans_bytes -= len;
