@@ -295,3 +295,21 @@ def test_cli_sweep_error_exit_2(fake, tmp_path, capsys):
     assert main(["run", str(f), "--out", str(tmp_path / "o")]) == 2
     assert "sweep.path.rtt" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_run_sweep_hands_rerun_invalid_to_every_kernel_trial(monkeypatch):
+    from tcplab.errors import UserError
+
+    seen = []
+
+    def engine(config):
+        seen.append(config["meta"]["kernel"]["rerun_invalid"])
+        return synthetic_engine(config)
+
+    monkeypatch.setattr(tcplab.engines, "get_engine", lambda name: engine)
+    d = doc(path={"rtt": ["20ms", "50ms"]})
+    d["engine"] = "kernel"
+    sweep.run_sweep(sweep.load_points(d), jobs=1, rerun_invalid=3)
+    assert seen == [3, 3, 3, 3]  # 2 points x 2 trials
+    with pytest.raises(UserError, match="only the kernel engine marks a trial invalid"):
+        sweep.run_sweep(sweep.load_points(doc(path={"rtt": ["20ms"]})), rerun_invalid=1)

@@ -264,7 +264,14 @@ def _run_sweep(args: argparse.Namespace) -> int:
         args, resume_default=False, scenario_run=loaded[0][1].run_options
     )
     res = sweep.run_sweep(
-        loaded, file=args.scenario, out=out, jobs=args.jobs, progress=bar, executor=ex, store=store
+        loaded,
+        file=args.scenario,
+        out=out,
+        jobs=args.jobs,
+        progress=bar,
+        executor=ex,
+        store=store,
+        rerun_invalid=args.rerun_invalid,
     )
     run_id = _record(
         args,

@@ -17,9 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog, Cca, default_catalog
-from .errors import EngineUnavailable
+from .errors import EngineUnavailable, UserError
 
-__all__ = ["Engine", "catalog", "get_engine", "kernel_ccas", "parallel_ok", "with_kernel_ccas"]
+__all__ = [
+    "Engine",
+    "catalog",
+    "check_rerun_invalid",
+    "get_engine",
+    "kernel_ccas",
+    "parallel_ok",
+    "set_rerun_invalid",
+    "with_kernel_ccas",
+]
 
 #: The CCAs the running Linux kernel offers (proc(5), tcp(7): tcp_available_congestion_control).
 KERNEL_CCAS_FILE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -101,3 +110,22 @@ def catalog(name: str) -> Catalog:
     if name == "kernel":
         return with_kernel_ccas(base, kernel_ccas())
     return base
+
+
+def check_rerun_invalid(n: int, engine: str) -> None:
+    """Refuse ``--rerun-invalid N`` where it cannot act (before anything runs)."""
+    if engine != "kernel":
+        raise UserError(
+            f"--rerun-invalid {n}: only the kernel engine marks a trial invalid (its link "
+            f"emulator's self-check); this run uses the {engine!r} engine: drop the option or "
+            "run with --engine kernel"
+        )
+    if n < 0:
+        raise UserError(f"--rerun-invalid {n}: give a count ≥ 0 (0 keeps every first attempt)")
+
+
+def set_rerun_invalid(configs: Iterable[dict[str, Any]], n: int) -> None:
+    """How often the kernel engine runs an invalid trial of each config again
+    (``meta.kernel.rerun_invalid``, read by :func:`tcplab.kernel.engine.rerun_invalid`)."""
+    for cfg in configs:
+        cfg.setdefault("meta", {}).setdefault("kernel", {})["rerun_invalid"] = n

@@ -121,7 +121,7 @@ def run(
     if ktrace:
         _check_tracepoints(list(ktrace), sc.engine)
     if rerun_invalid is not None:
-        _check_rerun_invalid(rerun_invalid, sc.engine)
+        engines.check_rerun_invalid(rerun_invalid, sc.engine)
     if out is not None:
         results.check_out(out)
     engines.get_engine(sc.engine)  # EngineUnavailable before anything is written
@@ -131,8 +131,7 @@ def run(
         for cfg in configs:
             cfg.setdefault("meta", {}).setdefault("kernel", {})["tracepoints"] = list(ktrace)
     if rerun_invalid is not None:
-        for cfg in configs:
-            cfg.setdefault("meta", {}).setdefault("kernel", {})["rerun_invalid"] = rerun_invalid
+        engines.set_rerun_invalid(configs, rerun_invalid)
     pcap_names = list(pcap) if pcap is not None else list(sc.capture)
     capture_dir: Path | None = None
     if pcap_names:
@@ -164,17 +163,6 @@ def run(
     if out is not None:
         result.write(out)
     return result
-
-
-def _check_rerun_invalid(n: int, engine: str) -> None:
-    if engine != "kernel":
-        raise UserError(
-            f"--rerun-invalid {n}: only the kernel engine marks a trial invalid (its link "
-            f"emulator's self-check); this run uses the {engine!r} engine: drop the option or "
-            "run with --engine kernel"
-        )
-    if n < 0:
-        raise UserError(f"--rerun-invalid {n}: give a count ≥ 0 (0 keeps every first attempt)")
 
 
 def _check_tracepoints(events: list[str], engine: str) -> None:

@@ -603,11 +603,13 @@ def run_sweep(
     executor: str | executors.Executor | None = None,
     ray_address: str | None = None,
     store: TrialStore | None = None,
+    rerun_invalid: int | None = None,
 ) -> SweepResult:
     """Run every trial of every point of *loaded* (from :func:`load_points`) in one pool of
     *jobs* threads (default: the CPU count) or on *executor* (:mod:`tcplab.executors`), longest
     trials first; results are identical to running the points one by one. *store*: reuse and
-    keep trials (``--resume``, :mod:`tcplab.store`). With *out*, write the sweep directory (see
+    keep trials (``--resume``, :mod:`tcplab.store`). *rerun_invalid*: kernel engine only, as for
+    :func:`tcplab.runner.run`. With *out*, write the sweep directory (see
     :meth:`SweepResult.write`)."""
     from . import __version__
 
@@ -619,6 +621,8 @@ def run_sweep(
             f"{file}: the points of a sweep use different engines ({', '.join(engine_names)})"
         )
     engine_name = engine_names.pop() if engine_names else "sim"
+    if rerun_invalid is not None:
+        engines.check_rerun_invalid(rerun_invalid, engine_name)
     engines.get_engine(engine_name)  # EngineUnavailable before anything runs
     if executor is None or isinstance(executor, str):
         executor = executors.get_executor(
@@ -633,6 +637,8 @@ def run_sweep(
     for i, (_, sc) in enumerate(loaded):
         seeds = trial_seeds(sc.seed, sc.trials)
         configs = [sc.config(s) for s in seeds]
+        if rerun_invalid is not None:
+            engines.set_rerun_invalid(configs, rerun_invalid)
         if sc.capture:
             cdir = Path(tempfile.mkdtemp(prefix="tcplab-pcap-"))
             scratch.append(cdir)
