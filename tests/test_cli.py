@@ -171,3 +171,33 @@ def test_run_command_maps_errors_to_exit_statuses(capsys):
     assert "interrupted" in capsys.readouterr().err
     with pytest.raises(ZeroDivisionError):  # a bug is not an input error: it propagates
         run_command(lambda: 1 // 0)
+
+
+def test_run_says_when_a_kernel_run_was_invalid_or_rerun(monkeypatch, tmp_path, capsys):
+    def engine(config):
+        raw = synthetic_engine(config)
+        first = config["seed"] == trial_seed_0[0]
+        raw["valid"] = not first
+        raw["invalid_reasons"] = ["link bn ab: 1 % of packets left 3.40 ms late"] if first else []
+        raw["kernel"] = {"discarded_attempts": [] if first else [["late"], ["drops"]]}
+        return raw
+
+    from tcplab.seeds import trial_seeds
+
+    trial_seed_0 = trial_seeds(4, 2)
+    monkeypatch.setattr(tcplab.engines, "get_engine", lambda name: engine)
+    f = scenario(tmp_path, GOOD)
+    rc = main(
+        ["run", str(f), "--engine", "kernel", "--set", "seed=4", "--out", str(tmp_path / "o")]
+    )
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "1 kernel attempt(s) marked invalid and run again" not in out  # 2 attempts, 1 trial
+    assert "2 kernel attempt(s) marked invalid and run again" in out
+    assert "INVALID: the link emulator missed the configured path (1 check(s) failed" in out
+    assert "3.40 ms late" in out
+    # A valid run with nothing discarded prints neither line.
+    monkeypatch.setattr(tcplab.engines, "get_engine", lambda name: synthetic_engine)
+    main(["run", str(f), "--engine", "kernel", "--out", str(tmp_path / "p")])
+    out = capsys.readouterr().out
+    assert "INVALID" not in out and "marked invalid" not in out

@@ -563,6 +563,21 @@ def format_summary(s: dict[str, Any]) -> str:
         elif b["loss_rate"]:
             line += f"; loss {100 * b['loss_rate']['mean']:.2f}%"
         lines.append(line + (" (means over trials)" if n > 1 else ""))
+    # Kernel runs (tcplab.kernel): say when the link emulator's self-check failed, so numbers
+    # from a path the host did not carry are never read as a measurement of the scenario.
+    discarded = s.get("discarded_attempts") or []
+    if discarded:
+        attempts = {why.split(":", 1)[0] for why in discarded}
+        lines.append(
+            f"{len(attempts)} kernel attempt(s) marked invalid and run again "
+            "(summary.json discarded_attempts)"
+        )
+    if not s.get("valid", True):
+        reasons = s.get("invalid_reasons") or []
+        lines.append(
+            f"INVALID: the link emulator missed the configured path ({len(reasons)} check(s) "
+            "failed; summary.json invalid_reasons), e.g. " + "; ".join(reasons[:2])
+        )
     lines.append(
         f"simulated data packets {s['sim_packets']:,}; wall time {s['wall_seconds']:.2f} s"
         + (
