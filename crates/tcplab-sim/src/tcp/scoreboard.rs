@@ -1058,13 +1058,13 @@ mod tests {
         );
     }
 
-    #[test]
     /// Knob `freebsd_sack_go_back_n` (FreeBSD RELENG_5 tcp_sack.c rev. 1.3.2.1
     /// `tcp_sack_option`, `tcp_sack_output`; read for the facts): six segments out; after the
     /// timeout the go-back-N resent 0..5000 and the receiver SACKs 1000..2000 and 3000..4000.
     /// The rebuilt holes 0..1000 and 2000..3000 are resendable again (rxmit = start, out of
     /// sack_bytes_rxmt); 4000..5000, resent above the highest SACK, is sent data below snd_nxt;
     /// FreeBSD's snd_nxt is 5000, the first segment the go-back-N had not resent.
+    #[test]
     fn test_freebsd_rebuild_holes_after_a_go_back_n() {
         let mut b = Scoreboard::new(3);
         for i in 0..6u64 {
