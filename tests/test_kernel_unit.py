@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import socket
 import struct
 from pathlib import Path
@@ -487,6 +488,32 @@ def test_self_check_flags_late_slow_or_dropping_emulator():
     assert "minimum RTT" in reasons[0]
 
 
+def test_late_packets_name_the_hosts_steal_time_when_there_was_some():
+    cfg = dumbbell()
+    p = topology.plan(cfg)
+    late = {"links": [_lane("bn", "ab", mean=900_000)]}
+    _, reasons = result.validity(late, cfg, p, {}, steal_ns=37_000_000)
+    assert len(reasons) == 2 and "hypervisor took 37 ms" in reasons[1]
+    # No steal, or steal without late packets: nothing is said of the hypervisor.
+    assert len(result.validity(late, cfg, p, {}, steal_ns=0)[1]) == 1
+    ok = {"links": [_lane("bn", "ab")]}
+    assert result.validity(ok, cfg, p, {}, steal_ns=37_000_000)[1] == []
+
+
+def test_cpu_steal_is_read_from_proc_stat(monkeypatch, tmp_path):
+    import builtins
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  858078 2682362 163537 707632 3252 0 6792 12740 0 0\ncpu0 1 2 3\n")
+    real_open = builtins.open
+    monkeypatch.setattr(
+        builtins, "open", lambda f, *a, **k: real_open(stat if f == "/proc/stat" else f, *a, **k)
+    )
+    assert engine.cpu_steal_ns() == 12740 * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+    stat.write_text("cpu  1 2 3\n")  # an old kernel without the field
+    assert engine.cpu_steal_ns() is None
+
+
 # ---------------------------------------------------------------------------------------------
 # Fidelity report
 
@@ -926,9 +953,11 @@ def test_loss_events_say_who_responds_to_each_congestion_event():
     assert "kernel 5 events" in line
 
 
-def _attempts(monkeypatch, verdicts):
-    """engine.run over stub attempts that are valid or not as *verdicts* says, in order."""
+def _attempts(monkeypatch, verdicts, pauses=None):
+    """engine.run over stub attempts that are valid or not as *verdicts* says, in order; the
+    pauses before reruns are recorded in *pauses* instead of slept."""
     calls = []
+    monkeypatch.setattr(engine.time, "sleep", (pauses if pauses is not None else []).append)
 
     def once(config):
         ok = verdicts[len(calls)]
@@ -944,12 +973,19 @@ def _attempts(monkeypatch, verdicts):
     return calls
 
 
-def test_an_invalid_trial_is_run_again_once_by_default(monkeypatch):
-    calls = _attempts(monkeypatch, [False, True])
+def test_an_invalid_trial_is_run_again_after_a_pause_by_default(monkeypatch):
+    pauses = []
+    calls = _attempts(monkeypatch, [False, True], pauses)
     raw = engine.run({"meta": {}})
-    assert len(calls) == 2
+    assert len(calls) == 2 and pauses == [engine.RERUN_PAUSE_S]
     assert raw["valid"]
     assert raw["kernel"]["discarded_attempts"] == [["attempt 1 late"]]
+    # Twice by default, the pause doubling; the third invalid attempt is kept.
+    calls = _attempts(monkeypatch, [False, False, False, True], pauses := [])
+    raw = engine.run({"meta": {}})
+    assert len(calls) == 3 == engine.DEFAULT_RERUN_INVALID + 1
+    assert pauses == [engine.RERUN_PAUSE_S, 2 * engine.RERUN_PAUSE_S]
+    assert not raw["valid"] and len(raw["kernel"]["discarded_attempts"]) == 2
 
 
 def test_rerun_invalid_bounds_the_attempts_and_keeps_the_last_invalid_one(monkeypatch):

@@ -68,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="kernel engine: run a trial the link emulator marks invalid (host missed the "
-        "configured rate or delay) again up to N times (default 1; 0: keep the first attempt)",
+        "configured rate or delay) again up to N times, after a pause of 2 s doubling each time "
+        "(default 2; 0: keep the first attempt)",
     )
     r.add_argument("--quiet", action="store_true", help="print only where the results went")
     r.add_argument(

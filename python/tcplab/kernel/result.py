@@ -224,9 +224,14 @@ def _iperf_udp_packets(doc: dict[str, Any] | None) -> float:
 
 
 def validity(
-    em_report: dict[str, Any], cfg: dict[str, Any], plan: Plan, min_rtts: dict[str, tuple]
+    em_report: dict[str, Any],
+    cfg: dict[str, Any],
+    plan: Plan,
+    min_rtts: dict[str, tuple],
+    steal_ns: int | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The run's checks and the reasons it is invalid (empty: valid)."""
+    """The run's checks and the reasons it is invalid (empty: valid). *steal_ns*: the host's CPU
+    steal time over the run (engine.cpu_steal_ns), named beside late packets when non-zero."""
     tol = TOLERANCES
     checks: list[dict[str, Any]] = []
     reasons: list[str] = []
@@ -293,6 +298,15 @@ def validity(
                 f"{name}: delivered {ach / 1e6:.3f} Mbit/s while backlogged, configured "
                 f"{lane['rate_bps'] / 1e6:.3f} Mbit/s (tolerance ±{tol['rate_rel']:.0%})",
             )
+    late = [c for c in checks if c["check"].endswith("extra delay") and not c["ok"]]
+    if late and steal_ns:
+        # A stall of the whole virtual machine: its CPUs were taken by the hypervisor, so the
+        # emulator could not send on time however it was scheduled inside the machine.
+        reasons.append(
+            f"the hypervisor took {steal_ns / 1e6:.0f} ms of CPU time from this machine during "
+            "the run (/proc/stat steal, all CPUs): the late packets are likely the host's "
+            "stalls; run again on a quieter machine"
+        )
     for flow, (measured, (base_lo, base_hi)) in min_rtts.items():
         if math.isnan(measured) or base_hi <= 0:  # NaN: no sample
             continue
@@ -321,6 +335,7 @@ def assemble(
     em_report: dict[str, Any],
     iperf: dict[int, dict[str, Any]],
     t0: int,
+    steal_ns: int | None = None,
 ) -> dict[str, Any]:
     duration = int(cfg["duration_ns"])
     interval = int(cfg.get("interval_ns", 1_000_000_000))
@@ -537,7 +552,7 @@ def assemble(
     qs = em_report.get("queue_series", {})
     keep = [i for i, t in enumerate(qs.get("time_ns", [])) if t <= duration]
     queue_series = {k: [v[i] for i in keep] for k, v in qs.items()}
-    checks, reasons = validity(em_report, cfg, plan, min_rtts)
+    checks, reasons = validity(em_report, cfg, plan, min_rtts, steal_ns)
     fine = None
     if ((cfg.get("meta") or {}).get("kernel") or {}).get("fine_series"):
         fine = _fine_series(flows, samples)
@@ -558,6 +573,8 @@ def assemble(
         "kernel": {
             "t0_mono_ns": t0,
             "sample_period_ns": period_ns,
+            # CPU time the hypervisor took from this machine during the run (None: not reported).
+            "host_steal_ns": steal_ns,
             "flows": kflows,
             "checks": checks,
             "tolerances": {
