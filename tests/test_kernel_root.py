@@ -341,12 +341,26 @@ def _ktrace_instances() -> list[str]:
     return sorted(p.name for p in (root / "instances").glob("tcplab-*")) if root else []
 
 
-def test_ktrace_records_the_flows_tracepoints_and_removes_its_instance():
-    from tcplab import kernel
+def _need_tracefs():
+    """The tracefs root; skips where tracefs is not mounted, except under CI, whose .ci/run
+    mounts it (a skip there would hide the --ktrace tests) or says why it could not
+    (TCPLAB_NO_TRACEFS)."""
     from tcplab.kernel import ktrace
 
-    if ktrace.tracefs_root() is None:
+    root = ktrace.tracefs_root()
+    if root is None:
+        if os.environ.get("TCPLAB_NO_TRACEFS"):
+            pytest.skip(f"tracefs could not be mounted: {os.environ['TCPLAB_NO_TRACEFS']}")
+        if os.environ.get("CI"):
+            pytest.fail("CI: tracefs is not mounted (.ci/run mounts it at /sys/kernel/tracing)")
         pytest.skip("tracefs is not mounted")
+    return root
+
+
+def test_ktrace_records_the_flows_tracepoints_and_removes_its_instance():
+    from tcplab import kernel
+
+    _need_tracefs()
     before = _ktrace_instances()
     cfg = dumbbell(20_000_000, 40 * MS, 67, duration=3 * S)
     cfg["meta"] = {"kernel": {"tracepoints": ["tcp_probe", "tcp_cong_state_set"]}}
@@ -368,10 +382,9 @@ def test_ktrace_records_the_flows_tracepoints_and_removes_its_instance():
 
 
 def test_ktrace_instance_is_removed_after_a_failure(monkeypatch):
-    from tcplab.kernel import engine, ktrace
+    from tcplab.kernel import engine
 
-    if ktrace.tracefs_root() is None:
-        pytest.skip("tracefs is not mounted")
+    _need_tracefs()
     before = _ktrace_instances()
 
     def boom(self, fs):
@@ -387,11 +400,8 @@ def test_ktrace_instance_is_removed_after_a_failure(monkeypatch):
 
 def test_cleanup_removes_orphaned_ktrace_instances():
     from tcplab import kernel
-    from tcplab.kernel import ktrace
 
-    root = ktrace.tracefs_root()
-    if root is None:
-        pytest.skip("tracefs is not mounted")
+    root = _need_tracefs()
     orphan = root / "instances" / "tcplab-0badf00d"
     orphan.mkdir()
     try:
