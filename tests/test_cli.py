@@ -201,3 +201,7 @@ def test_run_says_when_a_kernel_run_was_invalid_or_rerun(monkeypatch, tmp_path, 
     main(["run", str(f), "--engine", "kernel", "--out", str(tmp_path / "p")])
     out = capsys.readouterr().out
     assert "INVALID" not in out and "marked invalid" not in out
+    # Nothing was simulated on the kernel: its packet count is what the hosts delivered.
+    assert "data packets delivered" in out and "simulated" not in out
+    main(["run", str(f), "--out", str(tmp_path / "q")])
+    assert "simulated data packets" in capsys.readouterr().out
