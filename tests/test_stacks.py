@@ -225,7 +225,9 @@ def test_key_facts_of_each_personality():
                         "rtt_xmit_timer": "openbsd-3.5", "rto_backoff_max_multiplier": 0,
                         "rtt_forget_into_rttvar": False},
         "windows-xp": {"initial_window": 2, "delack_timeout": 200 * MS, "min_rto": 300 * MS,
-                       "rcvbuf": 17520, "timestamps": True, "timestamps_offer": False,
+                       "rcvbuf": 16384, "rcvbuf_round_to_mss": True,
+                       "window_scaling_offer_unscaled": False,
+                       "timestamps": True, "timestamps_offer": False,
                        "dupthresh": 2,
                        "max_data_retransmissions": 5, "max_rto": 240 * S,
                        "quirk_ignore_rwnd_in_recovery": True, "rx_capacity": 200_000_000},
@@ -432,7 +434,8 @@ def test_resolution_order_personality_then_tcp_then_window_then_flow_tcp():
     xp = stacks.get("windows-xp", cat).knob_values()
     lx = stacks.get("linux-2.6.25", cat).knob_values()
     # sender: personality < [tcp] < window < [flow.tcp]
-    assert f["tcp"]["rcvbuf"] == f["tcp"]["sndbuf"] == 1_000_000  # window beats XP's 17,520 B
+    assert f["tcp"]["rcvbuf"] == f["tcp"]["sndbuf"] == 1_000_000  # window beats XP's 16,384 B
+    assert f["tcp"]["rcvbuf_round_to_mss"] is False  # a configured window is not rounded
     assert f["tcp"]["min_rto"] == 250 * MS  # [flow.tcp] beats [tcp] beats XP's 300 ms
     assert f["tcp"]["initial_window"] == 3
     assert f["tcp"]["sack"] is False  # [tcp]
@@ -453,7 +456,54 @@ def test_resolution_order_personality_then_tcp_then_window_then_flow_tcp():
     del doc["flow"][0]["window"]
     (f,) = load(doc, catalog=cat).config(1)["flows"]
     assert f["receiver_tcp"]["rcvbuf_autotune_max"] == lx["rcvbuf_autotune_max"]
-    assert f["tcp"]["rcvbuf"] == xp["rcvbuf"] == 17520
+    assert f["tcp"]["rcvbuf"] == xp["rcvbuf"] == 16384
+    assert f["tcp"]["rcvbuf_round_to_mss"] is xp["rcvbuf_round_to_mss"] is True
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("flow", "rcv_tcp", "rounded", "rcv_rounded"),
+    [
+        ({}, None, True, True),  # the personality: 16 KB, rounded to segments once established
+        ({"window": "256KiB"}, None, False, False),  # TcpWindowSize set: no rounding
+        ({"tcp": {"rcvbuf": 65535}}, None, False, False),
+        ({"tcp": {"rcvbuf": 65535, "rcvbuf_round_to_mss": True}}, None, True, True),
+        ({}, {"rcvbuf": 32768}, True, False),  # the receiving host's own window only
+    ],
+)
+def test_a_configured_window_overrides_windows_default_window_algorithm(
+    flow, rcv_tcp, rounded, rcv_rounded
+):
+    """windows-xp's window is 16,384 B in the SYN, rounded up to whole segments once the
+    connection is established (KB 224829); a window the scenario sets (TcpWindowSize: "overrides
+    the default window size algorithm") is used as it is (stacks/rules.py)."""
+    cat = resolution_catalog()
+    doc = base(sender_stack="windows-xp", receiver_stack="windows-xp", **flow)
+    if rcv_tcp is not None:
+        doc["flow"][0]["receiver_tcp"] = rcv_tcp
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["tcp"]["rcvbuf_round_to_mss"] is rounded
+    assert f["receiver_tcp"]["rcvbuf_round_to_mss"] is rcv_rounded
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("tcp", "offer"),
+    [
+        ({}, False),  # the personality: no window scale in XP's SYN below 64 KB
+        ({"window_scaling": True}, True),  # Tcp1323Opts set: offered at shift 0 too
+        ({"window_scaling": True, "window_scaling_offer_unscaled": False}, False),
+        ({"window_scaling": False}, False),
+    ],
+)
+def test_a_scenario_that_enables_window_scaling_makes_xp_offer_it(tcp, offer):
+    """windows-xp sends the window-scale option only for a window above 64 KB (p0f's XP SYNs);
+    a scenario's `window_scaling = true` is a host configured to scale, which offers it at any
+    window (p0f 3.00b's XP SYNs with shift 0), unless the scenario sets the knob itself."""
+    cat = resolution_catalog()
+    doc = base(sender_stack="windows-xp", receiver_stack="windows-xp", tcp=tcp)
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["tcp"]["window_scaling_offer_unscaled"] is offer
 
 
 @needs_core
@@ -859,9 +909,13 @@ def test_j1_advertised_window_grows_only_on_linux(stack):
         assert wins[0] <= (initial + 2) * smss(k)
         assert wins[-1] > wins[0] and wins == sorted(wins)
     else:
-        # the others offer their whole buffer from the start and keep it (J1: only Linux grows)
+        # the others offer their whole buffer from the start and keep it (J1: only Linux grows);
+        # Windows XP's 16,384 B rounded up to whole segments once established (KB 224829)
+        buf = k["rcvbuf"]
+        if k.get("rcvbuf_round_to_mss"):
+            buf = -(-buf // smss(k)) * smss(k)
         assert min(wins) == max(wins)
-        assert k["rcvbuf"] - gran < wins[0] <= k["rcvbuf"]
+        assert buf - gran < wins[0] <= buf
 
 
 @needs_core
@@ -1025,7 +1079,10 @@ def test_windows_answers_timestamps_it_never_offers(sender, receiver, ts):
         "flow": [{"name": "f", "cca": "reno", "sender_stack": sender, "receiver_stack": receiver}],
     }
     pk = Packets(simulate(doc, ["host:f.snd"])["packets"])
-    assert {p[8] for p in pk.data()} == {1448 if ts else 1460}
+    sizes = [p[8] for p in pk.data()]
+    # Full segments; an XP sender, which offers no window scale (KB 224829, p0f), may also send
+    # a short one up to the edge of the receiver's unscaled 65,535-B window.
+    assert max(sizes) == statistics.mode(sizes) == (1448 if ts else 1460)
 
 
 @needs_core

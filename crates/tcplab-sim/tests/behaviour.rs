@@ -623,6 +623,42 @@ fn test_timestamps_need_the_offer_of_the_opening_host() {
 }
 
 #[test]
+fn test_sender_without_window_scale_in_its_syn_caps_the_peer_window() {
+    // Windows XP at its default 16,384-B window (knob window_scaling_offer_unscaled off,
+    // stacks/windows-xp.toml) sends no window-scale option in its SYN, so the connection never
+    // scales (RFC 7323 §2.2) and a receiver with a 256-KiB buffer can offer at most 65,535 B:
+    // 100 Mbit/s, 100 ms, window-limited at 65,535 B per RTT. A sender that offers shift 0
+    // lets the receiver scale its 256 KiB.
+    let run = |offer: bool| {
+        let d = Dumbbell::new(100_000_000, 100 * MS, 1000, 30 * SEC)
+            .tcp(
+                "xp",
+                "reno",
+                0,
+                json!({"rcvbuf": 16384, "window_scaling_offer_unscaled": offer}),
+            )
+            .flow_field(
+                0,
+                "receiver_tcp",
+                json!({"rcvbuf": 256 * 1024, "delayed_ack": false}),
+            );
+        mean_goodput(&d.run(), 0, 10 * SEC, 30 * SEC)
+    };
+    let rtt = 0.100 + 1500.0 * 8.0 / 100e6 + 2.0 * 1500.0 * 8.0 / 1e9 + 3.0 * 52.0 * 8.0 / 1e9;
+    let unscaled = run(false);
+    let expect = 65535.0 * 8.0 / rtt;
+    assert!(
+        (unscaled - expect).abs() / expect < 0.03,
+        "no window scale: got {unscaled}, 65,535 B per RTT is {expect}"
+    );
+    let scaled = run(true);
+    assert!(
+        scaled > 3.5 * unscaled,
+        "scaled 256 KiB: {scaled} vs {unscaled}"
+    );
+}
+
+#[test]
 fn test_quirk_invalid_sack_blocks() {
     let run = |frac: f64| {
         let mut d = Dumbbell::new(10_000_000, 100 * MS, 30, 30 * SEC);

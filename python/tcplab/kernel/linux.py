@@ -85,6 +85,11 @@ def linux6_tcp_knobs(mtu: int = 1500) -> dict[str, Any]:
         # offer (ip-sysctl: tcp_timestamps "Enable timestamps as defined in RFC1323"); there is
         # no answer-only setting.
         "timestamps_offer": True,
+        # With tcp_window_scaling on, Linux's SYN carries the option whatever the shift (p0f
+        # 3.00b p0f.fp: Linux 2.4.x SYNs 'mss,sok,ts,nop,ws' with shift 0), and its window is
+        # never Windows' 16-KB-then-rounded default (knob rcvbuf_round_to_mss).
+        "window_scaling_offer_unscaled": True,
+        "rcvbuf_round_to_mss": False,
     }
     knobs.update(stacks.get("linux-6").knob_values())
     # This machine's autotuning limits instead of the 6.x defaults of the personality: the send

@@ -162,7 +162,9 @@ def resolve_tcp(
         # The receiving host only: over its personality and the flow's knobs.
         overrides = validate_knobs(ctx, t.raw("receiver_tcp"), t.field("receiver_tcp"), catalog)
         t.resolved["receiver_tcp"] = copy.deepcopy(t.raw("receiver_tcp"))
-        receiver_knobs = ordered({**receiver_knobs, **overrides})
+        receiver_knobs = ordered(
+            rules.configured_window({**receiver_knobs, **overrides}, overrides)
+        )
     cca = _flow_cca(ctx, t, catalog, sender)
     return TcpSetup(sender_stack, receiver_stack, knobs, receiver_knobs, cca)
 

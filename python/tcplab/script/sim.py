@@ -186,7 +186,12 @@ class SimEngine:
             if opt == "TCP_CONGESTION":
                 self.cca = val
             elif opt in ("SO_SNDBUF", "SO_RCVBUF") and val.isdigit():
-                self.knobs["sndbuf" if opt == "SO_SNDBUF" else "rcvbuf"] = int(val)
+                knob = "sndbuf" if opt == "SO_SNDBUF" else "rcvbuf"
+                self.knobs[knob] = int(val)
+                # A set receive buffer is a configured window, as a scenario's `window`.
+                from ..stacks import rules
+
+                rules.configured_window(self.knobs, {knob: int(val)})
             return ""
         if a.name == "connect":
             from .. import _core

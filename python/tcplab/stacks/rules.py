@@ -9,7 +9,7 @@ from typing import Any
 
 from . import Stack
 
-__all__ = ["host_knobs"]
+__all__ = ["configured_window", "host_knobs"]
 
 
 def host_knobs(
@@ -35,4 +35,34 @@ def host_knobs(
     # answer-only setting stands (windows-xp, windows-7: `timestamps_offer = false`).
     if scenario_knobs.get("timestamps") is True and "timestamps_offer" not in scenario_knobs:
         knobs["timestamps_offer"] = True
+    # Likewise `window_scaling = true` is a host configured to scale (XP's Tcp1323Opts set with
+    # bit 0), which then sends the option in its SYN even at a window that needs no shift: p0f
+    # 3.00b p0f.fp lists tuned Windows XP SYNs 'mss,nop,ws,nop,nop,sok' with shift 0 at window
+    # 65535 beside the default 'mss,nop,nop,sok' (assumed: no Microsoft text says what
+    # Tcp1323Opts = 1 or 3 does to the SYN) — unless the scenario sets
+    # `window_scaling_offer_unscaled` itself.
+    if (
+        scenario_knobs.get("window_scaling") is True
+        and "window_scaling_offer_unscaled" not in scenario_knobs
+        and knobs.get("window_scaling_offer_unscaled") is False
+    ):
+        knobs["window_scaling_offer_unscaled"] = True
+    return configured_window(knobs, scenario_knobs, window_set=window_set)
+
+
+def configured_window(
+    knobs: dict[str, Any], set_knobs: Mapping[str, Any], *, window_set: bool = False
+) -> dict[str, Any]:
+    """*knobs* with Windows' default receive-window algorithm (`rcvbuf_round_to_mss`: 16 KB in
+    the SYN, rounded up to whole segments once established) switched off when the scenario
+    configures the window (*window_set*, or `rcvbuf` among *set_knobs*): "When you add the
+    TcpWindowSize value, it overrides the default window size algorithm" (Microsoft KB 224829,
+    "TCP window size"; iperf's -w sets SO_RCVBUF, assumed to override it alike) — unless the
+    scenario sets `rcvbuf_round_to_mss` itself."""
+    if (
+        (window_set or "rcvbuf" in set_knobs)
+        and "rcvbuf_round_to_mss" not in set_knobs
+        and knobs.get("rcvbuf_round_to_mss") is True
+    ):
+        knobs["rcvbuf_round_to_mss"] = False
     return knobs

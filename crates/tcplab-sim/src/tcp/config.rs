@@ -470,6 +470,22 @@ knobs! {
     dsack: bool = true; kind "bool";
     /// Negotiate window scaling (RFC 7323 §2).
     window_scaling: bool = true; kind "bool";
+    /// With `window_scaling`: the SYN this host sends (active open) carries the option even when
+    /// its receive buffer needs no shift (shift 0). Off, the SYN carries it only when the buffer
+    /// exceeds 65,535 B, and the connection then never scales (RFC 7323 §2.2: in use only when
+    /// both SYNs carry it): Windows XP / Server 2003 at their default settings (p0f's XP SYN
+    /// fingerprints carry no window-scale option; the Windows 2000 registry reference,
+    /// TcpWindowSize: scaling is used "if the value of this entry is greater than 64 KB";
+    /// python/tcplab/stacks/windows-xp.toml). The answer in a SYN-ACK is not affected.
+    window_scaling_offer_unscaled: bool = true; kind "bool";
+    /// Windows 2000 / XP / Server 2003's default receive-window algorithm (Microsoft KB 224829,
+    /// "TCP window size"): `rcvbuf` is the window of the SYN or SYN-ACK (16,384 B); once the
+    /// connection is established the window is rounded up to a whole number of full segments
+    /// (MSS less the timestamp option when that is in use), at least four, and at most 65,535 B
+    /// without scaling. Off, `rcvbuf` is the window from the first segment on. A configured
+    /// window (TcpWindowSize: a scenario's `window` or `rcvbuf`) overrides the algorithm
+    /// (python/tcplab/stacks/rules.py switches this off).
+    rcvbuf_round_to_mss: bool = false; kind "bool";
     /// Appropriate Byte Counting limit L (RFC 3465); 0 = off (count ACKs, not bytes).
     abc: u32 = 0; kind "int";
     /// Unit of the congestion window: "packets" (Linux) or "bytes" (RFC 5681, BSD, Windows).
@@ -816,11 +832,59 @@ impl TcpConfig {
             self.initial_window
         }
     }
+
+    /// The receive buffer once the connection is established, with full segments of `seg`
+    /// payload bytes and our window-scale shift `wscale`: `rcvbuf`, or with
+    /// `rcvbuf_round_to_mss` Windows 2000 / XP / Server 2003's default algorithm (Microsoft
+    /// KB 224829, "TCP window size": the first request advertises 16K; "when the connection is
+    /// established, the receive window size is rounded up to an even increment of the MSS";
+    /// "the window size is adjusted to four times the MSS, to a maximum size of 64 K, unless the
+    /// window scaling option is used"; 17,520 B for Ethernet, "16K rounded up to twelve
+    /// 1460-byte segments", less with timestamps, which leave "less room for data"). "Even
+    /// increment" is read as a whole number of segments: twelve either way at MSS 1460 or 1448.
+    pub fn established_rcvbuf(&self, seg: u32, wscale: u8) -> u64 {
+        if !self.rcvbuf_round_to_mss || seg == 0 {
+            return self.rcvbuf;
+        }
+        let seg = u64::from(seg);
+        let w = self.rcvbuf.div_ceil(seg).max(4) * seg;
+        if wscale == 0 {
+            w.min(u64::from(u16::MAX))
+        } else {
+            w
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_established_rcvbuf_windows_default_algorithm() {
+        // KB 224829: 16,384 B rounded up to twelve 1460-B segments = 17,520 B; with
+        // timestamps (1448-B segments) twelve of those, 17,376 B; at least four segments.
+        let xp = TcpConfig {
+            rcvbuf: 16384,
+            rcvbuf_round_to_mss: true,
+            ..TcpConfig::default()
+        };
+        assert_eq!(xp.established_rcvbuf(1460, 0), 17520);
+        assert_eq!(xp.established_rcvbuf(1448, 0), 17376);
+        assert_eq!(xp.established_rcvbuf(536, 0), 16616, "31 segments of 536 B");
+        assert_eq!(xp.established_rcvbuf(8960, 0), 35840, "four jumbo segments");
+        assert_eq!(
+            xp.established_rcvbuf(16384, 0),
+            65535,
+            "64 KB without scaling"
+        );
+        // Off (every other stack, and a configured window): the buffer as given.
+        let plain = TcpConfig {
+            rcvbuf_round_to_mss: false,
+            ..xp
+        };
+        assert_eq!(plain.established_rcvbuf(1460, 0), 16384);
+    }
 
     #[test]
     fn test_local_peer_values_apply_only_to_a_local_peer() {

@@ -220,9 +220,13 @@ impl TcpReceiver {
         self.ts_recent = h.ts_val;
         if self.rx.is_none() {
             let mss = self.own_mss().min(self.peer_mss);
+            let seg = mss - if self.ts_on { packet::TS_OPTION_LEN } else { 0 };
             let rcfg = RecvCoreConfig {
-                rcvbuf: self.cfg.rcvbuf,
-                mss: mss - if self.ts_on { packet::TS_OPTION_LEN } else { 0 },
+                // Windows' default algorithm (knob `rcvbuf_round_to_mss`, KB 224829) rounds the
+                // window up to whole segments for the established connection; the SYN-ACK
+                // still offers `rcvbuf` (below).
+                rcvbuf: self.cfg.established_rcvbuf(seg, self.wscale),
+                mss: seg,
                 delayed_ack: self.cfg.delayed_ack,
                 delack_segments: self.cfg.delack_segments.max(1),
                 delack_timeout_ns: self.cfg.delack_timeout.max(1),
@@ -296,7 +300,12 @@ impl TcpReceiver {
         if self.ts_on {
             o |= opts::TS;
         }
-        let syn_wnd = self.rx.as_ref().map_or(0, |r| r.syn_window());
+        // The SYN-ACK's window: the buffer before any rounding to segments (KB 224829: the
+        // first window is 16K; p0f 3.00b p0f.fp gives XP's SYN+ACK windows as the fixed 16384
+        // or 65535, where it writes 'mss*N' for stacks that size them in segments).
+        let syn_wnd = self.rx.as_ref().map_or(0, |r| {
+            r.syn_window().min(self.cfg.rcvbuf.min(0xFFFF) as u16)
+        });
         let hdr = TcpHdr {
             seq: self.iss,
             ack: h.seq.wrapping_add(1),

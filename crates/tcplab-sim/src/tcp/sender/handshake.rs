@@ -79,6 +79,19 @@ pub fn offers_timestamps(cfg: &TcpConfig) -> bool {
     cfg.timestamps && cfg.timestamps_offer
 }
 
+/// Whether the SYN we send carries the window-scale option (RFC 7323 §2.2) when our shift is
+/// `rcv_wscale`: knob `window_scaling`, and with `window_scaling_offer_unscaled` off only when
+/// the receive buffer needs a shift. Windows XP / Server 2003 (python/tcplab/stacks/windows-xp.toml):
+/// p0f 2.0.x p0f.fp gives every XP SYN as 'M*,N,N,S' (no window scale) at windows up to 65,535 B
+/// (16384, 17520, 64240, 65535, ...); p0f 3.00b p0f.fp 'Windows:XP' SYNs 'mss,nop,nop,sok' at
+/// 16384 and 65535 and 'mss,nop,ws,nop,nop,sok' at 65535 with shifts 0-2 (tuned hosts); the
+/// Windows 2000 registry reference (TcpWindowSize, technet cc938219) "automatically uses windows
+/// scaling if the value of this entry is greater than 64 KB", and KB 224829 "attempts to use a
+/// scale value that accommodates the new window size".
+pub fn offers_window_scaling(cfg: &TcpConfig, rcv_wscale: u8) -> bool {
+    cfg.window_scaling && (cfg.window_scaling_offer_unscaled || rcv_wscale > 0)
+}
+
 /// Smallest window-scale shift with `buf >> shift ≤ 65535`, at most 14 (RFC 7323 §2.3).
 pub fn wscale_for(buf: u64) -> u8 {
     let mut s = 0u8;
@@ -97,14 +110,15 @@ impl Handshake {
         if !retransmit {
             self.first_at = now;
         }
-        // Window scale: the smallest shift that lets the receive buffer be advertised (RFC 7323 §2.3).
+        // Window scale: the smallest shift that lets the receive buffer be advertised (RFC 7323
+        // §2.3), offered unless the host sends the option only for a buffer that needs a shift.
         self.rcv_wscale = if cfg.window_scaling {
             wscale_for(cfg.rcvbuf)
         } else {
             0
         };
         let mut o = opts::MSS;
-        if cfg.window_scaling {
+        if offers_window_scaling(cfg, self.rcv_wscale) {
             o |= opts::WSCALE;
         }
         if cfg.sack {
@@ -192,7 +206,9 @@ impl Handshake {
         // SYN-ACK with one our SYN did not offer does not turn it on.
         let ts_on = offers_timestamps(cfg) && h.opts & opts::TS != 0;
         let sack_on = cfg.sack && h.opts & opts::SACK_PERM != 0;
-        let ws_on = cfg.window_scaling && h.opts & opts::WSCALE != 0;
+        // Scaling is in use only if both the SYN and the SYN-ACK carry the option (RFC 7323
+        // §2.2, §2.3): a SYN without it (Windows XP at its default window) leaves it off.
+        let ws_on = offers_window_scaling(cfg, self.rcv_wscale) && h.opts & opts::WSCALE != 0;
         let snd_wscale = if ws_on { h.wscale.min(14) } else { 0 };
         if !ws_on {
             self.rcv_wscale = 0;
@@ -408,6 +424,62 @@ mod tests {
         let mut hs = Handshake::default();
         assert_eq!(hs.syn(&off, 1460, 9, 5, 0).hdr.opts & opts::TS, 0);
         assert!(!offers_timestamps(&off));
+    }
+
+    #[test]
+    fn test_window_scale_offered_only_for_a_buffer_that_needs_a_shift() {
+        // Windows XP / Server 2003 (stacks/windows-xp.toml, knob window_scaling_offer_unscaled
+        // off): at the default 16,384-B window its SYN is MSS, NOP, NOP, SACK permitted (p0f's
+        // XP SYN fingerprints), and the connection does not scale even if a SYN-ACK carries the
+        // option (RFC 7323 §2.2); a window above 64 KB (TcpWindowSize 262,144 B) is offered with
+        // the smallest shift that covers it (KB 224829), and then scales both ways.
+        let xp = TcpConfig {
+            rcvbuf: 16384,
+            window_scaling: true,
+            window_scaling_offer_unscaled: false,
+            timestamps_offer: false,
+            ..TcpConfig::default()
+        };
+        let mut hs = Handshake::default();
+        let syn = hs.syn(&xp, 1460, 9, 0, 0);
+        assert_eq!(syn.hdr.opts, opts::MSS | opts::SACK_PERM);
+        assert_eq!(syn.hdr.wnd, 16384);
+        let n = hs
+            .on_syn_ack(&xp, 1460, 9, &syn_ack(9, opts::MSS | opts::WSCALE, 1460, 7))
+            .unwrap();
+        assert_eq!(
+            (n.snd_wscale, n.rcv_wscale),
+            (0, 0),
+            "never offered: unscaled"
+        );
+        let big = TcpConfig {
+            rcvbuf: 256 << 10,
+            ..xp
+        };
+        let mut hs = Handshake::default();
+        let syn = hs.syn(&big, 1460, 9, 0, 0);
+        assert_eq!(syn.hdr.opts, opts::MSS | opts::SACK_PERM | opts::WSCALE);
+        assert_eq!((syn.hdr.wscale, syn.hdr.wnd), (3, 65535));
+        let n = hs
+            .on_syn_ack(
+                &big,
+                1460,
+                9,
+                &syn_ack(9, opts::MSS | opts::WSCALE, 1460, 7),
+            )
+            .unwrap();
+        assert_eq!((n.snd_wscale, n.rcv_wscale), (7, 3));
+        // Every other stack (the default): shift 0 offered too.
+        let mut hs = Handshake::default();
+        let plain = TcpConfig {
+            window_scaling_offer_unscaled: true,
+            ..xp
+        };
+        let syn = hs.syn(&plain, 1460, 9, 0, 0);
+        assert_eq!(
+            (syn.hdr.opts & opts::WSCALE, syn.hdr.wscale),
+            (opts::WSCALE, 0)
+        );
     }
 
     #[test]

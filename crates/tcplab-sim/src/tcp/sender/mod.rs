@@ -220,6 +220,9 @@ pub struct TcpSender {
     sack_on: bool,
     /// Shift applied to windows the peer advertises.
     snd_wscale: u8,
+    /// Our receive window (unscaled bytes) in the segments we send once established: `rcvbuf`,
+    /// or Windows' default algorithm's rounded window (`TcpConfig::established_rcvbuf`).
+    own_rcv_wnd: u64,
     // Sequence state as offsets from the first data byte.
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -362,6 +365,7 @@ impl TcpSender {
             ts_on: false,
             sack_on: false,
             snd_wscale: 0,
+            own_rcv_wnd: cfg.rcvbuf,
             snd_una: 0,
             snd_nxt: 0,
             app_end: spec.bytes,
@@ -553,6 +557,7 @@ impl TcpSender {
         self.sack_on = n.sack_on;
         self.snd_wscale = n.snd_wscale;
         self.smss = n.smss;
+        self.own_rcv_wnd = self.cfg.established_rcvbuf(n.smss, n.rcv_wscale);
         self.ep.rec = Recovery::new(
             Mode::select(self.cfg.recovery, self.sack_on, self.cfg.recovery_nosack),
             self.smss,
@@ -692,7 +697,7 @@ impl TcpSender {
             ack: 1, // the peer's ISN is not tracked beyond the handshake; the receiver ignores it
             flags: fl | flags::ACK,
             opts: if self.ts_on { opts::TS } else { 0 },
-            wnd: (self.cfg.rcvbuf >> self.hs.rcv_wscale).min(u16::MAX as u64) as u16,
+            wnd: (self.own_rcv_wnd >> self.hs.rcv_wscale).min(u16::MAX as u64) as u16,
             ts_val: self.ts_now(now),
             ts_ecr: self.ts_recent,
             ..TcpHdr::default()
