@@ -621,6 +621,44 @@ impl Scoreboard {
         }
     }
 
+    /// Knob `freebsd_sack_walk`: the first record at or after `off` (the one holding it) not
+    /// SACKed — where FreeBSD's `tcp_sack_adjust` leaves snd_nxt (sources at
+    /// `crate::tcp::sender::send::next_segment_freebsd`). Cold: FreeBSD's recoveries after a
+    /// timeout only.
+    #[cold]
+    pub fn first_unsacked_from(&self, off: u64) -> Option<usize> {
+        let mut i = self.index_of(off);
+        while i < self.segs.len() {
+            if self.segs[i].flags & SACKED == 0 {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Knob `freebsd_sack_walk`: record `i` goes again as FreeBSD's new data from its snd_nxt
+    /// below snd_max (sources at `crate::tcp::sender::send::next_segment_freebsd`). Lost and
+    /// not resent (the go-back-N's rest): it is sent, in flight, neither lost nor resent
+    /// ([`Scoreboard::freebsd_sent_as_new`]). Resent from the hole list, or in flight: a second
+    /// copy, the record's counts unchanged (FreeBSD counts it in snd_nxt − sack_newdata, and the
+    /// hole's rxmit stays in sack_bytes_rxmt). Returns (start, len).
+    #[cold]
+    pub fn freebsd_walk_send(&mut self, i: usize, now: Nanos) -> (u64, u32) {
+        let s = &self.segs[i];
+        debug_assert!(s.flags & SACKED == 0);
+        if s.flags & (LOST | RETRANS) == LOST {
+            let out = self.on_retransmit(i, now);
+            self.freebsd_sent_as_new(i);
+            return out;
+        }
+        let s = &mut self.segs[i];
+        s.flags |= EVER_RETRANS;
+        s.tx_count = s.tx_count.saturating_add(1);
+        s.xmit = now;
+        (s.start, s.len)
+    }
+
     /// Retransmission timeout: forget SACK marks (the receiver may renege, RFC 2018 §8) and mark
     /// every record lost so it is resent in order in slow start (RFC 5681 §3.1, RFC 6675 §5.1).
     pub fn on_rto(&mut self) {

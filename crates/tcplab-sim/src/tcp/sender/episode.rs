@@ -656,7 +656,7 @@ impl Episodes {
             if p.cfg.freebsd_sack_go_back_n {
                 let nxt = p.sb.freebsd_rebuild_holes(s.snd_nxt);
                 self.enter_recovery(p, s, a.lost_new, delivered);
-                self.rec.freebsd_go_back_n(nxt);
+                self.rec.freebsd_go_back_n(nxt, p.cfg.freebsd_sack_walk);
             } else {
                 p.sb.mark_head_for_resend();
                 self.enter_recovery(p, s, a.lost_new, delivered);
@@ -1604,8 +1604,8 @@ mod tests {
             }
             (holes, ep.rec.freebsd_budget())
         };
-        assert_eq!(run(true), (vec![0, 2000], Some((10_000, 6000, true))));
-        assert_eq!(run(false), (vec![0], Some((10_000, 10_000, false))));
+        assert_eq!(run(true), (vec![0, 2000], Some((10_000, 6000, true, None))));
+        assert_eq!(run(false), (vec![0], Some((10_000, 10_000, false, None))));
     }
 
     /// Knob `freebsd_sack_rto_recovery` (FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2): after a
