@@ -418,6 +418,15 @@ impl Episodes {
             self.enter_disorder(p, s);
         }
         self.recover = Some(self.rec.point);
+        if let Some(w) = self.rec.freebsd_walk() {
+            // Knob `freebsd_sack_walk`: FreeBSD's snd_nxt still below snd_max (pulled back by
+            // the persist stall) is pulled up to th_ack (`tcp_input`), and `tcp_output`, out of
+            // fast recovery, sends from it in order again (tcp_input.c rev. 1.252.2.2,
+            // tcp_output.c rev. 1.100.2.3; read for the facts, nothing copied).
+            if w < s.snd_nxt {
+                p.sb.pull_back_from(w.max(s.snd_una));
+            }
+        }
         let set = self.rec.exit(p.cc.ssthresh(), p.sb.out_bytes);
         p.cc.on_recovery_exit(s.now);
         if let Some(w) = set {
