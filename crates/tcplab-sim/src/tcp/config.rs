@@ -651,8 +651,11 @@ knobs! {
     /// there once no hole is left to resend, `tcp_sack_adjust` skipping SACKed data only, so
     /// the holes above it go a second time, as new data, after the SACK hole list resent them
     /// (FreeBSD RELENG_5 `tcp_output.c` rev. 1.100.2.3, `tcp_sack.c` rev. 1.3.2.1; sources at
-    /// `crate::tcp::sender::send::next_segment_freebsd`). Off: each hole goes once, the
-    /// go-back-N's rest above the highest SACK as new data.
+    /// `crate::tcp::sender::send::next_segment_freebsd`). The same after the persist stall
+    /// (`partial_ack_zero_persist`) with SACK: snd_nxt pulled back to snd_una walks from there
+    /// once the stall ends, the partial ACK's window in u_int arithmetic; a recovery that ends
+    /// with it below snd_max sends from th_ack again. Off: each hole goes once, the go-back-N's
+    /// rest above the highest SACK as new data, the stall marks every un-SACKed record lost.
     freebsd_sack_walk: bool = false; kind "bool";
     /// `recovery = "freebsd-sack"` with SACK, in the loss state after a timeout: the window is
     /// checked against off = snd_nxt − snd_una after `tcp_sack_adjust` (SACKed data below
