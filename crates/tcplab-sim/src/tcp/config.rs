@@ -662,6 +662,17 @@ knobs! {
     /// Off: only the first unacknowledged segment is made resendable, the rest of the
     /// go-back-N goes as holes, the duplicate ACKs use the pipe.
     freebsd_sack_go_back_n: bool = false; kind "bool";
+    /// With `freebsd_sack_go_back_n`: in the recovery that the go-back-N's third duplicate ACK
+    /// starts, FreeBSD's snd_nxt (sack_newdata, where the go-back-N had got to) walks on from
+    /// there once no hole is left to resend, `tcp_sack_adjust` skipping SACKed data only, so
+    /// the holes above it go a second time, as new data, after the SACK hole list resent them
+    /// (FreeBSD RELENG_5 `tcp_output.c` rev. 1.100.2.3, `tcp_sack.c` rev. 1.3.2.1; sources at
+    /// `crate::tcp::sender::send::next_segment_freebsd`). The same after the persist stall
+    /// (`partial_ack_zero_persist`) with SACK: snd_nxt pulled back to snd_una walks from there
+    /// once the stall ends, the partial ACK's window in u_int arithmetic; a recovery that ends
+    /// with it below snd_max sends from th_ack again. Off: each hole goes once, the go-back-N's
+    /// rest above the highest SACK as new data, the stall marks every un-SACKed record lost.
+    freebsd_sack_walk: bool = false; kind "bool";
     /// `recovery = "freebsd-sack"` with SACK, in the loss state after a timeout: the window is
     /// checked against off = snd_nxt − snd_una after `tcp_sack_adjust` (SACKed data below
     /// snd_nxt counted), OpenBSD's rule (`recovery = "sack-inflate"`), not the pipe. FreeBSD

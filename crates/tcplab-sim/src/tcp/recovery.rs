@@ -253,6 +253,11 @@ pub struct Recovery {
     /// go-back-N after a timeout; sack_newdata is FreeBSD's snd_nxt there, and the lost records
     /// from it and above the highest SACK go as new data (see [`Recovery::freebsd_go_back_n`]).
     gbn: bool,
+    /// [`Mode::FreebsdSack`] with `gbn` (knob `freebsd_sack_walk`): FreeBSD's snd_nxt while it
+    /// lies below snd_max, walking on from sack_newdata over everything not SACKed once no hole
+    /// is left to resend (see `crate::tcp::sender::send::next_segment_freebsd`); u64::MAX once
+    /// it has caught up with snd_max (it then moves with it).
+    walk: Option<u64>,
 }
 
 impl Recovery {
@@ -283,6 +288,7 @@ impl Recovery {
             freebsd_inflate: false,
             pending_cwnd: None,
             gbn: false,
+            walk: None,
         }
     }
 
@@ -355,6 +361,7 @@ impl Recovery {
         self.point = snd_nxt;
         self.first_partial = true;
         self.gbn = false;
+        self.walk = None;
         match self.mode {
             // RFC 6675 §5 (4.2): cwnd = ssthresh.
             Mode::Rfc6675 => Some(ssthresh),
@@ -562,8 +569,19 @@ impl Recovery {
                         self.cwnd = Self::wrap32(self.cwnd);
                     }
                 } else if a.advanced && a.snd_una < self.point {
-                    let first =
-                        a.rexmit_out + a.snd_nxt.saturating_sub(self.sack_newdata) + self.smss;
+                    // Knob `freebsd_sack_walk`: FreeBSD's snd_nxt is the walk's, below snd_max
+                    // (`tcp_sack_partialack` runs before snd_una and snd_nxt are updated).
+                    let nxt = self.walk.map_or(a.snd_nxt, |w| w.min(a.snd_nxt));
+                    let first = if nxt >= self.sack_newdata {
+                        a.rexmit_out + (nxt - self.sack_newdata) + self.smss
+                    } else {
+                        // Pulled back below sack_newdata by the persist stall: `sack_bytes_rexmt
+                        // + (snd_nxt − sack_newdata) + t_maxseg` is u_int arithmetic (tcp_seq,
+                        // int, u_int), modulo 2^32 on i386 and amd64 alike: mostly nearly 2^32.
+                        Self::wrap32(
+                            (a.rexmit_out + self.smss).wrapping_sub(self.sack_newdata - nxt),
+                        )
+                    };
                     // Knob `partial_ack_u32_deflation` off: FreeBSD's later form, `if (snd_cwnd
                     // > acked) snd_cwnd -= acked; else snd_cwnd = 0; snd_cwnd += t_maxseg`.
                     let after = if self.u32_deflation {
@@ -651,25 +669,59 @@ impl Recovery {
 
     /// [`Mode::FreebsdSack`] in recovery: the hole retransmissions and new data are counted
     /// against the window as FreeBSD's `tcp_output` counts them (see
-    /// `crate::tcp::sender::send::next_segment`): Some((snd_recover, sack_newdata)).
+    /// `crate::tcp::sender::send::next_segment`): Some((snd_recover, sack_newdata, gbn,
+    /// FreeBSD's snd_nxt below snd_max)).
     #[inline]
-    pub fn freebsd_budget(&self) -> Option<(u64, u64, bool)> {
+    pub fn freebsd_budget(&self) -> Option<(u64, u64, bool, Option<u64>)> {
         (self.active && self.mode == Mode::FreebsdSack).then_some((
             self.point,
             self.sack_newdata,
             self.gbn,
+            self.walk,
         ))
+    }
+
+    /// Knob `freebsd_sack_walk`: FreeBSD's snd_nxt below snd_max, in recovery.
+    #[inline]
+    pub fn freebsd_walk(&self) -> Option<u64> {
+        if self.active {
+            self.walk
+        } else {
+            None
+        }
+    }
+
+    /// Knob `freebsd_sack_walk` with `partial_ack_zero_persist`: the persist stall pulled
+    /// FreeBSD's snd_nxt back to snd_una (`crate::tcp::sender::Sender::bsd_zero_window`).
+    #[cold]
+    pub fn freebsd_pull_back(&mut self, una: u64) {
+        if self.active && self.mode == Mode::FreebsdSack {
+            self.walk = Some(una);
+        }
+    }
+
+    /// Knob `freebsd_sack_walk`: FreeBSD's snd_nxt moved on to `nxt` (a segment sent from it as
+    /// new data, `crate::tcp::sender::send::Step::FreebsdWalk`, or `tcp_sack_adjust`; u64::MAX:
+    /// at snd_max).
+    #[cold]
+    pub fn freebsd_walked(&mut self, nxt: u64) {
+        if let Some(w) = self.walk.as_mut() {
+            *w = (*w).max(nxt);
+        }
     }
 
     /// Knob `freebsd_sack_go_back_n`, on entering [`Mode::FreebsdSack`] in the go-back-N after a
     /// timeout (sources at `crate::tcp::sender::episode::Episodes::on_ack`): sack_newdata =
     /// FreeBSD's snd_nxt there, `nxt` (where the go-back-N had got to), not snd_max; the lost
     /// records from it and above the highest SACK are its new data from snd_nxt.
+    /// With `walk` (knob `freebsd_sack_walk`) FreeBSD's snd_nxt is kept from `nxt` on
+    /// ([`Recovery::freebsd_walk`]).
     #[cold]
-    pub fn freebsd_go_back_n(&mut self, nxt: u64) {
+    pub fn freebsd_go_back_n(&mut self, nxt: u64, walk: bool) {
         if self.active && self.mode == Mode::FreebsdSack {
             self.sack_newdata = nxt;
             self.gbn = true;
+            self.walk = walk.then_some(nxt);
         }
     }
 
@@ -706,6 +758,7 @@ impl Recovery {
         self.active = false;
         self.pending_cwnd = None;
         self.gbn = false;
+        self.walk = None;
         match self.mode {
             // RFC 6675 / RFC 6937: cwnd = ssthresh (the controller's default exit).
             Mode::Rfc6675 | Mode::Prr | Mode::PrrReno => None,
@@ -1018,6 +1071,48 @@ mod tests {
     }
 
     #[test]
+    fn test_freebsd_sack_walk_partial_ack_window_from_snd_nxt() {
+        // Knob `freebsd_sack_walk` (FreeBSD RELENG_5 tcp_sack.c rev. 1.3.2.1
+        // `tcp_sack_partialack`: snd_cwnd = sack_bytes_rxmt + (snd_nxt − sack_newdata) + t_maxseg
+        // for one `tcp_output`, u_int arithmetic). After a go-back-N FreeBSD's snd_nxt (8) lies
+        // below snd_max (10): 1 + (8 − 6) + 1 segments, where snd_max gave 1 + 4 + 1.
+        // 3 segments acknowledged: the deflated window is 5 − (3 − 1), below both.
+        let partial = AckInfo {
+            advanced: true,
+            bytes_acked: 3 * MSS,
+            snd_una: 3 * MSS,
+            snd_nxt: 10 * MSS,
+            rexmit_out: MSS,
+            ssthresh: 2 * MSS,
+            ..Default::default()
+        };
+        let run = |walk: Option<u64>| {
+            let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+            r.freebsd_inflate = true;
+            r.u32_deflation = true;
+            r.enter(10 * MSS, 10 * MSS, 10 * MSS, 2 * MSS, 0, 8 * MSS);
+            r.freebsd_go_back_n(6 * MSS, walk.is_some());
+            if let Some(w) = walk {
+                r.freebsd_walked(w);
+            }
+            r.on_ack(&partial);
+            r.window(0)
+        };
+        assert_eq!(run(Some(8 * MSS)), 4 * MSS);
+        assert_eq!(run(None), 6 * MSS);
+        // The persist stall pulled snd_nxt back to snd_una (2 segments): 1 + (2 − 6) + 1 wraps
+        // modulo 2^32 (u_int arithmetic), so the peer's window alone bounds that `tcp_output`.
+        let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
+        r.freebsd_inflate = true;
+        r.u32_deflation = true;
+        r.enter(10 * MSS, 10 * MSS, 10 * MSS, 2 * MSS, 0, 8 * MSS);
+        r.freebsd_go_back_n(6 * MSS, true);
+        r.freebsd_pull_back(2 * MSS);
+        r.on_ack(&partial);
+        assert_eq!(r.window(0), (1u64 << 32) - 2 * MSS);
+    }
+
+    #[test]
     fn test_freebsd_sack_inflate_window_through_a_recovery() {
         // Knob freebsd_sack_rules = "inflate" (RELENG_5 of November 2004, sources at
         // Mode::FreebsdSack): 3 segments for the entry's send, then ssthresh + 3; +1 per
@@ -1098,7 +1193,7 @@ mod tests {
             None
         );
         assert_eq!(r.window(10 * MSS), MSS);
-        assert_eq!(r.freebsd_budget(), Some((20 * MSS, 20 * MSS, false)));
+        assert_eq!(r.freebsd_budget(), Some((20 * MSS, 20 * MSS, false, None)));
         let dup = |pipe| AckInfo {
             is_dup: true,
             pipe,

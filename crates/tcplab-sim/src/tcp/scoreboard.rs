@@ -621,6 +621,44 @@ impl Scoreboard {
         }
     }
 
+    /// Knob `freebsd_sack_walk`: the first record at or after `off` (the one holding it) not
+    /// SACKed — where FreeBSD's `tcp_sack_adjust` leaves snd_nxt (sources at
+    /// `crate::tcp::sender::send::next_segment_freebsd`). Cold: FreeBSD's recoveries after a
+    /// timeout only.
+    #[cold]
+    pub fn first_unsacked_from(&self, off: u64) -> Option<usize> {
+        let mut i = self.index_of(off);
+        while i < self.segs.len() {
+            if self.segs[i].flags & SACKED == 0 {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Knob `freebsd_sack_walk`: record `i` goes again as FreeBSD's new data from its snd_nxt
+    /// below snd_max (sources at `crate::tcp::sender::send::next_segment_freebsd`). Lost and
+    /// not resent (the go-back-N's rest): it is sent, in flight, neither lost nor resent
+    /// ([`Scoreboard::freebsd_sent_as_new`]). Resent from the hole list, or in flight: a second
+    /// copy, the record's counts unchanged (FreeBSD counts it in snd_nxt − sack_newdata, and the
+    /// hole's rxmit stays in sack_bytes_rxmt). Returns (start, len).
+    #[cold]
+    pub fn freebsd_walk_send(&mut self, i: usize, now: Nanos) -> (u64, u32) {
+        let s = &self.segs[i];
+        debug_assert!(s.flags & SACKED == 0);
+        if s.flags & (LOST | RETRANS) == LOST {
+            let out = self.on_retransmit(i, now);
+            self.freebsd_sent_as_new(i);
+            return out;
+        }
+        let s = &mut self.segs[i];
+        s.flags |= EVER_RETRANS;
+        s.tx_count = s.tx_count.saturating_add(1);
+        s.xmit = now;
+        (s.start, s.len)
+    }
+
     /// Retransmission timeout: forget SACK marks (the receiver may renege, RFC 2018 §8) and mark
     /// every record lost so it is resent in order in slow start (RFC 5681 §3.1, RFC 6675 §5.1).
     pub fn on_rto(&mut self) {
@@ -683,6 +721,35 @@ impl Scoreboard {
         self.lost_bytes = self.out_bytes - self.sacked_bytes;
         self.refresh_pipe();
         self.lost_scan = self.segs.back().map_or(0, |s| s.end());
+        self.retx_hint = self.segs.front().map_or(0, |s| s.start);
+        self.retx_order.clear();
+    }
+
+    /// Knob `freebsd_sack_walk`: FreeBSD's snd_nxt at `from`, below snd_max, when its SACK
+    /// recovery ends (the persist stall had pulled it back; sources at
+    /// `crate::tcp::sender::episode::Episodes::exit_recovery`): every record from it on that is
+    /// not SACKed is to be sent again in order — marked lost and not resent; SACK marks stay.
+    #[cold]
+    pub fn pull_back_from(&mut self, from: u64) {
+        let (mut lost, mut retrans) = (0u64, 0u64);
+        for s in self.segs.iter_mut() {
+            if s.start >= from && s.flags & SACKED == 0 {
+                s.flags = (s.flags & !RETRANS) | LOST;
+            }
+            if s.flags & LOST != 0 {
+                lost += s.len as u64;
+            }
+            if s.flags & RETRANS != 0 {
+                retrans += s.len as u64;
+            }
+        }
+        self.retrans_bytes = retrans;
+        self.lost_bytes = lost;
+        self.refresh_pipe();
+        if self.segs.front().is_none_or(|s| from <= s.start) {
+            // Every un-SACKed record is lost: nothing left for SACK-based loss marking.
+            self.lost_scan = self.segs.back().map_or(0, |s| s.end());
+        }
         self.retx_hint = self.segs.front().map_or(0, |s| s.start);
         self.retx_order.clear();
     }
@@ -1056,6 +1123,34 @@ mod tests {
             vec![0, 1000, 3000],
             "from snd_una, the SACKed record skipped"
         );
+    }
+
+    /// Knob `freebsd_sack_walk`: a SACK recovery ends with FreeBSD's snd_nxt at 1000, below
+    /// snd_max: the records from it on that are not SACKed go again in order; the one below it
+    /// (resent, outstanding) keeps its counts.
+    #[test]
+    fn test_pull_back_from() {
+        let mut b = Scoreboard::new(3);
+        for i in 0..4u64 {
+            b.on_send_new(i * 1000, 1000, i);
+        }
+        b.mark_head_lost();
+        let i = b.next_lost().unwrap();
+        b.on_retransmit(i, 10);
+        let mut res = AckResult::default();
+        b.on_sack_block(2000, 3000, 20, &mut res);
+        b.pull_back_from(1000);
+        b.check_invariants();
+        assert_eq!(
+            (b.lost_bytes, b.retrans_bytes, b.sacked_bytes),
+            (3000, 1000, 1000)
+        );
+        let mut order = vec![];
+        while let Some(i) = b.next_lost() {
+            order.push(b.seg(i).start);
+            b.on_retransmit(i, 30);
+        }
+        assert_eq!(order, vec![1000, 3000]);
     }
 
     /// Knob `freebsd_sack_go_back_n` (FreeBSD RELENG_5 tcp_sack.c rev. 1.3.2.1

@@ -418,6 +418,15 @@ impl Episodes {
             self.enter_disorder(p, s);
         }
         self.recover = Some(self.rec.point);
+        if let Some(w) = self.rec.freebsd_walk() {
+            // Knob `freebsd_sack_walk`: FreeBSD's snd_nxt still below snd_max (pulled back by
+            // the persist stall) is pulled up to th_ack (`tcp_input`), and `tcp_output`, out of
+            // fast recovery, sends from it in order again (tcp_input.c rev. 1.252.2.2,
+            // tcp_output.c rev. 1.100.2.3; read for the facts, nothing copied).
+            if w < s.snd_nxt {
+                p.sb.pull_back_from(w.max(s.snd_una));
+            }
+        }
         let set = self.rec.exit(p.cc.ssthresh(), p.sb.out_bytes);
         p.cc.on_recovery_exit(s.now);
         if let Some(w) = set {
@@ -656,7 +665,7 @@ impl Episodes {
             if p.cfg.freebsd_sack_go_back_n {
                 let nxt = p.sb.freebsd_rebuild_holes(s.snd_nxt);
                 self.enter_recovery(p, s, a.lost_new, delivered);
-                self.rec.freebsd_go_back_n(nxt);
+                self.rec.freebsd_go_back_n(nxt, p.cfg.freebsd_sack_walk);
             } else {
                 p.sb.mark_head_for_resend();
                 self.enter_recovery(p, s, a.lost_new, delivered);
@@ -1604,8 +1613,8 @@ mod tests {
             }
             (holes, ep.rec.freebsd_budget())
         };
-        assert_eq!(run(true), (vec![0, 2000], Some((10_000, 6000, true))));
-        assert_eq!(run(false), (vec![0], Some((10_000, 10_000, false))));
+        assert_eq!(run(true), (vec![0, 2000], Some((10_000, 6000, true, None))));
+        assert_eq!(run(false), (vec![0], Some((10_000, 10_000, false, None))));
     }
 
     /// Knob `freebsd_sack_rto_recovery` (FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2): after a

@@ -910,9 +910,14 @@ impl TcpSender {
         // this pacing slot, for its PSH (see `send_segment`).
         let mut paced_left = 0u64;
         self.timers.pace_blocked = false;
+        if let Some(w) = self.ep.rec.freebsd_walk() {
+            // Knob `freebsd_sack_walk`: each `tcp_output` starts with `tcp_sack_adjust`.
+            self.freebsd_adjust_walk(w, true);
+        }
         // Built once: sending changes only the window, snd_nxt and fast_rexmit_due, refreshed
-        // before each step (checked against a fresh state in debug builds); the window is
-        // asked of the controller there, not here as well.
+        // before each step (checked against a fresh state in debug builds; FreeBSD's snd_nxt
+        // below snd_max after a step that moved it); the window is asked of the controller
+        // there, not here as well.
         let mut st = self.send_state_in(0);
         // Knob `max_burst`: segments this call sent. OpenBSD `tcp_output` (rev. 1.79, 2005, as
         // in MirOS; rev. 1.109, 2015; read for the facts, nothing copied), compiled with
@@ -940,7 +945,9 @@ impl TcpSender {
                 }
             };
             match step {
-                Step::Retransmit(i) | Step::RetransmitCut { i, .. }
+                Step::Retransmit(i)
+                | Step::RetransmitCut { i, .. }
+                | Step::FreebsdWalk { i, .. }
                     if !self.pace_allows(now, self.sb.seg(i).start, true) =>
                 {
                     self.timers.pace_blocked = true;
@@ -955,6 +962,7 @@ impl TcpSender {
                     // Knob `freebsd_sack_go_back_n`: the go-back-N's rest goes as FreeBSD's new
                     // data from snd_nxt (`send::next_segment_freebsd`); decided before the send.
                     let gbn_new = self.ep.rec.freebsd_gbn()
+                        && self.ep.rec.freebsd_walk().is_none()
                         && self.sb.seg(i).start
                             >= self.ep.rec.sack_newdata.max(self.sb.high_sacked);
                     let (start, len) = self.sb.on_retransmit(i, now);
@@ -977,6 +985,17 @@ impl TcpSender {
                         // ACK (sources at `crate::tcp::recovery::Mode::SackInflate`).
                         break Step::CwndLimited;
                     }
+                }
+                Step::FreebsdWalk { i, again } => {
+                    // Knob `freebsd_sack_walk`: FreeBSD's snd_nxt below snd_max sends the record
+                    // as new data and moves on (`send::next_segment_freebsd`); `tcp_sack_adjust`
+                    // runs again at once if `tcp_output` loops (`again`).
+                    self.ep.fast_rexmit_due = false;
+                    let (start, len) = self.sb.freebsd_walk_send(i, now);
+                    self.freebsd_adjust_walk(start + u64::from(len), again);
+                    st.bsd = self.bsd_sack();
+                    self.send_segment(cx, start, len, true, false, false);
+                    burst += 1;
                 }
                 Step::RetransmitCut { i, len } => {
                     // Knob `short_segment_on_rexmit` (BSD `tcp_output`, source at
@@ -1235,6 +1254,25 @@ impl TcpSender {
         )
     }
 
+    /// Knob `freebsd_sack_walk`: FreeBSD's snd_nxt at `nxt` (at least snd_una: `tcp_input` pulls
+    /// it up), with `adjust` moved over SACKed records as `tcp_sack_adjust` moves it at the
+    /// start of each pass of `tcp_output` (tcp_sack.c rev. 1.3.2.1, tcp_output.c rev. 1.100.2.3,
+    /// sources at `send::next_segment_freebsd`); at snd_max it moves with it from now on.
+    #[cold]
+    fn freebsd_adjust_walk(&mut self, nxt: u64, adjust: bool) {
+        let nxt = nxt.max(self.snd_una);
+        let at = if nxt >= self.snd_nxt {
+            u64::MAX
+        } else if !adjust {
+            nxt
+        } else {
+            self.sb
+                .first_unsacked_from(nxt)
+                .map_or(u64::MAX, |i| self.sb.seg(i).start.max(nxt))
+        };
+        self.ep.rec.freebsd_walked(at);
+    }
+
     /// Knob `partial_ack_zero_persist`, after an ACK's sending (`sent`: it sent a segment).
     /// FreeBSD 5.x (read for the facts, nothing copied): 5.2.1-RELEASE `tcp_input.c`
     /// (github:kaizendesu/FreeBSD-5.2) and RELENG_5 `tcp_input.c` rev. 1.252.2.2
@@ -1271,10 +1309,18 @@ impl TcpSender {
             // ACK of new data only `if (!callout_active(tp->tt_persist))`).
             self.timers.rto = None;
         }
+        // FreeBSD's snd_nxt: below snd_max in a SACK recovery with knob `freebsd_sack_walk`;
+        // off = snd_nxt − snd_una must be above 0 for len < 0.
+        let nxt = self
+            .ep
+            .rec
+            .freebsd_walk()
+            .map_or(self.snd_nxt, |w| w.min(self.snd_nxt));
         let stalls = self.ep.rec.active
             && self.ep.rec.u32_deflation
             && self.cwnd() == 0
             && !self.sb.is_empty()
+            && nxt > self.snd_una
             && (self.ep.rec.mode == Mode::NewReno || self.sb.retrans_bytes == 0);
         if !stalls {
             return;
@@ -1287,7 +1333,15 @@ impl TcpSender {
         self.timers.rto = None;
         self.rtt.backoff = 0;
         self.acks.dupacks = 0;
-        self.sb.pull_back_to_una();
+        if self.cfg.freebsd_sack_walk && self.ep.rec.mode == Mode::FreebsdSack {
+            // Knob `freebsd_sack_walk`: snd_nxt = snd_una, the scoreboard as it is: the hole
+            // list resends what it has not resent, then snd_nxt walks from snd_una over
+            // everything not SACKed (`send::next_segment_freebsd`; the window of the partial
+            // ACK that ends the stall, `Recovery::on_ack`).
+            self.ep.rec.freebsd_pull_back(self.snd_una);
+        } else {
+            self.sb.pull_back_to_una();
+        }
     }
 
     /// FreeBSD `tcp_setpersist` (tcp_output.c rev. 1.100.2.3; read for the facts): t =
@@ -1973,10 +2027,11 @@ fn bsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSack {
         Mode::SackInflate => BsdSack::InflateOpen,
         // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
         Mode::FreebsdSack => match rec.freebsd_budget() {
-            Some((recover, newdata, gbn)) => BsdSack::FreebsdRecovery {
+            Some((recover, newdata, gbn, walk)) => BsdSack::FreebsdRecovery {
                 recover,
                 newdata,
                 gbn,
+                walk,
             },
             // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
             // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
@@ -2100,7 +2155,7 @@ mod tests {
         /// `freebsd_sack_rules`), FreeBSD's NewReno partial ACK and exit (knobs
         /// `partial_ack_u32_deflation`, `newreno_exit_no_growth`, `newreno_entry_less_limited`,
         /// `newreno_exit_bsd_window`), FreeBSD's SACK recovery after a timeout
-        /// (`freebsd_sack_rto_recovery`, `freebsd_sack_go_back_n`),
+        /// (`freebsd_sack_rto_recovery`, `freebsd_sack_go_back_n`, `freebsd_sack_walk`),
         /// every rule for duplicate ACKs after a timeout without SACK (`loss_dupack_credit`)
         /// and loss in both directions (so the fast path meets
         /// ACKs just before and after recovery, timeouts and undo).
@@ -2140,7 +2195,7 @@ mod tests {
                 "partial_ack_u32_deflation": bsd.1, "newreno_exit_no_growth": bsd.2,
                 "newreno_entry_less_limited": bsd.3, "newreno_exit_bsd_window": bsd.4,
                 "freebsd_sack_rto_recovery": bsd.5, "freebsd_sack_go_back_n": bsd.6,
-                "go_back_n_off": bsd.6 && bsd.0,
+                "go_back_n_off": bsd.6 && bsd.0, "freebsd_sack_walk": bsd.6 && !bsd.3,
                 "partial_ack_zero_persist": bsd.1,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);

@@ -318,11 +318,13 @@ pub enum BsdSack {
     /// Knob `recovery = "freebsd-sack"` in recovery, with snd_recover and sack_newdata: holes
     /// and new data are counted against the window as FreeBSD's `tcp_output` counts them
     /// ([`next_segment_freebsd`]); `gbn`: the recovery started in the go-back-N after a timeout
-    /// (knob `freebsd_sack_go_back_n`).
+    /// (knob `freebsd_sack_go_back_n`); `walk`: FreeBSD's snd_nxt below snd_max (knob
+    /// `freebsd_sack_walk`).
     FreebsdRecovery {
         recover: u64,
         newdata: u64,
         gbn: bool,
+        walk: Option<u64>,
     },
 }
 
@@ -340,6 +342,11 @@ pub enum Step {
     RetransmitCut { i: usize, len: u32 },
     /// Send this many bytes of new data (NextSeg rule 2).
     New(u64),
+    /// Knob `freebsd_sack_walk`: send scoreboard record `i` again as FreeBSD's new data from its
+    /// snd_nxt below snd_max, whether or not it was resent before ([`next_segment_freebsd`],
+    /// `Scoreboard::freebsd_walk_send`); `again`: `tcp_output` loops after it (`sendalot`: the
+    /// window held more than the segment), so `tcp_sack_adjust` moves snd_nxt at once.
+    FreebsdWalk { i: usize, again: bool },
     /// The congestion window holds the next segment back.
     CwndLimited,
     /// No new data goes now (see [`NewData::Hold`]).
@@ -556,8 +563,9 @@ fn bsd_pipe(s: &SendState, sb: &mut Scoreboard) -> Result<(u64, bool), Step> {
             recover,
             newdata,
             gbn,
+            walk,
         } => {
-            return Err(next_segment_freebsd(s, sb, recover, newdata, gbn));
+            return Err(next_segment_freebsd(s, sb, recover, newdata, gbn, walk));
         }
         // OpenBSD's off in the go-back-N after a timeout.
         BsdSack::InflateGoBackN => (s.go_back_n_off(sb), true),
@@ -601,6 +609,21 @@ pub fn by_limited_transmit(s: &SendState, len: u64) -> bool {
 /// within min(snd_wnd, snd_cwnd) − (snd_nxt − sack_newdata) − sack_bytes_rxmt, snd_nxt being
 /// the record's start (the send loop then counts it as sent, not resent:
 /// `Scoreboard::freebsd_sent_as_new`).
+///
+/// `walk` (knob `freebsd_sack_walk`; FreeBSD's snd_nxt, from sack_newdata on): the go-back-N's
+/// rest is not found as lost records but by FreeBSD's snd_nxt itself. Same sources: once
+/// `tcp_sack_output` offers no hole (every hole resent up to its end, or the next one at or
+/// beyond snd_recover), `tcp_output` calls `tcp_sack_adjust`, which moves snd_nxt over SACKed
+/// data only (from the end of a hole to the start of the next, or to rcv_lastsack past the
+/// last), and sends from snd_nxt as new data, with off = snd_nxt − snd_una and len within
+/// min(snd_wnd, snd_cwnd) − off when sack_bytes_rxmt is 0, else within min(snd_wnd, snd_cwnd)
+/// − (snd_nxt − sack_newdata) − sack_bytes_rxmt; snd_nxt += len. Where the go-back-N had not
+/// reached rcv_lastsack, the holes above snd_nxt were resent from the hole list first (their
+/// rxmit at their end, counted in sack_bytes_rxmt) and snd_nxt walks over them again: they go
+/// twice, the second time counted in snd_nxt − sack_newdata as well. Here the first record
+/// from `walk` (at least snd_una, `tcp_input` pulling snd_nxt up to it) that is not SACKed
+/// goes as [`Step::FreebsdWalk`], whatever it is — a hole resent before, the go-back-N's
+/// rest, data in flight — and `walk` moves to its end; snd_max reached, new data as before.
 #[inline(never)]
 pub fn next_segment_freebsd(
     s: &SendState,
@@ -608,12 +631,17 @@ pub fn next_segment_freebsd(
     recover: u64,
     newdata: u64,
     gbn: bool,
+    walk: Option<u64>,
 ) -> Step {
     let resent = sb.retrans_bytes;
     if sb.lost_bytes > sb.retrans_bytes {
         if let Some(i) = sb.next_lost() {
             let seg = sb.seg(i);
-            if gbn && seg.start >= newdata.max(sb.high_sacked) {
+            let rest = gbn && seg.start >= newdata.max(sb.high_sacked);
+            if walk.is_some() && seg.start >= sb.high_sacked {
+                // No hole above rcv_lastsack (the go-back-N's rest, the head cut by a persist
+                // probe): FreeBSD's snd_nxt reaches it (below).
+            } else if rest {
                 let used = if resent == 0 {
                     seg.start - s.snd_una
                 } else {
@@ -623,8 +651,7 @@ pub fn next_segment_freebsd(
                     return Step::Retransmit(i);
                 }
                 return Step::CwndLimited;
-            }
-            if seg.start < recover {
+            } else if seg.start < recover {
                 // "Do not retransmit SACK segments beyond snd_recover": a hole above it waits
                 // for the next recovery.
                 if resent + u64::from(seg.len) <= s.window.min(s.rwnd) || s.fast_rexmit_due {
@@ -634,12 +661,55 @@ pub fn next_segment_freebsd(
             }
         }
     }
+    if let Some(w) = walk {
+        if let Some(step) = freebsd_walk_step(s, sb, newdata, w.max(s.snd_una)) {
+            return step;
+        }
+    }
     let used = if resent == 0 {
         s.snd_nxt - s.snd_una
     } else {
         resent + s.snd_nxt.saturating_sub(newdata)
     };
     new_data_step(s, sb, |len| used + len <= s.window)
+}
+
+/// [`next_segment_freebsd`] with FreeBSD's snd_nxt at `nxt` below snd_max (knob
+/// `freebsd_sack_walk`, sources there): `tcp_sack_adjust` skips the SACKed records, and the
+/// record there goes as new data from snd_nxt if the window holds it; None at snd_max.
+#[cold]
+fn freebsd_walk_step(s: &SendState, sb: &mut Scoreboard, newdata: u64, nxt: u64) -> Option<Step> {
+    if nxt >= s.snd_nxt {
+        return None;
+    }
+    let i = sb.first_unsacked_from(nxt)?;
+    let seg = sb.seg(i);
+    let resent = sb.retrans_bytes as i64;
+    // snd_nxt − sack_newdata is below 0 when the persist stall pulled snd_nxt back (knob
+    // `partial_ack_zero_persist`): `long cwin = sendwin − (snd_nxt − sack_newdata) −
+    // sack_bytes_rxmt` is 32-bit on i386 (the u_int difference wraps and the result is read as
+    // signed), so the window is widened by sack_newdata − snd_nxt. i386 assumed, as for knob
+    // `partial_ack_u32_deflation` (on amd64 the same line leaves no room at all).
+    let used = if resent == 0 {
+        seg.start as i64 - s.snd_una as i64
+    } else {
+        resent + (seg.start as i64 - newdata as i64)
+    };
+    let wnd = s.window.min(s.rwnd) as i64;
+    if wnd == 0 {
+        // snd_cwnd 0 (the persist stall): sendwin 0 and sack_bytes_rxmt 0 (no hole resent:
+        // the stall's condition, and none goes with a window of 0), so len = 0 − off ≤ 0. The
+        // scoreboard's resent bytes may hold the probe's byte, which FreeBSD sends from snd_nxt
+        // in persist state, counted nowhere.
+        return Some(Step::CwndLimited);
+    }
+    Some(if used + i64::from(seg.len) <= wnd || s.fast_rexmit_due {
+        // `len > t_maxseg` before the cut sets sendalot.
+        let again = wnd - used > i64::from(s.smss);
+        Step::FreebsdWalk { i, again }
+    } else {
+        Step::CwndLimited
+    })
 }
 
 #[cfg(test)]
@@ -932,6 +1002,7 @@ mod tests {
                 recover: 10_000,
                 newdata: 10_000,
                 gbn: false,
+                walk: None,
             },
             ..state(&sb, 3000)
         };
@@ -968,6 +1039,7 @@ mod tests {
                 recover: 0,
                 newdata: 4000,
                 gbn: false,
+                walk: None,
             },
             ..state(&sb2, 3000)
         };
@@ -998,6 +1070,7 @@ mod tests {
                     recover: 6000,
                     newdata,
                     gbn,
+                    walk: None,
                 },
                 ..state(&sb, 3000)
             };
@@ -1025,6 +1098,79 @@ mod tests {
         assert_eq!(run(false), vec![2000, 3000, 4000]);
     }
 
+    /// Knob `freebsd_sack_walk` (FreeBSD RELENG_5 tcp_output.c rev. 1.100.2.3, tcp_sack.c rev.
+    /// 1.3.2.1, sources at [`next_segment_freebsd`]): eight segments out, 1000..2000,
+    /// 4000..5000 and 6000..7000 SACKed after the timeout, the go-back-N resent 0 and 2000 and
+    /// had got to snd_nxt = 3000 (sack_newdata) when the recovery started. The hole list resends
+    /// 0, 2000, 3000 and 5000 (sack_bytes_rxmt 4000); then snd_nxt walks from 3000 over what is
+    /// not SACKed: 3000 again (4000 + 0 + 1000 ≤ 6000), and 5000 would take 4000 + 2000 +
+    /// 1000 > 6000. With a wide window the walk sends 3000, 5000 and the go-back-N's rest 7000,
+    /// then new data. Without the walk each hole goes once and the rest 7000 waits (4000 +
+    /// 4000 + 1000 > 6000).
+    #[test]
+    fn test_freebsd_sack_walk_resends_the_holes_above_snd_nxt() {
+        let run = |walk: bool, window: u64| {
+            let mut sb = outstanding(8);
+            sb.on_rto();
+            let mut res = AckResult::default();
+            sb.on_sack_block(1000, 2000, 5, &mut res);
+            sb.on_retransmit(0, 10);
+            sb.on_retransmit(2, 11);
+            sb.on_sack_block(4000, 5000, 12, &mut res);
+            sb.on_sack_block(6000, 7000, 13, &mut res);
+            let nxt = sb.freebsd_rebuild_holes(8000);
+            assert_eq!(nxt, 3000, "FreeBSD's snd_nxt");
+            let mut s = SendState {
+                open: false,
+                bsd: BsdSack::FreebsdRecovery {
+                    recover: 8000,
+                    newdata: nxt,
+                    gbn: true,
+                    walk: walk.then_some(nxt),
+                },
+                ..state(&sb, window)
+            };
+            let mut sent = vec![];
+            loop {
+                match next_segment(&s, &mut sb) {
+                    Step::Retransmit(i) => {
+                        let start = sb.seg(i).start;
+                        sb.on_retransmit(i, 20);
+                        if start >= 7000 {
+                            sb.freebsd_sent_as_new(i);
+                        }
+                        sent.push(start);
+                    }
+                    Step::FreebsdWalk { i, .. } => {
+                        let (start, len) = sb.freebsd_walk_send(i, 20);
+                        if let BsdSack::FreebsdRecovery { walk, .. } = &mut s.bsd {
+                            *walk = Some(start + u64::from(len));
+                        }
+                        sent.push(start);
+                    }
+                    Step::New(len) => {
+                        sent.push(s.snd_nxt);
+                        assert_eq!(len, 1000);
+                        break;
+                    }
+                    step => {
+                        assert_eq!(step, Step::CwndLimited);
+                        break;
+                    }
+                }
+                sb.check_invariants();
+            }
+            sent
+        };
+        assert_eq!(run(true, 6000), vec![0, 2000, 3000, 5000, 3000]);
+        assert_eq!(run(false, 6000), vec![0, 2000, 3000, 5000]);
+        assert_eq!(
+            run(true, 20_000),
+            vec![0, 2000, 3000, 5000, 3000, 5000, 7000, 8000]
+        );
+        assert_eq!(run(false, 20_000), vec![0, 2000, 3000, 5000, 7000, 8000]);
+    }
+
     #[test]
     fn test_freebsd_sack_nothing_resent_counts_flight_and_open_state_resends_no_hole() {
         // sack_bytes_rxmt = 0 (no hole resent): tcp_output's ordinary rule, min(snd_wnd,
@@ -1038,6 +1184,7 @@ mod tests {
                 recover: 4000,
                 newdata: 4000,
                 gbn: false,
+                walk: None,
             },
             ..state(&sb, 4500)
         };
