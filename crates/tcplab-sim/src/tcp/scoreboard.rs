@@ -1091,20 +1091,23 @@ mod tests {
         b
     }
 
-    /// Knob `partial_ack_zero_persist` (FreeBSD tcp_output.c rev. 1.100.2.3: snd_nxt =
-    /// snd_una when the window shrank to 0; sources at `Sender::bsd_zero_window`): every record
-    /// not SACKed is to go again from snd_una, resent ones included; SACK marks stay.
-    #[test]
-    fn test_pull_back_to_una() {
-        let mut b = Scoreboard::new(3);
-        for i in 0..4u64 {
-            b.on_send_new(i * 1000, 1000, i);
-        }
+    /// Four 1000-byte records; the head marked lost and resent, the third SACKed.
+    fn resent_head_and_sacked_third() -> Scoreboard {
+        let mut b = board(4, 1000);
         b.mark_head_lost();
         let i = b.next_lost().unwrap();
         b.on_retransmit(i, 10);
         let mut res = AckResult::default();
         b.on_sack_block(2000, 3000, 20, &mut res);
+        b
+    }
+
+    /// Knob `partial_ack_zero_persist` (FreeBSD tcp_output.c rev. 1.100.2.3: snd_nxt =
+    /// snd_una when the window shrank to 0; sources at `Sender::bsd_zero_window`): every record
+    /// not SACKed is to go again from snd_una, resent ones included; SACK marks stay.
+    #[test]
+    fn test_pull_back_to_una() {
+        let mut b = resent_head_and_sacked_third();
         assert_eq!((b.lost_bytes, b.retrans_bytes), (1000, 1000));
         b.pull_back_to_una();
         b.check_invariants();
@@ -1130,15 +1133,7 @@ mod tests {
     /// (resent, outstanding) keeps its counts.
     #[test]
     fn test_pull_back_from() {
-        let mut b = Scoreboard::new(3);
-        for i in 0..4u64 {
-            b.on_send_new(i * 1000, 1000, i);
-        }
-        b.mark_head_lost();
-        let i = b.next_lost().unwrap();
-        b.on_retransmit(i, 10);
-        let mut res = AckResult::default();
-        b.on_sack_block(2000, 3000, 20, &mut res);
+        let mut b = resent_head_and_sacked_third();
         b.pull_back_from(1000);
         b.check_invariants();
         assert_eq!(
