@@ -712,17 +712,7 @@ impl Scoreboard {
     /// to be sent again from snd_una, in order — marked lost and not resent; SACK marks stay.
     #[cold]
     pub fn pull_back_to_una(&mut self) {
-        for s in self.segs.iter_mut() {
-            if s.flags & SACKED == 0 {
-                s.flags = (s.flags & !RETRANS) | LOST;
-            }
-        }
-        self.retrans_bytes = 0;
-        self.lost_bytes = self.out_bytes - self.sacked_bytes;
-        self.refresh_pipe();
-        self.lost_scan = self.segs.back().map_or(0, |s| s.end());
-        self.retx_hint = self.segs.front().map_or(0, |s| s.start);
-        self.retx_order.clear();
+        self.pull_back_from(0);
     }
 
     /// Knob `freebsd_sack_walk`: FreeBSD's snd_nxt at `from`, below snd_max, when its SACK
@@ -731,21 +721,9 @@ impl Scoreboard {
     /// not SACKed is to be sent again in order — marked lost and not resent; SACK marks stay.
     #[cold]
     pub fn pull_back_from(&mut self, from: u64) {
-        let (mut lost, mut retrans) = (0u64, 0u64);
-        for s in self.segs.iter_mut() {
-            if s.start >= from && s.flags & SACKED == 0 {
-                s.flags = (s.flags & !RETRANS) | LOST;
-            }
-            if s.flags & LOST != 0 {
-                lost += s.len as u64;
-            }
-            if s.flags & RETRANS != 0 {
-                retrans += s.len as u64;
-            }
+        for i in self.segs.partition_point(|s| s.start < from)..self.segs.len() {
+            self.requeue(i);
         }
-        self.retrans_bytes = retrans;
-        self.lost_bytes = lost;
-        self.refresh_pipe();
         if self.segs.front().is_none_or(|s| from <= s.start) {
             // Every un-SACKed record is lost: nothing left for SACK-based loss marking.
             self.lost_scan = self.segs.back().map_or(0, |s| s.end());
