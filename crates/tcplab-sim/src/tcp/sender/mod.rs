@@ -2041,6 +2041,7 @@ fn bsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSack {
                 newdata,
                 gbn,
                 walk,
+                first: rec.freebsd_first_pass(),
             },
             // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
             // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
