@@ -732,6 +732,41 @@ impl Recovery {
         }
     }
 
+    /// Knob `freebsd_sack_walk`: the recovery ended with FreeBSD's snd_nxt below snd_max and
+    /// records from it left to send again (`crate::tcp::sender::episode::Episodes::exit_recovery`,
+    /// sources there): out of recovery `tcp_output` sends them from snd_nxt in order, the
+    /// window checked against off = snd_nxt − snd_una, until snd_nxt reaches snd_max
+    /// ([`Recovery::freebsd_open_walk`]).
+    #[cold]
+    pub fn freebsd_exit_below_max(&mut self, nxt: u64) {
+        if !self.active && self.mode == Mode::FreebsdSack {
+            self.walk = Some(nxt);
+        }
+    }
+
+    /// [`Recovery::freebsd_exit_below_max`]: out of recovery, FreeBSD's snd_nxt still below
+    /// snd_max.
+    #[inline]
+    pub fn freebsd_open_walk(&self) -> bool {
+        !self.active && self.walk.is_some()
+    }
+
+    /// FreeBSD's snd_nxt kept below snd_max, in recovery ([`Recovery::freebsd_walk`]) or after
+    /// it ([`Recovery::freebsd_open_walk`]): one test for the send loop's prologue.
+    #[inline]
+    pub fn freebsd_any_walk(&self) -> bool {
+        self.walk.is_some()
+    }
+
+    /// [`Recovery::freebsd_open_walk`] ends: FreeBSD's snd_nxt reached snd_max (nothing left to
+    /// send again).
+    #[cold]
+    pub fn freebsd_open_walk_done(&mut self) {
+        if !self.active {
+            self.walk = None;
+        }
+    }
+
     /// Knob `freebsd_sack_walk`: FreeBSD's snd_nxt moved on to `nxt` (a segment sent from it as
     /// new data, `crate::tcp::sender::send::Step::FreebsdWalk`, or `tcp_sack_adjust`; u64::MAX:
     /// at snd_max).
@@ -845,6 +880,7 @@ impl Recovery {
         self.active = false;
         self.pending_cwnd = None;
         self.first_pass = None;
+        self.walk = None;
     }
 }
 
