@@ -343,8 +343,7 @@ impl Recovery {
         if let Some(c) = self.pending_cwnd {
             self.cwnd = c;
             self.pending_cwnd = None;
-        }
-        if self.first_pass.is_some() {
+            // (A partial ACK's first pass comes with a pending window, the deflated one.)
             self.first_pass = None;
         }
     }
@@ -603,6 +602,7 @@ impl Recovery {
                     // `tcp_output` counts off from the snd_una before the ACK.
                     self.first_pass = Some((first, a.snd_una.saturating_sub(a.bytes_acked)));
                     self.cwnd = after;
+                    self.pending_cwnd = Some(after);
                 }
             }
             Mode::FreebsdSack => {

@@ -2048,30 +2048,38 @@ fn bsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSack {
         Mode::SackInflate if loss => BsdSack::InflateGoBackN,
         Mode::SackInflate => BsdSack::InflateOpen,
         // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
-        Mode::FreebsdSack => match rec.freebsd_budget() {
-            Some((recover, newdata, gbn, walk)) => BsdSack::FreebsdRecovery {
-                recover,
-                newdata,
-                gbn,
-                walk,
-                first: rec.freebsd_first_pass(),
-            },
-            // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
-            // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
-            // `tcp_sack_adjust` (tcp_output.c rev. 1.100.2.3 `tcp_output`: outside
-            // IN_FASTRECOVERY `tcp_sack_output` is not asked, sack_bytes_rxmt = 0, len =
-            // min(sb_cc, sendwin) − off; tcp_sack.c rev. 1.3.2.1 `tcp_sack_adjust` moves
-            // snd_nxt over SACKed blocks as OpenBSD's does; read for the facts, nothing
-            // copied): OpenBSD's rule, `SendState::go_back_n_off`.
-            None if loss && go_back_n_off => BsdSack::InflateGoBackN,
-            None if loss => BsdSack::Off,
-            // Knob `freebsd_sack_walk`: a recovery ended with FreeBSD's snd_nxt below snd_max,
-            // which goes on from there as in the go-back-N (`Episodes::exit_recovery`).
-            None if rec.freebsd_open_walk() && go_back_n_off => BsdSack::InflateGoBackN,
-            None if rec.freebsd_open_walk() => BsdSack::Off,
-            None => BsdSack::FreebsdOpen,
-        },
+        Mode::FreebsdSack => freebsd_sack_rules(rec, loss, go_back_n_off),
         _ => BsdSack::Off,
+    }
+}
+
+/// [`bsd_sack_rules`] in FreeBSD's SACK mode. Out of line: inlined, its arms (the recovery's
+/// state, a partial ACK's first pass, the walk after a recovery) cost every sender's
+/// `send_state_in` instructions (cachegrind, `runjson` s1).
+#[inline(never)]
+fn freebsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSack {
+    match rec.freebsd_budget() {
+        Some((recover, newdata, gbn, walk)) => BsdSack::FreebsdRecovery {
+            recover,
+            newdata,
+            gbn,
+            walk,
+            first: rec.freebsd_first_pass(),
+        },
+        // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
+        // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
+        // `tcp_sack_adjust` (tcp_output.c rev. 1.100.2.3 `tcp_output`: outside
+        // IN_FASTRECOVERY `tcp_sack_output` is not asked, sack_bytes_rxmt = 0, len =
+        // min(sb_cc, sendwin) − off; tcp_sack.c rev. 1.3.2.1 `tcp_sack_adjust` moves
+        // snd_nxt over SACKed blocks as OpenBSD's does; read for the facts, nothing
+        // copied): OpenBSD's rule, `SendState::go_back_n_off`.
+        None if loss && go_back_n_off => BsdSack::InflateGoBackN,
+        None if loss => BsdSack::Off,
+        // Knob `freebsd_sack_walk`: a recovery ended with FreeBSD's snd_nxt below snd_max,
+        // which goes on from there as in the go-back-N (`Episodes::exit_recovery`).
+        None if rec.freebsd_open_walk() && go_back_n_off => BsdSack::InflateGoBackN,
+        None if rec.freebsd_open_walk() => BsdSack::Off,
+        None => BsdSack::FreebsdOpen,
     }
 }
 
