@@ -249,6 +249,11 @@ pub struct Recovery {
     /// on, after a `tcp_output` that ran with a window of its own (the entry's three segments,
     /// a partial ACK's `tcp_sack_partialack`).
     pending_cwnd: Option<u64>,
+    /// [`Mode::FreebsdSack`] with `freebsd_inflate`, during a partial ACK's sending:
+    /// `tcp_sack_partialack`'s own `tcp_output` (its snd_cwnd, and the snd_una it runs with,
+    /// the one before the ACK), which comes before the ACK's second `tcp_output` with the
+    /// deflated window (see [`Recovery::freebsd_first_pass`]).
+    first_pass: Option<(u64, u64)>,
     /// [`Mode::FreebsdSack`] (knob `freebsd_sack_go_back_n`): this recovery started in the
     /// go-back-N after a timeout; sack_newdata is FreeBSD's snd_nxt there, and the lost records
     /// from it and above the highest SACK go as new data (see [`Recovery::freebsd_go_back_n`]).
@@ -287,6 +292,7 @@ impl Recovery {
             exit_bsd_window: false,
             freebsd_inflate: false,
             pending_cwnd: None,
+            first_pass: None,
             gbn: false,
             walk: None,
         }
@@ -328,14 +334,17 @@ impl Recovery {
     }
 
     /// After the sending an ACK caused: [`Mode::FreebsdSack`] with `freebsd_inflate`, the
-    /// window that `tcp_output` ran with (the entry's three segments, `tcp_sack_partialack`'s)
-    /// gives way to snd_cwnd as the ACK's processing leaves it.
+    /// window that `tcp_output` ran with (the entry's three segments) gives way to snd_cwnd as
+    /// the ACK's processing leaves it, and a partial ACK's first pass
+    /// ([`Recovery::freebsd_first_pass`]) is over.
     #[inline]
     pub fn settle(&mut self) {
         // Read first: the common case (no pending window) stores nothing.
         if let Some(c) = self.pending_cwnd {
             self.cwnd = c;
             self.pending_cwnd = None;
+            // (A partial ACK's first pass comes with a pending window, the deflated one.)
+            self.first_pass = None;
         }
     }
 
@@ -557,12 +566,12 @@ impl Recovery {
                 // 32-bit u_long: a further duplicate ACK adds t_maxseg; a partial ACK
                 // (`tcp_sack_partialack`) runs `tcp_output` with snd_cwnd = sack_bytes_rxmt +
                 // (snd_nxt − sack_newdata) + t_maxseg, then deflates the old snd_cwnd as
-                // NewReno, and the ACK's second `tcp_output` sends within that. Both calls
-                // count the same resent and new bytes against their window, so together they
-                // send what the larger window allows.
+                // NewReno, and the ACK's second `tcp_output` sends within that: two passes, in
+                // that order ([`Recovery::freebsd_first_pass`]).
                 if let Some(c) = self.pending_cwnd.take() {
                     self.cwnd = c;
                 }
+                self.first_pass = None;
                 if a.is_dup {
                     self.cwnd += self.smss;
                     if self.u32_deflation {
@@ -589,7 +598,10 @@ impl Recovery {
                     } else {
                         self.cwnd.saturating_sub(a.bytes_acked) + self.smss
                     };
-                    self.cwnd = first.max(after);
+                    // `tcp_sack_partialack` runs before `tcp_input` moves snd_una: its
+                    // `tcp_output` counts off from the snd_una before the ACK.
+                    self.first_pass = Some((first, a.snd_una.saturating_sub(a.bytes_acked)));
+                    self.cwnd = after;
                     self.pending_cwnd = Some(after);
                 }
             }
@@ -681,6 +693,26 @@ impl Recovery {
         ))
     }
 
+    /// [`Mode::FreebsdSack`] with `freebsd_inflate`, while a partial ACK's sending runs: the
+    /// window and the snd_una of `tcp_sack_partialack`'s `tcp_output`, Some((sack_bytes_rxmt +
+    /// (snd_nxt − sack_newdata) + t_maxseg, snd_una before the ACK)); [`Recovery::window`] is
+    /// meanwhile the deflated snd_cwnd of the ACK's second `tcp_output`. FreeBSD RELENG_5
+    /// (tcp_sack.c rev. 1.3.2.1 `tcp_sack_partialack`, tcp_input.c rev. 1.252.2.2, tcp_output.c
+    /// rev. 1.100.2.3, as NSC 0.5.2 ships them; read for the facts, nothing copied):
+    /// `tcp_input` calls `tcp_sack_partialack` before it drops the acknowledged bytes and sets
+    /// snd_una = th_ack ("Relies on fact that tp->snd_una not updated yet"), after
+    /// `tcp_del_sackholes` and the ACK's SACK blocks have updated the hole list; the window
+    /// update (needoutput) then calls `tcp_output` again, from the new snd_una. The two passes
+    /// differ only where `tcp_output` counts from snd_una: with sack_bytes_rxmt = 0 new data
+    /// goes within min(sb_cc, sendwin) − off, off = snd_nxt − snd_una, so the first pass has
+    /// th_ack − snd_una bytes less room than the same window would give the second; with
+    /// resent bytes outstanding both count sack_bytes_rxmt + (snd_nxt − sack_newdata). Cleared
+    /// by [`Recovery::settle`].
+    #[inline]
+    pub fn freebsd_first_pass(&self) -> Option<(u64, u64)> {
+        self.first_pass
+    }
+
     /// Knob `freebsd_sack_walk`: FreeBSD's snd_nxt below snd_max, in recovery.
     #[inline]
     pub fn freebsd_walk(&self) -> Option<u64> {
@@ -697,6 +729,41 @@ impl Recovery {
     pub fn freebsd_pull_back(&mut self, una: u64) {
         if self.active && self.mode == Mode::FreebsdSack {
             self.walk = Some(una);
+        }
+    }
+
+    /// Knob `freebsd_sack_walk`: the recovery ended with FreeBSD's snd_nxt below snd_max and
+    /// records from it left to send again (`crate::tcp::sender::episode::Episodes::exit_recovery`,
+    /// sources there): out of recovery `tcp_output` sends them from snd_nxt in order, the
+    /// window checked against off = snd_nxt − snd_una, until snd_nxt reaches snd_max
+    /// ([`Recovery::freebsd_open_walk`]).
+    #[cold]
+    pub fn freebsd_exit_below_max(&mut self, nxt: u64) {
+        if !self.active && self.mode == Mode::FreebsdSack {
+            self.walk = Some(nxt);
+        }
+    }
+
+    /// [`Recovery::freebsd_exit_below_max`]: out of recovery, FreeBSD's snd_nxt still below
+    /// snd_max.
+    #[inline]
+    pub fn freebsd_open_walk(&self) -> bool {
+        !self.active && self.walk.is_some()
+    }
+
+    /// FreeBSD's snd_nxt kept below snd_max, in recovery ([`Recovery::freebsd_walk`]) or after
+    /// it ([`Recovery::freebsd_open_walk`]): one test for the send loop's prologue.
+    #[inline]
+    pub fn freebsd_any_walk(&self) -> bool {
+        self.walk.is_some()
+    }
+
+    /// [`Recovery::freebsd_open_walk`] ends: FreeBSD's snd_nxt reached snd_max (nothing left to
+    /// send again).
+    #[cold]
+    pub fn freebsd_open_walk_done(&mut self) {
+        if !self.active {
+            self.walk = None;
         }
     }
 
@@ -757,6 +824,7 @@ impl Recovery {
     pub fn exit(&mut self, ssthresh: u64, flight: u64) -> Option<u64> {
         self.active = false;
         self.pending_cwnd = None;
+        self.first_pass = None;
         self.gbn = false;
         self.walk = None;
         match self.mode {
@@ -811,6 +879,8 @@ impl Recovery {
     pub fn abort(&mut self) {
         self.active = false;
         self.pending_cwnd = None;
+        self.first_pass = None;
+        self.walk = None;
     }
 }
 
@@ -1096,7 +1166,7 @@ mod tests {
                 r.freebsd_walked(w);
             }
             r.on_ack(&partial);
-            r.window(0)
+            r.freebsd_first_pass().unwrap().0
         };
         assert_eq!(run(Some(8 * MSS)), 4 * MSS);
         assert_eq!(run(None), 6 * MSS);
@@ -1109,16 +1179,20 @@ mod tests {
         r.freebsd_go_back_n(6 * MSS, true);
         r.freebsd_pull_back(2 * MSS);
         r.on_ack(&partial);
-        assert_eq!(r.window(0), (1u64 << 32) - 2 * MSS);
+        assert_eq!(
+            r.freebsd_first_pass(),
+            Some(((1u64 << 32) - 2 * MSS, 0)),
+            "from the snd_una before the ACK"
+        );
     }
 
     #[test]
     fn test_freebsd_sack_inflate_window_through_a_recovery() {
         // Knob freebsd_sack_rules = "inflate" (RELENG_5 of November 2004, sources at
         // Mode::FreebsdSack): 3 segments for the entry's send, then ssthresh + 3; +1 per
-        // duplicate ACK whatever the pipe; a partial ACK sends within resent + new since the
-        // entry + 1 segment or the deflated window, whichever is larger, and the deflated
-        // window (NewReno's, 32 bits) holds from the next ACK.
+        // duplicate ACK whatever the pipe; a partial ACK sends first within resent + new since
+        // the entry + 1 segment (from the snd_una before the ACK), then within the deflated
+        // window (NewReno's, 32 bits), which holds from then on.
         let mut r = Recovery::new(Mode::FreebsdSack, MSS as u32, 3);
         r.freebsd_inflate = true;
         r.u32_deflation = true;
@@ -1137,7 +1211,7 @@ mod tests {
         let partial = |acked, nxt| AckInfo {
             advanced: true,
             bytes_acked: acked,
-            snd_una: 5 * MSS,
+            snd_una: 15 * MSS,
             snd_nxt: nxt,
             rexmit_out: 2 * MSS,
             ssthresh: 10 * MSS,
@@ -1146,11 +1220,13 @@ mod tests {
         // 15 − (4 − 1) = 12 segments above 2 + 3 + 1.
         r.on_ack(&partial(4 * MSS, 23 * MSS));
         assert_eq!(r.window(0), 12 * MSS);
+        assert_eq!(r.freebsd_first_pass(), Some((6 * MSS, 11 * MSS)));
         // 12 − (14 − 1) wraps: the window is 2^32 − 1 segment from here on.
         r.on_ack(&partial(14 * MSS, 23 * MSS));
         assert_eq!(r.window(0), (1u64 << 32) - MSS);
-        assert_eq!(r.pending_cwnd, Some((1u64 << 32) - MSS));
+        assert_eq!(r.freebsd_first_pass(), Some((6 * MSS, MSS)));
         r.settle();
+        assert_eq!(r.freebsd_first_pass(), None);
         r.on_ack(&dup(5 * MSS));
         assert_eq!(r.window(0), 0, "+1 segment wraps back through 2^32");
         // Without the 32-bit arithmetic: FreeBSD's later `snd_cwnd = 0` floor, + t_maxseg.
@@ -1166,10 +1242,11 @@ mod tests {
         r.enter(20 * MSS, 20 * MSS, 20 * MSS, 10 * MSS, 0, 17 * MSS);
         r.on_ack(&partial(9 * MSS, 26 * MSS));
         assert_eq!(
-            r.window(0),
-            (2 + 6 + 1) * MSS,
+            r.freebsd_first_pass(),
+            Some(((2 + 6 + 1) * MSS, 6 * MSS)),
             "tcp_sack_partialack's tcp_output"
         );
+        assert_eq!(r.window(0), (13 - 8) * MSS, "the ACK's second tcp_output");
         r.on_ack(&dup(5 * MSS));
         assert_eq!(
             r.window(0),

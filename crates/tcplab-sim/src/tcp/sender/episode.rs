@@ -418,16 +418,28 @@ impl Episodes {
             self.enter_disorder(p, s);
         }
         self.recover = Some(self.rec.point);
+        let mut below_max = None;
         if let Some(w) = self.rec.freebsd_walk() {
             // Knob `freebsd_sack_walk`: FreeBSD's snd_nxt still below snd_max (pulled back by
             // the persist stall) is pulled up to th_ack (`tcp_input`), and `tcp_output`, out of
             // fast recovery, sends from it in order again (tcp_input.c rev. 1.252.2.2,
-            // tcp_output.c rev. 1.100.2.3; read for the facts, nothing copied).
+            // tcp_output.c rev. 1.100.2.3; read for the facts, nothing copied): not in fast
+            // recovery, `tcp_sack_output` is not asked; each pass starts with `tcp_sack_adjust`
+            // (over SACKed data only) and sends len = min(sb_cc, sendwin) − off, off = snd_nxt −
+            // snd_una, as in the go-back-N after a timeout (knob `go_back_n_off`,
+            // `SendState::go_back_n_off`), until snd_nxt reaches snd_max.
             if w < s.snd_nxt {
-                p.sb.pull_back_from(w.max(s.snd_una));
+                let from = w.max(s.snd_una);
+                p.sb.pull_back_from(from);
+                below_max = Some(from);
             }
         }
         let set = self.rec.exit(p.cc.ssthresh(), p.sb.out_bytes);
+        if let Some(from) = below_max {
+            if p.sb.lost_bytes > p.sb.retrans_bytes {
+                self.rec.freebsd_exit_below_max(from);
+            }
+        }
         p.cc.on_recovery_exit(s.now);
         if let Some(w) = set {
             if !p.cc.governs_recovery() {

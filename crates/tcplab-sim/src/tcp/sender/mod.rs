@@ -910,9 +910,8 @@ impl TcpSender {
         // this pacing slot, for its PSH (see `send_segment`).
         let mut paced_left = 0u64;
         self.timers.pace_blocked = false;
-        if let Some(w) = self.ep.rec.freebsd_walk() {
-            // Knob `freebsd_sack_walk`: each `tcp_output` starts with `tcp_sack_adjust`.
-            self.freebsd_adjust_walk(w, true);
+        if self.ep.rec.freebsd_any_walk() {
+            self.freebsd_walk_prologue();
         }
         // Built once: sending changes only the window, snd_nxt and fast_rexmit_due, refreshed
         // before each step (checked against a fresh state in debug builds; FreeBSD's snd_nxt
@@ -1261,6 +1260,20 @@ impl TcpSender {
         let bsd = self.bsd_sack();
         self.send_segment(cx, start, len, true, false, false);
         bsd
+    }
+
+    /// Knob `freebsd_sack_walk`, at the start of the send loop (each `tcp_output`): in recovery
+    /// `tcp_sack_adjust` moves FreeBSD's snd_nxt over SACKed records; after a recovery that
+    /// ended with it below snd_max (`Recovery::freebsd_open_walk`), it has reached snd_max once
+    /// no record is left to send again.
+    #[cold]
+    #[inline(never)]
+    fn freebsd_walk_prologue(&mut self) {
+        if let Some(w) = self.ep.rec.freebsd_walk() {
+            self.freebsd_adjust_walk(w, true);
+        } else if self.sb.lost_bytes <= self.sb.retrans_bytes {
+            self.ep.rec.freebsd_open_walk_done();
+        }
     }
 
     /// Knob `freebsd_sack_walk`: FreeBSD's snd_nxt at `nxt` (at least snd_una: `tcp_input` pulls
@@ -2035,25 +2048,38 @@ fn bsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSack {
         Mode::SackInflate if loss => BsdSack::InflateGoBackN,
         Mode::SackInflate => BsdSack::InflateOpen,
         // FreeBSD's SACK recovery (sources at `crate::tcp::recovery::Mode::FreebsdSack`).
-        Mode::FreebsdSack => match rec.freebsd_budget() {
-            Some((recover, newdata, gbn, walk)) => BsdSack::FreebsdRecovery {
-                recover,
-                newdata,
-                gbn,
-                walk,
-            },
-            // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
-            // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
-            // `tcp_sack_adjust` (tcp_output.c rev. 1.100.2.3 `tcp_output`: outside
-            // IN_FASTRECOVERY `tcp_sack_output` is not asked, sack_bytes_rxmt = 0, len =
-            // min(sb_cc, sendwin) − off; tcp_sack.c rev. 1.3.2.1 `tcp_sack_adjust` moves
-            // snd_nxt over SACKed blocks as OpenBSD's does; read for the facts, nothing
-            // copied): OpenBSD's rule, `SendState::go_back_n_off`.
-            None if loss && go_back_n_off => BsdSack::InflateGoBackN,
-            None if loss => BsdSack::Off,
-            None => BsdSack::FreebsdOpen,
-        },
+        Mode::FreebsdSack => freebsd_sack_rules(rec, loss, go_back_n_off),
         _ => BsdSack::Off,
+    }
+}
+
+/// [`bsd_sack_rules`] in FreeBSD's SACK mode. Out of line: inlined, its arms (the recovery's
+/// state, a partial ACK's first pass, the walk after a recovery) cost every sender's
+/// `send_state_in` instructions (cachegrind, `runjson` s1).
+#[inline(never)]
+fn freebsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSack {
+    match rec.freebsd_budget() {
+        Some((recover, newdata, gbn, walk)) => BsdSack::FreebsdRecovery {
+            recover,
+            newdata,
+            gbn,
+            walk,
+            first: rec.freebsd_first_pass(),
+        },
+        // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
+        // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
+        // `tcp_sack_adjust` (tcp_output.c rev. 1.100.2.3 `tcp_output`: outside
+        // IN_FASTRECOVERY `tcp_sack_output` is not asked, sack_bytes_rxmt = 0, len =
+        // min(sb_cc, sendwin) − off; tcp_sack.c rev. 1.3.2.1 `tcp_sack_adjust` moves
+        // snd_nxt over SACKed blocks as OpenBSD's does; read for the facts, nothing
+        // copied): OpenBSD's rule, `SendState::go_back_n_off`.
+        None if loss && go_back_n_off => BsdSack::InflateGoBackN,
+        None if loss => BsdSack::Off,
+        // Knob `freebsd_sack_walk`: a recovery ended with FreeBSD's snd_nxt below snd_max,
+        // which goes on from there as in the go-back-N (`Episodes::exit_recovery`).
+        None if rec.freebsd_open_walk() && go_back_n_off => BsdSack::InflateGoBackN,
+        None if rec.freebsd_open_walk() => BsdSack::Off,
+        None => BsdSack::FreebsdOpen,
     }
 }
 
@@ -2096,6 +2122,33 @@ mod tests {
         // Every other mode untouched by the knob.
         let rec = Recovery::new(Mode::Rfc6675, 1460, 3);
         assert_eq!(bsd_sack_rules(&rec, true, true), BsdSack::Off);
+    }
+
+    /// Knob `freebsd_sack_walk` (FreeBSD RELENG_5 tcp_input.c rev. 1.252.2.2, tcp_output.c rev.
+    /// 1.100.2.3; sources at `Episodes::exit_recovery`): a recovery that ends with FreeBSD's
+    /// snd_nxt below snd_max (the persist stall pulled it back) goes on out of recovery as the
+    /// go-back-N does, its window against off = snd_nxt − snd_una; once snd_nxt reaches snd_max,
+    /// FreeBSD's open state again (no SACK hole resent). A timeout or a new recovery ends it.
+    #[test]
+    fn test_freebsd_exit_below_snd_max_goes_on_as_the_go_back_n() {
+        let mut rec = Recovery::new(Mode::FreebsdSack, 1460, 3);
+        rec.enter(20_000, 10_000, 10_000, 5000, 0, 10_000);
+        rec.freebsd_pull_back(5000);
+        assert!(!rec.freebsd_open_walk());
+        rec.exit(5000, 3000);
+        rec.freebsd_exit_below_max(17_000);
+        assert!(rec.freebsd_open_walk() && rec.freebsd_any_walk());
+        assert_eq!(rec.freebsd_walk(), None, "not in recovery");
+        assert_eq!(bsd_sack_rules(&rec, false, true), BsdSack::InflateGoBackN);
+        assert_eq!(bsd_sack_rules(&rec, false, false), BsdSack::Off);
+        rec.freebsd_open_walk_done();
+        assert_eq!(bsd_sack_rules(&rec, false, true), BsdSack::FreebsdOpen);
+        rec.freebsd_exit_below_max(17_000);
+        rec.abort();
+        assert!(!rec.freebsd_any_walk(), "a timeout");
+        rec.freebsd_exit_below_max(17_000);
+        rec.enter(20_000, 10_000, 10_000, 5000, 0, 10_000);
+        assert!(!rec.freebsd_any_walk(), "a new recovery");
     }
 
     /// A dumbbell run (one or two flows, random loss both ways, a short queue) as JSON: the

@@ -319,12 +319,15 @@ pub enum BsdSack {
     /// and new data are counted against the window as FreeBSD's `tcp_output` counts them
     /// ([`next_segment_freebsd`]); `gbn`: the recovery started in the go-back-N after a timeout
     /// (knob `freebsd_sack_go_back_n`); `walk`: FreeBSD's snd_nxt below snd_max (knob
-    /// `freebsd_sack_walk`).
+    /// `freebsd_sack_walk`); `first`: a partial ACK's first pass, `tcp_sack_partialack`'s
+    /// `tcp_output` (its window and snd_una, `crate::tcp::recovery::Recovery::freebsd_first_pass`;
+    /// knob `freebsd_sack_rules = "inflate"`).
     FreebsdRecovery {
         recover: u64,
         newdata: u64,
         gbn: bool,
         walk: Option<u64>,
+        first: Option<(u64, u64)>,
     },
 }
 
@@ -564,8 +567,15 @@ fn bsd_pipe(s: &SendState, sb: &mut Scoreboard) -> Result<(u64, bool), Step> {
             newdata,
             gbn,
             walk,
+            first,
         } => {
-            return Err(next_segment_freebsd(s, sb, recover, newdata, gbn, walk));
+            let f = Freebsd {
+                recover,
+                newdata,
+                gbn,
+                walk,
+            };
+            return Err(next_segment_freebsd(s, sb, f, first));
         }
         // OpenBSD's off in the go-back-N after a timeout.
         BsdSack::InflateGoBackN => (s.go_back_n_off(sb), true),
@@ -628,11 +638,64 @@ pub fn by_limited_transmit(s: &SendState, len: u64) -> bool {
 pub fn next_segment_freebsd(
     s: &SendState,
     sb: &mut Scoreboard,
-    recover: u64,
-    newdata: u64,
-    gbn: bool,
-    walk: Option<u64>,
+    f: Freebsd,
+    first: Option<(u64, u64)>,
 ) -> Step {
+    if let Some((window, una)) = first {
+        if let Some(step) = freebsd_first_pass(s, sb, f, window, una) {
+            return step;
+        }
+    }
+    freebsd_pass(s, sb, f, s.window, s.snd_una)
+}
+
+/// [`next_segment_freebsd`]'s state of the recovery: snd_recover, sack_newdata, `gbn` and
+/// `walk` as there.
+#[derive(Clone, Copy, Debug)]
+pub struct Freebsd {
+    pub recover: u64,
+    pub newdata: u64,
+    pub gbn: bool,
+    pub walk: Option<u64>,
+}
+
+/// A partial ACK's first pass in FreeBSD's SACK recovery of November 2004 (knob
+/// `freebsd_sack_rules = "inflate"`; sources at
+/// `crate::tcp::recovery::Recovery::freebsd_first_pass`): `tcp_sack_partialack`'s `tcp_output`,
+/// with its snd_cwnd `window` and the snd_una before the ACK, `una`, then the ACK's second
+/// `tcp_output` with the deflated snd_cwnd (`s.window`) from the new snd_una. The step the first
+/// pass allows, or None when it would send nothing: the second pass's turn. A pass that sends
+/// nothing at a state sends nothing at any later state of the same ACK (its window is fixed,
+/// snd_nxt and the resent bytes only grow, and holes go before new data), so taking the first
+/// pass's step while it has one, then the second's, is FreeBSD's order. The peer's window of
+/// the first pass is snd_wnd before the ACK's update (`tcp_input` updates it after both
+/// `tcp_sack_partialack` and the acknowledged bytes' `sbdrop`): taken as the current window
+/// counted from `una` (a window that changed with this ACK is not modelled).
+#[cold]
+#[inline(never)]
+fn freebsd_first_pass(
+    s: &SendState,
+    sb: &mut Scoreboard,
+    f: Freebsd,
+    window: u64,
+    una: u64,
+) -> Option<Step> {
+    match freebsd_pass(s, sb, f, window.min(s.rwnd), una) {
+        step @ (Step::Retransmit(_) | Step::FreebsdWalk { .. } | Step::New(_)) => Some(step),
+        _ => None,
+    }
+}
+
+/// One pass of FreeBSD's `tcp_output` in its SACK recovery ([`next_segment_freebsd`]) with
+/// snd_cwnd `window` and snd_una `una` (the sender's, but for a partial ACK's first pass).
+#[inline]
+fn freebsd_pass(s: &SendState, sb: &mut Scoreboard, f: Freebsd, window: u64, una: u64) -> Step {
+    let Freebsd {
+        recover,
+        newdata,
+        gbn,
+        walk,
+    } = f;
     let resent = sb.retrans_bytes;
     if sb.lost_bytes > sb.retrans_bytes {
         if let Some(i) = sb.next_lost() {
@@ -643,18 +706,18 @@ pub fn next_segment_freebsd(
                 // probe): FreeBSD's snd_nxt reaches it (below).
             } else if rest {
                 let used = if resent == 0 {
-                    seg.start - s.snd_una
+                    seg.start - una
                 } else {
                     resent + (seg.start - newdata)
                 };
-                if used + u64::from(seg.len) <= s.window.min(s.rwnd) || s.fast_rexmit_due {
+                if used + u64::from(seg.len) <= window.min(s.rwnd) || s.fast_rexmit_due {
                     return Step::Retransmit(i);
                 }
                 return Step::CwndLimited;
             } else if seg.start < recover {
                 // "Do not retransmit SACK segments beyond snd_recover": a hole above it waits
                 // for the next recovery.
-                if resent + u64::from(seg.len) <= s.window.min(s.rwnd) || s.fast_rexmit_due {
+                if resent + u64::from(seg.len) <= window.min(s.rwnd) || s.fast_rexmit_due {
                     return Step::Retransmit(i);
                 }
                 return Step::CwndLimited;
@@ -662,23 +725,31 @@ pub fn next_segment_freebsd(
         }
     }
     if let Some(w) = walk {
-        if let Some(step) = freebsd_walk_step(s, sb, newdata, w.max(s.snd_una)) {
+        if let Some(step) = freebsd_walk_step(s, sb, newdata, w.max(s.snd_una), window, una) {
             return step;
         }
     }
     let used = if resent == 0 {
-        s.snd_nxt - s.snd_una
+        s.snd_nxt - una
     } else {
         resent + s.snd_nxt.saturating_sub(newdata)
     };
-    new_data_step(s, sb, |len| used + len <= s.window)
+    new_data_step(s, sb, |len| used + len <= window)
 }
 
 /// [`next_segment_freebsd`] with FreeBSD's snd_nxt at `nxt` below snd_max (knob
 /// `freebsd_sack_walk`, sources there): `tcp_sack_adjust` skips the SACKed records, and the
-/// record there goes as new data from snd_nxt if the window holds it; None at snd_max.
+/// record there goes as new data from snd_nxt if the window holds it; None at snd_max. `window`
+/// and `una` as in [`freebsd_pass`].
 #[cold]
-fn freebsd_walk_step(s: &SendState, sb: &mut Scoreboard, newdata: u64, nxt: u64) -> Option<Step> {
+fn freebsd_walk_step(
+    s: &SendState,
+    sb: &mut Scoreboard,
+    newdata: u64,
+    nxt: u64,
+    window: u64,
+    una: u64,
+) -> Option<Step> {
     if nxt >= s.snd_nxt {
         return None;
     }
@@ -691,11 +762,11 @@ fn freebsd_walk_step(s: &SendState, sb: &mut Scoreboard, newdata: u64, nxt: u64)
     // signed), so the window is widened by sack_newdata − snd_nxt. i386 assumed, as for knob
     // `partial_ack_u32_deflation` (on amd64 the same line leaves no room at all).
     let used = if resent == 0 {
-        seg.start as i64 - s.snd_una as i64
+        seg.start as i64 - una as i64
     } else {
         resent + (seg.start as i64 - newdata as i64)
     };
-    let wnd = s.window.min(s.rwnd) as i64;
+    let wnd = window.min(s.rwnd) as i64;
     if wnd == 0 {
         // snd_cwnd 0 (the persist stall): sendwin 0 and sack_bytes_rxmt 0 (no hole resent:
         // the stall's condition, and none goes with a window of 0), so len = 0 − off ≤ 0. The
@@ -1003,6 +1074,7 @@ mod tests {
                 newdata: 10_000,
                 gbn: false,
                 walk: None,
+                first: None,
             },
             ..state(&sb, 3000)
         };
@@ -1040,6 +1112,7 @@ mod tests {
                 newdata: 4000,
                 gbn: false,
                 walk: None,
+                first: None,
             },
             ..state(&sb2, 3000)
         };
@@ -1071,6 +1144,7 @@ mod tests {
                     newdata,
                     gbn,
                     walk: None,
+                    first: None,
                 },
                 ..state(&sb, 3000)
             };
@@ -1127,6 +1201,7 @@ mod tests {
                     newdata: nxt,
                     gbn: true,
                     walk: walk.then_some(nxt),
+                    first: None,
                 },
                 ..state(&sb, window)
             };
@@ -1171,6 +1246,85 @@ mod tests {
         assert_eq!(run(false, 20_000), vec![0, 2000, 3000, 5000, 7000, 8000]);
     }
 
+    /// Knob `freebsd_sack_rules = "inflate"` with `freebsd_sack_walk` (FreeBSD RELENG_5
+    /// tcp_sack.c rev. 1.3.2.1 `tcp_sack_partialack`, tcp_input.c rev. 1.252.2.2, tcp_output.c
+    /// rev. 1.100.2.3; sources at `crate::tcp::recovery::Recovery::freebsd_first_pass`). Eight
+    /// segments out, all lost at the timeout; the recovery started with the go-back-N at 2000
+    /// (sack_newdata), snd_cwnd 3 + 2 segments; FreeBSD's snd_nxt has walked to 5000. A partial
+    /// ACK of 3000 deflates it to 5 − (3 − 1) = 3; the next, of 5000, with nothing resent
+    /// outstanding (sack_bytes_rxmt 0): `tcp_sack_partialack`'s `tcp_output` has snd_cwnd 0 +
+    /// (5000 − 2000) + 1000 = 4000 and off = 5000 − 3000 (snd_una not yet moved): 5000 and
+    /// 6000 go; the second `tcp_output`, snd_cwnd 3 − (2 − 1) = 2 segments from snd_una 5000,
+    /// off 2000: nothing. Counting the first window from the new snd_una sent 7000 and new data
+    /// 8000 as well.
+    #[test]
+    fn test_freebsd_partial_ack_first_pass_counts_from_the_old_snd_una() {
+        use crate::tcp::recovery::{AckInfo, Mode, Recovery};
+        let mut sb = outstanding(8);
+        sb.on_rto();
+        let mut res = AckResult::default();
+        for i in 0..5 {
+            sb.on_retransmit(i, 10);
+        }
+        sb.on_cum_ack(3000, 20, &mut res);
+        sb.on_cum_ack(5000, 30, &mut res);
+        assert_eq!(sb.retrans_bytes, 0);
+        let mut rec = Recovery::new(Mode::FreebsdSack, MSS, 3);
+        rec.freebsd_inflate = true;
+        rec.u32_deflation = true;
+        rec.enter(8000, 8000, 8000, 2000, 0, 8000);
+        rec.freebsd_go_back_n(2000, true);
+        rec.settle();
+        rec.freebsd_walked(5000);
+        let partial = |acked: u64, una: u64| AckInfo {
+            advanced: true,
+            bytes_acked: acked,
+            snd_una: una,
+            snd_nxt: 8000,
+            rexmit_out: 0,
+            ssthresh: 2000,
+            ..Default::default()
+        };
+        rec.on_ack(&partial(3000, 3000));
+        rec.settle();
+        assert_eq!(rec.window(0), 3000);
+        rec.on_ack(&partial(2000, 5000));
+        let mut s = SendState {
+            open: false,
+            snd_una: 5000,
+            snd_nxt: 8000,
+            window: rec.window(0),
+            bsd: super::super::bsd_sack_rules(&rec, false, true),
+            ..state(&sb, 0)
+        };
+        let mut sent = vec![];
+        loop {
+            match next_segment(&s, &mut sb) {
+                Step::FreebsdWalk { i, .. } => {
+                    let (start, len) = sb.freebsd_walk_send(i, 40);
+                    // At snd_max the walk ends (`Sender::freebsd_adjust_walk`).
+                    let nxt = start + u64::from(len);
+                    rec.freebsd_walked(if nxt >= s.snd_nxt { u64::MAX } else { nxt });
+                    s.bsd = super::super::bsd_sack_rules(&rec, false, true);
+                    sent.push(start);
+                }
+                Step::New(len) => {
+                    sent.push(s.snd_nxt);
+                    sb.on_send_new(s.snd_nxt, len as u32, 40);
+                    s.snd_nxt += len;
+                }
+                step => {
+                    assert_eq!(step, Step::CwndLimited);
+                    break;
+                }
+            }
+            sb.check_invariants();
+        }
+        assert_eq!(sent, vec![5000, 6000]);
+        rec.settle();
+        assert_eq!(rec.window(0), 2000);
+    }
+
     #[test]
     fn test_freebsd_sack_nothing_resent_counts_flight_and_open_state_resends_no_hole() {
         // sack_bytes_rxmt = 0 (no hole resent): tcp_output's ordinary rule, min(snd_wnd,
@@ -1185,6 +1339,7 @@ mod tests {
                 newdata: 4000,
                 gbn: false,
                 walk: None,
+                first: None,
             },
             ..state(&sb, 4500)
         };
