@@ -41,7 +41,12 @@
 //!   cannot appear to shrink (RFC 7323 §2.4 and Appendix F). The right edge only moves right by at
 //!   least min(rcvbuf/2, MSS) at a time (receiver-side SWS avoidance, RFC 1122 §4.2.3.3).
 //!   With a slow application a window update is due when reading has opened the window enough
-//!   (see [`RecvCoreConfig::wnd_update_segments`]).
+//!   (see [`RecvCoreConfig::wnd_update_segments`]). That is [`RcvWndRule::Free`]; the Linux rules
+//!   ([`RcvWndRule::Linux24`], [`RcvWndRule::Linux26`], `RecvCore::linux_window`) choose the
+//!   window as Linux's `__tcp_select_window` does instead: whole receive-MSS segments (2.6: only
+//!   without scaling; with it rounded up to the granularity), the clamp applied after the
+//!   unread and out-of-order bytes are taken off the buffer (so out-of-order data does not
+//!   shrink a window that the clamp, not the buffer, limits), no other SWS threshold.
 //!
 //! # Limits (deliberate simplifications)
 //!
