@@ -1274,7 +1274,7 @@ impl RecvCore {
     /// of the ACK. `tcp_select_window` (net/ipv4/tcp_output.c 2.4.22, 2.6.11, 2.6.18, read for
     /// the facts): the choice of `__tcp_select_window` (see [`RcvWndRule`]) but never less than
     /// what the last window still leaves (`tcp_receive_window`: `rcv_wup + rcv_wnd − rcv_nxt`,
-    /// rounded up to the granularity as `ALIGN(cur_win, 1 << rcv_wscale)` does since 2.6.2x;
+    /// rounded up to the granularity, as a 2.6.24 tree does with its `ALIGN` macro;
     /// 2.4 to 2.6.18 kept it unaligned and the shift could lose up to 2^wscale − 1 bytes, which
     /// the model does not: its right edge never moves left); then capped at `unscaled_max`
     /// without scaling (`MAX_TCP_WINDOW` in 2.6.11 to 2.6.17) or at 65535 << wscale, and
