@@ -5,6 +5,7 @@
 //! Defaults are the IETF recommendations (a "generic RFC stack"); OS personalities override them.
 
 pub use super::receiver::autotune::RcvRttCfg;
+pub use super::receiver::recv_core::RcvWndRule;
 pub use super::rtt::XmitTimerRule;
 pub use super::sender::ack::RttSamplingCfg;
 pub use super::sender::cwnd_use::CwndLimitedCfg;
@@ -193,6 +194,7 @@ impl KnobRange for RecoveryNosackCfg {}
 impl KnobRange for FreebsdSackRulesCfg {}
 impl KnobRange for LossDupackCfg {}
 impl KnobRange for RcvRttCfg {}
+impl KnobRange for RcvWndRule {}
 impl KnobRange for PacingQuantumCfg {}
 impl KnobRange for TsoModelCfg {}
 impl KnobRange for CwndLimitedCfg {}
@@ -780,6 +782,19 @@ knobs! {
     /// to whole segments (Linux ≥ 4.19: "around 64KB", 65 535 B, the SYN's unscaled field);
     /// used when `rwnd_initial_segments` is 0; 0 = unused.
     rwnd_initial_bytes: u64 = 0; kind "bytes";
+    /// Receiver: how the offered window follows the free receive buffer: "free" (the free
+    /// buffer, rounded down to the scale's granularity, its right edge moved by at least
+    /// min(rcvbuf/2, MSS) at a time, RFC 1122 §4.2.3.3), "linux-2.4" (whole multiples of the
+    /// receive MSS estimate, the last window kept while within one MSS below the free space,
+    /// scaled or not: Linux 2.4 `__tcp_select_window`) or "linux-2.6" (as linux-2.4 without
+    /// window scaling; with it the free space rounded up to the scale's granularity: Linux 2.6
+    /// to 6.x). Sources at src/tcp/receiver/recv_core.rs `RcvWndRule`.
+    rcv_wnd_rule: RcvWndRule = RcvWndRule::Free; kind "choice", choices &["free", "linux-2.4", "linux-2.6"];
+    /// Receiver: the largest window offered when the window is not scaled, bytes (at most
+    /// 65,535). Linux 2.6.11 to 2.6.17 cap it at 32,767 (`MAX_TCP_WINDOW`, "some poor stacks do
+    /// signed 16bit maths"); 2.6.18 made that cap sysctl `tcp_workaround_signed_windows`,
+    /// default off.
+    rcv_wnd_unscaled_max: u32 = 65535; kind "bytes";
     /// Receiver: receive-buffer autotuning up to this many bytes (Linux `tcp_moderate_rcvbuf`,
     /// Windows Vista+ auto-tuning): once per round trip the buffer grows to twice the bytes
     /// delivered in the last round trip; null = fixed buffer.

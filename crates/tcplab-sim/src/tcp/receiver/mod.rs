@@ -257,6 +257,8 @@ impl TcpReceiver {
                 ooo_uses_buffer: true,
                 app_read_bps: self.cfg.app_read_rate,
                 wnd_update_segments: 2,
+                wnd_rule: self.cfg.rcv_wnd_rule,
+                unscaled_max: self.cfg.rcv_wnd_unscaled_max,
             };
             let irs = h.seq.wrapping_add(1);
             self.seg_mss = rcfg.mss;

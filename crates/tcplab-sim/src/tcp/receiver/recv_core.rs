@@ -41,7 +41,12 @@
 //!   cannot appear to shrink (RFC 7323 §2.4 and Appendix F). The right edge only moves right by at
 //!   least min(rcvbuf/2, MSS) at a time (receiver-side SWS avoidance, RFC 1122 §4.2.3.3).
 //!   With a slow application a window update is due when reading has opened the window enough
-//!   (see [`RecvCoreConfig::wnd_update_segments`]).
+//!   (see [`RecvCoreConfig::wnd_update_segments`]). That is [`RcvWndRule::Free`]; the Linux rules
+//!   ([`RcvWndRule::Linux24`], [`RcvWndRule::Linux26`], `RecvCore::linux_window`) choose the
+//!   window as Linux's `__tcp_select_window` does instead: whole receive-MSS segments (2.6: only
+//!   without scaling; with it rounded up to the granularity), the clamp applied after the
+//!   unread and out-of-order bytes are taken off the buffer (so out-of-order data does not
+//!   shrink a window that the clamp, not the buffer, limits), no other SWS threshold.
 //!
 //! # Limits (deliberate simplifications)
 //!
@@ -79,6 +84,33 @@ pub const MAX_WSCALE: u8 = 14;
 /// Default MSS for IPv4 when none was negotiated (RFC 9293 §3.7.1); the initial estimate of the
 /// peer's full segment size before any segment was seen.
 const DEFAULT_MSS: u32 = 536;
+
+/// How the offered window follows the free receive buffer ([`RecvCoreConfig::wnd_rule`], knob
+/// `rcv_wnd_rule`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum RcvWndRule {
+    /// The free buffer itself (with scaling rounded down to the granularity); the right edge
+    /// moves only when it gains at least min(rcvbuf/2, MSS) (RFC 1122 §4.2.3.3). See
+    /// [`RecvCore`]'s module documentation, "Window".
+    #[serde(rename = "free")]
+    Free,
+    /// Linux 2.4 `__tcp_select_window` (net/ipv4/tcp_output.c of the 2.4.22 tree
+    /// nslu2/linux-2.4.x, read for the facts, nothing copied): the free space (`tcp_space`: the
+    /// buffer less what waits to be read and the out-of-order queue) is 0 when it is below half
+    /// the full space and below one receive MSS (`rcv_mss`, the estimate of the peer's segment
+    /// size); otherwise, capped at `rcv_ssthresh` (the clamp), the last window (`rcv_wnd`) is
+    /// kept while it lies within one MSS below the free space, else the free space rounded
+    /// down to whole MSS, window scaling or not (`tcp_select_window` then shifts it).
+    #[serde(rename = "linux-2.4")]
+    Linux24,
+    /// Linux 2.6 to 6.x `__tcp_select_window` (the 2.6.11 tree pwanbul/linux-2.6.11, the 2.6.18
+    /// tree bronson/linux-2.6.18.8-ovz-xen, torvalds/linux; read for the facts): as
+    /// [`RcvWndRule::Linux24`] without window scaling; with it no rounding to the MSS ("the
+    /// scaled window will not line up with the MSS boundary anyway"), the free space rounded
+    /// *up* to the scale's granularity instead ("so that it won't get scaled away").
+    #[serde(rename = "linux-2.6")]
+    Linux26,
+}
 
 /// `bytes = elapsed_ns · rate_bps / 8e9`: the denominator of the application read model.
 const BIT_NS_PER_BYTE_PER_BPS: u128 = 8 * 1_000_000_000;
@@ -171,6 +203,14 @@ pub struct RecvCoreConfig {
     /// window is "at least twice" the current one, L: net/ipv4/tcp.c `tcp_cleanup_rbuf`). From a
     /// zero window that is "2 MSS or half the buffer, whichever is smaller". Must be ≥ 1.
     pub wnd_update_segments: u32,
+    /// How the offered window follows the free buffer (see [`RcvWndRule`]).
+    pub wnd_rule: RcvWndRule,
+    /// The largest window offered when the window is not scaled, bytes (1..=65535): 65,535,
+    /// or Linux 2.6.11 to 2.6.17's 32,767 (`MAX_TCP_WINDOW`, "never offer a window over 32767
+    /// without using window scaling", applied in `tcp_select_window` whenever `rcv_wscale` is 0;
+    /// from 2.6.18 only with sysctl `tcp_workaround_signed_windows`, default 0). Also bounds
+    /// the window of the SYN exchange (`tcp_select_initial_window`).
+    pub unscaled_max: u32,
 }
 
 impl Default for RecvCoreConfig {
@@ -201,6 +241,8 @@ impl Default for RecvCoreConfig {
             ooo_uses_buffer: true,
             app_read_bps: None,
             wnd_update_segments: 2,
+            wnd_rule: RcvWndRule::Free,
+            unscaled_max: 0xFFFF,
         }
     }
 }
@@ -245,6 +287,9 @@ impl RecvCoreConfig {
         }
         if self.wnd_update_segments == 0 {
             return err("wnd_update_segments must be >= 1");
+        }
+        if self.unscaled_max == 0 || self.unscaled_max > 0xFFFF {
+            return err("unscaled_max must be 1..=65535");
         }
         Ok(())
     }
@@ -364,6 +409,11 @@ pub struct RecvCore {
     dsack: Option<(u64, u64)>,
     /// Right edge (offset in ACK space) of the last window advertised; never decreases.
     adv_edge: u64,
+    /// Linux's record of the last window it chose (`tp->rcv_wnd`, before the unscaled cap of
+    /// `unscaled_max`) and the right edge it implies (`rcv_wup + rcv_wnd`); only with a Linux
+    /// [`RcvWndRule`].
+    lin_wnd: u64,
+    lin_edge: u64,
     /// Upper bound on the offered window below the buffer (Linux `rcv_ssthresh`); `u64::MAX` =
     /// none. Grown by the caller (see `TcpReceiver`).
     clamp: u64,
@@ -418,7 +468,7 @@ impl RecvCore {
         let cap = (cfg.rcvbuf / (2 * u64::from(cfg.mss))).clamp(8, 1 << 16) as usize + 1;
         buf.clear();
         buf.reserve_exact(cap);
-        let syn_window = cfg.rcvbuf.min(0xFFFF);
+        let syn_window = Self::initial_window(&cfg, u64::MAX);
         Ok(RecvCore {
             irs: Seq(irs),
             rcv_nxt: 0,
@@ -430,6 +480,8 @@ impl RecvCore {
             n_recent: 0,
             dsack: None,
             adv_edge: syn_window,
+            lin_wnd: syn_window,
+            lin_edge: syn_window,
             clamp: u64::MAX,
             unacked_bytes: 0,
             ack_every: cfg.delack_segments,
@@ -871,6 +923,12 @@ impl RecvCore {
     fn window_sent(&mut self, window: u64, edge: u64) {
         debug_assert!(edge >= self.adv_edge, "right window edge moved left");
         self.adv_edge = self.adv_edge.max(edge);
+        if self.cfg.wnd_rule != RcvWndRule::Free {
+            // Linux `tcp_select_window`: rcv_wnd = the chosen window, rcv_wup = rcv_nxt.
+            let chosen = self.linux_window().0;
+            self.lin_wnd = chosen;
+            self.lin_edge = self.ack_offset() + chosen;
+        }
         if window == 0 {
             self.stats.zero_window_acks += 1;
         }
@@ -972,9 +1030,26 @@ impl RecvCore {
         }
     }
 
-    /// The window to put in our SYN or SYN-ACK: never scaled (RFC 7323 §2.2), so at most 65535.
+    /// The window to put in our SYN or SYN-ACK: never scaled (RFC 7323 §2.2), so at most 65535
+    /// (or `unscaled_max`: Linux 2.4 to 2.6.17 `tcp_select_initial_window` offers at most
+    /// `MAX_TCP_WINDOW`, 32,767, whatever the scale).
     pub fn syn_window(&self) -> u16 {
-        self.cfg.rcvbuf.min(self.clamp).min(0xFFFF) as u16
+        Self::initial_window(&self.cfg, self.clamp) as u16
+    }
+
+    /// The window of the SYN exchange with clamp `clamp`: the buffer within the clamp, at most
+    /// `unscaled_max` (and 65535); with a Linux [`RcvWndRule`] first rounded down to whole
+    /// segments of our MSS when larger than one (`tcp_select_initial_window`, 2.4.22, 2.6.11,
+    /// 2.6.18: "Quantize space offering to a multiple of mss if possible").
+    fn initial_window(cfg: &RecvCoreConfig, clamp: u64) -> u64 {
+        let space = cfg.rcvbuf.min(clamp);
+        let mss = u64::from(cfg.mss);
+        let space = if cfg.wnd_rule != RcvWndRule::Free && space > mss {
+            space / mss * mss
+        } else {
+            space
+        };
+        space.min(u64::from(cfg.unscaled_max)).min(0xFFFF)
     }
 
     /// Start with an offered window of at most `bytes` (call before any segment arrives): the
@@ -983,7 +1058,10 @@ impl RecvCore {
         self.clamp = bytes.max(1);
         self.adv_edge = self
             .adv_edge
-            .min(self.cfg.rcvbuf.min(self.clamp).min(0xFFFF));
+            .min(Self::initial_window(&self.cfg, self.clamp));
+        // Linux: rcv_wnd (and rcv_ssthresh) start at the window of the SYN exchange.
+        self.lin_wnd = self.adv_edge;
+        self.lin_edge = self.adv_edge;
     }
 
     /// The current window clamp.
@@ -1164,6 +1242,9 @@ impl RecvCore {
 
     /// The window field to advertise now and the right edge (offset) it implies.
     fn offered_window(&self) -> (u64, u64) {
+        if self.cfg.wnd_rule != RcvWndRule::Free {
+            return self.linux_window().1;
+        }
         let ws = u32::from(self.cfg.wscale);
         let ack_off = self.ack_offset();
         // What we already promised; the right edge must not move left (RFC 1122 §4.2.2.16,
@@ -1180,8 +1261,60 @@ impl RecvCore {
         } else {
             cur_field
         };
-        let field = field.min(0xFFFF);
+        let field = if ws == 0 {
+            field.min(u64::from(self.cfg.unscaled_max))
+        } else {
+            field.min(0xFFFF)
+        };
         (field, ack_off + (field << ws))
+    }
+
+    /// Linux's window selection ([`RcvWndRule::Linux24`], [`RcvWndRule::Linux26`]): the window
+    /// Linux records as chosen (`rcv_wnd`, before the unscaled cap) and the (field, right edge)
+    /// of the ACK. `tcp_select_window` (net/ipv4/tcp_output.c 2.4.22, 2.6.11, 2.6.18, read for
+    /// the facts): the choice of `__tcp_select_window` (see [`RcvWndRule`]) but never less than
+    /// what the last window still leaves (`tcp_receive_window`: `rcv_wup + rcv_wnd − rcv_nxt`,
+    /// rounded up to the granularity, as a 2.6.24 tree does with its `ALIGN` macro;
+    /// 2.4 to 2.6.18 kept it unaligned and the shift could lose up to 2^wscale − 1 bytes, which
+    /// the model does not: its right edge never moves left); then capped at `unscaled_max`
+    /// without scaling (`MAX_TCP_WINDOW` in 2.6.11 to 2.6.17) or at 65535 << wscale, and
+    /// shifted. `full space` is the buffer (`tcp_full_space`) within `window_clamp`, which
+    /// `tcp_select_initial_window` sets to at most 65535 << wscale; `rcv_ssthresh` is the clamp,
+    /// never above `window_clamp`.
+    #[inline(never)]
+    fn linux_window(&self) -> (u64, (u64, u64)) {
+        let ws = u32::from(self.cfg.wscale);
+        let gran = 1u64 << ws;
+        let ack_off = self.ack_offset();
+        let max_wnd = 0xFFFFu64 << ws;
+        let full = self.cfg.rcvbuf.min(max_wnd);
+        let mss = u64::from(self.rcv_mss).min(full).max(1);
+        let free = self
+            .cfg
+            .rcvbuf
+            .saturating_sub(self.unread + self.ooo_charged());
+        let chosen = if free < full / 2 && free < mss {
+            0
+        } else {
+            let free = free.min(self.clamp).min(max_wnd);
+            if ws > 0 && self.cfg.wnd_rule == RcvWndRule::Linux26 {
+                free.next_multiple_of(gran)
+            } else if self.lin_wnd > free || self.lin_wnd + mss <= free {
+                free / mss * mss
+            } else {
+                self.lin_wnd
+            }
+        };
+        let chosen = chosen.max(self.lin_edge.saturating_sub(ack_off).next_multiple_of(gran));
+        let cap = if ws == 0 {
+            u64::from(self.cfg.unscaled_max)
+        } else {
+            max_wnd
+        };
+        // What the peer was told stays its due (the right edge never moves left).
+        let told = self.adv_edge.saturating_sub(ack_off).div_ceil(gran);
+        let field = (chosen.min(cap) >> ws).max(told).min(0xFFFF);
+        (chosen, (field, ack_off + (field << ws)))
     }
 
     /// Free space at which a window update is worth sending (see `wnd_update_segments`).
@@ -1349,6 +1482,8 @@ mod tests {
             ooo_uses_buffer: true,
             app_read_bps: None,
             wnd_update_segments: 2,
+            wnd_rule: RcvWndRule::Free,
+            unscaled_max: 0xFFFF,
         }
     }
 
@@ -1904,6 +2039,132 @@ mod tests {
         assert_eq!((f.ack, f.window), (4000, 1200));
     }
 
+    /// A receiver choosing its window as Linux does (`rule`), MSS 1448, unscaled 64-KB buffer.
+    fn linux_rx(rule: RcvWndRule, unscaled_max: u32) -> RecvCore {
+        let mut c = cfg(1448);
+        c.rcvbuf = 65_535;
+        c.delayed_ack = false;
+        c.wnd_rule = rule;
+        c.unscaled_max = unscaled_max;
+        rx(c, 0)
+    }
+
+    #[test]
+    fn test_linux_unscaled_window_is_whole_segments() {
+        // Linux 2.4/2.6 __tcp_select_window without window scaling: the free space (65,535 B)
+        // rounded down to whole receive-MSS segments, 45 · 1448 = 65,160 B; "free" offers it all.
+        for (rule, want) in [
+            (RcvWndRule::Linux24, 65_160),
+            (RcvWndRule::Linux26, 65_160),
+            (RcvWndRule::Free, 65_535),
+        ] {
+            let mut r = linux_rx(rule, 0xFFFF);
+            for k in 0..30u32 {
+                let (_, f) = seg(&mut r, 0, 1448 * k, 1448);
+                assert_eq!(f.window, want, "{rule:?} segment {k}");
+                assert_eq!(f.edge, u64::from(1448 * (k + 1)) + u64::from(want));
+            }
+        }
+        // 1460-B segments (no timestamps): 44 · 1460 = 64,240 B.
+        let mut c = cfg(1460);
+        c.rcvbuf = 65_535;
+        c.wnd_rule = RcvWndRule::Linux26;
+        let mut r = rx(c, 0);
+        let (_, f) = seg(&mut r, 0, 0, 1460);
+        assert_eq!(f.window, 64_240);
+    }
+
+    #[test]
+    fn test_linux_2_6_16_caps_unscaled_window_at_32767() {
+        // Linux 2.6.11-2.6.17 tcp_select_window: min(new_win, MAX_TCP_WINDOW) whenever the
+        // window is not scaled, after the rounding (so 32,767, not a multiple of the MSS); the
+        // SYN-ACK's window too (tcp_select_initial_window).
+        let mut r = linux_rx(RcvWndRule::Linux26, 32_767);
+        assert_eq!(r.syn_window(), 32_767);
+        for k in 0..10u32 {
+            let (_, f) = seg(&mut r, 0, 1448 * k, 1448);
+            assert_eq!(f.window, 32_767, "segment {k}");
+        }
+        // Linux still counts the window it chose (65,160 B) as offered: out-of-order data that
+        // leaves less free space than the cap does not pull the window below it.
+        let (o, f) = seg(&mut r, 0, 1448 * 20, 1448 * 10);
+        assert!(o.out_of_order);
+        assert_eq!(f.window, 32_767);
+    }
+
+    #[test]
+    fn test_linux_keeps_the_last_window_within_one_mss_of_the_free_space() {
+        // __tcp_select_window: the last window (rcv_wnd) stays while it is no more than the free
+        // space and more than the free space less one MSS; otherwise whole MSS again.
+        let mut c = cfg(1000);
+        c.rcvbuf = 65_535;
+        c.delayed_ack = false;
+        c.wnd_rule = RcvWndRule::Linux26;
+        let mut r = rx(c.clone(), 0);
+        // A full segment grows the clamp (rcv_ssthresh) by two segments, to 40,000 B; the
+        // 999-B segments after it grow nothing (tcp_grow_window needs a full segment).
+        r.set_initial_clamp(38_000);
+        let (_, f) = seg(&mut r, 0, 0, 1000);
+        assert_eq!(f.window, 40_000);
+        r.clamp = 40_900; // rcv_ssthresh grew by less than an MSS: the window stays
+        let (_, f) = seg(&mut r, 0, 1000, 999);
+        assert_eq!(f.window, 40_000);
+        r.clamp = 41_000; // by a whole MSS: rounded again
+        let (_, f) = seg(&mut r, 0, 1999, 999);
+        assert_eq!(f.window, 41_000);
+        // "free" follows the free space (less its SWS threshold) instead.
+        c.wnd_rule = RcvWndRule::Free;
+        let mut r = rx(c, 0);
+        r.set_initial_clamp(38_000);
+        seg(&mut r, 0, 0, 1000);
+        r.clamp = 40_900;
+        let (_, f) = seg(&mut r, 0, 1000, 999);
+        assert_eq!(f.window, 40_900);
+    }
+
+    #[test]
+    fn test_linux_scaled_window_rounding() {
+        // With window scaling (shift 7, 128-B units) and a 1,000,000-B buffer: 2.6 rounds the
+        // free space up to the granularity (1,000,064 B, field 7813), 2.4 down to whole MSS
+        // (690 · 1448 = 999,120 B) and then shifts (field 7805), "free" shifts (field 7812).
+        for (rule, want) in [
+            (RcvWndRule::Linux26, 7813),
+            (RcvWndRule::Linux24, 7805),
+            (RcvWndRule::Free, 7812),
+        ] {
+            let mut c = cfg(1448);
+            c.rcvbuf = 1_000_000;
+            c.wscale = 7;
+            c.delayed_ack = false;
+            c.wnd_rule = rule;
+            let mut r = rx(c, 0);
+            for k in 0..4u32 {
+                let (_, f) = seg(&mut r, 0, 1448 * k, 1448);
+                assert_eq!(f.window, want, "{rule:?} segment {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn test_linux_small_free_space_is_a_zero_window_then_whole_segments() {
+        // As test_sws_small_window_increase_withheld with Linux's rule: below half the buffer
+        // and below one MSS the window is 0; 1200 B free gives one whole segment (1000 B).
+        let mut c = cfg(1000);
+        c.rcvbuf = 4000;
+        c.delayed_ack = false;
+        c.app_read_bps = Some(8_000_000); // 1 byte per µs
+        c.wnd_rule = RcvWndRule::Linux26;
+        let mut r = rx(c, 0);
+        for k in 0..4 {
+            seg(&mut r, 0, 1000 * k, 1000);
+        }
+        assert_eq!(r.ack_fields().window, 0);
+        let (_, f) = seg(&mut r, MS / 2, 4000, 1);
+        assert_eq!((f.ack, f.window), (4000, 0));
+        let (_, f) = seg(&mut r, 1_200_000, 4000, 1);
+        assert_eq!((f.ack, f.window), (4000, 1000));
+    }
+
     #[test]
     fn test_slow_app_zero_window_probe_and_window_update() {
         let mut c = cfg(1000);
@@ -2405,6 +2666,14 @@ mod tests {
             },
             RecvCoreConfig {
                 delack_timeout_ns: 0,
+                ..ok.clone()
+            },
+            RecvCoreConfig {
+                unscaled_max: 0,
+                ..ok.clone()
+            },
+            RecvCoreConfig {
+                unscaled_max: 65_536,
                 ..ok.clone()
             },
         ];
