@@ -174,9 +174,11 @@ def test_reference_unverified_rows_and_calibrated_quirks_are_not_marked_verified
     quirk parameters, are assumptions here too."""
     cases = {
         "windows-xp": ["min_rto", "rx_capacity"],
-        "windows-vista": ["min_rto", "initial_rto", "rx_capacity", "timestamps"],
-        "windows-7": ["initial_rto", "max_rto", "timestamps"],
-        "windows-server-2008": ["timestamps"],
+        # Vista / 7 / Server 2008's `timestamps` (answered) left this list on 2026-11-30: measured
+        # in nmap-os-db's SYN-ACKs to timestamped probes (the tomls cite them).
+        "windows-vista": ["min_rto", "initial_rto", "rx_capacity"],
+        "windows-7": ["initial_rto", "max_rto"],
+        "windows-server-2008": ["min_rto", "initial_rto", "syn_retries"],
         "openbsd-3.5": ["rcvbuf"],
         # freebsd-5.2.1's rcvbuf and clock (HZ) are marked UNVERIFIED in the facts table but
         # were read in the 5.2.1-RELEASE tree (tcp_usrreq.c tcp_recvspace, subr_param.c HZ 100):
@@ -232,13 +234,15 @@ def test_key_facts_of_each_personality():
                        "max_data_retransmissions": 5, "max_rto": 240 * S,
                        "quirk_ignore_rwnd_in_recovery": True, "rx_capacity": 200_000_000},
         "windows-vista": {"rcvbuf_autotune_max": 16776960, "rx_capacity": 350_000_000,
-                          "max_data_retransmissions": 5, "dupthresh": 3},
+                          "max_data_retransmissions": 5, "dupthresh": 3,
+                          "timestamps": True, "timestamps_offer": False, "syn_window": 8192},
         "windows-7": {"cwnd_unit": "bytes", "pacing": True, "clock_granularity": 10 * MS,
-                      "timestamps": True, "timestamps_offer": False,
+                      "timestamps": True, "timestamps_offer": False, "syn_window": 8192,
                       "rcvbuf_autotune_max": 16776960, "rx_capacity": None,
                       "min_rto": 300 * MS, "delack_timeout": 200 * MS,
                       "max_data_retransmissions": 5, "dupthresh": 3},
-        "windows-server-2008": {"rcvbuf_autotune_max": 16776960},
+        "windows-server-2008": {"rcvbuf_autotune_max": 16776960, "timestamps": True,
+                                "timestamps_offer": False, "syn_window": 8192},
         "solaris-10": {"min_rto": 400 * MS, "delack_timeout": 100 * MS},
         "macos": {"initial_window": "rfc3390", "initial_rto": 1 * S, "max_rto": 64 * S,
                   "rto_backoff_max_multiplier": 64, "rtt_forget_after_backoffs": 4,
@@ -484,6 +488,62 @@ def test_a_configured_window_overrides_windows_default_window_algorithm(
     (f,) = load(doc, catalog=cat).config(1)["flows"]
     assert f["tcp"]["rcvbuf_round_to_mss"] is rounded
     assert f["receiver_tcp"]["rcvbuf_round_to_mss"] is rcv_rounded
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("stack", "flow", "rcv_tcp", "syn_window", "rcv_syn_window"),
+    [
+        ("windows-7", {}, None, 8192, 8192),  # the personality: 8 KB SYN / SYN-ACK window
+        ("windows-vista", {}, None, 8192, 8192),
+        ("windows-server-2008", {}, None, 8192, 8192),
+        ("windows-7", {"window": "64MiB"}, None, 0, 0),  # SO_RCVBUF set: the buffer
+        ("windows-7", {"tcp": {"rcvbuf": 65535}}, None, 0, 0),
+        ("windows-7", {"tcp": {"syn_window": 4096}}, None, 4096, 4096),
+        ("windows-7", {}, {"rcvbuf": 32768}, 8192, 0),  # the receiving host's own window only
+        ("windows-xp", {}, None, 0, 0),  # XP: 16,384 B, its rcvbuf (KB 224829)
+    ],
+)
+def test_vista_era_windows_offer_8kb_in_syn_unless_the_window_is_configured(
+    stack, flow, rcv_tcp, syn_window, rcv_syn_window
+):
+    """Windows Vista / 7 / Server 2008 at their defaults offer 8,192 B in the SYN and SYN-ACK
+    beside window scale 8 (p0f 3.09b p0f.fp; nmap-os-db W = 0x2000); a window the scenario sets
+    (SO_RCVBUF) is offered as it is (stacks/rules.py, as XP's TcpWindowSize), unless the
+    scenario sets `syn_window` itself."""
+    cat = resolution_catalog()
+    doc = base(sender_stack=stack, receiver_stack=stack, **flow)
+    if rcv_tcp is not None:
+        doc["flow"][0]["receiver_tcp"] = rcv_tcp
+    (f,) = load(doc, catalog=cat).config(1)["flows"]
+    assert f["tcp"].get("syn_window", 0) == syn_window
+    assert f["receiver_tcp"].get("syn_window", 0) == rcv_syn_window
+
+
+@needs_core
+@pytest.mark.parametrize(
+    ("receiver", "first_flight"),
+    [("windows-7", 5), ("windows-vista", 5), ("windows-server-2008", 5), ("windows-xp", 10)],
+)
+def test_syn_ack_window_bounds_an_iw10_senders_first_flight(receiver, first_flight):
+    """A Linux 2.6.39 sender (IW 10) to a Windows receiver without timestamps: the SYN-ACK's
+    window bounds the first flight until the receiver's first ACK — 8,192 B (five 1460-B
+    segments) from Vista / 7 / Server 2008 (p0f 3.09b, nmap-os-db); from XP 16,384 B (KB 224829),
+    so the initial window of ten bounds it. The segments sent before the first ACK reaches the
+    sender are counted."""
+    doc = {
+        "duration": "1s",
+        "path": {"rate": "100Mbit", "rtt": "100ms"},
+        "tcp": {"timestamps": False},
+        "flow": [{"name": "f", "cca": "reno", "sender_stack": "linux-2.6.39",
+                  "receiver_stack": receiver, "bytes": 100_000}],
+    }  # fmt: skip
+    pk = Packets(simulate(doc, ["host:f.snd"])["packets"])
+    data = pk.data()
+    t0 = data[0][0]
+    # The first ACK for data returns one round trip (100 ms) after the first segment left.
+    early = [p for p in data if p[0] < t0 + 50 * MS]
+    assert len(early) == first_flight, [p[8] for p in early]
 
 
 @needs_core
@@ -1065,15 +1125,18 @@ def test_windows_client_receive_limit_caps_goodput_with_dupacks_and_no_path_loss
         ("windows-xp", "linux-2.6.25", False),
         ("windows-xp", "windows-xp", False),
         ("windows-7", "linux-2.6.25", False),
-        ("linux-2.6.25", "windows-vista", False),
+        ("linux-2.6.25", "windows-vista", True),
+        ("linux-2.6.25", "windows-server-2008", True),
+        ("windows-vista", "linux-2.6.25", False),
+        ("windows-server-2008", "windows-7", False),
         ("linux-2.6.25", "linux-2.6.25", True),
     ],
 )
 def test_windows_answers_timestamps_it_never_offers(sender, receiver, ts):
     """Timestamps are in use only when both the SYN and the SYN-ACK carry the option (RFC 7323
-    §3.2). Windows XP (p0f's fingerprints, KB 224829) and Windows 7 (p0f's "7 or 8", unverified
-    for 7 alone) answer an offer but never make one; Vista neither offers nor answers (not
-    known, unchanged). A data segment carries 1448 B with the option, 1460 B without."""
+    §3.2). Windows XP (p0f's fingerprints, KB 224829), Vista, 7 and Server 2008 (nmap-os-db's
+    SYN-ACKs to its timestamped probes, p0f 3.09b's "7 or 8") answer an offer but never make
+    one. A data segment carries 1448 B with the option, 1460 B without."""
     doc = {
         "duration": "2s",
         "path": {"rate": "10Mbit", "rtt": "20ms"},

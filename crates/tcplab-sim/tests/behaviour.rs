@@ -623,6 +623,44 @@ fn test_timestamps_need_the_offer_of_the_opening_host() {
 }
 
 #[test]
+fn test_syn_ack_window_limits_the_first_flight() {
+    // Windows Vista / 7 / Server 2008 (knob syn_window = 8192, stacks/windows-7.toml; p0f 3.09b
+    // p0f.fp and nmap-os-db: their SYN-ACKs offer 8,192 B beside window scale 8): the SYN-ACK's
+    // unscaled window (RFC 7323 §2.2) bounds the first flight of a sender with IW 10 (14,600 B)
+    // to 8,192 B until the receiver's first ACK brings its scaled window, so a 14,600-B
+    // transfer takes one round trip more (100 ms path) than behind a 64-KB SYN-ACK.
+    let run = |syn_window: u64| {
+        let d = Dumbbell::new(100_000_000, 100 * MS, 1000, 5 * SEC)
+            .tcp(
+                "w",
+                "newreno",
+                0,
+                json!({"initial_window": 10, "timestamps": false}),
+            )
+            .flow_field(0, "bytes", json!(14_600))
+            .flow_field(
+                0,
+                "receiver_tcp",
+                json!({"rcvbuf": 65535, "rcvbuf_autotune_max": 16_776_960u64,
+                       "syn_window": syn_window, "delayed_ack": false}),
+            );
+        let f = &d.run().flows[0];
+        assert_eq!(f.bytes_delivered, 14_600);
+        assert_eq!(f.retransmits, 0);
+        f.completion_ns.expect("completes")
+    };
+    let full = run(0);
+    let small = run(8192);
+    let extra = small as f64 - full as f64;
+    assert!(
+        (extra - 100e6).abs() < 10e6,
+        "one more round trip: {full} ns -> {small} ns"
+    );
+    // A SYN window above the buffer's 65,535 B changes nothing.
+    assert_eq!(run(1 << 20), full);
+}
+
+#[test]
 fn test_sender_without_window_scale_in_its_syn_caps_the_peer_window() {
     // Windows XP at its default 16,384-B window (knob window_scaling_offer_unscaled off,
     // stacks/windows-xp.toml) sends no window-scale option in its SYN, so the connection never

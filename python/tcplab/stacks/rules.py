@@ -58,11 +58,20 @@ def configured_window(
     configures the window (*window_set*, or `rcvbuf` among *set_knobs*): "When you add the
     TcpWindowSize value, it overrides the default window size algorithm" (Microsoft KB 224829,
     "TCP window size"; iperf's -w sets SO_RCVBUF, assumed to override it alike) — unless the
-    scenario sets `rcvbuf_round_to_mss` itself."""
+    scenario sets `rcvbuf_round_to_mss` itself.
+
+    Likewise Windows Vista / 7 / Server 2008's 8,192-B SYN and SYN-ACK window (`syn_window`,
+    measured on hosts at their defaults: p0f 3.09b p0f.fp, nmap-os-db) is switched off, so the
+    configured buffer is offered from the SYN on (assumed, as for XP: setting SO_RCVBUF turns
+    receive autotuning off for the socket; no Microsoft text read says what such a socket's SYN
+    carries) — unless the scenario sets `syn_window` itself."""
+    configured = window_set or "rcvbuf" in set_knobs
     if (
-        (window_set or "rcvbuf" in set_knobs)
+        configured
         and "rcvbuf_round_to_mss" not in set_knobs
         and knobs.get("rcvbuf_round_to_mss") is True
     ):
         knobs["rcvbuf_round_to_mss"] = False
+    if configured and "syn_window" not in set_knobs and knobs.get("syn_window"):
+        knobs["syn_window"] = 0
     return knobs

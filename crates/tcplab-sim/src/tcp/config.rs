@@ -488,6 +488,15 @@ knobs! {
     /// window (TcpWindowSize: a scenario's `window` or `rcvbuf`) overrides the algorithm
     /// (python/tcplab/stacks/rules.py switches this off).
     rcvbuf_round_to_mss: bool = false; kind "bool";
+    /// The window field of the SYN and of the SYN-ACK this host sends (never scaled, RFC 7323
+    /// §2.2), bytes: at most this, the receive buffer and 65,535 B; 0 = the receive buffer
+    /// (capped at 65,535 B). The windows advertised once the connection is established are not
+    /// affected. Windows Vista / 7 / Server 2008 with receive autotuning: 8,192 B with window
+    /// scale 8 (p0f 3.09b p0f.fp: every 'Windows:7 or 8' SYN and SYN+ACK at window 8192; nmap
+    /// nmap-os-db: the SYN-ACKs of Vista, 7 and Server 2008 fingerprints to nmap's six probes
+    /// at W = 0x2000; python/tcplab/stacks/windows-7.toml). A configured window (SO_RCVBUF: a
+    /// scenario's `window` or `rcvbuf`) switches it off (python/tcplab/stacks/rules.py).
+    syn_window: u64 = 0; kind "bytes";
     /// Appropriate Byte Counting limit L (RFC 3465); 0 = off (count ACKs, not bytes).
     abc: u32 = 0; kind "int";
     /// Unit of the congestion window: "packets" (Linux) or "bytes" (RFC 5681, BSD, Windows).
@@ -867,7 +876,9 @@ impl TcpConfig {
     /// "the window size is adjusted to four times the MSS, to a maximum size of 64 K, unless the
     /// window scaling option is used"; 17,520 B for Ethernet, "16K rounded up to twelve
     /// 1460-byte segments", less with timestamps, which leave "less room for data"). "Even
-    /// increment" is read as a whole number of segments: twelve either way at MSS 1460 or 1448.
+    /// increment" is a whole number of segments, odd ones too: nmap's nmap-os-db (2015) gives
+    /// Windows 2000 / XP / 2003 SYN-ACKs of 17,520, 16,800, 16,640, 16,616 and 16,430 B to its
+    /// probes with MSS 1460, 1400, 640, 536 and 265 B — 12, 12, 26, 31 and 62 segments.
     pub fn established_rcvbuf(&self, seg: u32, wscale: u8) -> u64 {
         if !self.rcvbuf_round_to_mss || seg == 0 {
             return self.rcvbuf;
@@ -897,6 +908,8 @@ mod tests {
         };
         assert_eq!(xp.established_rcvbuf(1460, 0), 17520);
         assert_eq!(xp.established_rcvbuf(1448, 0), 17376);
+        // nmap-os-db: XP / 2000 / 2003 SYN-ACKs of 16,616 B (0x40E8) to probes with MSS 536 or
+        // none: 31 segments, an odd number ("even increment" = whole segments).
         assert_eq!(xp.established_rcvbuf(536, 0), 16616, "31 segments of 536 B");
         assert_eq!(xp.established_rcvbuf(8960, 0), 35840, "four jumbo segments");
         assert_eq!(

@@ -9,7 +9,7 @@ pub mod stretch;
 
 use super::config::TcpConfig;
 use super::rtt::{ts_ticks, RttEstimator};
-use super::sender::wscale_for;
+use super::sender::{syn_window_field, wscale_for};
 use super::seq::Seq;
 use crate::endpoint::Cx;
 use crate::packet::{self, flags, opts, Packet, Proto, TcpHdr};
@@ -304,10 +304,13 @@ impl TcpReceiver {
         }
         // The SYN-ACK's window: the buffer before any rounding to segments (KB 224829: the
         // first window is 16K; p0f 3.00b p0f.fp gives XP's SYN+ACK windows as the fixed 16384
-        // or 65535, where it writes 'mss*N' for stacks that size them in segments).
-        let syn_wnd = self.rx.as_ref().map_or(0, |r| {
-            r.syn_window().min(self.cfg.rcvbuf.min(0xFFFF) as u16)
-        });
+        // or 65535, where it writes 'mss*N' for stacks that size them in segments), and at most
+        // knob `syn_window` (Windows Vista / 7 / Server 2008: 8,192 B; p0f 3.09b p0f.fp,
+        // nmap-os-db; sender/handshake.rs `syn_window_field`).
+        let syn_wnd = self
+            .rx
+            .as_ref()
+            .map_or(0, |r| r.syn_window().min(syn_window_field(&self.cfg)));
         let hdr = TcpHdr {
             seq: self.iss,
             ack: h.seq.wrapping_add(1),

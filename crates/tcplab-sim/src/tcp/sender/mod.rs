@@ -69,7 +69,7 @@ pub mod timers;
 pub mod tso;
 pub mod undo;
 
-pub use handshake::wscale_for;
+pub use handshake::{syn_window_field, wscale_for};
 
 use super::config::{CwndUnitCfg, LossDupackCfg, TcpConfig};
 use super::recovery::{Mode, Recovery};
