@@ -684,6 +684,13 @@ knobs! {
     /// with it below snd_max sends from th_ack again. Off: each hole goes once, the go-back-N's
     /// rest above the highest SACK as new data, the stall marks every un-SACKed record lost.
     freebsd_sack_walk: bool = false; kind "bool";
+    /// `recovery = "freebsd-sack"` in recovery: when the window left for the next SACK hole,
+    /// cwin = min(snd_wnd, snd_cwnd) − sack_bytes_rxmt, is above 0 but below the hole's record,
+    /// that many bytes of it go (the record split, its rest still a hole), as FreeBSD RELENG_5's
+    /// `tcp_output` (rev. 1.100.2.3) sends len = min(cwin, p->end − p->rxmit) whenever len > 0;
+    /// sources at `crate::tcp::sender::send::next_segment_freebsd`. Off: a hole goes whole or
+    /// waits.
+    freebsd_sack_partial_hole: bool = false; kind "bool";
     /// `recovery = "freebsd-sack"` with SACK, in the loss state after a timeout: the window is
     /// checked against off = snd_nxt − snd_una after `tcp_sack_adjust` (SACKed data below
     /// snd_nxt counted), OpenBSD's rule (`recovery = "sack-inflate"`), not the pipe. FreeBSD

@@ -245,6 +245,9 @@ pub struct Recovery {
     /// [`Mode::FreebsdSack`] (knob `freebsd_sack_rules = "inflate"`): RELENG_5's rules of
     /// November 2004 (see [`Mode::FreebsdSack`]).
     pub freebsd_inflate: bool,
+    /// [`Mode::FreebsdSack`] (knob `freebsd_sack_partial_hole`): part of a hole goes when the
+    /// window holds less than its record (`crate::tcp::sender::send::next_segment_freebsd`).
+    pub freebsd_partial_hole: bool,
     /// [`Mode::FreebsdSack`] with `freebsd_inflate`: the snd_cwnd that holds from the next ACK
     /// on, after a `tcp_output` that ran with a window of its own (the entry's three segments,
     /// a partial ACK's `tcp_sack_partialack`).
@@ -291,6 +294,7 @@ impl Recovery {
             exit_no_growth: false,
             exit_bsd_window: false,
             freebsd_inflate: false,
+            freebsd_partial_hole: false,
             pending_cwnd: None,
             first_pass: None,
             gbn: false,

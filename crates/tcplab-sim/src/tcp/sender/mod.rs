@@ -573,6 +573,7 @@ impl TcpSender {
         self.ep.rec.exit_bsd_window = self.cfg.newreno_exit_bsd_window;
         self.ep.rec.freebsd_inflate =
             self.cfg.freebsd_sack_rules == crate::tcp::config::FreebsdSackRulesCfg::Inflate;
+        self.ep.rec.freebsd_partial_hole = self.cfg.freebsd_sack_partial_hole;
         self.rwnd = n.rwnd;
         self.acks.last_wnd_raw = n.wnd_raw;
         self.ts_recent = n.ts_recent;
@@ -2065,6 +2066,7 @@ fn freebsd_sack_rules(rec: &Recovery, loss: bool, go_back_n_off: bool) -> BsdSac
             gbn,
             walk,
             first: rec.freebsd_first_pass(),
+            part: rec.freebsd_partial_hole,
         },
         // Knob `go_back_n_off`: FreeBSD RELENG_5's go-back-N after a timeout checks
         // min(snd_wnd, snd_cwnd) against off = snd_nxt − snd_una after
@@ -2258,6 +2260,7 @@ mod tests {
                 "newreno_entry_less_limited": bsd.3, "newreno_exit_bsd_window": bsd.4,
                 "freebsd_sack_rto_recovery": bsd.5, "freebsd_sack_go_back_n": bsd.6,
                 "go_back_n_off": bsd.6 && bsd.0, "freebsd_sack_walk": bsd.6 && !bsd.3,
+                "freebsd_sack_partial_hole": bsd.0 && !bsd.4,
                 "partial_ack_zero_persist": bsd.1,
             });
             let fast = run(seed, cca, tcp.clone(), fwd_loss, rev_loss, queue, flows, false);

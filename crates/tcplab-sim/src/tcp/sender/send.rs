@@ -321,13 +321,15 @@ pub enum BsdSack {
     /// (knob `freebsd_sack_go_back_n`); `walk`: FreeBSD's snd_nxt below snd_max (knob
     /// `freebsd_sack_walk`); `first`: a partial ACK's first pass, `tcp_sack_partialack`'s
     /// `tcp_output` (its window and snd_una, `crate::tcp::recovery::Recovery::freebsd_first_pass`;
-    /// knob `freebsd_sack_rules = "inflate"`).
+    /// knob `freebsd_sack_rules = "inflate"`); `part`: part of a hole goes when the window holds
+    /// less than its record (knob `freebsd_sack_partial_hole`).
     FreebsdRecovery {
         recover: u64,
         newdata: u64,
         gbn: bool,
         walk: Option<u64>,
         first: Option<(u64, u64)>,
+        part: bool,
     },
 }
 
@@ -568,12 +570,14 @@ fn bsd_pipe(s: &SendState, sb: &mut Scoreboard) -> Result<(u64, bool), Step> {
             gbn,
             walk,
             first,
+            part,
         } => {
             let f = Freebsd {
                 recover,
                 newdata,
                 gbn,
                 walk,
+                part,
             };
             return Err(next_segment_freebsd(s, sb, f, first));
         }
@@ -649,14 +653,15 @@ pub fn next_segment_freebsd(
     freebsd_pass(s, sb, f, s.window, s.snd_una)
 }
 
-/// [`next_segment_freebsd`]'s state of the recovery: snd_recover, sack_newdata, `gbn` and
-/// `walk` as there.
+/// [`next_segment_freebsd`]'s state of the recovery: snd_recover, sack_newdata, `gbn`, `walk`
+/// and `part` as there.
 #[derive(Clone, Copy, Debug)]
 pub struct Freebsd {
     pub recover: u64,
     pub newdata: u64,
     pub gbn: bool,
     pub walk: Option<u64>,
+    pub part: bool,
 }
 
 /// A partial ACK's first pass in FreeBSD's SACK recovery of November 2004 (knob
@@ -695,6 +700,7 @@ fn freebsd_pass(s: &SendState, sb: &mut Scoreboard, f: Freebsd, window: u64, una
         newdata,
         gbn,
         walk,
+        part,
     } = f;
     let resent = sb.retrans_bytes;
     if sb.lost_bytes > sb.retrans_bytes {
@@ -717,8 +723,12 @@ fn freebsd_pass(s: &SendState, sb: &mut Scoreboard, f: Freebsd, window: u64, una
             } else if seg.start < recover {
                 // "Do not retransmit SACK segments beyond snd_recover": a hole above it waits
                 // for the next recovery.
-                if resent + u64::from(seg.len) <= window.min(s.rwnd) || s.fast_rexmit_due {
+                let wnd = window.min(s.rwnd);
+                if resent + u64::from(seg.len) <= wnd || s.fast_rexmit_due {
                     return Step::Retransmit(i);
+                }
+                if part && resent < wnd {
+                    return freebsd_part_of_hole(sb, i, wnd - resent);
                 }
                 return Step::CwndLimited;
             }
@@ -735,6 +745,26 @@ fn freebsd_pass(s: &SendState, sb: &mut Scoreboard, f: Freebsd, window: u64, una
         resent + s.snd_nxt.saturating_sub(newdata)
     };
     new_data_step(s, sb, |len| used + len <= window)
+}
+
+/// Knob `freebsd_sack_partial_hole`: the hole record `i` (lost, not resent, below snd_recover)
+/// is longer than the window left for it, `cwin` > 0 bytes. FreeBSD RELENG_5 `tcp_output`
+/// (tcp_output.c rev. 1.100.2.3, as NSC 0.5.2 ships it; read for the facts, nothing copied):
+/// in fast recovery with a hole from `tcp_sack_output`, cwin = min(snd_wnd, snd_cwnd) −
+/// sack_bytes_rxmt (at least 0), len = min(cwin, p->end − p->rxmit) (min(cwin, snd_recover −
+/// p->rxmit) for a hole crossing snd_recover), and any len > 0 sets sack_rxmit and goes (`if
+/// (sack_rxmit) goto send`, ahead of the silly-window tests; then at most t_maxseg); p->rxmit
+/// += len, so the next pass finds the same hole's rest, and sack_bytes_rxmt counts the bytes
+/// sent. Here the record is split (`Scoreboard::recut_lost`: its first `cwin` bytes, the rest
+/// still lost and not resent) and its first part retransmitted; the resent bytes and the pipe
+/// count that part only, as sack_bytes_rxmt does. Cold: only a window that is not a multiple of
+/// the records (a peer's window that binds, the t_maxseg − 1 after a 1-byte probe) gets here.
+#[cold]
+#[inline(never)]
+fn freebsd_part_of_hole(sb: &mut Scoreboard, i: usize, cwin: u64) -> Step {
+    let len = cwin.min(u64::from(sb.seg(i).len)) as u32;
+    sb.recut_lost(i, len, 0);
+    Step::Retransmit(i)
 }
 
 /// [`next_segment_freebsd`] with FreeBSD's snd_nxt at `nxt` below snd_max (knob
@@ -1075,6 +1105,7 @@ mod tests {
                 gbn: false,
                 walk: None,
                 first: None,
+                part: false,
             },
             ..state(&sb, 3000)
         };
@@ -1113,10 +1144,70 @@ mod tests {
                 gbn: false,
                 walk: None,
                 first: None,
+                part: false,
             },
             ..state(&sb2, 3000)
         };
         assert_eq!(next_segment(&beyond, &mut sb2), Step::CwndLimited);
+    }
+
+    /// Knob `freebsd_sack_partial_hole` (FreeBSD RELENG_5 tcp_output.c rev. 1.100.2.3, sources at
+    /// `freebsd_part_of_hole`): ten records out, 0 and 2 lost, 1 and 3 SACKed, snd_cwnd 3000
+    /// and the peer's window 1600. Hole 0 goes whole (cwin 1600); then cwin = 1600 − 1000 = 600
+    /// is less than hole 2's record: 600 bytes of it go, its last 400 staying a hole; then cwin
+    /// is 0 and nothing goes. With the knob off hole 2 waits (fails before the knob: nothing
+    /// went).
+    #[test]
+    fn test_freebsd_sack_partial_hole_sends_the_window_left_of_a_hole() {
+        let mut sb = outstanding(10);
+        let mut res = AckResult::default();
+        sb.on_sack_block(1000, 2000, 20, &mut res);
+        sb.on_sack_block(3000, 4000, 20, &mut res);
+        sb.mark_holes_lost();
+        let s = SendState {
+            open: false,
+            rwnd: 1600,
+            bsd: BsdSack::FreebsdRecovery {
+                recover: 10_000,
+                newdata: 10_000,
+                gbn: false,
+                walk: None,
+                first: None,
+                part: true,
+            },
+            ..state(&sb, 3000)
+        };
+        let off = SendState {
+            bsd: BsdSack::FreebsdRecovery {
+                recover: 10_000,
+                newdata: 10_000,
+                gbn: false,
+                walk: None,
+                first: None,
+                part: false,
+            },
+            ..s
+        };
+        assert_eq!(next_segment(&s, &mut sb), Step::Retransmit(0));
+        assert_eq!(sb.on_retransmit(0, 30), (0, 1000));
+        assert_eq!(next_segment(&off, &mut sb), Step::CwndLimited, "knob off");
+        let i = match next_segment(&s, &mut sb) {
+            Step::Retransmit(i) => i,
+            other => panic!("expected part of hole 2000, got {other:?}"),
+        };
+        assert_eq!(sb.on_retransmit(i, 31), (2000, 600));
+        sb.check_invariants();
+        assert_eq!(sb.retrans_bytes, 1600);
+        assert_eq!(sb.lost_bytes, 2000);
+        // cwin 0: the hole's rest, 2600..3000, waits.
+        assert_eq!(next_segment(&s, &mut sb), Step::CwndLimited);
+        let j = sb.next_lost().expect("the hole's rest");
+        assert_eq!((sb.seg(j).start, sb.seg(j).len), (2600, 400));
+        // A wider window lets the rest go whole.
+        let wide = SendState { rwnd: 2000, ..s };
+        assert_eq!(next_segment(&wide, &mut sb), Step::Retransmit(j));
+        assert_eq!(sb.on_retransmit(j, 32), (2600, 400));
+        sb.check_invariants();
     }
 
     /// Knob `freebsd_sack_go_back_n` (FreeBSD RELENG_5 tcp_output.c rev. 1.100.2.3, sources at
@@ -1145,6 +1236,7 @@ mod tests {
                     gbn,
                     walk: None,
                     first: None,
+                    part: false,
                 },
                 ..state(&sb, 3000)
             };
@@ -1202,6 +1294,7 @@ mod tests {
                     gbn: true,
                     walk: walk.then_some(nxt),
                     first: None,
+                    part: false,
                 },
                 ..state(&sb, window)
             };
@@ -1340,6 +1433,7 @@ mod tests {
                 gbn: false,
                 walk: None,
                 first: None,
+                part: false,
             },
             ..state(&sb, 4500)
         };
