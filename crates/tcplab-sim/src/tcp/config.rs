@@ -811,6 +811,12 @@ knobs! {
     /// signed 16bit maths"); 2.6.18 made that cap sysctl `tcp_workaround_signed_windows`,
     /// default off.
     rcv_wnd_unscaled_max: u32 = 65535; kind "bytes";
+    /// Receiver: a data segment that starts inside the advertised window and ends beyond its
+    /// right edge is accepted whole (Linux 2.4/2.6 `tcp_sequence` and `tcp_data_queue`: only
+    /// its first byte must lie inside the window); false = its excess is trimmed at the edge
+    /// (RFC 9293 §3.10.7.4, 4.4BSD). Sources at src/tcp/receiver/recv_core.rs
+    /// `RecvCoreConfig::accept_beyond_window`.
+    rcv_accept_beyond_window: bool = false; kind "bool";
     /// Receiver: receive-buffer autotuning up to this many bytes (Linux `tcp_moderate_rcvbuf`,
     /// Windows Vista+ auto-tuning): once per round trip the buffer grows to twice the bytes
     /// delivered in the last round trip; null = fixed buffer.

@@ -259,6 +259,7 @@ impl TcpReceiver {
                 wnd_update_segments: 2,
                 wnd_rule: self.cfg.rcv_wnd_rule,
                 unscaled_max: self.cfg.rcv_wnd_unscaled_max,
+                accept_beyond_window: self.cfg.rcv_accept_beyond_window,
             };
             let irs = h.seq.wrapping_add(1);
             self.seg_mss = rcfg.mss;

@@ -211,6 +211,19 @@ pub struct RecvCoreConfig {
     /// from 2.6.18 only with sysctl `tcp_workaround_signed_windows`, default 0). Also bounds
     /// the window of the SYN exchange (`tcp_select_initial_window`).
     pub unscaled_max: u32,
+    /// A data segment that starts inside the advertised window but ends beyond its right edge
+    /// is accepted whole (Linux), not trimmed at the edge (RFC 9293 §3.10.7.4, 4.4BSD:
+    /// FreeBSD 5.2.1 sys/netinet/tcp_input.c drops the excess, `todrop = (th_seq + tlen) −
+    /// (rcv_nxt + rcv_wnd)`). Linux 2.4/2.6 net/ipv4/tcp_input.c (the 2.6.11 tree
+    /// pwanbul/linux-2.6.11, read for the facts, nothing copied): `tcp_sequence` accepts a
+    /// segment whose first byte is not after `rcv_nxt + tcp_receive_window`; `tcp_data_queue`
+    /// queues an in-order (or partly duplicate) segment whole while `tcp_receive_window` is
+    /// not 0 and an out-of-order one whole if it starts before the window's right edge; the
+    /// bytes count against the buffer like any other (here: the out-of-order bytes and the
+    /// unread bytes of the window computation, which never go below 0). Linux 6.17
+    /// ("tcp: do not accept packets beyond window", E. Dumazet, July 2025) drops such a
+    /// segment unless the receive queue is empty; not modelled.
+    pub accept_beyond_window: bool,
 }
 
 impl Default for RecvCoreConfig {
@@ -243,6 +256,7 @@ impl Default for RecvCoreConfig {
             wnd_update_segments: 2,
             wnd_rule: RcvWndRule::Free,
             unscaled_max: 0xFFFF,
+            accept_beyond_window: false,
         }
     }
 }
@@ -584,9 +598,11 @@ impl RecvCore {
             s = self.rcv_nxt;
             e = e.max(s);
         }
-        if e > right {
+        if e > right && !(self.cfg.accept_beyond_window && s < right) {
             // Beyond the advertised right edge: not accepted (RFC 9293 §3.10.7.4 trims
-            // segments to the window; a zero-window probe is not acceptable at all).
+            // segments to the window; a zero-window probe is not acceptable at all). With
+            // `accept_beyond_window` (Linux) a segment starting inside the window is kept whole
+            // and only one starting at or beyond the edge (a closed window included) is dropped.
             out.beyond_window = true;
             e = right;
             s = s.min(e);
@@ -1484,6 +1500,7 @@ mod tests {
             wnd_update_segments: 2,
             wnd_rule: RcvWndRule::Free,
             unscaled_max: 0xFFFF,
+            accept_beyond_window: false,
         }
     }
 
@@ -2551,6 +2568,78 @@ mod tests {
         assert!(o.beyond_window && !o.out_of_order && o.ack_now);
         assert_eq!(r.ooo_bytes(), 0);
         assert_eq!(r.stats().beyond_window_segments, 2);
+    }
+
+    #[test]
+    fn test_linux_accepts_in_order_segment_crossing_edge_whole() {
+        // Linux `tcp_data_queue` queues an in-order segment whole while the window is open;
+        // the excess counts against the buffer (an application that never reads keeps it).
+        let mut c = cfg(2000);
+        c.rcvbuf = 3000;
+        c.app_read_bps = Some(0);
+        c.accept_beyond_window = true;
+        let mut r = rx(c, 0);
+        let o = r.on_segment(0, 0, 2000, false);
+        assert!(!o.beyond_window);
+        // 2000..4000 crosses the edge at 3000: all of it is taken.
+        let o = r.on_segment(0, 2000, 2000, false);
+        assert!(!o.beyond_window);
+        assert_eq!((o.delivered, o.new_bytes), (2000, 2000));
+        assert_eq!(r.delivered_offset(), 4000);
+        assert_eq!(r.stats().beyond_window_segments, 0);
+        // 4000 bytes wait in a 3000-byte buffer: the window is closed, not negative.
+        let f = r.ack_fields();
+        assert_eq!((f.ack, f.window), (4000, 0));
+        r.on_ack_sent(0);
+        assert_eq!(r.advertised_window(), 0);
+        // At a closed window an in-order segment is dropped whole (`tcp_receive_window` 0).
+        let o = r.on_segment(0, 4000, 100, false);
+        assert!(o.beyond_window && o.ack_now);
+        assert_eq!((o.delivered, o.new_bytes), (0, 0));
+        assert_eq!(r.delivered_offset(), 4000);
+    }
+
+    #[test]
+    fn test_linux_accepts_out_of_order_segment_crossing_edge_whole() {
+        let mut c = cfg(1000);
+        c.rcvbuf = 3000;
+        c.accept_beyond_window = true;
+        let mut r = rx(c, 0);
+        seg(&mut r, 0, 0, 1000);
+        assert_eq!(r.ack_offset() + r.advertised_window(), 3000);
+        // Starts inside the window (2500 < 3000), ends beyond it: queued whole and SACKed.
+        let (o, f) = seg(&mut r, 0, 2500, 1000);
+        assert!(o.out_of_order && !o.beyond_window && o.ack_now);
+        assert_eq!(o.new_bytes, 1000);
+        assert_eq!(r.ooo_bytes(), 1000);
+        assert_eq!(blocks(&f), [(2500, 3500)]);
+        // Starts at the edge: dropped (`tcp_data_queue`: not before rcv_nxt + window).
+        let edge = r.ack_offset() + r.advertised_window();
+        let o = r.on_segment(0, edge as u32, 100, false);
+        assert!(o.beyond_window && o.ack_now);
+        r.on_ack_sent(0);
+        assert_eq!(r.ooo_bytes(), 1000);
+        // Filling the hole delivers everything up to 3500, past the old edge.
+        let (o, f) = seg(&mut r, 0, 1000, 1000);
+        assert_eq!(o.delivered, 1000);
+        let (o, f2) = seg(&mut r, 0, 2000, 500);
+        assert_eq!(o.delivered, 1500);
+        assert_eq!((f.ack, f2.ack), (2000, 3500));
+        assert_eq!(r.ooo_bytes(), 0);
+    }
+
+    #[test]
+    fn test_trim_default_cuts_out_of_order_segment_at_edge() {
+        // The same segment without `accept_beyond_window`: only the bytes below the edge.
+        let mut c = cfg(1000);
+        c.rcvbuf = 3000;
+        let mut r = rx(c, 0);
+        seg(&mut r, 0, 0, 1000);
+        assert_eq!(r.ack_offset() + r.advertised_window(), 3000);
+        let (o, f) = seg(&mut r, 0, 2500, 1000);
+        assert!(o.out_of_order && o.beyond_window);
+        assert_eq!(o.new_bytes, 500);
+        assert_eq!(blocks(&f), [(2500, 3000)]);
     }
 
     #[test]
