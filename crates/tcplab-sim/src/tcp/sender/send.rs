@@ -962,6 +962,28 @@ mod tests {
         }
     }
 
+    /// FreeBSD's SACK recovery state with no go-back-N, walk, first pass or partial holes.
+    fn freebsd_rec(recover: u64, newdata: u64) -> BsdSack {
+        BsdSack::FreebsdRecovery {
+            recover,
+            newdata,
+            gbn: false,
+            walk: None,
+            first: None,
+            part: false,
+        }
+    }
+
+    /// Ten records out; 0 and 2 lost, 1 and 3 SACKed (pipe 6000).
+    fn two_holes() -> Scoreboard {
+        let mut sb = outstanding(10);
+        let mut res = AckResult::default();
+        sb.on_sack_block(1000, 2000, 20, &mut res);
+        sb.on_sack_block(3000, 4000, 20, &mut res);
+        sb.mark_holes_lost();
+        sb
+    }
+
     /// The loop's step: the gates, then the next segment.
     fn next_step(pacing_wait: bool, host_room: bool, s: &SendState, sb: &mut Scoreboard) -> Step {
         gate(pacing_wait, host_room).unwrap_or_else(|| next_segment(s, sb))
@@ -1092,21 +1114,10 @@ mod tests {
         // snd_cwnd − sack_bytes_rxmt, new data within snd_cwnd − (snd_nxt − sack_newdata) −
         // sack_bytes_rxmt. Ten records out, 0 and 2 lost, 1 and 3 SACKed (pipe 6000): RFC 6675
         // with the same window (3000) would send nothing (pipe ≥ window).
-        let mut sb = outstanding(10);
-        let mut res = AckResult::default();
-        sb.on_sack_block(1000, 2000, 20, &mut res);
-        sb.on_sack_block(3000, 4000, 20, &mut res);
-        sb.mark_holes_lost();
+        let mut sb = two_holes();
         let s = SendState {
             open: false,
-            bsd: BsdSack::FreebsdRecovery {
-                recover: 10_000,
-                newdata: 10_000,
-                gbn: false,
-                walk: None,
-                first: None,
-                part: false,
-            },
+            bsd: freebsd_rec(10_000, 10_000),
             ..state(&sb, 3000)
         };
         assert_eq!(
@@ -1134,18 +1145,12 @@ mod tests {
         assert_eq!(next_segment(&after, &mut sb), Step::CwndLimited);
         // A hole at or beyond snd_recover waits for the next recovery.
         let mut sb2 = outstanding(4);
+        let mut res = AckResult::default();
         sb2.on_sack_block(1000, 2000, 20, &mut res);
         sb2.mark_holes_lost();
         let beyond = SendState {
             open: false,
-            bsd: BsdSack::FreebsdRecovery {
-                recover: 0,
-                newdata: 4000,
-                gbn: false,
-                walk: None,
-                first: None,
-                part: false,
-            },
+            bsd: freebsd_rec(0, 4000),
             ..state(&sb2, 3000)
         };
         assert_eq!(next_segment(&beyond, &mut sb2), Step::CwndLimited);
@@ -1159,11 +1164,7 @@ mod tests {
     /// went).
     #[test]
     fn test_freebsd_sack_partial_hole_sends_the_window_left_of_a_hole() {
-        let mut sb = outstanding(10);
-        let mut res = AckResult::default();
-        sb.on_sack_block(1000, 2000, 20, &mut res);
-        sb.on_sack_block(3000, 4000, 20, &mut res);
-        sb.mark_holes_lost();
+        let mut sb = two_holes();
         let s = SendState {
             open: false,
             rwnd: 1600,
@@ -1178,14 +1179,7 @@ mod tests {
             ..state(&sb, 3000)
         };
         let off = SendState {
-            bsd: BsdSack::FreebsdRecovery {
-                recover: 10_000,
-                newdata: 10_000,
-                gbn: false,
-                walk: None,
-                first: None,
-                part: false,
-            },
+            bsd: freebsd_rec(10_000, 10_000),
             ..s
         };
         assert_eq!(next_segment(&s, &mut sb), Step::Retransmit(0));
@@ -1427,14 +1421,7 @@ mod tests {
         let mut sb = outstanding(4);
         let s = SendState {
             open: false,
-            bsd: BsdSack::FreebsdRecovery {
-                recover: 4000,
-                newdata: 4000,
-                gbn: false,
-                walk: None,
-                first: None,
-                part: false,
-            },
+            bsd: freebsd_rec(4000, 4000),
             ..state(&sb, 4500)
         };
         assert_eq!(
